@@ -1,0 +1,55 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. The edge (Discord reply, CLI) shows Message for domain errors and a generic
+// "internal error" plus a log line for everything else.
+const (
+	EINVALID    = "invalid"     // bad input: empty, too long, unknown type, secret
+	ENOTFOUND   = "not_found"   // no such memory in the caller's scope
+	ECONFLICT   = "conflict"    // if_version did not match, or a duplicate
+	EFORBIDDEN  = "forbidden"   // the caller may not do this here
+	ENOTDELETED = "not_deleted" // recover of a memory that is not deleted
+	EEXPIRED    = "expired"     // recover after the retention window, or a stale confirm token
+	EINTERNAL   = "internal"    // anything else
+)
+
+// Error is a domain error with a code and a message written for the person who caused it.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+
+// Errorf builds a domain error.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of a domain error anywhere in err's chain, EINTERNAL for other
+// errors and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the user-facing message of a domain error, or a generic message for
+// anything else (whose details belong in logs, not in front of users).
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e.Message
+	}
+	return "Something went wrong on my side; the details are in the bot's logs."
+}

@@ -1,0 +1,53 @@
+package memory
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Action names what a history row records.
+type Action string
+
+// History actions. Every mutation writes one row; pipeline proposals that were not applied
+// write one too, so the audit shows what the bot considered as well as what it did.
+const (
+	ActionCreate  Action = "create"
+	ActionUpdate  Action = "update"
+	ActionDelete  Action = "delete"
+	ActionRecover Action = "recover"
+	ActionImport  Action = "import"
+	ActionPurge   Action = "purge"   // hard delete after retention
+	ActionDedup   Action = "deduped" // a write matched an existing memory
+	ActionSkip    Action = "skipped" // a proposal rejected by a gate
+	ActionBlock   Action = "blocked" // a proposal refused by policy (pinned, privacy, frozen)
+	ActionShadow  Action = "shadow"  // a proposal recorded in shadow mode only
+	ActionReview  Action = "review_needed"
+)
+
+// HistoryEvent is one memory_history row.
+type HistoryEvent struct {
+	ID         int64           `json:"id"`
+	MemoryID   int64           `json:"memory_id,omitempty"`
+	ScopeKey   string          `json:"scope_key"`
+	Action     Action          `json:"action"`
+	OldContent string          `json:"old_content,omitempty"`
+	NewContent string          `json:"new_content,omitempty"`
+	Version    int             `json:"version,omitempty"`
+	Actor      string          `json:"actor"`
+	Reason     string          `json:"reason,omitempty"`
+	Metadata   json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// Actor strings name who caused a change: "user:<id>", "model:<user id>", "pipeline", "cli".
+func UserActor(userID string) string { return "user:" + userID }
+
+// ModelActor names a change the chat model made on behalf of the user it was talking to.
+func ModelActor(userID string) string { return "model:" + userID }
+
+// Fixed actors.
+const (
+	ActorPipeline  = "pipeline"
+	ActorCLI       = "cli"
+	ActorRetention = "retention"
+)

@@ -1,0 +1,283 @@
+// Package memory is kioku's domain root: what a memory is, who it belongs to, how its
+// content is normalized and hashed, and the errors every edge shows to people.
+//
+// It performs no I/O and imports nothing else of kioku, so every other package can depend
+// on it without cycles.
+package memory
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxContentRunes is the longest memory content accepted, in characters. Discord messages
+// are at most 2000 characters, so a memory always fits in one message.
+const MaxContentRunes = 2000
+
+// Scope says whose memory a row is.
+type Scope string
+
+// The two long-term scopes of SPEC §2.
+const (
+	// ScopeServer is shared by everyone in one guild and visible only there.
+	ScopeServer Scope = "server"
+	// ScopePersonal belongs to one user; it is visible to that user in DMs and, in a guild,
+	// only when that user takes part and the memory originated there or they opted in.
+	ScopePersonal Scope = "personal"
+)
+
+// Valid reports whether s is one of the known scopes.
+func (s Scope) Valid() bool { return s == ScopeServer || s == ScopePersonal }
+
+// Type classifies what a memory records.
+type Type string
+
+// Memory types of SPEC §2.
+const (
+	TypeFact       Type = "fact"
+	TypePreference Type = "preference"
+	TypeDecision   Type = "decision"
+	TypeProcedural Type = "procedural"
+	TypeSemantic   Type = "semantic"
+	TypeEvent      Type = "event"
+)
+
+// Types lists every memory type in a stable order (for command choices and docs).
+var Types = []Type{TypeFact, TypePreference, TypeDecision, TypeProcedural, TypeSemantic, TypeEvent}
+
+// Valid reports whether t is a known type.
+func (t Type) Valid() bool { return slices.Contains(Types, t) }
+
+// Source records which path wrote a memory.
+type Source string
+
+// Sources of SPEC §2.
+const (
+	SourceTool     Source = "tool"
+	SourceCommand  Source = "command"
+	SourcePipeline Source = "pipeline"
+	SourceImport   Source = "import"
+)
+
+// Valid reports whether s is a known source.
+func (s Source) Valid() bool {
+	switch s {
+	case SourceTool, SourceCommand, SourcePipeline, SourceImport:
+		return true
+	}
+	return false
+}
+
+// Privacy is a user's global privacy level.
+type Privacy string
+
+// Privacy levels of SPEC §2.
+const (
+	// PrivacyNormal is the default: personal memories are used and may be written by the model.
+	PrivacyNormal Privacy = "normal"
+	// PrivacyPartial keeps personal memories out of prompts and away from the model's tools;
+	// the user can still manage them by command.
+	PrivacyPartial Privacy = "partial"
+	// PrivacyFull makes the bot ignore the user entirely: no replies, no capture, no manual
+	// add/edit. Forget and export still work so the user can leave.
+	PrivacyFull Privacy = "full"
+)
+
+// Valid reports whether p is a known privacy level.
+func (p Privacy) Valid() bool {
+	return p == PrivacyNormal || p == PrivacyPartial || p == PrivacyFull
+}
+
+// Owner names one memory scope: a guild's server memory or one user's personal memory.
+// Every store operation takes an Owner and puts it in its WHERE clause, so a caller can only
+// ever touch rows of the scope it names.
+type Owner struct {
+	Scope Scope
+	// GuildID keys server memory. For personal memory it is ignored when matching rows.
+	GuildID string
+	// UserID keys personal memory. Empty for server memory.
+	UserID string
+}
+
+// ServerOwner returns the owner of a guild's server memory.
+func ServerOwner(guildID string) Owner { return Owner{Scope: ScopeServer, GuildID: guildID} }
+
+// PersonalOwner returns the owner of a user's personal memory.
+func PersonalOwner(userID string) Owner { return Owner{Scope: ScopePersonal, UserID: userID} }
+
+// Key is the compact scope key stored on every row ("g:<guild>" or "u:<user>"). Dedup is
+// unique per key, which is what makes the same fact in two guilds two rows.
+func (o Owner) Key() string {
+	if o.Scope == ScopePersonal {
+		return "u:" + o.UserID
+	}
+	return "g:" + o.GuildID
+}
+
+// Validate reports whether the owner names exactly one scope.
+func (o Owner) Validate() error {
+	switch o.Scope {
+	case ScopeServer:
+		if o.GuildID == "" {
+			return Errorf(EINVALID, "Server memory needs a server; in DMs only personal memory exists.")
+		}
+	case ScopePersonal:
+		if o.UserID == "" {
+			return Errorf(EINVALID, "Personal memory needs a user.")
+		}
+	default:
+		return Errorf(EINVALID, "Unknown scope %q: use server or personal.", string(o.Scope))
+	}
+	return nil
+}
+
+func (o Owner) String() string { return o.Key() }
+
+// Provenance records where a memory came from.
+type Provenance struct {
+	AuthorID  string `json:"author_id,omitempty"`
+	Author    string `json:"author,omitempty"` // display name at the time, for imports and evals
+	ChannelID string `json:"channel_id,omitempty"`
+	MessageID string `json:"message_id,omitempty"`
+}
+
+// Memory is one long-term memory row.
+type Memory struct {
+	ID    int64 `json:"id"`
+	Scope Scope `json:"scope"`
+	// GuildID is the guild of a server memory, or the guild a personal memory originated in
+	// ("" for a DM). The origin decides whether a personal memory may be used in a guild.
+	GuildID     string     `json:"guild_id,omitempty"`
+	UserID      string     `json:"user_id,omitempty"`
+	Type        Type       `json:"type"`
+	Content     string     `json:"content"`
+	Normalized  string     `json:"-"`
+	Hash        string     `json:"hash"`
+	Confidence  float64    `json:"confidence"`
+	Importance  float64    `json:"importance"`
+	Pinned      bool       `json:"pinned,omitempty"`
+	Tags        []string   `json:"tags,omitempty"`
+	Source      Source     `json:"source"`
+	Provenance  Provenance `json:"provenance"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	AccessedAt  time.Time  `json:"last_accessed_at,omitzero"`
+	AccessCount int        `json:"access_count,omitempty"`
+	Version     int        `json:"version"`
+	DeletedAt   time.Time  `json:"deleted_at,omitzero"`
+}
+
+// Owner returns the scope the memory belongs to.
+func (m *Memory) Owner() Owner {
+	if m.Scope == ScopePersonal {
+		return Owner{Scope: ScopePersonal, UserID: m.UserID, GuildID: m.GuildID}
+	}
+	return Owner{Scope: m.Scope, GuildID: m.GuildID}
+}
+
+// Deleted reports whether the memory is a tombstone.
+func (m *Memory) Deleted() bool { return !m.DeletedAt.IsZero() }
+
+// Default values applied by Prepare when a field is left zero.
+const (
+	DefaultConfidence = 1.0
+	DefaultImportance = 0.5
+	maxTags           = 10
+	maxTagRunes       = 32
+)
+
+// Prepare validates m and fills its derived fields: clean content, normalized form, hash,
+// defaults for type, confidence and importance, and tidy tags. Call it before storing.
+func (m *Memory) Prepare() error {
+	if err := m.Owner().Validate(); err != nil {
+		return err
+	}
+	content, err := CleanContent(m.Content)
+	if err != nil {
+		return err
+	}
+	m.Content = content
+	m.Normalized = Normalize(content)
+	m.Hash = Hash(content)
+	if m.Type == "" {
+		m.Type = TypeFact
+	}
+	if !m.Type.Valid() {
+		return Errorf(EINVALID, "Unknown memory type %q: use one of %s.", string(m.Type), typeList())
+	}
+	if m.Source == "" {
+		m.Source = SourceCommand
+	}
+	if !m.Source.Valid() {
+		return Errorf(EINVALID, "Unknown memory source %q.", string(m.Source))
+	}
+	if m.Confidence == 0 {
+		m.Confidence = DefaultConfidence
+	}
+	if m.Importance == 0 {
+		m.Importance = DefaultImportance
+	}
+	if m.Confidence < 0 || m.Confidence > 1 || m.Importance < 0 || m.Importance > 1 {
+		return Errorf(EINVALID, "Confidence and importance must be between 0 and 1.")
+	}
+	tags, err := CleanTags(m.Tags)
+	if err != nil {
+		return err
+	}
+	m.Tags = tags
+	return nil
+}
+
+// CleanContent trims and collapses whitespace and checks the content rules: not empty, at
+// most MaxContentRunes characters, and no credentials.
+func CleanContent(s string) (string, error) {
+	c := CollapseSpace(s)
+	if c == "" {
+		return "", Errorf(EINVALID, "A memory can't be empty.")
+	}
+	if n := utf8.RuneCountInString(c); n > MaxContentRunes {
+		return "", Errorf(EINVALID, "A memory can be at most %d characters (this one has %d).", MaxContentRunes, n)
+	}
+	if kind, ok := DetectSecret(c); ok {
+		return "", Errorf(EINVALID, "That looks like a secret (%s); kioku never stores credentials.", kind)
+	}
+	return c, nil
+}
+
+// CleanTags lowercases, trims and de-duplicates tags, keeping their order.
+func CleanTags(tags []string) ([]string, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		t = strings.ToLower(CollapseSpace(t))
+		if t == "" || slices.Contains(out, t) {
+			continue
+		}
+		if utf8.RuneCountInString(t) > maxTagRunes {
+			return nil, Errorf(EINVALID, "A tag can be at most %d characters.", maxTagRunes)
+		}
+		out = append(out, t)
+	}
+	if len(out) > maxTags {
+		return nil, Errorf(EINVALID, "A memory can have at most %d tags.", maxTags)
+	}
+	return out, nil
+}
+
+func typeList() string {
+	names := make([]string, len(Types))
+	for i, t := range Types {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+// String renders a memory as one line for logs and CLI output.
+func (m *Memory) String() string {
+	return fmt.Sprintf("#%d [%s/%s] %s", m.ID, m.Scope, m.Type, m.Content)
+}

@@ -1,0 +1,66 @@
+package memory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// CollapseSpace trims s and collapses every run of Unicode white space (including the
+// ideographic space U+3000 and newlines) into one ASCII space. This is the storage form.
+func CollapseSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Normalize returns the dedup form of content: whitespace collapsed, NFKC-folded (so
+// full-width "ＧＲＥＥＮ" and "green" agree), lowercased, and without trailing punctuation
+// ("Green tea." and "green tea" are the same memory; so are "緑茶が好き。" and "緑茶が好き").
+func Normalize(content string) string {
+	s := CollapseSpace(content)
+	if !isASCII(s) {
+		s = norm.NFKC.String(s)
+	}
+	s = strings.ToLower(s)
+	s = strings.TrimRightFunc(s, func(r rune) bool {
+		return unicode.IsPunct(r) || unicode.IsSpace(r)
+	})
+	return s
+}
+
+// Hash is the SHA-256 (hex) of the normalized content, falling back to the lowercased
+// storage form when normalization leaves nothing (content made only of punctuation).
+func Hash(content string) string {
+	n := Normalize(content)
+	if n == "" {
+		n = strings.ToLower(CollapseSpace(content))
+	}
+	sum := sha256.Sum256([]byte(n))
+	return hex.EncodeToString(sum[:])
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
