@@ -1,0 +1,96 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
+	if len(ev.Metadata) == 0 {
+		ev.Metadata = []byte(`{}`)
+	}
+	var memoryID any
+	if ev.MemoryID != 0 {
+		memoryID = ev.MemoryID
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
+		new_content, version, actor, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
+		string(ev.Metadata), s.nowMillis())
+	if err != nil {
+		return fmt.Errorf("couldn't record history: %w", err)
+	}
+	return nil
+}
+
+// RecordHistory writes one history row on its own, for proposals that change no memory
+// (pipeline shadow, skipped and blocked decisions). ev.ScopeKey must be set.
+func (s *Store) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
+	if ev.ScopeKey == "" {
+		return fmt.Errorf("couldn't record history: empty scope key")
+	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.addHistory(ctx, tx, ev) })
+}
+
+// History returns every history row of memory id in owner's scope, oldest first. It works
+// for forgotten memories too, so people can see what was removed and recover it.
+func (s *Store) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
+		WHERE memory_id = ? AND scope_key = ? ORDER BY id`, id, owner.Key())
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read history of memory %d: %w", id, err)
+	}
+	events, err := collectHistory(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		return nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d in %s.", id, describeOwner(owner))
+	}
+	return events, nil
+}
+
+// ScopeHistory returns the newest history rows of a whole scope (limit at most 500),
+// including proposals that touched no memory.
+func (s *Store) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	if limit <= 0 || limit > 500 {
+		limit = 500
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
+		WHERE scope_key = ? ORDER BY id DESC LIMIT ?`, owner.Key(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read history: %w", err)
+	}
+	return collectHistory(rows)
+}
+
+const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at`
+
+func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
+	defer rows.Close()
+	var out []memory.HistoryEvent
+	for rows.Next() {
+		var (
+			ev      memory.HistoryEvent
+			meta    string
+			created int64
+		)
+		if err := rows.Scan(&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
+			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created); err != nil {
+			return nil, fmt.Errorf("couldn't read history row: %w", err)
+		}
+		ev.Metadata = []byte(meta)
+		ev.CreatedAt = fromMillis(created)
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}

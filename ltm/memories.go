@@ -1,0 +1,459 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// memoryColumns is the column list scanMemory expects, in order.
+const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, content_hash, confidence,
+	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,
+	updated_at, accessed_at, access_count, version, deleted_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanMemory(row scanner) (*memory.Memory, error) {
+	var (
+		m                          memory.Memory
+		tags                       string
+		created, updated, accessed int64
+		deleted                    sql.NullInt64
+		pinned                     int
+	)
+	err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Normalized, &m.Hash,
+		&m.Confidence, &m.Importance, &pinned, &tags, &m.Source, &m.Provenance.AuthorID, &m.Provenance.Author,
+		&m.Provenance.ChannelID, &m.Provenance.MessageID, &created, &updated, &accessed, &m.AccessCount,
+		&m.Version, &deleted)
+	if err != nil {
+		return nil, err
+	}
+	m.Pinned = pinned != 0
+	if tags != "" && tags != "[]" {
+		if err := json.Unmarshal([]byte(tags), &m.Tags); err != nil {
+			return nil, fmt.Errorf("couldn't decode tags of memory %d: %w", m.ID, err)
+		}
+	}
+	m.CreatedAt, m.UpdatedAt, m.AccessedAt = fromMillis(created), fromMillis(updated), fromMillis(accessed)
+	if deleted.Valid {
+		m.DeletedAt = fromMillis(deleted.Int64)
+	}
+	return &m, nil
+}
+
+func encodeTags(tags []string) string {
+	if len(tags) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(tags) // []string always marshals
+	return string(b)
+}
+
+// WriteResult reports the outcome of Remember.
+type WriteResult struct {
+	Memory *memory.Memory
+	// Created is false when an identical live memory already existed in the scope; Memory
+	// is then that existing memory.
+	Created bool
+}
+
+// Remember stores m (raw-first: the row exists before any embedding work) and returns it
+// with its id. A memory whose normalized content already exists live in the same scope is
+// not duplicated: the existing memory is returned with Created false.
+func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (WriteResult, error) {
+	if err := m.Prepare(); err != nil {
+		return WriteResult{}, err
+	}
+	var res WriteResult
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = s.rememberTx(ctx, tx, &m, actor, "")
+		return err
+	})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if res.Created {
+		s.recall.indexMemory(res.Memory)
+	}
+	return res, nil
+}
+
+// rememberTx inserts a prepared memory unless its hash is live in the scope already.
+func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+	owner := m.Owner()
+	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if existing != nil {
+		return WriteResult{Memory: existing, Created: false}, nil
+	}
+	now := s.nowMillis()
+	created, updated := millis(m.CreatedAt), millis(m.UpdatedAt)
+	if created == 0 {
+		created = now
+	}
+	if updated == 0 {
+		updated = created
+	}
+	row := tx.QueryRowContext(ctx, `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
+		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
+		channel_id, message_id, created_at, updated_at, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
+		RETURNING `+memoryColumns,
+		m.Scope, owner.Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash, m.Confidence,
+		m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
+		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated)
+	stored, err := scanMemory(row)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
+	}
+	action := memory.ActionCreate
+	if m.Source == memory.SourceImport {
+		action = memory.ActionImport
+	}
+	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: action,
+		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason}); err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Memory: stored, Created: true}, nil
+}
+
+func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
+	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL`, scopeKey, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't look up duplicate: %w", err)
+	}
+	return m, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Get returns the live memory id in owner's scope. Memories of other scopes and forgotten
+// memories are reported as not found, so ids reveal nothing across scopes.
+func (s *Store) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	return findMemory(ctx, s.read, owner, id, false)
+}
+
+func findMemory(ctx context.Context, q querier, owner memory.Owner, id int64, includeDeleted bool) (*memory.Memory, error) {
+	query := `SELECT ` + memoryColumns + ` FROM memories WHERE id = ? AND scope_key = ?`
+	if !includeDeleted {
+		query += ` AND deleted_at IS NULL`
+	}
+	m, err := scanMemory(q.QueryRowContext(ctx, query, id, owner.Key()))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d in %s.", id, describeOwner(owner))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read memory %d: %w", id, err)
+	}
+	return m, nil
+}
+
+func describeOwner(o memory.Owner) string {
+	if o.Scope == memory.ScopePersonal {
+		return "your personal memory"
+	}
+	return "this server's memory"
+}
+
+// ListOptions filters and pages List.
+type ListOptions struct {
+	Limit  int // default 20, at most 500
+	Offset int
+	Type   memory.Type
+	Tag    string
+	Pinned *bool
+	// Deleted lists forgotten memories (still recoverable) instead of live ones.
+	Deleted bool
+	// GuildID narrows a personal listing to memories that originated in one guild.
+	GuildID string
+}
+
+// List returns one page of memories in owner's scope, newest first, and the total count.
+func (s *Store) List(ctx context.Context, owner memory.Owner, opt ListOptions) ([]*memory.Memory, int, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, 0, err
+	}
+	if opt.Limit <= 0 {
+		opt.Limit = 20
+	}
+	opt.Limit = min(opt.Limit, 500)
+	where := []string{"scope_key = ?"}
+	args := []any{owner.Key()}
+	if opt.Deleted {
+		where = append(where, "deleted_at IS NOT NULL")
+	} else {
+		where = append(where, "deleted_at IS NULL")
+	}
+	if opt.Type != "" {
+		where = append(where, "type = ?")
+		args = append(args, opt.Type)
+	}
+	if opt.Tag != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)")
+		args = append(args, strings.ToLower(opt.Tag))
+	}
+	if opt.Pinned != nil {
+		where = append(where, "pinned = ?")
+		args = append(args, boolInt(*opt.Pinned))
+	}
+	if opt.GuildID != "" {
+		where = append(where, "guild_id = ?")
+		args = append(args, opt.GuildID)
+	}
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+cond+
+		` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("couldn't list memories: %w", err)
+	}
+	out, err := collectMemories(rows)
+	return out, total, err
+}
+
+func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
+	defer rows.Close()
+	var out []*memory.Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't read memory row: %w", err)
+		}
+		out = append(out, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read memory rows: %w", err)
+	}
+	return out, nil
+}
+
+// Change lists the fields Modify may set; nil fields are left as they are.
+type Change struct {
+	Content    *string
+	Type       *memory.Type
+	Importance *float64
+	Pinned     *bool
+	Tags       *[]string
+	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
+	// version (optimistic concurrency for edits made from a stale view).
+	IfVersion int
+	Reason    string
+}
+
+// Modify applies ch to the live memory id in owner's scope, bumps its version and records
+// the old and new content in history.
+func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	var updated *memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		updated, err = s.modifyTx(ctx, tx, owner, id, ch, actor)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.recall.indexMemory(updated)
+	return updated, nil
+}
+
+func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+	cur, err := findMemory(ctx, tx, owner, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if ch.IfVersion != 0 && ch.IfVersion != cur.Version {
+		return nil, memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d); look again and retry.", id, cur.Version, ch.IfVersion)
+	}
+	next := *cur
+	if ch.Content != nil {
+		next.Content = *ch.Content
+	}
+	if ch.Type != nil {
+		next.Type = *ch.Type
+	}
+	if ch.Importance != nil {
+		next.Importance = *ch.Importance
+	}
+	if ch.Pinned != nil {
+		next.Pinned = *ch.Pinned
+	}
+	if ch.Tags != nil {
+		next.Tags = *ch.Tags
+	}
+	if err := next.Prepare(); err != nil {
+		return nil, err
+	}
+	if next.Hash != cur.Hash {
+		dup, err := findLiveByHash(ctx, tx, owner.Key(), next.Hash)
+		if err != nil {
+			return nil, err
+		}
+		if dup != nil {
+			return nil, memory.Errorf(memory.ECONFLICT, "That is already remembered as #%d.", dup.ID)
+		}
+	}
+	now := s.nowMillis()
+	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, type = ?,
+		importance = ?, pinned = ?, tags = ?, updated_at = ?, version = version + 1
+		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
+		next.Content, next.Normalized, next.Hash, next.Type, next.Importance, boolInt(next.Pinned),
+		encodeTags(next.Tags), now, id, owner.Key())
+	updated, err := scanMemory(row)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)
+	}
+	meta := map[string]any{}
+	if cur.Type != updated.Type {
+		meta["type"] = []memory.Type{cur.Type, updated.Type}
+	}
+	if cur.Pinned != updated.Pinned {
+		meta["pinned"] = updated.Pinned
+	}
+	if cur.Importance != updated.Importance {
+		meta["importance"] = []float64{cur.Importance, updated.Importance}
+	}
+	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionUpdate,
+		OldContent: cur.Content, NewContent: updated.Content, Version: updated.Version, Actor: actor,
+		Reason: ch.Reason, Metadata: mustJSON(meta)}); err != nil {
+		return nil, err
+	}
+	return updated, nil
+}
+
+// Forget soft-deletes the given live memories of owner's scope. It is all or nothing: if any
+// id is not a live memory of the scope, nothing changes and the error names it.
+func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return nil, memory.Errorf(memory.EINVALID, "Name at least one memory to forget.")
+	}
+	var forgotten []*memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		forgotten, err = s.forgetTx(ctx, tx, owner, ids, actor, reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range forgotten {
+		s.recall.removeMemory(m)
+	}
+	return forgotten, nil
+}
+
+func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+	now := s.nowMillis()
+	seen := make(map[int64]bool, len(ids))
+	var out []*memory.Memory
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		cur, err := findMemory(ctx, tx, owner, id, false)
+		if err != nil {
+			return nil, err
+		}
+		row := tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = ?, updated_at = ?, version = version + 1
+			WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns, now, now, id, owner.Key())
+		m, err := scanMemory(row)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't forget memory %d: %w", id, err)
+		}
+		if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionDelete,
+			OldContent: cur.Content, Version: m.Version, Actor: actor, Reason: reason}); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Recover restores a forgotten memory of owner's scope. It fails with ENOTDELETED when the
+// memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
+// is stale or the same content has been remembered again since.
+func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	var restored *memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		cur, err := findMemory(ctx, tx, owner, id, true)
+		if err != nil {
+			return err
+		}
+		if !cur.Deleted() {
+			return memory.Errorf(memory.ENOTDELETED, "Memory #%d is not forgotten, so there is nothing to recover.", id)
+		}
+		if s.Now().Sub(cur.DeletedAt) > s.RecoverWindow {
+			return memory.Errorf(memory.EEXPIRED, "Memory #%d was forgotten on %s, longer ago than the %d-day recover window.",
+				id, cur.DeletedAt.Format("2006-01-02"), int(s.RecoverWindow.Hours()/24))
+		}
+		if ifVersion != 0 && ifVersion != cur.Version {
+			return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
+		}
+		dup, err := findLiveByHash(ctx, tx, owner.Key(), cur.Hash)
+		if err != nil {
+			return err
+		}
+		if dup != nil {
+			return memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
+		}
+		now := s.nowMillis()
+		restored, err = scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,
+			version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
+		if err != nil {
+			return fmt.Errorf("couldn't recover memory %d: %w", id, err)
+		}
+		return s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
+			NewContent: restored.Content, Version: restored.Version, Actor: actor})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.recall.indexMemory(restored)
+	return restored, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}

@@ -1,0 +1,144 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// UserSettings are a user's global choices.
+type UserSettings struct {
+	UserID  string
+	Privacy memory.Privacy
+	// CrossServer lets the user's personal memories from one guild (or DMs) be used in the
+	// other guilds they talk in. Off by default: a memory stays where it was made.
+	CrossServer bool
+	UpdatedAt   time.Time
+}
+
+// UserSettings returns the user's settings, or the defaults when they never changed any.
+func (s *Store) UserSettings(ctx context.Context, userID string) (UserSettings, error) {
+	us := UserSettings{UserID: userID, Privacy: memory.PrivacyNormal}
+	var (
+		cross   int
+		updated int64
+	)
+	err := s.read.QueryRowContext(ctx, `SELECT privacy, cross_server, updated_at FROM user_settings WHERE user_id = ?`,
+		userID).Scan(&us.Privacy, &cross, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return us, nil
+	}
+	if err != nil {
+		return us, fmt.Errorf("couldn't read settings of user %s: %w", userID, err)
+	}
+	us.CrossServer, us.UpdatedAt = cross != 0, fromMillis(updated)
+	return us, nil
+}
+
+// SetPrivacy sets a user's privacy level.
+func (s *Store) SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error {
+	if !p.Valid() {
+		return memory.Errorf(memory.EINVALID, "Unknown privacy level %q: use normal, partial or full.", string(p))
+	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, privacy, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (user_id) DO UPDATE SET privacy = excluded.privacy, updated_at = excluded.updated_at`,
+			userID, p, s.nowMillis())
+		if err != nil {
+			return fmt.Errorf("couldn't set privacy of user %s: %w", userID, err)
+		}
+		return nil
+	})
+}
+
+// SetCrossServer sets whether a user's personal memories may be used across guilds.
+func (s *Store) SetCrossServer(ctx context.Context, userID string, on bool) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, cross_server, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (user_id) DO UPDATE SET cross_server = excluded.cross_server, updated_at = excluded.updated_at`,
+			userID, boolInt(on), s.nowMillis())
+		if err != nil {
+			return fmt.Errorf("couldn't set cross-server use of user %s: %w", userID, err)
+		}
+		return nil
+	})
+}
+
+// Pipeline modes a guild can choose (SPEC §4).
+const (
+	PipelineFull       = "full"       // ADD, UPDATE and DELETE applied
+	PipelineControlled = "controlled" // ADD and NONE applied; UPDATE/DELETE recorded only
+	PipelineShadow     = "shadow"     // everything recorded in history, nothing applied
+	PipelineOff        = "off"        // no extraction at all
+)
+
+// GuildSettings are a guild's /kioku config values.
+type GuildSettings struct {
+	GuildID string
+	// SelfTeaching offers the model the long-term memory tools in this guild. Off by default:
+	// an admin decides whether the bot may write server memory on its own.
+	SelfTeaching      bool
+	PipelineMode      string
+	AutoReplyChannels []string
+	Persona           string
+	// EditorRoleID, when set, lets members with that role edit server memory in addition to
+	// those with Manage Server.
+	EditorRoleID string
+	UpdatedAt    time.Time
+}
+
+// GuildSettings returns a guild's settings, or the defaults.
+func (s *Store) GuildSettings(ctx context.Context, guildID string) (GuildSettings, error) {
+	gs := GuildSettings{GuildID: guildID, PipelineMode: PipelineFull}
+	var (
+		teach   int
+		chans   string
+		updated int64
+	)
+	err := s.read.QueryRowContext(ctx, `SELECT self_teaching, pipeline_mode, auto_reply_channels, persona,
+		editor_role_id, updated_at FROM guild_settings WHERE guild_id = ?`, guildID).
+		Scan(&teach, &gs.PipelineMode, &chans, &gs.Persona, &gs.EditorRoleID, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return gs, nil
+	}
+	if err != nil {
+		return gs, fmt.Errorf("couldn't read settings of guild %s: %w", guildID, err)
+	}
+	gs.SelfTeaching, gs.UpdatedAt = teach != 0, fromMillis(updated)
+	if err := json.Unmarshal([]byte(chans), &gs.AutoReplyChannels); err != nil {
+		return gs, fmt.Errorf("couldn't decode auto-reply channels of guild %s: %w", guildID, err)
+	}
+	return gs, nil
+}
+
+// SaveGuildSettings stores gs whole.
+func (s *Store) SaveGuildSettings(ctx context.Context, gs GuildSettings) error {
+	switch gs.PipelineMode {
+	case PipelineFull, PipelineControlled, PipelineShadow, PipelineOff:
+	case "":
+		gs.PipelineMode = PipelineFull
+	default:
+		return memory.Errorf(memory.EINVALID, "Unknown pipeline mode %q: use full, controlled, shadow or off.", gs.PipelineMode)
+	}
+	if len([]rune(gs.Persona)) > 4000 {
+		return memory.Errorf(memory.EINVALID, "The persona prompt can be at most 4000 characters.")
+	}
+	chans, _ := json.Marshal(append([]string{}, gs.AutoReplyChannels...))
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO guild_settings (guild_id, self_teaching, pipeline_mode,
+			auto_reply_channels, persona, editor_role_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (guild_id) DO UPDATE SET self_teaching = excluded.self_teaching,
+			pipeline_mode = excluded.pipeline_mode, auto_reply_channels = excluded.auto_reply_channels,
+			persona = excluded.persona, editor_role_id = excluded.editor_role_id, updated_at = excluded.updated_at`,
+			gs.GuildID, boolInt(gs.SelfTeaching), gs.PipelineMode, string(chans), gs.Persona, gs.EditorRoleID, s.nowMillis())
+		if err != nil {
+			return fmt.Errorf("couldn't save settings of guild %s: %w", gs.GuildID, err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,142 @@
+// Package ltm is kioku's long-term store on SQLite: memories with their full-text indexes,
+// embeddings, history, settings, transcripts and the job queue, plus hybrid recall.
+//
+// Writes go through one connection (SQLite allows one writer at a time, so serialising them
+// in Go avoids busy errors entirely); reads use a separate pool and never wait for writes
+// thanks to WAL. Every query that touches memories filters on the caller's scope key in SQL.
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/kioku-bot/kioku/migrations"
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver
+)
+
+// Defaults copied into a Store by Open.
+const (
+	// DefaultRecoverWindow is how long a forgotten memory can be recovered; the retention
+	// worker hard-deletes tombstones after it.
+	DefaultRecoverWindow = 30 * 24 * time.Hour
+	// DefaultBusyTimeout lets another process (the CLI next to a running bot) wait for the
+	// write lock instead of failing.
+	DefaultBusyTimeout = 5 * time.Second
+	// DefaultConfirmTTL is how long a forget preview's token stays valid.
+	DefaultConfirmTTL = 10 * time.Minute
+)
+
+// Store is the SQLite long-term store. Create it with Open; it is safe for concurrent use.
+type Store struct {
+	path  string
+	write *sql.DB // exactly one connection: all writes are serialised here
+	read  *sql.DB // a pool of read-only connections
+
+	// Now returns the current time; tests replace it to move through retention windows.
+	Now func() time.Time
+	// RecoverWindow is how long after forget a memory can be recovered.
+	RecoverWindow time.Duration
+	// ConfirmTTL is how long a preview token for a destructive action stays valid.
+	ConfirmTTL time.Duration
+
+	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
+	recall     recallState
+}
+
+// Open opens (creating if needed) the database at path, applies pending migrations and
+// returns a ready store.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("couldn't open database: empty path")
+	}
+	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)",
+		DefaultBusyTimeout.Milliseconds())
+	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
+	}
+	if _, err := migrations.Apply(ctx, write, migrations.FS()); err != nil {
+		write.Close()
+		return nil, err
+	}
+	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	s := &Store{
+		path:          path,
+		write:         write,
+		read:          read,
+		Now:           time.Now,
+		RecoverWindow: DefaultRecoverWindow,
+		ConfirmTTL:    DefaultConfirmTTL,
+	}
+	s.recall.init()
+	return s, nil
+}
+
+// Close closes both connection pools after checkpointing the WAL, so the database file is
+// complete on its own after a clean shutdown.
+func (s *Store) Close() error {
+	s.recall.close()
+	_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// Path returns the database file path.
+func (s *Store) Path() string { return s.path }
+
+// InWriteTx reports whether a write transaction is open right now. Tests use it to prove
+// that no model or embedding call happens while the write lock is held.
+func (s *Store) InWriteTx() bool { return s.writeDepth.Load() > 0 }
+
+// withWriteTx runs fn inside a write transaction on the single writer connection and
+// commits when fn returns nil. Keep fn short and free of network calls.
+func (s *Store) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't begin write: %w", err)
+	}
+	s.writeDepth.Add(1)
+	defer s.writeDepth.Add(-1)
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("couldn't commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) nowMillis() int64 { return s.Now().UnixMilli() }
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}

@@ -1,0 +1,126 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Turn is one transcript row.
+type Turn struct {
+	ID        int64
+	GuildID   string // "" in DMs
+	ChannelID string
+	// UserID is whose conversation this is: the author of a user turn, the person an
+	// assistant turn answered.
+	UserID     string
+	AuthorName string
+	Role       string // "user" or "assistant"
+	Content    string
+	MessageID  string
+	CreatedAt  time.Time
+}
+
+// Transcript roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// AppendTurn durably stores a turn (with credentials redacted) and returns its id. The chat
+// turn calls it before any model call, so a failing model never loses what people said.
+func (s *Store) AppendTurn(ctx context.Context, t Turn) (int64, error) {
+	if t.Role != RoleUser && t.Role != RoleAssistant {
+		return 0, fmt.Errorf("couldn't append turn: unknown role %q", t.Role)
+	}
+	if t.ChannelID == "" || t.UserID == "" {
+		return 0, fmt.Errorf("couldn't append turn: channel and user are required")
+	}
+	created := millis(t.CreatedAt)
+	if created == 0 {
+		created = s.nowMillis()
+	}
+	var id int64
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
+			content, message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
+			created).Scan(&id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("couldn't append turn: %w", err)
+	}
+	return id, nil
+}
+
+// RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
+// (guildID "") only turns of userID are returned; in a guild channel every participant's
+// turns are, since they were said in front of everyone there.
+func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]Turn, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	query := `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at
+		FROM transcripts WHERE guild_id = ? AND channel_id = ?`
+	args := []any{guildID, channelID}
+	if guildID == "" {
+		query += ` AND user_id = ?`
+		args = append(args, userID)
+	}
+	query += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
+	turns, err := s.queryTurns(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := 0, len(turns)-1; i < j; i, j = i+1, j-1 {
+		turns[i], turns[j] = turns[j], turns[i]
+	}
+	return turns, nil
+}
+
+// TurnsAfter returns up to limit turns of a channel with id > afterID, oldest first; the
+// pipeline reads what it has not extracted yet with it.
+func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]Turn, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	return s.queryTurns(ctx, `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at
+		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ? ORDER BY id LIMIT ?`,
+		guildID, channelID, afterID, limit)
+}
+
+func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]Turn, error) {
+	rows, err := s.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read transcript: %w", err)
+	}
+	defer rows.Close()
+	var out []Turn
+	for rows.Next() {
+		var (
+			t       Turn
+			created int64
+		)
+		if err := rows.Scan(&t.ID, &t.GuildID, &t.ChannelID, &t.UserID, &t.AuthorName, &t.Role, &t.Content,
+			&t.MessageID, &created); err != nil {
+			return nil, fmt.Errorf("couldn't read transcript row: %w", err)
+		}
+		t.CreatedAt = fromMillis(created)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// CountTurns returns how many transcript turns belong to userID.
+func (s *Store) CountTurns(ctx context.Context, userID string) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
+	}
+	return n, nil
+}

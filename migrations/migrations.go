@@ -1,0 +1,113 @@
+// Package migrations holds kioku's schema as numbered .sql files embedded in the binary, and
+// the runner that applies them.
+//
+// Each file is applied once, in name order, inside its own transaction, and recorded with a
+// checksum. An applied file must never change: the runner refuses to start when one did,
+// because a silently different schema is worse than a clear failure.
+package migrations
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"sort"
+	"time"
+)
+
+//go:embed *.sql
+var files embed.FS
+
+// FS returns the embedded migration files.
+func FS() fs.FS { return files }
+
+// Result reports what a run did.
+type Result struct {
+	Applied []string // files applied by this run, in order
+	Current int      // files recorded as applied after the run
+}
+
+// Apply runs every migration in fsys not yet recorded in db. Passing FS() applies kioku's
+// own schema; tests pass their own files.
+func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
+	var res Result
+	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return res, fmt.Errorf("couldn't create schema_migrations: %w", err)
+	}
+	applied, err := appliedChecksums(ctx, db)
+	if err != nil {
+		return res, err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return res, fmt.Errorf("couldn't list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return res, fmt.Errorf("couldn't read migration %s: %w", name, err)
+		}
+		sum := sha256.Sum256(body)
+		checksum := hex.EncodeToString(sum[:])
+		if prev, ok := applied[name]; ok {
+			if prev != checksum {
+				return res, fmt.Errorf("migration %s was changed after it was applied (checksum %s, recorded %s); restore the original file and add a new migration instead", name, short(checksum), short(prev))
+			}
+			continue
+		}
+		if err := applyOne(ctx, db, name, string(body), checksum); err != nil {
+			return res, err
+		}
+		res.Applied = append(res.Applied, name)
+	}
+	res.Current = len(applied) + len(res.Applied)
+	return res, nil
+}
+
+func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name, checksum FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]string)
+	for rows.Next() {
+		var name, sum string
+		if err := rows.Scan(&name, &sum); err != nil {
+			return nil, fmt.Errorf("couldn't read schema_migrations: %w", err)
+		}
+		out[name] = sum
+	}
+	return out, rows.Err()
+}
+
+func applyOne(ctx context.Context, db *sql.DB, name, body, checksum string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't begin migration %s: %w", name, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, body); err != nil {
+		return fmt.Errorf("couldn't apply migration %s: %w", name, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)`,
+		name, checksum, time.Now().UnixMilli()); err != nil {
+		return fmt.Errorf("couldn't record migration %s: %w", name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("couldn't commit migration %s: %w", name, err)
+	}
+	return nil
+}
+
+func short(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
