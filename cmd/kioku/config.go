@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything kioku reads from its environment. cmd/kioku is the only place that
+// reads it; every package below gets plain values.
+type Config struct {
+	DiscordToken  string
+	DiscordAPIURL string
+	DB            string
+	LLMBaseURL    string
+	LLMAPIKey     string
+	ChatModel     string
+	PipelineModel string
+	EmbedModel    string
+	HTTPAddr      string
+
+	ContextWindow   int           // tokens the chat model accepts
+	MaxOutputTokens int           // tokens reserved for the reply
+	LLMTimeout      time.Duration // per model call
+	TurnsPerMinute  int           // per-user rate limit
+	LogLevel        string
+	LogFormat       string // "text" or "json"
+}
+
+// setting describes one configuration variable: its name, default, documentation and how it
+// is stored into Config. The table drives loading, validation and `kioku help config`.
+type setting struct {
+	name, def, doc string
+	set            func(*Config, string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func positiveInt(dst func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive whole number, got %q", v)
+		}
+		*dst(c) = n
+		return nil
+	}
+}
+
+func httpURL(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if v == "" {
+			*dst(c) = v
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("want an absolute http(s) URL, got %q", v)
+		}
+		*dst(c) = v
+		return nil
+	}
+}
+
+var settings = []setting{
+	{"KIOKU_DISCORD_TOKEN", "", "Discord bot token (required by `kioku run`).", str(func(c *Config) *string { return &c.DiscordToken })},
+	{"KIOKU_DISCORD_API_URL", "https://discord.com/", "Discord API base URL (for Discord-compatible servers and tests).", httpURL(func(c *Config) *string { return &c.DiscordAPIURL })},
+	{"KIOKU_DB", "./kioku.db", "SQLite database file.", func(c *Config, v string) error {
+		if strings.TrimSpace(v) == "" {
+			return fmt.Errorf("want a file path")
+		}
+		c.DB = v
+		return nil
+	}},
+	{"KIOKU_LLM_BASE_URL", "https://api.openai.com/v1", "OpenAI-compatible API root (Ollama: http://localhost:11434/v1).", httpURL(func(c *Config) *string { return &c.LLMBaseURL })},
+	{"KIOKU_LLM_API_KEY", "", "API key for the LLM endpoint (empty for local servers).", str(func(c *Config) *string { return &c.LLMAPIKey })},
+	{"KIOKU_CHAT_MODEL", "gpt-4o-mini", "Model that answers chat turns.", str(func(c *Config) *string { return &c.ChatModel })},
+	{"KIOKU_PIPELINE_MODEL", "", "Model for background extraction and decisions (empty = the chat model).", str(func(c *Config) *string { return &c.PipelineModel })},
+	{"KIOKU_EMBED_MODEL", "", "Embedding model (empty = keyword-only recall).", str(func(c *Config) *string { return &c.EmbedModel })},
+	{"KIOKU_HTTP_ADDR", "127.0.0.1:9464", "Address for /healthz and /metrics (empty disables).", func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("want host:port, got %q", v)
+			}
+		}
+		c.HTTPAddr = v
+		return nil
+	}},
+	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
+	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
+	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a duration like 30s, got %q", v)
+		}
+		c.LLMTimeout = d
+		return nil
+	}},
+	{"KIOKU_TURNS_PER_MINUTE", "10", "Chat turns each user may start per minute.", positiveInt(func(c *Config) *int { return &c.TurnsPerMinute })},
+	{"KIOKU_LOG_LEVEL", "info", "debug, info, warn or error.", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "debug", "info", "warn", "error":
+			c.LogLevel = strings.ToLower(v)
+			return nil
+		}
+		return fmt.Errorf("want debug, info, warn or error, got %q", v)
+	}},
+	{"KIOKU_LOG_FORMAT", "text", "text or json.", func(c *Config, v string) error {
+		if v != "text" && v != "json" {
+			return fmt.Errorf("want text or json, got %q", v)
+		}
+		c.LogFormat = v
+		return nil
+	}},
+}
+
+// LoadConfig builds a Config from defaults, then the optional config file named by
+// KIOKU_CONFIG (KEY=VALUE lines), then the environment, which wins. The first bad value
+// fails with one line naming the setting.
+func LoadConfig(lookupEnv func(string) (string, bool)) (Config, error) {
+	values := make(map[string]string, len(settings))
+	for _, s := range settings {
+		values[s.name] = s.def
+	}
+	if path, _ := lookupEnv("KIOKU_CONFIG"); path != "" {
+		fileValues, err := readConfigFile(path)
+		if err != nil {
+			return Config{}, err
+		}
+		for k, v := range fileValues {
+			values[k] = v
+		}
+	}
+	for _, s := range settings {
+		// A variable that is set wins even when empty, so an operator can clear a default
+		// (KIOKU_EMBED_MODEL= keeps keyword-only recall; KIOKU_HTTP_ADDR= disables the endpoint).
+		if v, ok := lookupEnv(s.name); ok {
+			values[s.name] = v
+		}
+	}
+	var c Config
+	for _, s := range settings {
+		if err := s.set(&c, strings.TrimSpace(values[s.name])); err != nil {
+			return Config{}, fmt.Errorf("invalid %s: %v", s.name, err)
+		}
+	}
+	if c.MaxOutputTokens >= c.ContextWindow {
+		return Config{}, fmt.Errorf("invalid KIOKU_MAX_OUTPUT_TOKENS: %d leaves no room in KIOKU_CONTEXT_WINDOW %d", c.MaxOutputTokens, c.ContextWindow)
+	}
+	return c, nil
+}
+
+func readConfigFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("invalid KIOKU_CONFIG: %v", err)
+	}
+	defer f.Close()
+	known := make(map[string]bool, len(settings))
+	for _, s := range settings {
+		known[s.name] = true
+	}
+	out := make(map[string]string)
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		if !ok || !known[key] {
+			return nil, fmt.Errorf("invalid KIOKU_CONFIG: %s line %d: want KIOKU_SETTING=value", path, n)
+		}
+		out[key] = strings.Trim(strings.TrimSpace(value), `"'`)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("invalid KIOKU_CONFIG: %v", err)
+	}
+	return out, nil
+}

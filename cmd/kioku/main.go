@@ -1,0 +1,183 @@
+// Command kioku is a Discord chat bot with long-term memory people can trust, and the
+// operator's tool to inspect and manage that memory.
+//
+// Usage:
+//
+//	kioku [run]                      run the bot (the default)
+//	kioku migrate                    apply database migrations
+//	kioku chat [--user U] [--guild G] chat in the terminal on the same turn engine
+//	kioku memories list|search|add|forget|recover|history|export|import
+//	kioku doctor                     diagnostics; non-zero exit when unhealthy
+//	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
+//	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
+//
+// Configuration comes from KIOKU_* environment variables (see `kioku help config`).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app := &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, LookupEnv: os.LookupEnv}
+	code := app.Main(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// App carries the process's standard streams and environment so end-to-end tests can run
+// any subcommand in-process.
+type App struct {
+	Stdin     io.Reader
+	Stdout    io.Writer
+	Stderr    io.Writer
+	LookupEnv func(string) (string, bool)
+
+	config Config
+	logger *slog.Logger
+}
+
+type command struct {
+	name, usage string
+	run         func(ctx context.Context, app *App, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"migrate", "apply pending database migrations", runMigrate},
+		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
+		{"doctor", "check configuration, database and providers", runDoctor},
+		{"help", "show this help, or `kioku help config` for settings", runHelp},
+	}
+}
+
+// errUsage marks a usage error whose message was already printed (the flag package does).
+var errUsage = errors.New("usage")
+
+// usageError is a usage mistake with a message to show; the exit code is 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the subcommand named by args and returns the process exit code.
+func (app *App) Main(ctx context.Context, args []string) int {
+	name := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	var cmd *command
+	for _, c := range commands() {
+		if c.name == name {
+			cmd = &c
+			break
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(app.Stderr, "kioku: unknown command %q\n\n", name)
+		printHelp(app.Stderr)
+		return 2
+	}
+	if name != "help" {
+		cfg, err := LoadConfig(app.LookupEnv)
+		if err != nil {
+			fmt.Fprintf(app.Stderr, "kioku: %v\n", err)
+			return 2
+		}
+		app.config = cfg
+		app.logger = newLogger(app.Stderr, cfg)
+	}
+	err := cmd.run(ctx, app, args)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case errors.As(err, new(*usageError)):
+		fmt.Fprintf(app.Stderr, "kioku %s: %v\n", name, err)
+		return 2
+	case errors.Is(err, errUnhealthy):
+		return 1
+	}
+	if code := memory.ErrorCode(err); code != memory.EINTERNAL {
+		fmt.Fprintf(app.Stderr, "kioku: %s\n", memory.ErrorMessage(err))
+	} else {
+		fmt.Fprintf(app.Stderr, "kioku: %v\n", err)
+	}
+	return 1
+}
+
+func newLogger(w io.Writer, cfg Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func runHelp(_ context.Context, app *App, args []string) error {
+	if len(args) > 0 && args[0] == "config" {
+		fmt.Fprintln(app.Stdout, "Settings (environment variables; KIOKU_CONFIG may name a KEY=VALUE file, the environment wins):")
+		for _, s := range settings {
+			def := s.def
+			if def == "" {
+				def = "(empty)"
+			}
+			fmt.Fprintf(app.Stdout, "  %-24s default %-28s %s\n", s.name, def, s.doc)
+		}
+		return nil
+	}
+	printHelp(app.Stdout)
+	return nil
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "kioku — a Discord chat bot with memory you can trust\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.usage)
+	}
+}
+
+// newFlagSet returns a flag set that reports errors to the app's stderr instead of exiting.
+func newFlagSet(app *App, name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("kioku "+name, flag.ContinueOnError)
+	fs.SetOutput(app.Stderr)
+	return fs
+}
+
+// parseInterspersed parses flags that may appear before, between or after positional
+// arguments ("kioku memories search tea --guild 1"), returning the positionals.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}

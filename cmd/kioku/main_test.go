@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// runApp runs kioku in-process with the given environment and returns exit code and output.
+func runApp(t *testing.T, env map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	app := &App{
+		Stdin:  strings.NewReader(stdin),
+		Stdout: &stdout,
+		Stderr: &stderr,
+		LookupEnv: func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		},
+	}
+	code := app.Main(context.Background(), args)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestConfigErrorsNameTheSetting(t *testing.T) {
+	cases := map[string]string{
+		"KIOKU_DISCORD_API_URL":   "not a url",
+		"KIOKU_CONTEXT_WINDOW":    "-5",
+		"KIOKU_HTTP_ADDR":         "nope",
+		"KIOKU_LOG_LEVEL":         "loud",
+		"KIOKU_LLM_TIMEOUT":       "soon",
+		"KIOKU_MAX_OUTPUT_TOKENS": "999999",
+	}
+	for name, value := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, _, stderr := runApp(t, map[string]string{name: value, "KIOKU_DB": filepath.Join(t.TempDir(), "k.db")}, "", "migrate")
+			lines := strings.Split(strings.TrimSpace(stderr), "\n")
+			if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], name) {
+				t.Fatalf("code %d, stderr %q: want exit 2 and one line naming %s", code, stderr, name)
+			}
+		})
+	}
+}
+
+func TestConfigFileAndEnvironmentPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "kioku.env")
+	os.WriteFile(file, []byte("# comment\nKIOKU_CHAT_MODEL=from-file\nKIOKU_EMBED_MODEL=embed-file\n"), 0o600)
+	cfg, err := LoadConfig(func(k string) (string, bool) {
+		v, ok := map[string]string{"KIOKU_CONFIG": file, "KIOKU_CHAT_MODEL": "from-env"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ChatModel != "from-env" || cfg.EmbedModel != "embed-file" || cfg.DB != "./kioku.db" {
+		t.Errorf("config = %+v", cfg)
+	}
+	os.WriteFile(file, []byte("KIOKU_UNKNOWN=1\n"), 0o600)
+	if _, err := LoadConfig(func(k string) (string, bool) { return map[string]string{"KIOKU_CONFIG": file}[k], k == "KIOKU_CONFIG" }); err == nil ||
+		!strings.Contains(err.Error(), "KIOKU_CONFIG") {
+		t.Errorf("unknown key in config file: err = %v", err)
+	}
+}
+
+func TestMigrateTwiceIsANoOp(t *testing.T) {
+	env := map[string]string{"KIOKU_DB": filepath.Join(t.TempDir(), "k.db")}
+	code, out, errOut := runApp(t, env, "", "migrate")
+	if code != 0 || !strings.Contains(out, "applied 0001") {
+		t.Fatalf("first migrate: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = runApp(t, env, "", "migrate")
+	if code != 0 || strings.Contains(out, "applied") {
+		t.Fatalf("second migrate applied again: %q", out)
+	}
+}
+
+func TestMemoriesCLI(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"KIOKU_DB": filepath.Join(dir, "k.db")}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runApp(t, env, "", args...)
+		if code != 0 {
+			t.Fatalf("kioku %v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	mustRun("memories", "add", "The", "raid", "is", "on", "Friday", "--guild", "g1", "--type", "event")
+	mustRun("memories", "add", "--guild", "g1", "Minecraft night is Saturday")
+	mustRun("memories", "add", "--guild", "g2", "Guild two raids on Monday")
+	if out := mustRun("memories", "add", "--guild", "g1", "the raid is on friday."); !strings.Contains(out, "already remembered as #1") {
+		t.Errorf("duplicate add: %q", out)
+	}
+	var list struct {
+		Total int `json:"total"`
+	}
+	json.Unmarshal([]byte(mustRun("memories", "list", "--guild", "g1", "--json")), &list)
+	if list.Total != 2 {
+		t.Errorf("list total = %d, want 2", list.Total)
+	}
+	if out := mustRun("memories", "search", "raid", "--guild", "g1"); !strings.Contains(out, "Friday") || strings.Contains(out, "Monday") {
+		t.Errorf("search crossed scopes or missed: %q", out)
+	}
+
+	preview := mustRun("memories", "forget", "--guild", "g1", "--query", "minecraft")
+	token := regexp.MustCompile(`--confirm ([0-9a-f]+)`).FindStringSubmatch(preview)
+	if token == nil {
+		t.Fatalf("preview printed no token: %q", preview)
+	}
+	if out := mustRun("memories", "list", "--guild", "g1"); !strings.Contains(out, "Minecraft") {
+		t.Fatal("preview deleted before confirmation")
+	}
+	if out := mustRun("memories", "forget", "--guild", "g1", "--confirm", token[1]); !strings.Contains(out, "forgot #2") {
+		t.Errorf("confirm: %q", out)
+	}
+	if out := mustRun("memories", "recover", "--guild", "g1", "2"); !strings.Contains(out, "recovered #2") {
+		t.Errorf("recover: %q", out)
+	}
+	if out := mustRun("memories", "history", "--guild", "g1", "2"); !strings.Contains(out, "delete") || !strings.Contains(out, "recover") {
+		t.Errorf("history: %q", out)
+	}
+
+	exportFile := filepath.Join(dir, "g1.json")
+	mustRun("memories", "export", "--guild", "g1", "--out", exportFile)
+	if out := mustRun("memories", "import", exportFile, "--guild", "g3"); !strings.Contains(out, "imported 2 memories") {
+		t.Errorf("import: %q", out)
+	}
+
+	t.Run("ErrNoScope", func(t *testing.T) {
+		code, _, errOut := runApp(t, env, "", "memories", "list")
+		if code != 2 || !strings.Contains(errOut, "--guild") {
+			t.Errorf("exit %d, %q", code, errOut)
+		}
+	})
+	t.Run("ErrOtherScopeID", func(t *testing.T) {
+		code, _, errOut := runApp(t, env, "", "memories", "forget", "3", "--guild", "g1")
+		if code != 1 || !strings.Contains(errOut, "no memory #3") {
+			t.Errorf("exit %d, %q", code, errOut)
+		}
+	})
+	t.Run("ErrBadImport", func(t *testing.T) {
+		code, _, errOut := runApp(t, env, "{not json", "memories", "import", "-", "--guild", "g1")
+		if code != 1 || !strings.Contains(errOut, "not a kioku export") {
+			t.Errorf("exit %d, %q", code, errOut)
+		}
+	})
+}

@@ -1,0 +1,431 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// scopeFlags are the --guild / --user flags every memories subcommand takes.
+type scopeFlags struct {
+	guild, user string
+	asJSON      bool
+}
+
+func (sf *scopeFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&sf.guild, "guild", "", "server scope: the guild id")
+	fs.StringVar(&sf.user, "user", "", "personal scope: the user id")
+	fs.BoolVar(&sf.asJSON, "json", false, "print JSON")
+}
+
+func (sf *scopeFlags) owner() (memory.Owner, error) {
+	switch {
+	case sf.guild != "" && sf.user != "":
+		return memory.Owner{}, usagef("give --guild or --user, not both")
+	case sf.guild != "":
+		return memory.ServerOwner(sf.guild), nil
+	case sf.user != "":
+		return memory.PersonalOwner(sf.user), nil
+	}
+	return memory.Owner{}, usagef("give --guild ID (server memory) or --user ID (personal memory)")
+}
+
+const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) [flags]
+  list     [--type T] [--limit N] [--offset N] [--deleted]
+  search   QUERY [--limit N]
+  add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned]
+  forget   ID... | --query Q [--confirm TOKEN]
+  recover  ID
+  history  ID
+  export   [--out FILE]
+  import   FILE
+every command takes --json`
+
+func runMemories(ctx context.Context, app *App, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprintln(app.Stderr, memoriesUsage)
+		return errUsage
+	}
+	sub, args := args[0], args[1:]
+	handlers := map[string]func(context.Context, *App, *ltm.Store, []string) error{
+		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
+		"recover": memRecover, "history": memHistory, "export": memExport, "import": memImport,
+	}
+	h, ok := handlers[sub]
+	if !ok {
+		fmt.Fprintf(app.Stderr, "kioku memories: unknown command %q\n%s\n", sub, memoriesUsage)
+		return errUsage
+	}
+	store, err := app.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	return h(ctx, app, store, args)
+}
+
+func memList(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories list")
+	var sf scopeFlags
+	sf.register(fs)
+	typ := fs.String("type", "", "only this memory type")
+	limit := fs.Int("limit", 20, "page size")
+	offset := fs.Int("offset", 0, "skip this many")
+	deleted := fs.Bool("deleted", false, "list forgotten (recoverable) memories")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	mems, total, err := store.List(ctx, owner, ltm.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, map[string]any{"total": total, "memories": nonNil(mems)})
+	}
+	printMemories(app.Stdout, mems)
+	fmt.Fprintf(app.Stdout, "%d of %d\n", len(mems), total)
+	return nil
+}
+
+func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories search")
+	var sf scopeFlags
+	sf.register(fs)
+	limit := fs.Int("limit", 10, "results")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("kioku memories search QUERY")
+	}
+	results, err := store.Search(ctx, ltm.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		type hit struct {
+			Score  float64        `json:"score"`
+			Memory *memory.Memory `json:"memory"`
+		}
+		out := make([]hit, len(results))
+		for i, r := range results {
+			out[i] = hit{r.Score, r.Memory}
+		}
+		return writeJSON(app.Stdout, out)
+	}
+	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSCORE\tTYPE\tCONTENT")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", r.Memory.ID, r.Score, r.Memory.Type, oneLine(r.Memory.Content))
+	}
+	return tw.Flush()
+}
+
+func memAdd(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories add")
+	var sf scopeFlags
+	sf.register(fs)
+	typ := fs.String("type", "fact", "memory type: "+typeNames())
+	tags := fs.String("tags", "", "comma-separated tags")
+	importance := fs.Float64("importance", memory.DefaultImportance, "0 to 1")
+	pinned := fs.Bool("pinned", false, "pin (always in context, never decays)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("kioku memories add TEXT")
+	}
+	m := memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID, Type: memory.Type(*typ),
+		Content: strings.Join(pos, " "), Importance: *importance, Pinned: *pinned, Source: memory.SourceCommand}
+	if *tags != "" {
+		m.Tags = strings.Split(*tags, ",")
+	}
+	res, err := store.Remember(ctx, m, memory.ActorCLI)
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, map[string]any{"created": res.Created, "memory": res.Memory})
+	}
+	if res.Created {
+		fmt.Fprintf(app.Stdout, "remembered #%d\n", res.Memory.ID)
+	} else {
+		fmt.Fprintf(app.Stdout, "already remembered as #%d\n", res.Memory.ID)
+	}
+	return nil
+}
+
+func memForget(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories forget")
+	var sf scopeFlags
+	sf.register(fs)
+	query := fs.String("query", "", "forget the memories matching this text (previews first)")
+	confirm := fs.String("confirm", "", "execute a preview: the token it printed")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	var forgotten []*memory.Memory
+	switch {
+	case *confirm != "":
+		if forgotten, err = store.ConfirmForget(ctx, owner, *confirm, memory.ActorCLI); err != nil {
+			return err
+		}
+	case *query != "":
+		preview, err := store.PreviewForget(ctx, owner, *query, memory.ActorCLI, 0)
+		if err != nil {
+			return err
+		}
+		if sf.asJSON {
+			return writeJSON(app.Stdout, map[string]any{"token": preview.Token, "expires_at": preview.ExpiresAt, "matches": preview.Matches})
+		}
+		printMemories(app.Stdout, preview.Matches)
+		fmt.Fprintf(app.Stdout, "Nothing is forgotten yet. To forget these %d memories run, before %s:\n  kioku memories forget %s --confirm %s\n",
+			len(preview.Matches), preview.ExpiresAt.Local().Format(time.Kitchen), scopeArgs(owner), preview.Token)
+		return nil
+	default:
+		ids, err := parseIDs(pos)
+		if err != nil {
+			return err
+		}
+		if forgotten, err = store.Forget(ctx, owner, ids, memory.ActorCLI, "cli"); err != nil {
+			return err
+		}
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, map[string]any{"forgotten": nonNil(forgotten)})
+	}
+	for _, m := range forgotten {
+		fmt.Fprintf(app.Stdout, "forgot #%d (recoverable for %d days)\n", m.ID, int(store.RecoverWindow.Hours()/24))
+	}
+	return nil
+}
+
+func memRecover(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories recover")
+	var sf scopeFlags
+	sf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil || len(ids) != 1 {
+		return usagef("kioku memories recover ID")
+	}
+	m, err := store.Recover(ctx, owner, ids[0], 0, memory.ActorCLI)
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, m)
+	}
+	fmt.Fprintf(app.Stdout, "recovered #%d: %s\n", m.ID, oneLine(m.Content))
+	return nil
+}
+
+func memHistory(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories history")
+	var sf scopeFlags
+	sf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil || len(ids) != 1 {
+		return usagef("kioku memories history ID")
+	}
+	events, err := store.History(ctx, owner, ids[0])
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, events)
+	}
+	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WHEN\tACTION\tV\tACTOR\tCONTENT")
+	for _, e := range events {
+		content := e.NewContent
+		if content == "" {
+			content = e.OldContent
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.CreatedAt.Local().Format("2006-01-02 15:04"), e.Action, e.Version, e.Actor, oneLine(content))
+	}
+	return tw.Flush()
+}
+
+func memExport(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories export")
+	var sf scopeFlags
+	sf.register(fs)
+	out := fs.String("out", "", "write to this file instead of standard output")
+	if _, err := parseInterspersed(fs, args); err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	f, err := store.Export(ctx, owner)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return writeJSON(app.Stdout, f)
+	}
+	file, err := os.Create(*out)
+	if err != nil {
+		return fmt.Errorf("couldn't create %s: %w", *out, err)
+	}
+	if err := writeJSON(file, f); err != nil {
+		file.Close()
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("couldn't write %s: %w", *out, err)
+	}
+	fmt.Fprintf(app.Stderr, "exported %d memories to %s\n", len(f.Memories), *out)
+	return nil
+}
+
+func memImport(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories import")
+	var sf scopeFlags
+	sf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("kioku memories import FILE (- for standard input)")
+	}
+	var data []byte
+	if pos[0] == "-" {
+		data, err = io.ReadAll(io.LimitReader(app.Stdin, 64<<20))
+	} else {
+		data, err = os.ReadFile(pos[0])
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't read %s: %w", pos[0], err)
+	}
+	f, err := ltm.ParseExport(data)
+	if err != nil {
+		return err
+	}
+	res, err := store.Import(ctx, owner, f, memory.ActorCLI)
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, map[string]any{"created": res.Created, "duplicates": res.Duplicates})
+	}
+	fmt.Fprintf(app.Stdout, "imported %d memories (%d already present)\n", res.Created, res.Duplicates)
+	return nil
+}
+
+func parseIDs(args []string) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, usagef("name at least one memory id")
+	}
+	ids := make([]int64, 0, len(args))
+	for _, a := range args {
+		for _, part := range strings.Split(a, ",") {
+			id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(part), "#"), 10, 64)
+			if err != nil || id <= 0 {
+				return nil, usagef("%q is not a memory id", part)
+			}
+			ids = append(ids, id)
+		}
+	}
+	return ids, nil
+}
+
+func printMemories(w io.Writer, mems []*memory.Memory) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTYPE\tPIN\tCREATED\tCONTENT")
+	for _, m := range mems {
+		pin := ""
+		if m.Pinned {
+			pin = "📌"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", m.ID, m.Type, pin, m.CreatedAt.Local().Format("2006-01-02"), oneLine(m.Content))
+	}
+	tw.Flush()
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if r := []rune(s); len(r) > 100 {
+		return string(r[:99]) + "…"
+	}
+	return s
+}
+
+func scopeArgs(o memory.Owner) string {
+	if o.Scope == memory.ScopePersonal {
+		return "--user " + o.UserID
+	}
+	return "--guild " + o.GuildID
+}
+
+func typeNames() string {
+	names := make([]string, len(memory.Types))
+	for i, t := range memory.Types {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,78 @@
+package ltm
+
+import (
+	"context"
+	"fmt"
+	"os"
+)
+
+// Stats summarises what the store holds, for `kioku doctor` and `/kioku status`.
+type Stats struct {
+	Memories     int            `json:"memories"`
+	Forgotten    int            `json:"forgotten"`
+	Embeddings   int            `json:"embeddings"`
+	HistoryRows  int            `json:"history_rows"`
+	Turns        int            `json:"transcript_turns"`
+	Jobs         map[string]int `json:"jobs"` // by state: queued, leased, done, dead
+	DBBytes      int64          `json:"db_bytes"`
+	Migrations   int            `json:"migrations"`
+	IntegrityOK  bool           `json:"integrity_ok"`
+	IntegrityErr string         `json:"integrity_error,omitempty"`
+}
+
+// Stats counts rows across the store. scopeKey, when not empty, narrows memory counts to one
+// scope (a guild's "g:<id>").
+func (s *Store) Stats(ctx context.Context, scopeKey string) (Stats, error) {
+	st := Stats{Jobs: map[string]int{}}
+	memWhere, args := "", []any{}
+	if scopeKey != "" {
+		memWhere, args = " AND scope_key = ?", []any{scopeKey}
+	}
+	counts := []struct {
+		query string
+		args  []any
+		dst   *int
+	}{
+		{`SELECT count(*) FROM memories WHERE deleted_at IS NULL` + memWhere, args, &st.Memories},
+		{`SELECT count(*) FROM memories WHERE deleted_at IS NOT NULL` + memWhere, args, &st.Forgotten},
+		{`SELECT count(*) FROM embeddings`, nil, &st.Embeddings},
+		{`SELECT count(*) FROM memory_history`, nil, &st.HistoryRows},
+		{`SELECT count(*) FROM transcripts`, nil, &st.Turns},
+		{`SELECT count(*) FROM schema_migrations`, nil, &st.Migrations},
+	}
+	for _, c := range counts {
+		if err := s.read.QueryRowContext(ctx, c.query, c.args...).Scan(c.dst); err != nil {
+			return st, fmt.Errorf("couldn't read store stats: %w", err)
+		}
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM memory_jobs GROUP BY state`)
+	if err != nil {
+		return st, fmt.Errorf("couldn't read job stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			state string
+			n     int
+		)
+		if err := rows.Scan(&state, &n); err != nil {
+			return st, fmt.Errorf("couldn't read job stats: %w", err)
+		}
+		st.Jobs[state] = n
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("couldn't read job stats: %w", err)
+	}
+	var check string
+	if err := s.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+		return st, fmt.Errorf("couldn't check database integrity: %w", err)
+	}
+	st.IntegrityOK = check == "ok"
+	if !st.IntegrityOK {
+		st.IntegrityErr = check
+	}
+	if fi, err := os.Stat(s.path); err == nil {
+		st.DBBytes = fi.Size()
+	}
+	return st, nil
+}
