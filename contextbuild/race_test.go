@@ -1,0 +1,5 @@
+//go:build race
+
+package contextbuild_test
+
+const raceEnabled = true
