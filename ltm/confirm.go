@@ -84,7 +84,7 @@ func (s *Store) ConfirmForget(ctx context.Context, owner memory.Owner, token, ac
 		return nil, err
 	}
 	for _, m := range forgotten {
-		s.recall.removeMemory(m)
+		s.unindexMemory(m)
 	}
 	return forgotten, nil
 }

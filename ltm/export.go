@@ -129,10 +129,10 @@ const rememberManyBatch = 500
 
 func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
 	var res ImportResult
-	var created []*memory.Memory
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
+		var created []*memory.Memory
 		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 			for i := range batch {
 				r, err := s.rememberTx(ctx, tx, &batch[i], actor, "import")
@@ -152,9 +152,9 @@ func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, ac
 		if err != nil {
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
-	}
-	for _, m := range created {
-		s.recall.indexMemory(m)
+		// Each committed batch is embedded before the next is written, so a bulk load
+		// keeps its vectors current without holding the write lock during the calls.
+		s.indexMemories(ctx, created...)
 	}
 	return res, nil
 }

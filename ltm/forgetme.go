@@ -99,7 +99,7 @@ func (s *Store) ConfirmForgetMe(ctx context.Context, userID, token string) (Forg
 		return ForgetMeSummary{}, err
 	}
 	for _, id := range ids {
-		s.recall.removeMemory(&memory.Memory{ID: id, Scope: memory.ScopePersonal, UserID: userID})
+		s.unindexMemory(&memory.Memory{ID: id, Scope: memory.ScopePersonal, UserID: userID})
 	}
 	return sum, nil
 }

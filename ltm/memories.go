@@ -79,7 +79,7 @@ func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (Wr
 		return WriteResult{}, err
 	}
 	if res.Created {
-		s.recall.indexMemory(res.Memory)
+		s.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
@@ -284,7 +284,7 @@ func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Cha
 	if err != nil {
 		return nil, err
 	}
-	s.recall.indexMemory(updated)
+	s.indexMemories(ctx, updated)
 	return updated, nil
 }
 
@@ -371,7 +371,7 @@ func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, act
 		return nil, err
 	}
 	for _, m := range forgotten {
-		s.recall.removeMemory(m)
+		s.unindexMemory(m)
 	}
 	return forgotten, nil
 }
@@ -446,7 +446,7 @@ func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVer
 	if err != nil {
 		return nil, err
 	}
-	s.recall.indexMemory(restored)
+	s.indexMemories(ctx, restored)
 	return restored, nil
 }
 

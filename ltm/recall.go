@@ -4,10 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
-	"unicode"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -30,7 +31,7 @@ type SearchQuery struct {
 	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
 	Visible []Visible
 	Limit   int // default 10, at most 100
-	// MinScore drops results scoring below it (0–1).
+	// MinScore drops results whose final Score is below it (0–1).
 	MinScore float64
 	// Filters.
 	Types         []memory.Type
@@ -44,11 +45,43 @@ type SearchQuery struct {
 
 // Result is one recalled memory with its scores.
 type Result struct {
-	Memory  *memory.Memory
-	Score   float64 // final score, higher is better
-	Keyword float64 // normalized keyword score in [0,1), 0 when the keyword leg missed
-	Vector  float64 // cosine similarity in [-1,1], 0 when the vector leg missed or was off
+	Memory *memory.Memory
+	// Score is the final score, higher is better: the blended relevance plus the small
+	// tie-breaking signals (see Search).
+	Score float64
+	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
+	Keyword float64
+	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
+	// memory has no vector.
+	Vector float64
 }
+
+// Recall scoring constants (docs/recall.md explains each with the measurements behind it).
+const (
+	// DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
+	DefaultAlpha = 0.7
+	// candidatePool is how many candidates each leg contributes before the blend.
+	candidatePool = 50
+	// authorWeight is the BM25 weight of the author column relative to content (1).
+	authorWeight = 2.0
+	// currentBoost scales relevance by 1 + currentBoost×recency for "what is it now"
+	// questions, so the newer of two matching statements wins.
+	currentBoost = 0.5
+	// whenBoost scales relevance by 1 + whenBoost for memories stating a date or time
+	// when the question asks when.
+	whenBoost = 0.3
+	// monthBoost scales relevance by 1 + monthBoost for memories created in a month the
+	// query names ("what did we decide in september").
+	monthBoost = 0.2
+	// cjkWeight weighs the CJK n-gram leg's BM25 against the word leg's.
+	cjkWeight = 1.0
+	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams (two-character
+	// words the trigram index cannot match); larger scopes use the trigram index alone.
+	cjkScanMax = 20000
+	// tieBreak bounds the signals added after the blend: at most 0.01, so they reorder
+	// only near-equal matches.
+	tieBreak = 0.01
+)
 
 func (q *SearchQuery) visible() []Visible {
 	out := make([]Visible, 0, len(q.Owners)+len(q.Visible))
@@ -84,8 +117,7 @@ func filterClause(q *SearchQuery) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(q.Types)), ",")
-		parts = append(parts, "m.type IN ("+ph+")")
+		parts = append(parts, "m.type IN ("+placeholders(len(q.Types))+")")
 		for _, t := range q.Types {
 			args = append(args, t)
 		}
@@ -111,49 +143,177 @@ func filterClause(q *SearchQuery) (string, []any) {
 	return " AND " + strings.Join(parts, " AND "), args
 }
 
+// keepFunc mirrors the scope and filter rules the vector index can check without SQL
+// (origin guild, type, pinned, since), so its shortlist is spent on rows that can pass.
+// SQL re-checks everything when the rows are loaded.
+func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
+	origin := ""
+	if v.Owner.Scope == memory.ScopePersonal {
+		origin = v.OriginGuildID
+	}
+	since := millis(q.Since)
+	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 {
+		return nil
+	}
+	return func(m *vecMeta) bool {
+		return (origin == "" || m.originGuild == origin) &&
+			(len(q.Types) == 0 || slices.Contains(q.Types, m.typ)) &&
+			(!q.PinnedOnly || m.pinned) && m.createdAt >= since
+	}
+}
+
 // Search recalls the memories that best match q.Text inside the visible scopes.
+//
+// Two legs find candidates: the keyword leg (FTS5 BM25 over words with Porter stemming,
+// author names and query phrases, plus character n-grams for CJK text) and, when an
+// embedding model is configured, the vector leg (cosine over the in-memory index). Every
+// candidate gets both scores when both legs ran:
+//
+//	keyword k = x / (1 + xmax)         x = −bm25 (FTS5's bm25 is negative, better = more
+//	                                   negative), xmax the best x of this query, so k ∈ [0,1)
+//	                                   and a better match scores higher
+//	vector  v = max(0, cos)
+//	rel       = alpha·v + (1−alpha)·k  when both legs scored; else k or v alone
+//	rel      ×= 1 + 0.25·recency       "now" questions ("what time is standup now")
+//	rel      ×= 1 + 0.15               "when" questions, memory states a date or time
+//	rel      ×= 1 + 0.2                the memory was created in a month the query names
+//	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
+//
+// recency is the memory's creation time scaled to [0,1] across the candidates (newest 1),
+// importance is in [0,1] (pinned counts as 1), and access is log(1+count) scaled by the
+// largest among the candidates: tie-breakers that reorder near-equal matches only. Results
+// under q.MinScore are dropped. Scope and filters are part of every SQL query; deleted
+// memories are never returned. If the embedding provider fails, recall answers from the
+// keyword leg alone (and stops asking the provider for EmbedRetryAfter).
 func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
-	scope, scopeArgs, err := scopeClause(q.visible())
+	vis := q.visible()
+	scope, scopeArgs, err := scopeClause(vis)
 	if err != nil {
 		return nil, err
 	}
 	filter, filterArgs := filterClause(&q)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
+	plan := analyzeQuery(q.Text)
+	pool := max(candidatePool, 3*q.Limit)
 
-	scores := make(map[int64]float64)
-	if expr := ftsQuery(q.Text); expr != "" {
-		if err := s.keywordLeg(ctx, "memories_fts", expr, where, args, q.Limit*4, scores); err != nil {
-			return nil, err
-		}
+	var (
+		vec vectorLegResult
+		wg  sync.WaitGroup
+	)
+	if e := s.recall.emb.Load(); e != nil && !q.KeywordOnly && strings.TrimSpace(q.Text) != "" {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vec = s.vectorLeg(ctx, e, &q, vis, pool)
+		}()
 	}
-	if expr := trigramQuery(q.Text); expr != "" {
-		if err := s.keywordLeg(ctx, "memories_tri", expr, where, args, q.Limit*4, scores); err != nil {
-			return nil, err
-		}
+	kw, kwErr := s.keywordLeg(ctx, &plan, where, args, pool)
+	wg.Wait()
+	if kwErr != nil {
+		return nil, kwErr
 	}
-	if len(scores) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, 0, len(scores))
-	for id := range scores {
+
+	ids := make([]int64, 0, len(kw)+len(vec.hits))
+	for id := range kw {
 		ids = append(ids, id)
+	}
+	for id := range vec.hits {
+		if _, ok := kw[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	mems, err := s.loadMemories(ctx, ids, where, args)
 	if err != nil {
 		return nil, err
 	}
+	results := s.score(mems, kw, &vec, &plan, vis)
+	out := results[:0]
+	for _, r := range results {
+		if r.Score >= q.MinScore {
+			out = append(out, r)
+		}
+	}
+	if len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	recalled := make([]int64, len(out))
+	for i, r := range out {
+		recalled[i] = r.Memory.ID
+	}
+	s.recall.access.record(recalled, s.nowMillis())
+	return out, nil
+}
+
+// score blends the legs and applies the documented boosts and tie-breakers; the result is
+// sorted best first.
+func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *queryPlan, vis []Visible) []Result {
+	var xmax float64
+	for _, x := range kw {
+		xmax = max(xmax, x)
+	}
+	kwOn, vecOn := xmax > 0, vec.q != nil
+	var (
+		oldest, newest int64 = math.MaxInt64, math.MinInt64
+		maxAccess      int
+	)
+	for _, m := range mems {
+		c := millis(m.CreatedAt)
+		oldest, newest = min(oldest, c), max(newest, c)
+		maxAccess = max(maxAccess, m.AccessCount)
+	}
+	alpha := s.Alpha
 	results := make([]Result, 0, len(mems))
 	for _, m := range mems {
-		kw := scores[m.ID]
-		r := Result{Memory: m, Keyword: kw, Score: kw}
-		if r.Score < q.MinScore {
-			continue
+		r := Result{Memory: m}
+		if x := kw[m.ID]; x > 0 {
+			r.Keyword = x / (1 + xmax)
 		}
+		if vecOn {
+			if c, ok := vec.hits[m.ID]; ok {
+				r.Vector = float64(c)
+			} else if c, ok := s.cosineOf(vec.q, m, vis); ok {
+				r.Vector = float64(c)
+			}
+		}
+		var rel float64
+		switch {
+		case kwOn && vecOn:
+			rel = alpha*max(0, r.Vector) + (1-alpha)*r.Keyword
+		case vecOn:
+			rel = max(0, r.Vector)
+		default:
+			rel = r.Keyword
+		}
+		recency := 1.0
+		if newest > oldest {
+			recency = float64(millis(m.CreatedAt)-oldest) / float64(newest-oldest)
+		}
+		if plan.current {
+			rel *= 1 + currentBoost*recency
+		}
+		if plan.when && hasDateOrTime(m.Content) {
+			rel *= 1 + whenBoost
+		}
+		if len(plan.months) > 0 && slices.Contains(plan.months, m.CreatedAt.Month()) {
+			rel *= 1 + monthBoost
+		}
+		importance := m.Importance
+		if m.Pinned {
+			importance = 1
+		}
+		access := 0.0
+		if maxAccess > 0 {
+			access = math.Log1p(float64(m.AccessCount)) / math.Log1p(float64(maxAccess))
+		}
+		r.Score = rel + tieBreak*(0.5*recency+0.3*importance+0.2*access)
 		results = append(results, r)
 	}
 	sort.Slice(results, func(i, j int) bool {
@@ -162,18 +322,68 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 		}
 		return results[i].Memory.ID > results[j].Memory.ID
 	})
-	if len(results) > q.Limit {
-		results = results[:q.Limit]
-	}
-	return results, nil
+	return results
 }
 
-// keywordLeg runs one FTS5 query and merges normalized scores into out (keeping the best
-// per memory). FTS5's bm25() is negative with better matches more negative; x = -bm25 is
-// mapped through x/(1+x), so a better match scores higher and scores stay in [0,1).
-func (s *Store) keywordLeg(ctx context.Context, table, expr, where string, args []any, limit int, out map[int64]float64) error {
-	query := fmt.Sprintf(`SELECT m.id, bm25(%[1]s) FROM %[1]s JOIN memories m ON m.id = %[1]s.rowid
-		WHERE %[1]s MATCH ? AND m.deleted_at IS NULL AND %[2]s ORDER BY bm25(%[1]s) LIMIT ?`, table, where)
+// cosineOf looks up the cosine of a keyword-only candidate in the index of its scope.
+func (s *Store) cosineOf(q []float32, m *memory.Memory, vis []Visible) (float32, bool) {
+	sv := s.recall.vectors.scope(m.Owner().Key())
+	if sv == nil {
+		return 0, false
+	}
+	return sv.cosine(q, m.ID)
+}
+
+type vectorLegResult struct {
+	q    []float32 // the unit query vector; nil when the leg did not run or failed
+	hits map[int64]float32
+}
+
+// vectorLeg embeds the query and searches the index of every visible scope. Any failure
+// leaves the result empty: recall then runs on keywords alone.
+func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis []Visible, k int) vectorLegResult {
+	qv, err := s.queryVector(ctx, e, q.Text)
+	if err != nil {
+		return vectorLegResult{}
+	}
+	res := vectorLegResult{q: qv, hits: map[int64]float32{}}
+	for _, v := range vis {
+		sv := s.recall.vectors.scope(v.Owner.Key())
+		if sv == nil {
+			continue
+		}
+		for _, h := range sv.search(qv, k, keepFunc(v, q), false) {
+			if c, ok := res.hits[h.id]; !ok || h.cos > c {
+				res.hits[h.id] = h.cos
+			}
+		}
+	}
+	return res
+}
+
+// keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
+// memories: word BM25 plus, for CJK text, n-gram BM25.
+func (s *Store) keywordLeg(ctx context.Context, plan *queryPlan, where string, args []any, limit int) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	if expr := plan.ftsExpr(true); expr != "" {
+		query := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
+			JOIN memories m ON m.id = memories_fts.rowid
+			WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
+		if err := s.collectScores(ctx, query, expr, args, limit, 1, out); err != nil {
+			return nil, err
+		}
+	}
+	if len(plan.cjk) > 0 {
+		if err := s.cjkLeg(ctx, plan, where, args, limit, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// collectScores runs a scored FTS query (expr first, then args, then limit) and adds
+// weight × score to out.
+func (s *Store) collectScores(ctx context.Context, query, expr string, args []any, limit int, weight float64, out map[int64]float64) error {
 	qargs := make([]any, 0, len(args)+2)
 	qargs = append(qargs, expr)
 	qargs = append(qargs, args...)
@@ -185,29 +395,140 @@ func (s *Store) keywordLeg(ctx context.Context, table, expr, where string, args 
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			id   int64
-			bm25 float64
+			id int64
+			x  float64
 		)
-		if err := rows.Scan(&id, &bm25); err != nil {
+		if err := rows.Scan(&id, &x); err != nil {
 			return fmt.Errorf("couldn't read search row: %w", err)
 		}
-		x := math.Abs(bm25)
-		if sc := x / (1 + x); sc > out[id] {
-			out[id] = sc
+		if x > 0 {
+			out[id] += weight * x
 		}
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("couldn't search memories: %w", err)
+	}
+	return nil
+}
+
+// cjkLeg scores unsegmented text. Small scopes are scanned for the query's character
+// bigrams in the NFKC-normalized content and scored with BM25 computed here (the scan sees
+// every row holding a bigram, so document frequencies are exact); large scopes use the
+// trigram FTS index instead.
+func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args []any, limit int, out map[int64]float64) error {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
+		return fmt.Errorf("couldn't count memories: %w", err)
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > cjkScanMax {
+		tri := plan.cjkGrams(3)
+		var terms []string
+		for _, t := range tri {
+			if len([]rune(t)) >= 3 {
+				terms = append(terms, quoteFTS(t))
+			}
+		}
+		if len(terms) == 0 {
+			return nil
+		}
+		query := `SELECT m.id, -bm25(memories_tri) FROM memories_tri JOIN memories m ON m.id = memories_tri.rowid
+			WHERE memories_tri MATCH ? AND m.deleted_at IS NULL AND ` + where + ` ORDER BY 2 DESC LIMIT ?`
+		return s.collectScores(ctx, query, strings.Join(terms, " OR "), args, limit, cjkWeight, out)
+	}
+	// Latin words written inside Japanese text ("ＡＰＩのrate limit") are one token to
+	// unicode61, so the scan looks for the query's words too.
+	grams := plan.cjkGrams(2)
+	for _, t := range plan.terms {
+		if len(t) >= 2 {
+			grams = append(grams, t)
+		}
+	}
+	if len(grams) == 0 {
+		return nil
+	}
+	conds := make([]string, len(grams))
+	qargs := make([]any, 0, len(args)+len(grams))
+	qargs = append(qargs, args...)
+	for i, g := range grams {
+		conds[i] = "instr(m.normalized || ' ' || lower(m.author_name), ?) > 0"
+		qargs = append(qargs, g)
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.normalized || ' ' || lower(m.author_name) FROM memories m WHERE m.deleted_at IS NULL AND `+
+		where+` AND (`+strings.Join(conds, " OR ")+`)`, qargs...)
+	if err != nil {
+		return fmt.Errorf("couldn't search memories: %w", err)
+	}
+	type doc struct {
+		id   int64
+		text string
+	}
+	var docs []doc
+	var totalLen int
+	for rows.Next() {
+		var d doc
+		if err := rows.Scan(&d.id, &d.text); err != nil {
+			rows.Close()
+			return fmt.Errorf("couldn't read search row: %w", err)
+		}
+		docs = append(docs, d)
+		totalLen += len([]rune(d.text))
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("couldn't search memories: %w", err)
+	}
+	if len(docs) == 0 {
+		return nil
+	}
+	// BM25 (k1 1.2, b 0.75) over bigrams; the average length is taken over the matching
+	// rows, a fair stand-in for the scope's.
+	const k1, b = 1.2, 0.75
+	avg := float64(totalLen) / float64(len(docs))
+	tf := make([][]int, len(docs))
+	df := make([]int, len(grams))
+	for i, d := range docs {
+		tf[i] = make([]int, len(grams))
+		for j, g := range grams {
+			if c := strings.Count(d.text, g); c > 0 {
+				tf[i][j] = c
+				df[j]++
+			}
+		}
+	}
+	scored := make([]struct {
+		id int64
+		x  float64
+	}, len(docs))
+	for i, d := range docs {
+		var x float64
+		dl := float64(len([]rune(d.text)))
+		for j := range grams {
+			if tf[i][j] == 0 {
+				continue
+			}
+			idf := math.Log(1 + (float64(n)-float64(df[j])+0.5)/(float64(df[j])+0.5))
+			f := float64(tf[i][j])
+			x += idf * f * (k1 + 1) / (f + k1*(1-b+b*dl/avg))
+		}
+		scored[i].id, scored[i].x = d.id, x
+	}
+	sort.Slice(scored, func(i, j int) bool { return scored[i].x > scored[j].x })
+	for _, sc := range scored[:min(limit, len(scored))] {
+		out[sc.id] += cjkWeight * sc.x
+	}
+	return nil
 }
 
 func (s *Store) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	qargs := make([]any, 0, len(ids)+len(args))
 	for _, id := range ids {
 		qargs = append(qargs, id)
 	}
 	qargs = append(qargs, args...)
 	rows, err := s.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id IN (`+ph+`) AND m.deleted_at IS NULL AND `+where, qargs...)
+		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
 	}
@@ -221,60 +542,3 @@ func prefixed(prefix, columns string) string {
 	}
 	return strings.Join(cols, ", ")
 }
-
-// ftsQuery turns free text into an FTS5 expression: each word quoted (so user text can
-// never be FTS syntax) and OR-ed, so a memory matching some words still scores.
-func ftsQuery(text string) string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	seen := make(map[string]bool, len(words))
-	terms := make([]string, 0, len(words))
-	for _, w := range words {
-		if seen[w] || isCJKWord(w) {
-			continue
-		}
-		seen[w] = true
-		terms = append(terms, `"`+w+`"`)
-	}
-	return strings.Join(terms, " OR ")
-}
-
-// trigramQuery builds a trigram-index expression for the unsegmented (CJK) parts of text:
-// every three-character window, OR-ed, so more shared windows rank higher.
-func trigramQuery(text string) string {
-	var terms []string
-	seen := make(map[string]bool)
-	for _, run := range strings.FieldsFunc(text, func(r rune) bool { return !isCJK(r) }) {
-		rs := []rune(run)
-		for i := 0; i+3 <= len(rs); i++ {
-			t := string(rs[i : i+3])
-			if !seen[t] {
-				seen[t] = true
-				terms = append(terms, `"`+t+`"`)
-			}
-		}
-	}
-	return strings.Join(terms, " OR ")
-}
-
-func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー'
-}
-
-func isCJKWord(w string) bool {
-	for _, r := range w {
-		if isCJK(r) {
-			return true
-		}
-	}
-	return false
-}
-
-// recallState holds the in-memory vector index; it is kept current by every write.
-type recallState struct{}
-
-func (r *recallState) init()                       {}
-func (r *recallState) close()                      {}
-func (r *recallState) indexMemory(*memory.Memory)  {}
-func (r *recallState) removeMemory(*memory.Memory) {}

@@ -43,6 +43,21 @@ type Store struct {
 	RecoverWindow time.Duration
 	// ConfirmTTL is how long a preview token for a destructive action stays valid.
 	ConfirmTTL time.Duration
+	// EmbedTimeout bounds the best-effort embedding after a write; default
+	// DefaultEmbedTimeout.
+	EmbedTimeout time.Duration
+	// QueryEmbedTimeout bounds embedding a recall query before recall falls back to
+	// keywords; default DefaultQueryEmbedTimeout.
+	QueryEmbedTimeout time.Duration
+	// EmbedRetryAfter is how long embedding is skipped after a provider failure; default
+	// DefaultEmbedRetryAfter.
+	EmbedRetryAfter time.Duration
+	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5);
+	// default DefaultAlpha.
+	Alpha float64
+	// AccessFlushInterval is how often access counts gathered by recall are written; it
+	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
+	AccessFlushInterval time.Duration
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 	recall     recallState
@@ -86,15 +101,21 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		Now:           time.Now,
 		RecoverWindow: DefaultRecoverWindow,
 		ConfirmTTL:    DefaultConfirmTTL,
+
+		EmbedTimeout:        DefaultEmbedTimeout,
+		QueryEmbedTimeout:   DefaultQueryEmbedTimeout,
+		EmbedRetryAfter:     DefaultEmbedRetryAfter,
+		Alpha:               DefaultAlpha,
+		AccessFlushInterval: DefaultAccessFlushInterval,
 	}
-	s.recall.init()
+	s.recall.init(s)
 	return s, nil
 }
 
 // Close closes both connection pools after checkpointing the WAL, so the database file is
 // complete on its own after a clean shutdown.
 func (s *Store) Close() error {
-	s.recall.close()
+	s.recall.close(s)
 	_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return errors.Join(s.read.Close(), s.write.Close())
 }

@@ -1,0 +1,125 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Access tracking: every recall counts the memories it returned, but the counts are written
+// in batches (one UPDATE statement per flush), never one write per recalled row, so recall
+// stays a read-only path that never waits for the write lock.
+const (
+	// DefaultAccessFlushInterval is how often pending access counts are written.
+	DefaultAccessFlushInterval = 15 * time.Second
+	// accessFlushBatch pending memories trigger an early flush, bounding what a crash loses.
+	accessFlushBatch = 512
+)
+
+type accessTracker struct {
+	mu      sync.Mutex
+	pending map[int64]int
+	last    int64 // latest access time (ms) among pending
+	kick    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func (a *accessTracker) start(s *Store) {
+	a.pending = map[int64]int{}
+	a.kick = make(chan struct{}, 1)
+	a.quit = make(chan struct{})
+	a.done = make(chan struct{})
+	go a.loop(s)
+}
+
+func (a *accessTracker) loop(s *Store) {
+	defer close(a.done)
+	t := time.NewTicker(s.AccessFlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.quit:
+			return
+		case <-t.C:
+		case <-a.kick:
+		}
+		if err := s.FlushAccess(context.Background()); err != nil {
+			slog.Warn("couldn't record memory access", slog.Any("err", err))
+		}
+	}
+}
+
+func (a *accessTracker) stop(s *Store) {
+	close(a.quit)
+	<-a.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.FlushAccess(ctx); err != nil {
+		slog.Warn("couldn't record memory access", slog.Any("err", err))
+	}
+}
+
+// record counts one access of each id at time now.
+func (a *accessTracker) record(ids []int64, now int64) {
+	if len(ids) == 0 {
+		return
+	}
+	a.mu.Lock()
+	for _, id := range ids {
+		a.pending[id]++
+	}
+	a.last = max(a.last, now)
+	full := len(a.pending) >= accessFlushBatch
+	a.mu.Unlock()
+	if full {
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// FlushAccess writes the access counts and times recall has gathered since the last flush,
+// in one statement. The store does it in the background and on Close; tests call it to
+// observe counts deterministically.
+func (s *Store) FlushAccess(ctx context.Context) error {
+	a := &s.recall.access
+	a.mu.Lock()
+	if len(a.pending) == 0 {
+		a.mu.Unlock()
+		return nil
+	}
+	pending, last := a.pending, a.last
+	a.pending, a.last = make(map[int64]int, len(pending)), 0
+	a.mu.Unlock()
+
+	obj := make(map[string]int, len(pending))
+	for id, n := range pending {
+		obj[strconv.FormatInt(id, 10)] = n
+	}
+	body, _ := json.Marshal(obj) // a map of ints always marshals
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE memories SET access_count = access_count + a.n,
+			accessed_at = max(accessed_at, ?)
+			FROM (SELECT CAST(key AS INTEGER) AS id, value AS n FROM json_each(?)) AS a
+			WHERE memories.id = a.id AND memories.deleted_at IS NULL`, last, string(body))
+		return err
+	})
+	if err != nil {
+		// Put the counts back so the next flush retries them.
+		a.mu.Lock()
+		for id, n := range pending {
+			a.pending[id] += n
+		}
+		a.last = max(a.last, last)
+		a.mu.Unlock()
+		return fmt.Errorf("couldn't record memory access: %w", err)
+	}
+	return nil
+}

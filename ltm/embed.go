@@ -1,0 +1,450 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// EmbedFunc embeds texts, returning one vector per text in the same order. It is the seam
+// to the embedding model (llm.Client.Embed satisfies it); tests pass a plain function.
+type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
+
+// Defaults for the embedding fields of Store.
+const (
+	// DefaultEmbedTimeout bounds the embedding done right after a write. The memory is
+	// already stored; a slow provider only delays its vector, which SyncEmbeddings fills in
+	// later, so a person adding a memory never waits long for it.
+	DefaultEmbedTimeout = 5 * time.Second
+	// DefaultQueryEmbedTimeout bounds embedding a query. Past it recall answers from the
+	// keyword leg alone rather than keep a chat turn waiting.
+	DefaultQueryEmbedTimeout = 2 * time.Second
+	// DefaultEmbedRetryAfter is how long embedding is skipped after the provider failed, so
+	// a provider that is down costs one timeout, not one per query.
+	DefaultEmbedRetryAfter = 30 * time.Second
+)
+
+// embedChunk is how many texts one call of the EmbedFunc gets from SyncEmbeddings and bulk
+// writes; the llm client splits further into provider-sized requests.
+const embedChunk = 256
+
+// queryCacheSize is how many query vectors are kept; chat turns and the pipeline's decision
+// stage often recall with the same text again.
+const queryCacheSize = 512
+
+type embedder struct {
+	fn    EmbedFunc
+	model string
+}
+
+// SetEmbedder configures the embedding model used for the vector leg of recall. A nil fn
+// or an empty model turns embeddings off (keyword recall only). Changing the model empties
+// the in-memory index; call SyncEmbeddings to load cached vectors and embed what is missing.
+func (s *Store) SetEmbedder(fn EmbedFunc, model string) {
+	r := &s.recall
+	var e *embedder
+	if fn != nil && model != "" {
+		e = &embedder{fn: fn, model: model}
+	}
+	old := r.emb.Swap(e)
+	if old == nil || e == nil || old.model != e.model {
+		r.vectors.reset()
+		r.clearQueryCache()
+	}
+	r.downUntil.Store(0)
+}
+
+// EmbedStatus describes the embedding side of recall for diagnostics.
+type EmbedStatus struct {
+	// Model is the configured embedding model; empty means keyword recall only.
+	Model string
+	// Vectors is how many live memories are in the in-memory vector index.
+	Vectors int
+	// Down is true while embedding is skipped after a provider failure.
+	Down bool
+	// LastError is the most recent embedding failure and when it happened.
+	LastError   string
+	LastErrorAt time.Time
+}
+
+// EmbedStatus reports the embedding model, the index size and the last provider failure.
+func (s *Store) EmbedStatus() EmbedStatus {
+	r := &s.recall
+	st := EmbedStatus{Vectors: r.vectors.len()}
+	if e := r.emb.Load(); e != nil {
+		st.Model = e.model
+	}
+	st.Down = r.down(s.Now())
+	r.mu.Lock()
+	st.LastError, st.LastErrorAt = r.lastErr, r.lastErrAt
+	r.mu.Unlock()
+	return st
+}
+
+func (r *recallState) down(now time.Time) bool { return now.UnixMilli() < r.downUntil.Load() }
+
+func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, err error) {
+	r.downUntil.Store(now.Add(retryAfter).UnixMilli())
+	r.mu.Lock()
+	r.lastErr, r.lastErrAt = err.Error(), now
+	r.mu.Unlock()
+}
+
+func (r *recallState) clearQueryCache() {
+	r.mu.Lock()
+	r.qcache.Purge()
+	r.mu.Unlock()
+}
+
+// indexMemories is the write-path hook: after a commit it gives the new or changed memories
+// their vectors (from the embeddings cache, or from the provider, outside any transaction)
+// and puts them in the index. It is best effort: a provider failure leaves the memory
+// stored but without a vector, to be filled by SyncEmbeddings, and never fails the write.
+func (s *Store) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+	r := &s.recall
+	e := r.emb.Load()
+	if e == nil || len(mems) == 0 {
+		return
+	}
+	var need []*memory.Memory
+	for _, m := range mems {
+		if m == nil || m.Deleted() {
+			continue
+		}
+		key := m.Owner().Key()
+		if r.vectors.has(key, m.ID, m.Hash) {
+			r.vectors.setMeta(key, m.ID, metaOf(m))
+			continue
+		}
+		// A changed content must not keep answering with the old content's vector while
+		// the new one is fetched (or if fetching fails).
+		r.vectors.remove(key, m.ID)
+		need = append(need, m)
+	}
+	if len(need) == 0 || r.down(s.Now()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	defer cancel()
+	items := make([]embedItem, len(need))
+	for i, m := range need {
+		items[i] = embedItem{hash: m.Hash, text: m.Content}
+	}
+	vecs, err := s.vectorsFor(ctx, e, items)
+	if err != nil {
+		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+	}
+	for _, m := range need {
+		if v := vecs[m.Hash]; v != nil {
+			r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
+		}
+	}
+}
+
+// unindexMemory is the delete hook: the memory leaves the index at once.
+func (s *Store) unindexMemory(m *memory.Memory) {
+	s.recall.vectors.remove(m.Owner().Key(), m.ID)
+}
+
+func metaOf(m *memory.Memory) vecMeta {
+	return vecMeta{originGuild: m.GuildID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned}
+}
+
+type embedItem struct{ hash, text string }
+
+// vectorsFor returns a vector per distinct hash of items: cached rows of the embeddings
+// table first, then one provider call per embedChunk missing texts, each chunk stored in
+// one short write transaction after the call returned. On error the vectors obtained so
+// far are returned with it.
+func (s *Store) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
+	hashes := make([]string, 0, len(items))
+	seen := make(map[string]bool, len(items))
+	for _, it := range items {
+		if !seen[it.hash] {
+			seen[it.hash] = true
+			hashes = append(hashes, it.hash)
+		}
+	}
+	out, err := s.cachedVectors(ctx, e.model, hashes)
+	if err != nil {
+		return out, err
+	}
+	var missing []embedItem
+	for _, it := range items {
+		if out[it.hash] == nil && seen[it.hash] {
+			seen[it.hash] = false
+			missing = append(missing, it)
+		}
+	}
+	for start := 0; start < len(missing); start += embedChunk {
+		chunk := missing[start:min(start+embedChunk, len(missing))]
+		texts := make([]string, len(chunk))
+		for i, it := range chunk {
+			texts[i] = it.text
+		}
+		vecs, err := e.fn(ctx, texts)
+		if err == nil && len(vecs) != len(texts) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		if err != nil {
+			return out, fmt.Errorf("couldn't embed memories: %w", err)
+		}
+		got := make(map[string][]float32, len(chunk))
+		for i, it := range chunk {
+			if len(vecs[i]) == 0 {
+				continue
+			}
+			got[it.hash] = vecs[i]
+		}
+		if err := s.storeVectors(ctx, e.model, got); err != nil {
+			return out, err
+		}
+		for h, v := range got {
+			out[h] = v
+		}
+	}
+	return out, nil
+}
+
+// cachedVectors reads stored vectors of model for hashes from the read pool.
+func (s *Store) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	out := make(map[string][]float32, len(hashes))
+	const chunk = 500
+	for start := 0; start < len(hashes); start += chunk {
+		part := hashes[start:min(start+chunk, len(hashes))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, model)
+		for _, h := range part {
+			args = append(args, h)
+		}
+		rows, err := s.read.QueryContext(ctx, `SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN (`+
+			placeholders(len(part))+`)`, args...)
+		if err != nil {
+			return out, fmt.Errorf("couldn't read embeddings: %w", err)
+		}
+		for rows.Next() {
+			var (
+				h    string
+				blob []byte
+			)
+			if err := rows.Scan(&h, &blob); err != nil {
+				rows.Close()
+				return out, fmt.Errorf("couldn't read embedding: %w", err)
+			}
+			if v := decodeVector(blob); v != nil {
+				out[h] = v
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return out, fmt.Errorf("couldn't read embeddings: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// storeVectors caches vectors by content hash in one write transaction.
+func (s *Store) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+	if len(vecs) == 0 {
+		return nil
+	}
+	now := s.nowMillis()
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+			VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
+			vector = excluded.vector, created_at = excluded.created_at`)
+		if err != nil {
+			return fmt.Errorf("couldn't store embeddings: %w", err)
+		}
+		defer stmt.Close()
+		for h, v := range vecs {
+			if _, err := stmt.ExecContext(ctx, h, model, len(v), encodeVector(v), now); err != nil {
+				return fmt.Errorf("couldn't store embedding: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// encodeVector stores a vector as little-endian float32s.
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	if len(b) == 0 || len(b)%4 != 0 {
+		return nil
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// SyncResult counts what SyncEmbeddings did.
+type SyncResult struct {
+	Indexed  int // live memories now in the vector index
+	Embedded int // texts sent to the provider
+	Missing  int // live memories still without a vector (provider failed)
+}
+
+// SyncEmbeddings makes the vector index match the database: every live memory gets its
+// cached vector, and memories without one are embedded in chunks (outside any write
+// transaction) and cached. Call it after SetEmbedder at start-up and from the embedding
+// tracker; it is safe to run while the bot serves. With no embedder it does nothing.
+func (s *Store) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
+	r := &s.recall
+	e := r.emb.Load()
+	if e == nil {
+		return SyncResult{}, nil
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector FROM memories m
+		LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
+		WHERE m.deleted_at IS NULL ORDER BY m.id`, e.model)
+	if err != nil {
+		return SyncResult{}, fmt.Errorf("couldn't list memories to index: %w", err)
+	}
+	var (
+		res     SyncResult
+		missing []*memory.Memory
+	)
+	for rows.Next() {
+		var blob []byte
+		m, err := scanMemoryWith(rows, &blob)
+		if err != nil {
+			rows.Close()
+			return res, fmt.Errorf("couldn't read memory to index: %w", err)
+		}
+		if v := decodeVector(blob); v != nil && r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
+			res.Indexed++
+			continue
+		}
+		missing = append(missing, m)
+	}
+	if err := rows.Close(); err != nil {
+		return res, fmt.Errorf("couldn't list memories to index: %w", err)
+	}
+	for start := 0; start < len(missing); start += embedChunk {
+		part := missing[start:min(start+embedChunk, len(missing))]
+		items := make([]embedItem, len(part))
+		for i, m := range part {
+			items[i] = embedItem{hash: m.Hash, text: m.Content}
+		}
+		vecs, err := s.vectorsFor(ctx, e, items)
+		res.Embedded += len(vecs)
+		for _, m := range part {
+			if v := vecs[m.Hash]; v != nil && r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
+				res.Indexed++
+			}
+		}
+		if err != nil {
+			r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+			res.Missing = len(missing) - start - len(part) + countMissing(part, vecs)
+			return res, err
+		}
+	}
+	r.downUntil.Store(0)
+	return res, nil
+}
+
+func countMissing(part []*memory.Memory, vecs map[string][]float32) int {
+	n := 0
+	for _, m := range part {
+		if vecs[m.Hash] == nil {
+			n++
+		}
+	}
+	return n
+}
+
+var errEmbedDown = errors.New("embedding provider marked down")
+
+// queryVector embeds a recall query (unit length), from the cache when it can.
+func (s *Store) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
+	r := &s.recall
+	key := e.model + "\x00" + text
+	r.mu.Lock()
+	v, ok := r.qcache.Get(key)
+	r.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	if r.down(s.Now()) {
+		return nil, errEmbedDown
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.QueryEmbedTimeout)
+	defer cancel()
+	vecs, err := e.fn(ctx, []string{text})
+	if err == nil && (len(vecs) != 1 || len(vecs[0]) == 0) {
+		err = fmt.Errorf("embedder returned %d vectors for 1 text", len(vecs))
+	}
+	if err != nil {
+		err = fmt.Errorf("couldn't embed query: %w", err)
+		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+		return nil, err
+	}
+	v = append([]float32(nil), vecs[0]...)
+	if !normalize(v) {
+		return nil, errors.New("couldn't embed query: zero vector")
+	}
+	r.mu.Lock()
+	r.qcache.Add(key, v)
+	r.mu.Unlock()
+	return v, nil
+}
+
+// scanMemoryWith scans a memory row followed by extra columns.
+func scanMemoryWith(row scanner, extra ...any) (*memory.Memory, error) {
+	return scanMemory(extraScanner{row, extra})
+}
+
+type extraScanner struct {
+	row   scanner
+	extra []any
+}
+
+func (e extraScanner) Scan(dest ...any) error { return e.row.Scan(append(dest, e.extra...)...) }
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+// recallState is the in-process side of recall: the embedder, the vector index, the query
+// vector cache and pending access counts. The write paths keep it current through
+// indexMemories and unindexMemory.
+type recallState struct {
+	emb       atomic.Pointer[embedder]
+	vectors   *vectorIndex
+	downUntil atomic.Int64 // unix ms until which embedding is skipped
+
+	mu        sync.Mutex
+	qcache    *simplelru.LRU[string, []float32]
+	lastErr   string
+	lastErrAt time.Time
+
+	access accessTracker
+}
+
+func (r *recallState) init(s *Store) {
+	r.vectors = newVectorIndex()
+	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
+	r.access.start(s)
+}
+
+func (r *recallState) close(s *Store) {
+	r.access.stop(s)
+}

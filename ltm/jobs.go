@@ -1,0 +1,471 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Job states of memory_jobs.
+const (
+	JobQueued = "queued" // waiting for run_after
+	JobLeased = "leased" // a worker holds it until leased_until
+	JobDone   = "done"   // finished; purged by retention
+	JobDead   = "dead"   // gave up after max attempts; kept for inspection and Requeue
+)
+
+// DefaultMaxAttempts is how many failed runs a job gets before it is dead-lettered: enough
+// to ride out a provider outage of an hour or so with exponential backoff, few enough that a
+// poisoned job stops costing model calls within the hour.
+const DefaultMaxAttempts = 5
+
+// ErrLeaseLost is returned when a worker acts on a job it no longer holds: its lease
+// expired and the reaper gave the job to someone else, or the job finished meanwhile. The
+// worker must drop whatever it computed; the job's current holder redoes it.
+var ErrLeaseLost = errors.New("job lease lost")
+
+// Job is one memory_jobs row.
+type Job struct {
+	ID          int64           `json:"id"`
+	Kind        string          `json:"kind"`
+	DedupKey    string          `json:"dedup_key"`
+	Payload     json.RawMessage `json:"payload"`
+	State       string          `json:"state"`
+	Attempts    int             `json:"attempts"` // failed runs so far
+	MaxAttempts int             `json:"max_attempts"`
+	RunAfter    time.Time       `json:"run_after"`
+	LeaseOwner  string          `json:"lease_owner,omitempty"`
+	LeasedUntil time.Time       `json:"leased_until,omitzero"`
+	LastError   string          `json:"last_error,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+}
+
+const jobColumns = `id, kind, dedup_key, payload, state, attempts, max_attempts, run_after, lease_owner,
+	leased_until, last_error, created_at, updated_at`
+
+func scanJob(row scanner) (*Job, error) {
+	var (
+		j                              Job
+		payload                        string
+		runAfter, leased, created, upd int64
+	)
+	if err := row.Scan(&j.ID, &j.Kind, &j.DedupKey, &payload, &j.State, &j.Attempts, &j.MaxAttempts, &runAfter,
+		&j.LeaseOwner, &leased, &j.LastError, &created, &upd); err != nil {
+		return nil, err
+	}
+	j.Payload = json.RawMessage(payload)
+	j.RunAfter, j.LeasedUntil = fromMillis(runAfter), fromMillis(leased)
+	j.CreatedAt, j.UpdatedAt = fromMillis(created), fromMillis(upd)
+	return &j, nil
+}
+
+// EnqueueOptions tunes Enqueue.
+type EnqueueOptions struct {
+	// RunAfter is the earliest time the job may run; zero means now.
+	RunAfter time.Time
+	// MaxAttempts is the number of failed runs before the job is dead; default
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// Debounce makes a repeated enqueue move a waiting job to RunAfter even when that is
+	// later (an idle timer restarted by new activity). A job that is already due is never
+	// pushed back. Without Debounce the sooner time wins.
+	Debounce bool
+}
+
+// Enqueue adds a job unless one of the same kind and dedup key is already queued or
+// running. It returns the id of the job that will do the work and whether it was created.
+// When a queued duplicate exists, its run_after moves as EnqueueOptions says and its
+// payload is kept; a running duplicate is left alone (its worker re-checks for new work
+// when it finishes).
+func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt EnqueueOptions) (int64, bool, error) {
+	if kind == "" || dedupKey == "" {
+		return 0, false, fmt.Errorf("couldn't enqueue job: kind and dedup key are required")
+	}
+	body, err := encodePayload(payload)
+	if err != nil {
+		return 0, false, fmt.Errorf("couldn't enqueue %s job: %w", kind, err)
+	}
+	if opt.MaxAttempts <= 0 {
+		opt.MaxAttempts = DefaultMaxAttempts
+	}
+	var (
+		id      int64
+		created bool
+	)
+	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.nowMillis()
+		runAfter := max(millis(opt.RunAfter), now) // zero or past: now
+		var (
+			state    string
+			existing int64
+		)
+		err := tx.QueryRowContext(ctx, `SELECT id, state, run_after FROM memory_jobs
+			WHERE kind = ? AND dedup_key = ? AND state IN ('queued', 'leased')`, kind, dedupKey).Scan(&id, &state, &existing)
+		switch {
+		case err == nil:
+			if state != JobQueued {
+				return nil
+			}
+			next := min(existing, runAfter)
+			if opt.Debounce && existing > now {
+				next = runAfter
+			}
+			if next != existing {
+				if _, err := tx.ExecContext(ctx, `UPDATE memory_jobs SET run_after = ?, updated_at = ? WHERE id = ?`,
+					next, now, id); err != nil {
+					return fmt.Errorf("couldn't reschedule job %d: %w", id, err)
+				}
+			}
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return fmt.Errorf("couldn't look up %s job: %w", kind, err)
+		}
+		created = true
+		return tx.QueryRowContext(ctx, `INSERT INTO memory_jobs (kind, dedup_key, payload, state, max_attempts,
+			run_after, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?, ?) RETURNING id`,
+			kind, dedupKey, body, opt.MaxAttempts, runAfter, now, now).Scan(&id)
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("couldn't enqueue %s job: %w", kind, err)
+	}
+	return id, created, nil
+}
+
+func encodePayload(payload any) (string, error) {
+	switch p := payload.(type) {
+	case nil:
+		return "{}", nil
+	case json.RawMessage:
+		if len(p) == 0 {
+			return "{}", nil
+		}
+		if !json.Valid(p) {
+			return "", fmt.Errorf("payload is not valid JSON")
+		}
+		return string(p), nil
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return "", fmt.Errorf("couldn't encode payload: %w", err)
+	}
+	return string(b), nil
+}
+
+// Lease atomically takes the oldest due queued job of one of kinds (any kind when kinds is
+// empty) for owner until leaseFor from now. It returns nil without error when no job is
+// due. owner must be unique per lease (a worker id plus a counter), because it is the
+// token every later call on the job is checked against.
+func (s *Store) Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*Job, error) {
+	if owner == "" || leaseFor <= 0 {
+		return nil, fmt.Errorf("couldn't lease job: owner and a positive lease are required")
+	}
+	kindClause, args := "", []any{}
+	if len(kinds) > 0 {
+		kindClause = ` AND kind IN (` + strings.TrimSuffix(strings.Repeat("?,", len(kinds)), ",") + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+	}
+	var job *Job
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.nowMillis()
+		qargs := append([]any{owner, now + leaseFor.Milliseconds(), now, now}, args...)
+		var err error
+		job, err = scanJob(tx.QueryRowContext(ctx, `UPDATE memory_jobs SET state = 'leased', lease_owner = ?,
+			leased_until = ?, updated_at = ?
+			WHERE id = (SELECT id FROM memory_jobs WHERE state = 'queued' AND run_after <= ?`+kindClause+`
+			            ORDER BY run_after, id LIMIT 1)
+			RETURNING `+jobColumns, qargs...))
+		if errors.Is(err, sql.ErrNoRows) {
+			job = nil
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("couldn't lease job: %w", err)
+	}
+	return job, nil
+}
+
+// holdsLease checks inside tx that owner still holds job id.
+func holdsLease(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE id = ? AND state = 'leased'
+		AND lease_owner = ?`, id, owner).Scan(&n); err != nil {
+		return fmt.Errorf("couldn't check lease of job %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// leasedUpdate runs an UPDATE on job id guarded by owner's lease and reports ErrLeaseLost
+// when the guard matched nothing.
+func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, args ...any) error {
+	res, err := tx.ExecContext(ctx, `UPDATE memory_jobs SET `+set+` WHERE id = ? AND state = 'leased' AND lease_owner = ?`,
+		append(args, id, owner)...)
+	if err != nil {
+		return fmt.Errorf("couldn't update job %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+	}
+	return nil
+}
+
+// Complete marks a leased job done.
+func (s *Store) Complete(ctx context.Context, id int64, owner string) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.completeTx(ctx, tx, id, owner) })
+}
+
+func (s *Store) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
+	return leasedUpdate(ctx, tx, id, owner, `state = 'done', lease_owner = '', leased_until = 0, last_error = '', updated_at = ?`,
+		s.nowMillis())
+}
+
+// Fail records a failed run of a leased job: attempts go up by one and the job waits
+// retryIn before its next run, or becomes dead when its attempts are used up. It reports
+// whether the job is now dead.
+func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
+	msg := errorText(cause)
+	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var attempts, maxAttempts int
+		err := tx.QueryRowContext(ctx, `SELECT attempts, max_attempts FROM memory_jobs WHERE id = ? AND state = 'leased'
+			AND lease_owner = ?`, id, owner).Scan(&attempts, &maxAttempts)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read job %d: %w", id, err)
+		}
+		now := s.nowMillis()
+		dead = attempts+1 >= maxAttempts
+		state := JobQueued
+		if dead {
+			state = JobDead
+		}
+		return leasedUpdate(ctx, tx, id, owner, `state = ?, attempts = attempts + 1, run_after = ?, lease_owner = '',
+			leased_until = 0, last_error = ?, updated_at = ?`, state, now+max(retryIn, 0).Milliseconds(), msg, now)
+	})
+	return dead, err
+}
+
+// Bury dead-letters a leased job at once, for failures that will fail the same way every
+// time (a rejected request, a bad payload). It counts as one more attempt.
+func (s *Store) Bury(ctx context.Context, id int64, owner string, cause error) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', attempts = attempts + 1, lease_owner = '',
+			leased_until = 0, last_error = ?, updated_at = ?`, errorText(cause), s.nowMillis())
+	})
+}
+
+// Postpone gives a leased job back to the queue until runAfter without counting an attempt:
+// the job did not fail, it could not run yet (the model budget is spent, the process is
+// shutting down). payload, when not nil, replaces the job's payload so work done so far is
+// kept for the next run.
+func (s *Store) Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		set, args := `state = 'queued', run_after = ?, lease_owner = '', leased_until = 0, updated_at = ?`,
+			[]any{max(millis(runAfter), s.nowMillis()), s.nowMillis()}
+		if payload != nil {
+			body, err := encodePayload(payload)
+			if err != nil {
+				return fmt.Errorf("couldn't postpone job %d: %w", id, err)
+			}
+			set += `, payload = ?`
+			args = append(args, body)
+		}
+		return leasedUpdate(ctx, tx, id, owner, set, args...)
+	})
+}
+
+// Heartbeat extends owner's lease on job id to leaseFor from now, so a long job is not
+// reaped while it is still making progress. payload, when not nil, checkpoints the job.
+func (s *Store) Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.nowMillis()
+		set, args := `leased_until = ?, updated_at = ?`, []any{now + leaseFor.Milliseconds(), now}
+		if payload != nil {
+			body, err := encodePayload(payload)
+			if err != nil {
+				return fmt.Errorf("couldn't checkpoint job %d: %w", id, err)
+			}
+			set += `, payload = ?`
+			args = append(args, body)
+		}
+		return leasedUpdate(ctx, tx, id, owner, set, args...)
+	})
+}
+
+// ReapResult counts what ReapStale did.
+type ReapResult struct {
+	Requeued int `json:"requeued"`
+	Dead     int `json:"dead"`
+}
+
+// ReapStale returns jobs whose lease expired (their worker crashed or hung) to the queue.
+// An expired lease counts as a failed attempt, so a job that kills its worker every time
+// still ends dead after max attempts instead of looping forever.
+func (s *Store) ReapStale(ctx context.Context) (ReapResult, error) {
+	var res ReapResult
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.nowMillis()
+		rows, err := tx.QueryContext(ctx, `UPDATE memory_jobs SET
+			state = CASE WHEN attempts + 1 >= max_attempts THEN 'dead' ELSE 'queued' END,
+			attempts = attempts + 1, run_after = ?, last_error = 'lease of ' || lease_owner || ' expired',
+			lease_owner = '', leased_until = 0, updated_at = ?
+			WHERE state = 'leased' AND leased_until < ? RETURNING state`, now, now, now)
+		if err != nil {
+			return fmt.Errorf("couldn't reap stale jobs: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var state string
+			if err := rows.Scan(&state); err != nil {
+				return fmt.Errorf("couldn't reap stale jobs: %w", err)
+			}
+			if state == JobDead {
+				res.Dead++
+			} else {
+				res.Requeued++
+			}
+		}
+		return rows.Err()
+	})
+	return res, err
+}
+
+// Requeue gives a dead job a fresh set of attempts, to run now. It fails with ECONFLICT
+// when another job for the same work is already queued or running.
+func (s *Store) Requeue(ctx context.Context, id int64) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var kind, key, state string
+		err := tx.QueryRowContext(ctx, `SELECT kind, dedup_key, state FROM memory_jobs WHERE id = ?`, id).Scan(&kind, &key, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return memory.Errorf(memory.ENOTFOUND, "There is no job #%d.", id)
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read job %d: %w", id, err)
+		}
+		if state != JobDead {
+			return memory.Errorf(memory.ECONFLICT, "Job #%d is %s, not dead; only dead jobs can be requeued.", id, state)
+		}
+		var live int64
+		err = tx.QueryRowContext(ctx, `SELECT id FROM memory_jobs WHERE kind = ? AND dedup_key = ?
+			AND state IN ('queued', 'leased')`, kind, key).Scan(&live)
+		if err == nil {
+			return memory.Errorf(memory.ECONFLICT, "Job #%d already does the same work; job #%d stays dead.", live, id)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("couldn't check duplicates of job %d: %w", id, err)
+		}
+		now := s.nowMillis()
+		_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET state = 'queued', attempts = 0, run_after = ?,
+			updated_at = ? WHERE id = ?`, now, now, id)
+		if err != nil {
+			return fmt.Errorf("couldn't requeue job %d: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// GetJob returns one job.
+func (s *Store) GetJob(ctx context.Context, id int64) (*Job, error) {
+	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, memory.Errorf(memory.ENOTFOUND, "There is no job #%d.", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read job %d: %w", id, err)
+	}
+	return j, nil
+}
+
+// ListJobs returns up to limit jobs in state (any state when empty), newest first.
+func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*Job, error) {
+	if limit <= 0 || limit > 500 {
+		limit = 500
+	}
+	query, args := `SELECT `+jobColumns+` FROM memory_jobs`, []any{}
+	if state != "" {
+		query += ` WHERE state = ?`
+		args = append(args, state)
+	}
+	rows, err := s.read.QueryContext(ctx, query+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []*Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't read job row: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// JobStats summarises the queue.
+type JobStats struct {
+	Queued int `json:"queued"`
+	// Ready counts queued jobs that are due now (the rest wait for backoff or an idle timer).
+	Ready  int `json:"ready"`
+	Leased int `json:"leased"`
+	// Stale counts leased jobs whose lease expired and that the reaper has not seen yet.
+	Stale int `json:"stale"`
+	Done  int `json:"done"`
+	Dead  int `json:"dead"`
+	// OldestReady is the run_after of the longest-waiting due job; zero when none is due.
+	// A growing age means the worker is not keeping up or is not running.
+	OldestReady time.Time `json:"oldest_ready,omitzero"`
+}
+
+// Depth is the number of jobs not finished yet.
+func (st JobStats) Depth() int { return st.Queued + st.Leased }
+
+// JobStats counts jobs by state.
+func (s *Store) JobStats(ctx context.Context) (JobStats, error) {
+	var (
+		st     JobStats
+		oldest sql.NullInt64
+	)
+	now := s.nowMillis()
+	err := s.read.QueryRowContext(ctx, `SELECT
+		coalesce(sum(state = 'queued'), 0),
+		coalesce(sum(state = 'queued' AND run_after <= ?), 0),
+		coalesce(sum(state = 'leased'), 0),
+		coalesce(sum(state = 'leased' AND leased_until < ?), 0),
+		coalesce(sum(state = 'done'), 0),
+		coalesce(sum(state = 'dead'), 0),
+		min(CASE WHEN state = 'queued' AND run_after <= ? THEN run_after END)
+		FROM memory_jobs`, now, now, now).Scan(&st.Queued, &st.Ready, &st.Leased, &st.Stale, &st.Done, &st.Dead, &oldest)
+	if err != nil {
+		return st, fmt.Errorf("couldn't read job stats: %w", err)
+	}
+	if oldest.Valid {
+		st.OldestReady = fromMillis(oldest.Int64)
+	}
+	return st, nil
+}
+
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	if len(msg) > 1000 {
+		msg = msg[:1000]
+	}
+	return msg
+}

@@ -1,0 +1,535 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// What the background pipeline needs from the store: how far each channel's transcript has
+// been extracted, and one short transaction that applies a whole job's proposals, moves the
+// cursor and completes the job together. Model and embedding calls all happen before it.
+
+// ErrCursorMoved is returned by ApplyPipelineBatch when the channel's extraction cursor is
+// no longer where the job started: another run already extracted those turns. The batch
+// is dropped; nothing was written.
+var ErrCursorMoved = errors.New("extraction cursor moved")
+
+// ExtractionCursor returns the id of the last transcript turn of a channel that extraction
+// has read, 0 when it never ran there.
+func (s *Store) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
+	return extractionCursor(ctx, s.read, guildID, channelID)
+}
+
+func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT last_turn_id FROM pipeline_cursors WHERE guild_id = ? AND channel_id = ?`,
+		guildID, channelID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read extraction cursor of channel %s: %w", channelID, err)
+	}
+	return id, nil
+}
+
+// Backlog describes the transcript turns of a channel not extracted yet.
+type Backlog struct {
+	Cursor    int64     // last extracted turn id
+	Turns     int       // turns after the cursor
+	UserTurns int       // of which said by people (not the bot)
+	LastAt    time.Time // time of the newest turn after the cursor; zero when none
+}
+
+// ExtractionBacklog counts the turns of a channel after its extraction cursor.
+func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string) (Backlog, error) {
+	var (
+		b    Backlog
+		last sql.NullInt64
+		err  error
+	)
+	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
+		return b, err
+	}
+	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
+		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
+		Scan(&b.Turns, &b.UserTurns, &last)
+	if err != nil {
+		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
+	}
+	if last.Valid {
+		b.LastAt = fromMillis(last.Int64)
+	}
+	return b, nil
+}
+
+// Channel names one conversation: a guild channel, or a DM channel with GuildID "".
+type Channel struct {
+	GuildID   string `json:"guild_id"`
+	ChannelID string `json:"channel_id"`
+}
+
+// ChannelsWithBacklog lists up to limit channels that have turns newer than since after
+// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
+func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]Channel, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
+		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
+		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
+		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
+	}
+	defer rows.Close()
+	var out []Channel
+	for rows.Next() {
+		var c Channel
+		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
+			return nil, fmt.Errorf("couldn't read channel row: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ProposalAction is what the pipeline's decision stage proposes for one fact.
+type ProposalAction string
+
+// Proposal actions (SPEC §4 decision stage).
+const (
+	ProposeAdd    ProposalAction = "ADD"
+	ProposeUpdate ProposalAction = "UPDATE"
+	ProposeDelete ProposalAction = "DELETE"
+	ProposeNone   ProposalAction = "NONE"
+)
+
+// Proposal is one decided fact, ready to apply or to record.
+type Proposal struct {
+	Action ProposalAction
+	// Owner is the scope the fact belongs to; every lookup is confined to it.
+	Owner memory.Owner
+	// Memory is the memory to create for ADD (Source is forced to pipeline). For UPDATE
+	// only its Content is used.
+	Memory memory.Memory
+	// TargetID is the existing memory an UPDATE, DELETE or NONE refers to.
+	TargetID int64
+	// Record, when set, records the proposal in history under this action (shadow,
+	// skipped, blocked) instead of applying it.
+	Record memory.Action
+	// Redact keeps the content out of the history row, for proposals about people whose
+	// privacy level forbids storing anything personal about them.
+	Redact bool
+	// Reason is the decision's or the gate's reason, shown in history.
+	Reason string
+	// Metadata is merged into the history row's metadata (job id, fact index, confidence).
+	Metadata map[string]any
+	// Contradicts lists live memories of the same scope the new content seems to
+	// contradict. An applied ADD or UPDATE records a review_needed row on each of them and
+	// on the new content's memory.
+	Contradicts []int64
+}
+
+// ProposalOutcome is what ApplyPipelineBatch did with one proposal.
+type ProposalOutcome struct {
+	// Action is the history action recorded: create, update, delete, or deduped, skipped,
+	// blocked, shadow when nothing changed.
+	Action memory.Action
+	// MemoryID is the memory the row is about (the new or changed memory, the duplicate
+	// that already held the content, the target); 0 when there is none.
+	MemoryID int64
+	// Memory is the memory after an applied change.
+	Memory *memory.Memory
+	// Note says why an applied-looking proposal was not applied ("pinned", "target gone").
+	Note string
+}
+
+// Applied reports whether the outcome changed a memory.
+func (o ProposalOutcome) Applied() bool {
+	return o.Action == memory.ActionCreate || o.Action == memory.ActionUpdate || o.Action == memory.ActionDelete
+}
+
+// PipelineBatch is everything one extraction run writes.
+type PipelineBatch struct {
+	// JobID and LeaseOwner, when LeaseOwner is set, make the batch apply only while that
+	// lease holds, and complete the job in the same transaction: either the facts, the
+	// cursor and the job's completion are all committed, or none is.
+	JobID      int64
+	LeaseOwner string
+	// The channel whose cursor moves from CursorFrom to CursorTo. The batch applies only if
+	// the cursor is still at CursorFrom, so the same turns are never extracted twice.
+	GuildID    string
+	ChannelID  string
+	CursorFrom int64
+	CursorTo   int64
+	Proposals  []Proposal
+}
+
+// ApplyPipelineBatch applies a job's proposals in one short write transaction: the hash
+// dedup, the pinned and liveness checks, ADD/UPDATE/DELETE through the same versioned write
+// paths as commands, one history row per proposal, review_needed rows for contradictions,
+// the cursor move and the job's completion. It fails with ErrLeaseLost or ErrCursorMoved
+// (wrapped) when another run got there first; nothing is written then.
+func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]ProposalOutcome, error) {
+	for i, p := range b.Proposals {
+		if err := p.Owner.Validate(); err != nil {
+			return nil, fmt.Errorf("couldn't apply proposal %d: %w", i, err)
+		}
+	}
+	var (
+		out     []ProposalOutcome
+		changed []*memory.Memory
+		removed []*memory.Memory
+	)
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		out, changed, removed = nil, nil, nil
+		if b.LeaseOwner != "" {
+			if err := holdsLease(ctx, tx, b.JobID, b.LeaseOwner); err != nil {
+				return err
+			}
+		}
+		cur, err := extractionCursor(ctx, tx, b.GuildID, b.ChannelID)
+		if err != nil {
+			return err
+		}
+		if cur != b.CursorFrom {
+			return fmt.Errorf("channel %s at turn %d, batch starts at %d: %w", b.ChannelID, cur, b.CursorFrom, ErrCursorMoved)
+		}
+		for _, p := range b.Proposals {
+			o, err := s.applyProposalTx(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			switch o.Action {
+			case memory.ActionCreate, memory.ActionUpdate:
+				changed = append(changed, o.Memory)
+			case memory.ActionDelete:
+				removed = append(removed, o.Memory)
+			}
+			out = append(out, o)
+		}
+		if b.CursorTo > b.CursorFrom {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at)
+				VALUES (?, ?, ?, ?) ON CONFLICT (guild_id, channel_id) DO UPDATE SET last_turn_id = excluded.last_turn_id,
+				updated_at = excluded.updated_at`, b.GuildID, b.ChannelID, b.CursorTo, s.nowMillis()); err != nil {
+				return fmt.Errorf("couldn't move extraction cursor of channel %s: %w", b.ChannelID, err)
+			}
+		}
+		if b.LeaseOwner != "" {
+			return s.completeTx(ctx, tx, b.JobID, b.LeaseOwner)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.indexMemories(ctx, changed...)
+	for _, m := range removed {
+		s.unindexMemory(m)
+	}
+	return out, nil
+}
+
+func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+	if p.Record != "" {
+		return s.recordProposalTx(ctx, tx, p, p.Record, "")
+	}
+	switch p.Action {
+	case ProposeAdd:
+		return s.applyAddTx(ctx, tx, p)
+	case ProposeUpdate, ProposeDelete:
+		return s.applyChangeTx(ctx, tx, p)
+	case ProposeNone:
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "")
+	}
+	return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "unknown action")
+}
+
+func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+	m := p.Memory
+	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
+	m.Source = memory.SourcePipeline
+	if err := m.Prepare(); err != nil {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+	}
+	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), m.Hash)
+	if err != nil {
+		return ProposalOutcome{}, err
+	}
+	if dup != nil {
+		p.TargetID = dup.ID
+		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
+	}
+	res, err := s.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
+	if err != nil {
+		return ProposalOutcome{}, err
+	}
+	if err := annotateLastHistory(ctx, tx, res.Memory.ID, p.Metadata); err != nil {
+		return ProposalOutcome{}, err
+	}
+	if err := s.recordContradictionsTx(ctx, tx, p, res.Memory); err != nil {
+		return ProposalOutcome{}, err
+	}
+	return ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
+}
+
+func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
+	if memory.ErrorCode(err) == memory.ENOTFOUND {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
+	}
+	if err != nil {
+		return ProposalOutcome{}, err
+	}
+	if target.Pinned {
+		// Pinned memories are the people's word; the pipeline never changes them.
+		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, "target is pinned")
+	}
+	if p.Action == ProposeDelete {
+		gone, err := s.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
+		if err != nil {
+			return ProposalOutcome{}, err
+		}
+		if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
+			return ProposalOutcome{}, err
+		}
+		return ProposalOutcome{Action: memory.ActionDelete, MemoryID: target.ID, Memory: gone[0]}, nil
+	}
+	content, err := memory.CleanContent(p.Memory.Content)
+	if err != nil {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+	}
+	hash := memory.Hash(content)
+	if hash == target.Hash {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("#%d already says this", target.ID))
+	}
+	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), hash)
+	if err != nil {
+		return ProposalOutcome{}, err
+	}
+	if dup != nil {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
+	}
+	updated, err := s.modifyTx(ctx, tx, p.Owner, target.ID, Change{Content: &content, Reason: p.Reason}, memory.ActorPipeline)
+	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+	}
+	if err != nil {
+		return ProposalOutcome{}, err
+	}
+	if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
+		return ProposalOutcome{}, err
+	}
+	if err := s.recordContradictionsTx(ctx, tx, p, updated); err != nil {
+		return ProposalOutcome{}, err
+	}
+	return ProposalOutcome{Action: memory.ActionUpdate, MemoryID: target.ID, Memory: updated}, nil
+}
+
+// recordProposalTx writes the history row of a proposal that changed nothing.
+func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p Proposal, action memory.Action, note string) (ProposalOutcome, error) {
+	meta := make(map[string]any, len(p.Metadata)+3)
+	for k, v := range p.Metadata {
+		meta[k] = v
+	}
+	meta["proposed"] = p.Action
+	if note != "" {
+		meta["note"] = note
+	}
+	if len(p.Contradicts) > 0 {
+		meta["contradicts"] = p.Contradicts
+	}
+	ev := memory.HistoryEvent{MemoryID: p.TargetID, ScopeKey: p.Owner.Key(), Action: action, Actor: memory.ActorPipeline,
+		Reason: p.Reason, Metadata: mustJSON(meta)}
+	if !p.Redact {
+		ev.NewContent = memory.CollapseSpace(p.Memory.Content)
+		if p.TargetID != 0 {
+			if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
+				ev.OldContent, ev.Version = t.Content, t.Version
+			} else if memory.ErrorCode(err) != memory.ENOTFOUND {
+				return ProposalOutcome{}, err
+			} else {
+				ev.MemoryID = 0 // never point a row at a memory of another scope
+			}
+		}
+	} else {
+		ev.MemoryID = 0
+	}
+	if err := s.addHistory(ctx, tx, ev); err != nil {
+		return ProposalOutcome{}, err
+	}
+	return ProposalOutcome{Action: action, MemoryID: ev.MemoryID, Note: note}, nil
+}
+
+// recordContradictionsTx flags each live memory p.Contradicts names, and m itself, for
+// review. Nothing is changed: a person decides which statement is right.
+func (s *Store) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p Proposal, m *memory.Memory) error {
+	for _, id := range p.Contradicts {
+		if id == m.ID {
+			continue
+		}
+		other, err := findMemory(ctx, tx, p.Owner, id, false)
+		if memory.ErrorCode(err) == memory.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, pair := range [][2]*memory.Memory{{other, m}, {m, other}} {
+			meta := map[string]any{"conflicts_with": pair[1].ID}
+			for k, v := range p.Metadata {
+				meta[k] = v
+			}
+			if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
+				Action: memory.ActionReview, OldContent: pair[0].Content, NewContent: pair[1].Content,
+				Version: pair[0].Version, Actor: memory.ActorPipeline,
+				Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// annotateLastHistory merges meta into the newest history row of memory id, which the
+// shared write path (rememberTx, modifyTx, forgetTx) has just written in this transaction,
+// so the pipeline's rows carry the job and fact they came from.
+func annotateLastHistory(ctx context.Context, tx *sql.Tx, id int64, meta map[string]any) error {
+	if len(meta) == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE memory_history SET metadata = json_patch(metadata, ?)
+		WHERE id = (SELECT max(id) FROM memory_history WHERE memory_id = ?)`, string(mustJSON(meta)), id)
+	if err != nil {
+		return fmt.Errorf("couldn't annotate history of memory %d: %w", id, err)
+	}
+	return nil
+}
+
+func pick(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// PrefetchEmbeddings computes and caches the vectors of texts (by content hash) before a
+// write, so the indexing that follows the write's commit finds them cached and the write
+// path makes no provider call. With no embedder it does nothing. Never call it inside a
+// write transaction: it may call the provider.
+func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
+	e := s.recall.emb.Load()
+	if e == nil || len(texts) == 0 || s.recall.down(s.Now()) {
+		return nil
+	}
+	items := make([]embedItem, 0, len(texts))
+	for _, t := range texts {
+		c, err := memory.CleanContent(t)
+		if err != nil {
+			continue
+		}
+		items = append(items, embedItem{hash: memory.Hash(c), text: c})
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	defer cancel()
+	if _, err := s.vectorsFor(ctx, e, items); err != nil {
+		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+		return err
+	}
+	return nil
+}
+
+// Revert restores the content a memory had before the update recorded in history row
+// historyID, as a new versioned update (so the revert itself can be reverted). It is how
+// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
+func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor string) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	var restored *memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var (
+			action memory.Action
+			old    string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
+			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
+		}
+		if action != memory.ActionUpdate || old == "" {
+			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
+		}
+		restored, err = s.modifyTx(ctx, tx, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.indexMemories(ctx, restored)
+	return restored, nil
+}
+
+// TaskRun is the latest run of one scheduled pipeline task.
+type TaskRun struct {
+	Name       string    `json:"name"`
+	StartedAt  time.Time `json:"started_at"`
+	FinishedAt time.Time `json:"finished_at"`
+	OK         bool      `json:"ok"`
+	Error      string    `json:"error,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	Runs       int       `json:"runs"`     // since the database was created
+	Failures   int       `json:"failures"` // of those runs
+}
+
+// RecordRun stores r as the latest run of its task and counts it.
+func (s *Store) RecordRun(ctx context.Context, r TaskRun) error {
+	fail := 0
+	if !r.OK {
+		fail = 1
+	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
+			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
+			runs = runs + 1, failures = failures + excluded.failures`,
+			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
+		if err != nil {
+			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)
+		}
+		return nil
+	})
+}
+
+// TaskRuns returns the latest run of every task that ever ran, by name.
+func (s *Store) TaskRuns(ctx context.Context) ([]TaskRun, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
+		FROM pipeline_runs ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read task runs: %w", err)
+	}
+	defer rows.Close()
+	var out []TaskRun
+	for rows.Next() {
+		var (
+			r                 TaskRun
+			started, finished int64
+			ok                int
+		)
+		if err := rows.Scan(&r.Name, &started, &finished, &ok, &r.Error, &r.Detail, &r.Runs, &r.Failures); err != nil {
+			return nil, fmt.Errorf("couldn't read task run: %w", err)
+		}
+		r.StartedAt, r.FinishedAt, r.OK = fromMillis(started), fromMillis(finished), ok != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

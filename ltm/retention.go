@@ -1,0 +1,181 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Retention defaults (SPEC §4). Forgotten memories are purged after Store.RecoverWindow.
+const (
+	// DefaultHistoryRetention keeps the audit trail for half a year: long enough to answer
+	// "when did the bot learn that?", short enough that old content does not linger.
+	DefaultHistoryRetention = 180 * 24 * time.Hour
+	// DefaultDoneJobRetention keeps finished jobs two weeks, for debugging recent runs.
+	DefaultDoneJobRetention = 14 * 24 * time.Hour
+	// DefaultDeadJobRetention keeps dead jobs a month, so an operator back from holiday
+	// can still requeue them.
+	DefaultDeadJobRetention = 30 * 24 * time.Hour
+	// DefaultTranscriptRetention keeps raw conversation turns a month (SPEC §2).
+	DefaultTranscriptRetention = 30 * 24 * time.Hour
+	// DefaultRetentionBatch is the most rows one retention transaction deletes, so the
+	// write lock is never held long enough for a chat turn to notice.
+	DefaultRetentionBatch = 500
+	// DefaultRetentionMaxBatches bounds the transactions of one step per run; a backlog
+	// larger than that is finished by the next runs.
+	DefaultRetentionMaxBatches = 200
+	// orphanEmbeddingGrace spares vectors cached moments before the memory that uses
+	// them is written (the pipeline prefetches embeddings before its commit).
+	orphanEmbeddingGrace = 24 * time.Hour
+)
+
+// RetentionPolicy says how long each kind of row is kept. Zero fields mean the defaults.
+type RetentionPolicy struct {
+	History     time.Duration
+	DoneJobs    time.Duration
+	DeadJobs    time.Duration
+	Transcripts time.Duration
+	Batch       int
+	MaxBatches  int
+}
+
+// RetentionResult counts the rows one retention run deleted, by step.
+type RetentionResult struct {
+	Embeddings  int `json:"embeddings"`
+	Tombstones  int `json:"tombstones"`
+	History     int `json:"history"`
+	DoneJobs    int `json:"done_jobs"`
+	DeadJobs    int `json:"dead_jobs"`
+	Transcripts int `json:"transcripts"`
+}
+
+func (p *RetentionPolicy) fill() {
+	if p.History <= 0 {
+		p.History = DefaultHistoryRetention
+	}
+	if p.DoneJobs <= 0 {
+		p.DoneJobs = DefaultDoneJobRetention
+	}
+	if p.DeadJobs <= 0 {
+		p.DeadJobs = DefaultDeadJobRetention
+	}
+	if p.Transcripts <= 0 {
+		p.Transcripts = DefaultTranscriptRetention
+	}
+	if p.Batch <= 0 {
+		p.Batch = DefaultRetentionBatch
+	}
+	if p.MaxBatches <= 0 {
+		p.MaxBatches = DefaultRetentionMaxBatches
+	}
+}
+
+// Retention deletes what has outlived its keeping, in order: vectors only expired
+// tombstones (or nothing) use, tombstones past the recover window (each leaving a content-
+// free "purge" history row), history rows, finished jobs, dead jobs, transcript turns.
+// Every step deletes in its own short transactions of at most pol.Batch rows. It returns
+// what was done so far with the first error.
+func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionResult, error) {
+	pol.fill()
+	now := s.Now()
+	var res RetentionResult
+	tombstoneCut := millis(now.Add(-s.RecoverWindow))
+	// The knowledge graph has no tables yet; when it does, its links of expired
+	// tombstones go first, before the rows they point at.
+	steps := []struct {
+		name string
+		dst  *int
+		run  func(tx *sql.Tx, limit int) (int, error)
+	}{
+		{"embeddings", &res.Embeddings, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM embeddings WHERE (content_hash, model) IN (
+				SELECT e.content_hash, e.model FROM embeddings e
+				WHERE e.created_at < ? AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash
+					AND (m.deleted_at IS NULL OR m.deleted_at >= ?))
+				LIMIT ?)`, millis(now.Add(-orphanEmbeddingGrace)), tombstoneCut, limit)
+		}},
+		{"tombstones", &res.Tombstones, func(tx *sql.Tx, limit int) (int, error) {
+			return s.purgeTombstonesTx(ctx, tx, tombstoneCut, limit)
+		}},
+		{"history", &res.History, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
+				SELECT id FROM memory_history WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+				millis(now.Add(-pol.History)), limit)
+		}},
+		{"done jobs", &res.DoneJobs, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
+				SELECT id FROM memory_jobs WHERE state = 'done' AND updated_at < ? LIMIT ?)`,
+				millis(now.Add(-pol.DoneJobs)), limit)
+		}},
+		{"dead jobs", &res.DeadJobs, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
+				SELECT id FROM memory_jobs WHERE state = 'dead' AND updated_at < ? LIMIT ?)`,
+				millis(now.Add(-pol.DeadJobs)), limit)
+		}},
+		{"transcripts", &res.Transcripts, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
+				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+				millis(now.Add(-pol.Transcripts)), limit)
+		}},
+	}
+	for _, step := range steps {
+		for range pol.MaxBatches {
+			var n int
+			err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+				var err error
+				n, err = step.run(tx, pol.Batch)
+				return err
+			})
+			if err != nil {
+				return res, fmt.Errorf("couldn't purge %s: %w", step.name, err)
+			}
+			*step.dst += n
+			if n < pol.Batch {
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// purgeTombstonesTx hard-deletes up to limit memories forgotten before cut and records
+// each purge in history without content.
+func (s *Store) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, limit int) (int, error) {
+	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
+		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?)
+		RETURNING id, scope_key, version`, cut, limit)
+	if err != nil {
+		return 0, err
+	}
+	var purged []memory.HistoryEvent
+	for rows.Next() {
+		ev := memory.HistoryEvent{Action: memory.ActionPurge, Actor: memory.ActorRetention,
+			Reason: "forgotten longer than the recover window"}
+		if err := rows.Scan(&ev.MemoryID, &ev.ScopeKey, &ev.Version); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		purged = append(purged, ev)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, err
+	}
+	for _, ev := range purged {
+		if err := s.addHistory(ctx, tx, ev); err != nil {
+			return 0, err
+		}
+	}
+	return len(purged), nil
+}
+
+func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

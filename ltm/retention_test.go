@@ -1,0 +1,117 @@
+package ltm_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+func TestRetention(t *testing.T) {
+	s, clock := jobStore(t)
+	ctx := t.Context()
+	g := memory.ServerOwner("g1")
+	embed := func(_ context.Context, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i := range texts {
+			out[i] = []float32{1, float32(i + 1)}
+		}
+		return out, nil
+	}
+	s.SetEmbedder(embed, "test-embed")
+	remember := func(content string) *memory.Memory {
+		res, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content}, "user:u1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Memory
+	}
+	// Day 0: history, turns and jobs that will all be old by the end.
+	kept := remember("Kept forever because it is live")
+	forgotten := remember("Forgotten and then purged")
+	shared := remember("Shared text in two guilds")
+	if _, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Shared text in two guilds"}, "user:u1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: "old turn"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustEnqueue(t, s, "k", "done-old", ltm.EnqueueOptions{})
+	j := mustLease(t, s, "w")
+	if err := s.Complete(ctx, j.ID, "w"); err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, "k", "dead-old", ltm.EnqueueOptions{MaxAttempts: 1})
+	j = mustLease(t, s, "w")
+	if _, err := s.Fail(ctx, j.ID, "w", errors.New("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Forget(ctx, g, []int64{forgotten.ID, shared.ID}, "user:u1", ""); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("NothingYoungIsTouched", func(t *testing.T) {
+		clock.Advance(2 * 24 * time.Hour)
+		res, err := s.Retention(ctx, ltm.RetentionPolicy{})
+		if err != nil || res != (ltm.RetentionResult{}) {
+			t.Fatalf("retention on young data: %+v %v", res, err)
+		}
+	})
+	clock.Advance(29 * 24 * time.Hour) // day 31: past the recover window and the transcript, done and dead job limits
+	mustEnqueue(t, s, "k", "done-new", ltm.EnqueueOptions{})
+	j = mustLease(t, s, "w")
+	if err := s.Complete(ctx, j.ID, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: "new turn"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Retention(ctx, ltm.RetentionPolicy{Batch: 2}) // small batches exercise the loop
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ltm.RetentionResult{Embeddings: 1, Tombstones: 2, DoneJobs: 1, DeadJobs: 1, Transcripts: 5}
+	if res != want {
+		t.Fatalf("retention %+v, want %+v", res, want)
+	}
+	if _, err := s.Recover(ctx, g, forgotten.ID, 0, "user:u1"); memory.ErrorCode(err) != memory.ENOTFOUND {
+		t.Fatalf("recover after purge: %v, want not found", err)
+	}
+	evs, err := s.History(ctx, g, forgotten.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Action != memory.ActionPurge || last.Actor != memory.ActorRetention || last.OldContent != "" || last.NewContent != "" {
+		t.Fatalf("purge row %+v", last)
+	}
+	if _, err := s.Get(ctx, g, kept.ID); err != nil {
+		t.Fatalf("live memory purged: %v", err)
+	}
+	st, _ := s.Stats(ctx, "")
+	if st.Embeddings != 2 {
+		t.Fatalf("%d embeddings left, want the live memory's and the one g2 still uses", st.Embeddings)
+	}
+	if st.Turns != 1 || st.Jobs["done"] != 1 || st.Jobs["dead"] != 0 {
+		t.Fatalf("stats after retention %+v", st)
+	}
+
+	t.Run("HistoryAfterHalfAYear", func(t *testing.T) {
+		clock.Advance(150 * 24 * time.Hour) // day 181
+		res, err := s.Retention(ctx, ltm.RetentionPolicy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.History == 0 {
+			t.Fatalf("retention %+v: old history kept", res)
+		}
+		if evs, err := s.History(ctx, g, forgotten.ID); err != nil || len(evs) != 1 || evs[0].Action != memory.ActionPurge {
+			t.Fatalf("history of the purged memory %+v %v, want only its (younger) purge row", evs, err)
+		}
+	})
+}

@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"strings"
+	"unicode"
+)
+
+// Contradiction detection is a cheap, deliberately simple screen (SPEC §4): two statements
+// that share at least two content words and differ by a negation ("Alice likes jazz" /
+// "Alice doesn't like jazz") or by an antonym pair ("the raid is on Friday mornings" / "the
+// raid is on Friday evenings") are flagged for a person to review. It never blocks a write;
+// the cost of a false flag is one history row.
+
+// minSharedTokens is how many content words two statements must share before a negation or
+// antonym between them counts as a contradiction rather than two unrelated statements.
+const minSharedTokens = 2
+
+// negations mark a statement as negated (English words; Japanese endings are found by
+// jaNegation).
+var negations = map[string]bool{
+	"not": true, "no": true, "never": true, "none": true, "nobody": true, "nothing": true,
+	"neither": true, "nor": true, "without": true, "cannot": true, "stopped": true,
+}
+
+// antonymPairs are word pairs whose swap flips a statement's meaning.
+var antonymPairs = [][2]string{
+	{"like", "dislike"}, {"likes", "dislikes"}, {"liked", "disliked"},
+	{"love", "hate"}, {"loves", "hates"}, {"loved", "hated"},
+	{"always", "never"}, {"true", "false"},
+	{"open", "closed"}, {"enabled", "disabled"}, {"enable", "disable"},
+	{"allowed", "forbidden"}, {"allowed", "banned"}, {"allow", "forbid"},
+	{"start", "stop"}, {"starts", "stops"}, {"increase", "decrease"},
+	{"accept", "reject"}, {"accepted", "rejected"}, {"agree", "disagree"},
+	{"include", "exclude"}, {"add", "remove"}, {"available", "unavailable"},
+	{"before", "after"}, {"early", "late"}, {"earlier", "later"},
+	{"morning", "evening"}, {"mornings", "evenings"}, {"day", "night"},
+	{"more", "less"}, {"best", "worst"}, {"good", "bad"}, {"hot", "cold"},
+	{"win", "lose"}, {"won", "lost"}, {"online", "offline"}, {"public", "private"},
+	{"required", "optional"}, {"mandatory", "optional"}, {"prefer", "avoid"},
+	{"prefers", "avoids"},
+	{"好き", "嫌い"}, {"賛成", "反対"}, {"可能", "不可能"}, {"有効", "無効"},
+	{"許可", "禁止"}, {"開始", "終了"}, {"得意", "苦手"}, {"朝", "夜"}, {"前", "後"},
+}
+
+var antonymOf = func() map[string][]string {
+	m := make(map[string][]string)
+	for _, p := range antonymPairs {
+		m[p[0]] = append(m[p[0]], p[1])
+		m[p[1]] = append(m[p[1]], p[0])
+	}
+	return m
+}()
+
+// stopTokens carry no topic; sharing them does not make two statements about one thing.
+var stopTokens = map[string]bool{
+	"a": true, "an": true, "the": true, "is": true, "are": true, "was": true, "were": true, "be": true,
+	"to": true, "of": true, "and": true, "or": true, "in": true, "on": true, "at": true, "for": true,
+	"with": true, "it": true, "its": true, "this": true, "that": true, "i": true, "we": true, "they": true,
+	"he": true, "she": true, "his": true, "her": true, "their": true, "our": true, "my": true, "you": true,
+	"your": true, "does": true, "do": true, "did": true, "has": true, "have": true, "had": true, "as": true,
+	"by": true, "from": true, "but": true, "so": true, "very": true, "really": true, "also": true,
+	"now": true, "then": true, "there": true, "here": true, "any": true, "all": true, "some": true,
+	"would": true, "should": true, "could": true, "than": true,
+	"は": true, "が": true, "を": true, "に": true, "の": true, "で": true, "と": true, "も": true,
+}
+
+// Contradicts reports whether statements a and b look like opposite claims about the same
+// thing: at least two shared content words, and a negation in one but not the other, or a
+// word in one whose antonym is in the other.
+func Contradicts(a, b string) bool {
+	ta, tb := contradictionTokens(a), contradictionTokens(b)
+	shared := 0
+	for t := range ta.content {
+		if tb.content[t] {
+			shared++
+		}
+	}
+	if shared < minSharedTokens {
+		return false
+	}
+	if ta.negated != tb.negated {
+		return true
+	}
+	for w := range ta.all {
+		for _, opp := range antonymOf[w] {
+			if tb.all[opp] && !ta.all[opp] && !tb.all[w] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+type tokenSet struct {
+	content map[string]bool // topic words: not stop words, negations or antonyms
+	all     map[string]bool
+	negated bool
+}
+
+func contradictionTokens(s string) tokenSet {
+	ts := tokenSet{content: map[string]bool{}, all: map[string]bool{}}
+	s = strings.ToLower(strings.ReplaceAll(s, "’", "'"))
+	words := strings.FieldsFunc(s, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\''
+	})
+	negs := 0
+	for _, w := range words {
+		w = strings.Trim(w, "'")
+		if w == "" {
+			continue
+		}
+		if hasCJKRune(w) {
+			toks, n := cjkTokens(w)
+			negs += n
+			for _, t := range toks {
+				ts.all[t] = true
+				if !stopTokens[t] && antonymOf[t] == nil {
+					ts.content[t] = true
+				}
+			}
+			continue
+		}
+		ts.all[w] = true
+		if negations[w] || strings.HasSuffix(w, "n't") {
+			negs++
+			continue
+		}
+		if stopTokens[w] || antonymOf[w] != nil {
+			continue
+		}
+		ts.content[w] = true
+	}
+	// "not … never" cancel out; what matters is whether the statement ends up negated.
+	ts.negated = negs%2 == 1
+	return ts
+}
+
+// cjkTokens splits a run of unsegmented (Japanese) text into tokens: the antonym words
+// found in it, then character bigrams of what is left, the usual way to compare text
+// without word boundaries. Negative endings (ない, ません) are counted and removed first,
+// so "好きではない" and "好き" share their topic bigrams and differ in negation.
+func cjkTokens(w string) (toks []string, negations int) {
+	negations = strings.Count(w, "ない") + strings.Count(w, "ません")
+	rest := strings.NewReplacer("ない", " ", "ません", " ").Replace(w)
+	for _, p := range antonymPairs {
+		for _, word := range p {
+			if hasCJKRune(word) && strings.Contains(rest, word) {
+				toks = append(toks, word)
+				rest = strings.ReplaceAll(rest, word, " ")
+			}
+		}
+	}
+	for _, part := range strings.Fields(rest) {
+		rs := []rune(part)
+		if len(rs) == 1 {
+			toks = append(toks, part)
+			continue
+		}
+		for i := 0; i+1 < len(rs); i++ {
+			toks = append(toks, string(rs[i:i+2]))
+		}
+	}
+	return toks, negations
+}
+
+func hasCJKRune(s string) bool {
+	for _, r := range s {
+		if unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,261 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/intent"
+	"github.com/kioku-bot/kioku/internal/testkit"
+	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
+	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
+	"github.com/sashabaranov/go-openai"
+)
+
+var epoch = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+
+// env is one pipeline on a real store, talking to the fake OpenAI server.
+type env struct {
+	t      *testing.T
+	store  *ltm.Store
+	clock  *testkit.Clock
+	fake   *fakeopenai.Server
+	client *llm.Client
+	p      *pipeline.Pipeline
+	logs   *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newEnv builds an env; cfg's zero fields get the pipeline defaults, except that backoff
+// jitter is exact so tests can compute retry times.
+func newEnv(t *testing.T, cfg pipeline.Config) *env {
+	t.Helper()
+	e := &env{t: t, store: testkit.MustOpenStore(t), clock: testkit.NewClock(epoch), fake: fakeopenai.New(t), logs: &syncBuffer{}}
+	e.store.Now = e.clock.Now
+	client, err := llm.New(llm.Config{BaseURL: e.fake.URL(), APIKey: fakeopenai.APIKey, ChatModel: "chat-model",
+		PipelineModel: "pipeline-model", EmbedModel: "embed-model", MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Sleep = func(context.Context, time.Duration) error { return nil }
+	e.client = client
+	e.fake.Default(defaultBrain)
+	if cfg.Jitter == nil {
+		cfg.Jitter = func(d time.Duration) time.Duration { return d }
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	e.p, err = pipeline.New(e.store, client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// withEmbeddings turns on the vector leg of recall, through the fake's embeddings.
+func (e *env) withEmbeddings() *env {
+	e.store.SetEmbedder(e.client.Embed, "embed-model")
+	return e
+}
+
+// say stores a user turn and notifies the pipeline the way the chat turn does.
+func (e *env) say(guild, channel, user, name, text string) ltm.Turn {
+	e.t.Helper()
+	t := ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Role: ltm.RoleUser,
+		Content: text, MessageID: fmt.Sprintf("m%d", e.clock.Now().UnixNano())}
+	id, err := e.store.AppendTurn(e.t.Context(), t)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	t.ID, t.CreatedAt = id, e.clock.Now()
+	if err := e.p.OnTurn(e.t.Context(), t, intent.HighSignal(text)); err != nil {
+		e.t.Fatal(err)
+	}
+	return t
+}
+
+// reply stores an assistant turn.
+func (e *env) reply(guild, channel, user, text string) {
+	e.t.Helper()
+	t := ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: ltm.RoleAssistant, Content: text}
+	if _, err := e.store.AppendTurn(e.t.Context(), t); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.p.OnTurn(e.t.Context(), t, false); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) tick() pipeline.TickResult {
+	e.t.Helper()
+	r, err := e.p.Tick(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return r
+}
+
+func (e *env) memories(owner memory.Owner) []*memory.Memory {
+	e.t.Helper()
+	ms, _, err := e.store.List(e.t.Context(), owner, ltm.ListOptions{Limit: 500})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return ms
+}
+
+func (e *env) contents(owner memory.Owner) []string {
+	var out []string
+	for _, m := range e.memories(owner) {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func (e *env) history(owner memory.Owner) []memory.HistoryEvent {
+	e.t.Helper()
+	evs, err := e.store.ScopeHistory(e.t.Context(), owner, 500)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	// oldest first reads better in assertions
+	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	return evs
+}
+
+func (e *env) actions(owner memory.Owner) []memory.Action {
+	var out []memory.Action
+	for _, ev := range e.history(owner) {
+		out = append(out, ev.Action)
+	}
+	return out
+}
+
+func (e *env) jobs() []*ltm.Job {
+	e.t.Helper()
+	js, err := e.store.ListJobs(e.t.Context(), "", 500)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return js
+}
+
+func (e *env) stats() ltm.JobStats {
+	e.t.Helper()
+	st, err := e.store.JobStats(e.t.Context())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return st
+}
+
+// chatCalls counts chat requests by kind.
+func (e *env) chatCalls() (extractions, decisions int) {
+	for _, r := range e.fake.ChatRequests() {
+		if isExtraction(r) {
+			extractions++
+		} else {
+			decisions++
+		}
+	}
+	return
+}
+
+func isExtraction(r openai.ChatCompletionRequest) bool {
+	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, "You extract")
+}
+
+// fact is one fact in a scripted extraction reply.
+type fact struct {
+	Content    string  `json:"content"`
+	Type       string  `json:"type,omitempty"`
+	Confidence float64 `json:"confidence"`
+	Scope      string  `json:"scope,omitempty"`
+	Subject    string  `json:"subject,omitempty"`
+}
+
+func extraction(facts ...fact) fakeopenai.Response {
+	b, _ := json.Marshal(map[string]any{"facts": facts, "entities": []any{}})
+	return fakeopenai.Text(string(b))
+}
+
+func decision(action string, target int64, content string, confidence float64, reason string) fakeopenai.Response {
+	b, _ := json.Marshal(map[string]any{"action": action, "target_id": target, "content": content,
+		"confidence": confidence, "reason": reason})
+	return fakeopenai.Text(string(b))
+}
+
+var (
+	userLine = regexp.MustCompile(`(?m)^\[(.+?) \(user id (.+?)\)\]: (.*)$`)
+	factLine = regexp.MustCompile(`<new_fact type="\w+">(.*)</new_fact>`)
+	candLine = regexp.MustCompile(`(?m)^\[id:(\d+)\] \([^)]*\) (.*)$`)
+)
+
+// defaultBrain is a deterministic model for tests that do not script replies. Extraction:
+// every user line of at least ten characters becomes a fact: personal (about its author)
+// when it starts with "I ", server otherwise. Decision: a fact containing "instead"
+// updates the first candidate, one containing "no longer" deletes it, a fact equal to a
+// candidate is NONE, anything else is ADD.
+func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
+	user := req.Messages[len(req.Messages)-1].Content
+	if isExtraction(req) {
+		var facts []fact
+		for _, m := range userLine.FindAllStringSubmatch(user, -1) {
+			name, id, text := m[1], m[2], m[3]
+			if len(text) < 10 {
+				continue
+			}
+			f := fact{Content: text, Type: "fact", Confidence: 0.9, Scope: "server"}
+			if strings.HasPrefix(text, "I ") {
+				f.Content, f.Scope, f.Subject = name+" "+strings.TrimPrefix(text, "I "), "personal", id
+			}
+			facts = append(facts, f)
+		}
+		return extraction(facts...)
+	}
+	fm := factLine.FindStringSubmatch(user)
+	cands := candLine.FindAllStringSubmatch(user, -1)
+	if fm == nil || len(cands) == 0 {
+		return fakeopenai.Text("not json")
+	}
+	first, _ := strconv.ParseInt(cands[0][1], 10, 64)
+	switch f := fm[1]; {
+	case strings.Contains(f, "no longer"):
+		return decision("DELETE", first, "", 0.9, "the fact retracts it")
+	case strings.Contains(f, "instead"):
+		return decision("UPDATE", first, f, 0.9, "the fact corrects it")
+	case strings.EqualFold(f, cands[0][2]):
+		return decision("NONE", first, "", 0.9, "already known")
+	}
+	return decision("ADD", 0, fm[1], 0.9, "new information")
+}

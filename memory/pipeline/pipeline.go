@@ -1,0 +1,262 @@
+// Package pipeline is kioku's background memory work (SPEC §4): it reads what people said
+// in each channel, extracts facts worth keeping with the pipeline model, decides for each
+// fact whether it is new, refines or retracts an existing memory, or is already known,
+// and applies those decisions through controlled writes that are audited in history.
+//
+// Everything durable lives in SQLite through ltm: the job queue, the per-channel
+// extraction cursor, checkpoints of work done so far. Model and embedding calls happen
+// only between transactions; each job ends in one short transaction that writes its facts,
+// moves the cursor and completes the job together, so a crash at any point either loses
+// the whole run (which is then redone) or none of it, and never duplicates a fact.
+//
+// A chat turn calls OnTurn after storing a user turn; `kioku run` calls Start and Stop.
+// Tests drive the same work by hand with Tick, Reap and Sweep.
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/robfig/cron/v3"
+	"github.com/sashabaranov/go-openai"
+)
+
+// Model is what the pipeline needs from the language model: one completion with the
+// pipeline model. *llm.Client satisfies it.
+type Model interface {
+	CompletePipeline(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
+}
+
+// KindExtract is the job kind of conversation extraction; its dedup key is the channel.
+const KindExtract = "extract"
+
+// Defaults copied into a Config's zero fields by New.
+const (
+	// DefaultBatchTurns (N) is how many unextracted user turns in a channel start an
+	// extraction right away: about a screenful of conversation, enough context for the
+	// model to tell a decision from banter, few enough that memories appear the same hour.
+	DefaultBatchTurns = 8
+	// DefaultIdleAfter (T) starts an extraction when a channel has been quiet this long
+	// with turns waiting: conversations usually pause for good after ten minutes.
+	DefaultIdleAfter = 10 * time.Minute
+	// DefaultConfidenceGate is the least confidence (the fact's and the decision's) for a
+	// proposal to be applied (SPEC §4).
+	DefaultConfidenceGate = 0.7
+	// DefaultCallsPerHour caps pipeline model calls per hour (SPEC §4): one busy server's
+	// worth of extractions, a bounded bill if a loop misbehaves.
+	DefaultCallsPerHour = 120
+	// DefaultLeaseFor is how long a worker holds a job before the reaper may take it
+	// back. Heartbeats extend it between model calls, so it only has to outlast one call
+	// with its retries (llm's 60 s timeout × 4 attempts plus backoff).
+	DefaultLeaseFor = 10 * time.Minute
+	// DefaultBackoffBase and DefaultBackoffMax bound the wait after a failed run:
+	// 1, 2, 4, 8 minutes… with equal jitter, so with the default five attempts a job
+	// survives a quarter-hour outage before it is dead-lettered.
+	DefaultBackoffBase = time.Minute
+	DefaultBackoffMax  = time.Hour
+	// DefaultMaxTurnsPerJob bounds the transcript turns read by one job; the rest wait
+	// for a follow-up job. MaxInputChars usually cuts earlier.
+	DefaultMaxTurnsPerJob = 200
+	// DefaultMaxJobsPerTick bounds the jobs one Tick runs, so a backlog does not hold the
+	// worker (and its shutdown) for long.
+	DefaultMaxJobsPerTick = 10
+	// DefaultSweepWindow is how far back the sweep looks for channels whose extraction
+	// was never scheduled (a crash between a turn and its enqueue).
+	DefaultSweepWindow = 48 * time.Hour
+	// Schedules of the cron tasks (robfig/cron syntax).
+	DefaultWorkSchedule  = "@every 5s"
+	DefaultReapSchedule  = "@every 1m"
+	DefaultSweepSchedule = "@every 5m"
+	// DefaultRetentionSchedule runs retention (SPEC §4: every 6 h).
+	DefaultRetentionSchedule = "@every 6h"
+)
+
+// Config configures a Pipeline. Zero values mean the documented default.
+type Config struct {
+	// Flags are the operator's switches for the whole bot; each guild's /kioku config mode
+	// narrows them further. Nil means DefaultFlags (full).
+	Flags *Flags
+	// BatchTurns (N): unextracted user turns that start an extraction now; default
+	// DefaultBatchTurns.
+	BatchTurns int
+	// IdleAfter (T): quiet time after the last turn that starts an extraction; default
+	// DefaultIdleAfter.
+	IdleAfter time.Duration
+	// ConfidenceGate: least confidence for a proposal to be applied; default
+	// DefaultConfidenceGate.
+	ConfidenceGate float64
+	// CallsPerHour caps model calls per hour; default DefaultCallsPerHour, negative for
+	// no cap.
+	CallsPerHour int
+	// LeaseFor is how long a job is held between heartbeats; default DefaultLeaseFor.
+	LeaseFor time.Duration
+	// MaxAttempts is the failed runs before a job is dead; default ltm.DefaultMaxAttempts.
+	MaxAttempts int
+	// BackoffBase and BackoffMax bound the exponential wait after a failure.
+	BackoffBase time.Duration
+	BackoffMax  time.Duration
+	// Jitter turns a backoff d into the actual wait; default uniform in [d/2, d], so jobs
+	// failing together do not retry together. Tests make it exact.
+	Jitter func(d time.Duration) time.Duration
+	// MaxTurnsPerJob and MaxJobsPerTick bound one job and one Tick.
+	MaxTurnsPerJob int
+	MaxJobsPerTick int
+	// SweepWindow is how far back Sweep looks; default DefaultSweepWindow.
+	SweepWindow time.Duration
+	// WorkSchedule, ReapSchedule, SweepSchedule and RetentionSchedule are the cron specs
+	// of the worker, the stale-lease reaper, the sweep and retention; defaults above.
+	WorkSchedule      string
+	ReapSchedule      string
+	SweepSchedule     string
+	RetentionSchedule string
+	// Retention says how long history, jobs and transcripts are kept; zero fields are
+	// ltm's defaults (forgotten memories are purged after the store's RecoverWindow).
+	Retention ltm.RetentionPolicy
+	// WorkerID names this process in job leases; default hostname:pid.
+	WorkerID string
+	// Logger receives one structured line per job and per scheduled run (ids and counts,
+	// never message content). Nil discards.
+	Logger *slog.Logger
+
+	// BeforeCommit, when set, is called after every model and embedding call of a job
+	// and right before its one write transaction. A test seam: tests block in it to
+	// crash or race a job at the worst moment. An error fails the run like any other.
+	BeforeCommit func(ctx context.Context, job *ltm.Job) error
+}
+
+// Pipeline runs the background memory work. Create it with New.
+type Pipeline struct {
+	store *ltm.Store
+	model Model
+	cfg   Config
+	flags Flags
+	log   *slog.Logger
+	guard *CostGuard
+
+	tickMu sync.Mutex // one Tick at a time, whoever calls it
+	nonce  uint32     // tells this process's leases from those of an earlier one with the same pid
+	leases atomic.Int64
+
+	mu      sync.Mutex
+	sched   *cron.Cron
+	runCtx  context.Context // tasks' context while started
+	cancel  context.CancelFunc
+	running bool
+}
+
+// New returns a pipeline over store and model. It starts nothing: call Start for the
+// scheduled background work, or Tick, Reap and Sweep by hand.
+func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
+	if store == nil || model == nil {
+		return nil, fmt.Errorf("couldn't create pipeline: store and model are required")
+	}
+	flags := DefaultFlags()
+	if cfg.Flags != nil {
+		flags = *cfg.Flags
+	}
+	if cfg.BatchTurns <= 0 {
+		cfg.BatchTurns = DefaultBatchTurns
+	}
+	if cfg.IdleAfter <= 0 {
+		cfg.IdleAfter = DefaultIdleAfter
+	}
+	if cfg.ConfidenceGate == 0 {
+		cfg.ConfidenceGate = DefaultConfidenceGate
+	}
+	if cfg.CallsPerHour == 0 {
+		cfg.CallsPerHour = DefaultCallsPerHour
+	}
+	if cfg.LeaseFor <= 0 {
+		cfg.LeaseFor = DefaultLeaseFor
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = ltm.DefaultMaxAttempts
+	}
+	if cfg.BackoffBase <= 0 {
+		cfg.BackoffBase = DefaultBackoffBase
+	}
+	if cfg.BackoffMax < cfg.BackoffBase {
+		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = equalJitter
+	}
+	if cfg.MaxTurnsPerJob <= 0 {
+		cfg.MaxTurnsPerJob = DefaultMaxTurnsPerJob
+	}
+	if cfg.MaxJobsPerTick <= 0 {
+		cfg.MaxJobsPerTick = DefaultMaxJobsPerTick
+	}
+	if cfg.SweepWindow <= 0 {
+		cfg.SweepWindow = DefaultSweepWindow
+	}
+	if cfg.WorkSchedule == "" {
+		cfg.WorkSchedule = DefaultWorkSchedule
+	}
+	if cfg.ReapSchedule == "" {
+		cfg.ReapSchedule = DefaultReapSchedule
+	}
+	if cfg.SweepSchedule == "" {
+		cfg.SweepSchedule = DefaultSweepSchedule
+	}
+	if cfg.RetentionSchedule == "" {
+		cfg.RetentionSchedule = DefaultRetentionSchedule
+	}
+	if cfg.WorkerID == "" {
+		host, _ := os.Hostname()
+		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if cfg.ConfidenceGate < 0 || cfg.ConfidenceGate > 1 {
+		return nil, fmt.Errorf("couldn't create pipeline: confidence gate %v is outside 0–1", cfg.ConfidenceGate)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &Pipeline{
+		store: store,
+		model: model,
+		cfg:   cfg,
+		flags: flags,
+		log:   log,
+		guard: NewCostGuard(cfg.CallsPerHour, time.Hour, func() time.Time { return store.Now() }),
+		nonce: rand.Uint32(),
+	}
+	return p, nil
+}
+
+// Config returns the effective configuration, defaults filled in.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Guard returns the cost guard, for status and tests.
+func (p *Pipeline) Guard() *CostGuard { return p.guard }
+
+// equalJitter waits between half and all of d.
+func equalJitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	half := d / 2
+	return half + rand.N(d-half+1)
+}
+
+// backoff is the wait after a job's attempt-th failure (1-based).
+func (p *Pipeline) backoff(attempt int) time.Duration {
+	d := p.cfg.BackoffBase
+	for i := 1; i < attempt && d < p.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	return p.cfg.Jitter(min(d, p.cfg.BackoffMax))
+}
+
+// nextOwner is a lease token unique to this process and lease.
+func (p *Pipeline) nextOwner() string {
+	return fmt.Sprintf("%s/%08x#%d", p.cfg.WorkerID, p.nonce, p.leases.Add(1))
+}

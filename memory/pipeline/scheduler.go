@@ -1,0 +1,209 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/robfig/cron/v3"
+)
+
+// Names of the scheduled tasks, as they appear in logs, TaskRuns and Status.
+const (
+	TaskWork      = "work"      // Tick: run due jobs
+	TaskReap      = "reap"      // Reap: requeue jobs whose worker died
+	TaskSweep     = "sweep"     // Sweep: schedule channels whose extraction was never scheduled
+	TaskRetention = "retention" // ltm retention: purge what outlived its keeping
+)
+
+// NewCron returns a cron scheduler (robfig/cron) that logs through log, recovers panics
+// in tasks and skips a run while the previous run of the same task is still going, so a
+// slow model never stacks up ticks.
+func NewCron(log *slog.Logger) *cron.Cron {
+	cl := cronLogger{log}
+	return cron.New(
+		cron.WithLogger(cl),
+		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
+	)
+}
+
+// cronLogger adapts slog to cron.Logger. cron's own info lines (scheduling, waking) are
+// debug noise, except skipped runs, which say the worker is falling behind.
+type cronLogger struct{ log *slog.Logger }
+
+func (l cronLogger) Info(msg string, keysAndValues ...any) {
+	level := slog.LevelDebug
+	if msg == "skip" {
+		level = slog.LevelWarn
+		msg = "skipped a scheduled run: the previous one is still running"
+	}
+	l.log.Log(context.Background(), level, "cron: "+msg, keysAndValues...)
+}
+
+func (l cronLogger) Error(err error, msg string, keysAndValues ...any) {
+	l.log.Error("cron: "+msg, append(keysAndValues, "err", err)...)
+}
+
+// Scheduler returns the pipeline's cron scheduler with its tasks (work, reap, sweep, retention),
+// building it on first use. Start starts it; tests run an entry's WrappedJob by hand.
+func (p *Pipeline) Scheduler() (*cron.Cron, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.schedulerLocked()
+}
+
+func (p *Pipeline) schedulerLocked() (*cron.Cron, error) {
+	if p.sched != nil {
+		return p.sched, nil
+	}
+	c := NewCron(p.log)
+	for _, t := range []struct{ spec, name string }{
+		{p.cfg.WorkSchedule, TaskWork},
+		{p.cfg.ReapSchedule, TaskReap},
+		{p.cfg.SweepSchedule, TaskSweep},
+		{p.cfg.RetentionSchedule, TaskRetention},
+	} {
+		if _, err := c.AddJob(t.spec, p.task(t.name, p.taskFunc(t.name))); err != nil {
+			return nil, fmt.Errorf("couldn't schedule pipeline task %s (%q): %w", t.name, t.spec, err)
+		}
+	}
+	p.sched = c
+	return c, nil
+}
+
+// task wraps fn as a cron job that runs under the pipeline's background context, logs one
+// structured line per run and records the run for doctor and /kioku status.
+func (p *Pipeline) task(name string, fn func(ctx context.Context) (string, error)) cron.Job {
+	return cron.FuncJob(func() {
+		p.mu.Lock()
+		ctx := p.runCtx
+		p.mu.Unlock()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		p.runTask(ctx, name, fn)
+	})
+}
+
+func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context.Context) (string, error)) {
+	started := p.store.Now()
+	clock := time.Now()
+	run := ltm.TaskRun{Name: name, StartedAt: started}
+	defer func() {
+		if r := recover(); r != nil {
+			run.Error = fmt.Sprintf("panic: %v", r)
+			p.finishTask(run, clock)
+			panic(r) // cron.Recover logs it with the stack
+		}
+	}()
+	detail, err := fn(ctx)
+	run.Detail, run.OK = detail, err == nil
+	if err != nil {
+		run.Error = err.Error()
+	}
+	p.finishTask(run, clock)
+}
+
+func (p *Pipeline) finishTask(run ltm.TaskRun, clock time.Time) {
+	run.FinishedAt = p.store.Now()
+	took := time.Since(clock)
+	attrs := []any{slog.String("task", run.Name), slog.String("result", run.Detail), slog.Duration("took", took)}
+	if run.OK {
+		p.log.Debug("pipeline task ran", attrs...)
+	} else {
+		p.log.Error("pipeline task failed", append(attrs, slog.String("err", run.Error))...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.store.RecordRun(ctx, run); err != nil {
+		p.log.Warn("couldn't record pipeline task run", slog.String("task", run.Name), slog.Any("err", err))
+	}
+}
+
+// taskFunc is the body of a scheduled task; it returns a one-line result for the run record.
+func (p *Pipeline) taskFunc(name string) func(ctx context.Context) (string, error) {
+	switch name {
+	case TaskWork:
+		return func(ctx context.Context) (string, error) {
+			r, err := p.Tick(ctx)
+			return fmt.Sprintf("done=%d retried=%d dead=%d postponed=%d lost=%d budget_wait=%v",
+				r.Done, r.Retried, r.Dead, r.Postponed, r.Lost, r.BudgetWait), err
+		}
+	case TaskReap:
+		return func(ctx context.Context) (string, error) {
+			r, err := p.Reap(ctx)
+			return fmt.Sprintf("requeued=%d dead=%d", r.Requeued, r.Dead), err
+		}
+	case TaskSweep:
+		return func(ctx context.Context) (string, error) {
+			n, err := p.Sweep(ctx)
+			return fmt.Sprintf("scheduled=%d", n), err
+		}
+	case TaskRetention:
+		return func(ctx context.Context) (string, error) {
+			r, err := p.store.Retention(ctx, p.cfg.Retention)
+			return fmt.Sprintf("embeddings=%d tombstones=%d history=%d done_jobs=%d dead_jobs=%d transcripts=%d",
+				r.Embeddings, r.Tombstones, r.History, r.DoneJobs, r.DeadJobs, r.Transcripts), err
+		}
+	}
+	return nil
+}
+
+// RunTask runs one scheduled task now, outside the schedule, and records it like a
+// scheduled run. `kioku run` may use it to reap stale leases at start; tests use it to
+// check the run records.
+func (p *Pipeline) RunTask(ctx context.Context, name string) error {
+	fn := p.taskFunc(name)
+	if fn == nil {
+		return fmt.Errorf("unknown pipeline task %q", name)
+	}
+	p.runTask(ctx, name, fn)
+	return nil
+}
+
+// Start starts the scheduled work (by default: worker every 5 s, reaper every minute, sweep
+// every five minutes, retention every six hours) in the background and returns. Tasks run under a context derived
+// from ctx without its cancellation; Stop cancels it. Starting twice is an error.
+func (p *Pipeline) Start(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.running {
+		return errors.New("pipeline already started")
+	}
+	c, err := p.schedulerLocked()
+	if err != nil {
+		return err
+	}
+	p.runCtx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	p.running = true
+	c.Start()
+	p.log.Info("pipeline started", slog.String("work", p.cfg.WorkSchedule), slog.String("reap", p.cfg.ReapSchedule),
+		slog.String("sweep", p.cfg.SweepSchedule), slog.String("retention", p.cfg.RetentionSchedule),
+		slog.Int("calls_per_hour", p.cfg.CallsPerHour))
+	return nil
+}
+
+// Stop stops scheduling, cancels running tasks (a job interrupted this way goes back to
+// the queue without counting an attempt) and waits for them to return or for ctx to end.
+func (p *Pipeline) Stop(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.running {
+		p.mu.Unlock()
+		return nil
+	}
+	p.running = false
+	c, cancel := p.sched, p.cancel
+	p.mu.Unlock()
+	done := c.Stop()
+	cancel()
+	select {
+	case <-done.Done():
+		p.log.Info("pipeline stopped")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("couldn't stop pipeline: %w", context.Cause(ctx))
+	}
+}

@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/intent"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// jobPayload is the payload of an extraction job.
+type jobPayload struct {
+	GuildID   string `json:"guild_id"`
+	ChannelID string `json:"channel_id"`
+	// Checkpoint keeps a run's model results when the run is postponed (budget spent,
+	// shutdown) or crashes after extracting, so the next run does not pay for them again.
+	Checkpoint *checkpoint `json:"checkpoint,omitempty"`
+}
+
+// checkpoint is the model work done for one batch of turns.
+type checkpoint struct {
+	From       int64            `json:"from"`    // cursor the batch starts after
+	Through    int64            `json:"through"` // last turn of the batch
+	Extraction Extraction       `json:"extraction"`
+	Decisions  map[int]Decision `json:"decisions,omitempty"` // by fact index
+}
+
+func dedupKey(ch ltm.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
+
+// modeFor is the effective mode in a guild: the operator's flags narrowed by the guild's
+// /kioku config mode. DMs (guildID "") follow the operator's flags alone.
+func (p *Pipeline) modeFor(ctx context.Context, guildID string) (Mode, error) {
+	flags := p.flags
+	if guildID != "" {
+		gs, err := p.store.GuildSettings(ctx, guildID)
+		if err != nil {
+			return "", err
+		}
+		flags = flags.And(GuildFlags(gs.PipelineMode))
+	}
+	return flags.Mode(), nil
+}
+
+// OnTurn tells the pipeline that the chat turn stored t (call it right after AppendTurn,
+// outside any transaction). It schedules the channel's extraction per the trigger rules:
+//
+//   - a high-signal turn (explicit memory intent, decision or preference language; pass
+//     intent.HighSignal(text), which the turn has computed already) → extract now;
+//   - at least BatchTurns (N, default 8) unextracted user turns → extract now;
+//   - otherwise → extract once the channel has been idle IdleAfter (T, default 10 min);
+//     each new turn restarts that timer.
+//
+// Assistant turns, users with privacy "full" and guilds with the pipeline off schedule
+// nothing. One job per channel: repeated calls only move its time.
+func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) error {
+	if t.Role != ltm.RoleUser {
+		return nil
+	}
+	mode, err := p.modeFor(ctx, t.GuildID)
+	if err != nil {
+		return fmt.Errorf("couldn't schedule extraction: %w", err)
+	}
+	if mode == ModeOff {
+		return nil
+	}
+	us, err := p.store.UserSettings(ctx, t.UserID)
+	if err != nil {
+		return fmt.Errorf("couldn't schedule extraction: %w", err)
+	}
+	if us.Privacy == memory.PrivacyFull {
+		return nil
+	}
+	if _, err := p.schedule(ctx, ltm.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
+		return fmt.Errorf("couldn't schedule extraction: %w", err)
+	}
+	return nil
+}
+
+// schedule enqueues or re-times the extraction job of ch from its backlog. It reports
+// whether a job was created.
+func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool) (bool, error) {
+	b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+	if err != nil {
+		return false, err
+	}
+	if b.Turns == 0 {
+		return false, nil
+	}
+	opt := ltm.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
+	if !highSignal && b.UserTurns < p.cfg.BatchTurns {
+		opt.RunAfter, opt.Debounce = b.LastAt.Add(p.cfg.IdleAfter), true
+	}
+	_, created, err := p.store.Enqueue(ctx, KindExtract, dedupKey(ch),
+		jobPayload{GuildID: ch.GuildID, ChannelID: ch.ChannelID}, opt)
+	return created, err
+}
+
+// rearm schedules ch again from what is waiting in its transcript, reading the turns to
+// see whether any is high-signal. The worker calls it after each job (turns may have
+// arrived while the job ran, when OnTurn could not touch the running job) and the sweep
+// for channels whose scheduling was lost.
+func (p *Pipeline) rearm(ctx context.Context, ch ltm.Channel) (bool, error) {
+	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+	if err != nil {
+		return false, err
+	}
+	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	if err != nil {
+		return false, err
+	}
+	high := false
+	for _, t := range turns {
+		if t.Role == ltm.RoleUser && intent.HighSignal(t.Content) {
+			high = true
+			break
+		}
+	}
+	return p.schedule(ctx, ch, high)
+}
+
+// Sweep schedules extraction for channels with unextracted turns from the last
+// SweepWindow that have no job, which only happens when the process died between storing
+// a turn and scheduling it. A channel whose job is dead stays alone until new turns
+// arrive after it died (or an operator requeues it): the sweep never resurrects a job
+// that kept failing. It returns the number of jobs created.
+func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
+	chans, err := p.store.ChannelsWithBacklog(ctx, p.store.Now().Add(-p.cfg.SweepWindow), 500)
+	if err != nil {
+		return 0, err
+	}
+	if len(chans) == 0 {
+		return 0, nil
+	}
+	deadJobs, err := p.store.ListJobs(ctx, ltm.JobDead, 500)
+	if err != nil {
+		return 0, err
+	}
+	diedAt := make(map[string]time.Time)
+	for _, j := range deadJobs {
+		if j.Kind == KindExtract && j.UpdatedAt.After(diedAt[j.DedupKey]) {
+			diedAt[j.DedupKey] = j.UpdatedAt
+		}
+	}
+	created := 0
+	for _, ch := range chans {
+		if died, ok := diedAt[dedupKey(ch)]; ok {
+			b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+			if err != nil {
+				return created, err
+			}
+			if !b.LastAt.After(died) {
+				continue
+			}
+		}
+		ok, err := p.rearm(ctx, ch)
+		if err != nil {
+			return created, err
+		}
+		if ok {
+			created++
+		}
+	}
+	return created, nil
+}

@@ -1,0 +1,544 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/sashabaranov/go-openai"
+)
+
+// TickResult counts what one Tick did.
+type TickResult struct {
+	Done      int `json:"done"`      // jobs completed
+	Retried   int `json:"retried"`   // jobs failed and queued again with backoff
+	Dead      int `json:"dead"`      // jobs that used their last attempt
+	Postponed int `json:"postponed"` // jobs put back without counting an attempt
+	Lost      int `json:"lost"`      // jobs whose lease was taken over meanwhile
+	// BudgetWait is set when the Tick stopped because the model budget is spent; the
+	// queued jobs wait for it.
+	BudgetWait bool `json:"budget_wait,omitempty"`
+}
+
+// budgetError stops a job that needs a model call while the budget is spent.
+type budgetError struct{ retryAt time.Time }
+
+func (e *budgetError) Error() string {
+	return fmt.Sprintf("pipeline model budget spent until %s", e.retryAt.Format(time.RFC3339))
+}
+
+// errBadPayload marks a job that can never run; it is dead-lettered at once.
+var errBadPayload = errors.New("bad job payload")
+
+// Tick runs due jobs one after another until none is due, the budget is spent, ctx ends
+// or MaxJobsPerTick ran. The scheduler calls it every few seconds; tests call it by hand.
+// Job failures are recorded on the jobs, not returned; the error is for the queue itself.
+func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
+	p.tickMu.Lock()
+	defer p.tickMu.Unlock()
+	var res TickResult
+	for range p.cfg.MaxJobsPerTick {
+		if ctx.Err() != nil {
+			return res, nil
+		}
+		if ok, _ := p.guard.Available(); !ok {
+			res.BudgetWait = true
+			return res, nil
+		}
+		job, err := p.store.Lease(ctx, p.nextOwner(), []string{KindExtract}, p.cfg.LeaseFor)
+		if err != nil {
+			return res, err
+		}
+		if job == nil {
+			return res, nil
+		}
+		p.runJob(ctx, job, &res)
+	}
+	return res, nil
+}
+
+// Reap returns jobs with expired leases to the queue (or to the dead letters when their
+// attempts are used up).
+func (p *Pipeline) Reap(ctx context.Context) (ltm.ReapResult, error) {
+	return p.store.ReapStale(ctx)
+}
+
+// jobRun is the state of one run of one job.
+type jobRun struct {
+	job     *ltm.Job
+	payload jobPayload
+	log     *slog.Logger
+	calls   int
+	stats   map[memory.Action]int
+	beat    time.Time // last lease renewal, in store time
+}
+
+func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
+	start := time.Now()
+	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.store.Now(),
+		log: p.log.With(slog.Int64("job", job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
+	err := p.runSafely(ctx, run)
+	elapsed := slog.Duration("took", time.Since(start))
+	// Bookkeeping must reach the database even when ctx was cancelled by shutdown.
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var be *budgetError
+	switch {
+	case err == nil:
+		res.Done++
+		run.log.Info("pipeline job done", slog.Int("model_calls", run.calls), slog.Any("outcomes", run.stats), elapsed)
+	case errors.Is(err, ltm.ErrLeaseLost):
+		res.Lost++
+		run.log.Warn("pipeline job lease lost; its new holder redoes the work", elapsed)
+	case errors.As(err, &be):
+		res.BudgetWait = true
+		p.postpone(bctx, run, be.retryAt, res)
+		run.log.Info("pipeline job waits for the model budget", slog.Time("until", be.retryAt), elapsed)
+	case ctx.Err() != nil:
+		p.postpone(bctx, run, p.store.Now(), res)
+		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
+	case errors.Is(err, ltm.ErrCursorMoved):
+		run.payload.Checkpoint = nil
+		p.postpone(bctx, run, p.store.Now(), res)
+		run.log.Info("pipeline job's turns were extracted by another run; requeued", elapsed)
+	case errors.Is(err, errBadPayload):
+		if berr := p.store.Bury(bctx, job.ID, job.LeaseOwner, err); berr != nil {
+			run.log.Error("couldn't dead-letter pipeline job", slog.Any("err", berr))
+		}
+		res.Dead++
+		run.log.Error("pipeline job dead-lettered", slog.Any("err", err), elapsed)
+	default:
+		wait := p.backoff(job.Attempts + 1)
+		dead, ferr := p.store.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
+		switch {
+		case ferr != nil:
+			run.log.Error("couldn't record pipeline job failure", slog.Any("err", ferr), slog.Any("cause", err))
+		case dead:
+			res.Dead++
+			run.log.Error("pipeline job failed for the last time; dead-lettered", slog.Any("err", err), elapsed)
+		default:
+			res.Retried++
+			run.log.Warn("pipeline job failed; will retry", slog.Any("err", err), slog.Duration("retry_in", wait), elapsed)
+		}
+	}
+}
+
+func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
+	if err := p.store.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
+		if errors.Is(err, ltm.ErrLeaseLost) {
+			res.Lost++
+			return
+		}
+		run.log.Error("couldn't requeue pipeline job", slog.Any("err", err))
+	}
+	res.Postponed++
+}
+
+// runSafely runs the job and turns a panic into a failed attempt, so one poisoned job
+// cannot take the worker down; the lease and max attempts keep it from looping.
+func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("pipeline job panicked: %v", r)
+		}
+	}()
+	if err := json.Unmarshal(run.job.Payload, &run.payload); err != nil || run.payload.ChannelID == "" {
+		return fmt.Errorf("%w: %s", errBadPayload, string(run.job.Payload))
+	}
+	run.log = run.log.With(slog.String("guild", run.payload.GuildID), slog.String("channel", run.payload.ChannelID))
+	return p.extract(ctx, run)
+}
+
+// person is what the worker knows about someone who spoke in a batch.
+type person struct {
+	id, name  string
+	privacy   memory.Privacy
+	messageID string // their latest message in the batch
+}
+
+// extract is one run of an extraction job: read the turns after the channel's cursor,
+// extract facts (or reuse the checkpoint), decide each fact against its candidates, and
+// commit everything in one transaction.
+func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
+	ch := ltm.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
+	mode, err := p.modeFor(ctx, ch.GuildID)
+	if err != nil {
+		return err
+	}
+	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+	if err != nil {
+		return err
+	}
+	cp := run.payload.Checkpoint
+	if cp != nil && cp.From != cursor {
+		cp, run.payload.Checkpoint = nil, nil // another run moved on; the checkpoint is stale
+	}
+	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	if err != nil {
+		return err
+	}
+	if cp != nil {
+		turns = turnsThrough(turns, cp.Through)
+	}
+	people, err := p.people(ctx, turns)
+	if err != nil {
+		return err
+	}
+	selected, through := selectTurns(turns, people, cursor)
+	if cp != nil {
+		through = cp.Through
+	}
+	batch := ltm.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
+		ChannelID: ch.ChannelID, CursorFrom: cursor, CursorTo: through}
+	speakers := speakersOf(selected, people)
+	if mode == ModeOff || len(speakers) == 0 {
+		// Nothing to extract (pipeline off, only the bot spoke, or only people who opted
+		// out): move the cursor past these turns so they are never mined later.
+		return p.commit(ctx, run, ch, batch)
+	}
+	if cp == nil {
+		reply, err := p.complete(ctx, run, ExtractionMessages(selected, ch.GuildID))
+		if err != nil {
+			return err
+		}
+		x := ParseExtraction(reply)
+		cp = &checkpoint{From: cursor, Through: through, Extraction: x, Decisions: map[int]Decision{}}
+		run.payload.Checkpoint = cp
+		for _, w := range x.Warnings {
+			run.log.Warn("extraction warning", slog.String("warning", w))
+		}
+		// Keep the extraction: a crash or a spent budget from here on does not pay for it
+		// again. This also renews the lease.
+		if err := p.heartbeat(ctx, run); err != nil {
+			return err
+		}
+	}
+	if cp.Decisions == nil {
+		cp.Decisions = map[int]Decision{}
+	}
+	for i, f := range cp.Extraction.Facts {
+		prop, ok, err := p.propose(ctx, run, mode, ch, speakers, cursor, through, i, f)
+		if err != nil {
+			return err
+		}
+		if ok {
+			batch.Proposals = append(batch.Proposals, prop)
+		}
+	}
+	var texts []string
+	for _, pr := range batch.Proposals {
+		if pr.Record == "" && (pr.Action == ltm.ProposeAdd || pr.Action == ltm.ProposeUpdate) {
+			texts = append(texts, pr.Memory.Content)
+		}
+	}
+	if err := p.store.PrefetchEmbeddings(ctx, texts); err != nil {
+		// The memories are written anyway; the embedding tracker fills their vectors later.
+		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
+	}
+	return p.commit(ctx, run, ch, batch)
+}
+
+// commit applies the batch in one transaction, then re-arms the channel for turns that
+// arrived meanwhile.
+func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch ltm.Channel, batch ltm.PipelineBatch) error {
+	if p.cfg.BeforeCommit != nil {
+		if err := p.cfg.BeforeCommit(ctx, run.job); err != nil {
+			return err
+		}
+	}
+	outcomes, err := p.store.ApplyPipelineBatch(ctx, batch)
+	if err != nil {
+		return err
+	}
+	for _, o := range outcomes {
+		run.stats[o.Action]++
+	}
+	if _, err := p.rearm(ctx, ch); err != nil {
+		// The sweep schedules the channel later; the job itself succeeded.
+		run.log.Warn("couldn't schedule follow-up extraction", slog.Any("err", err))
+	}
+	return nil
+}
+
+// heartbeat renews the job's lease and checkpoints its model work.
+func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
+	if err := p.store.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
+		return err
+	}
+	run.beat = p.store.Now()
+	return nil
+}
+
+// complete makes one model call within the budget.
+func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCompletionMessage) (string, error) {
+	if ok, at := p.guard.Take(); !ok {
+		return "", &budgetError{retryAt: at}
+	}
+	run.calls++
+	resp, err := p.model.CompletePipeline(ctx, openai.ChatCompletionRequest{Messages: msgs})
+	if err != nil {
+		return "", fmt.Errorf("couldn't call the pipeline model: %w", err)
+	}
+	if len(resp.Choices) == 0 {
+		return "", errors.New("couldn't call the pipeline model: the reply has no choices")
+	}
+	return resp.Choices[0].Message.Content, nil
+}
+
+// people loads the privacy level and latest name of everyone whose turns are in the batch.
+func (p *Pipeline) people(ctx context.Context, turns []ltm.Turn) (map[string]*person, error) {
+	out := make(map[string]*person)
+	for _, t := range turns {
+		who := out[t.UserID]
+		if who == nil {
+			us, err := p.store.UserSettings(ctx, t.UserID)
+			if err != nil {
+				return nil, err
+			}
+			who = &person{id: t.UserID, privacy: us.Privacy}
+			out[t.UserID] = who
+		}
+		if t.Role == ltm.RoleUser {
+			if t.AuthorName != "" {
+				who.name = t.AuthorName
+			}
+			who.messageID = t.MessageID
+		}
+	}
+	return out, nil
+}
+
+func turnsThrough(turns []ltm.Turn, through int64) []ltm.Turn {
+	for i, t := range turns {
+		if t.ID > through {
+			return turns[:i]
+		}
+	}
+	return turns
+}
+
+// selectTurns picks the turns to extract from: in order, leaving out everything of people
+// with privacy "full" (and the bot's answers to them), until MaxInputChars. through is
+// the last turn the batch covers, skipped ones included, so the cursor moves past them.
+func selectTurns(turns []ltm.Turn, people map[string]*person, cursor int64) (selected []ltm.Turn, through int64) {
+	through = cursor
+	size := 0
+	for _, t := range turns {
+		if who := people[t.UserID]; who != nil && who.privacy == memory.PrivacyFull {
+			through = t.ID
+			continue
+		}
+		n := len(transcriptLine(t)) + 1
+		if size+n > MaxInputChars {
+			if len(selected) > 0 {
+				break
+			}
+			// One turn longer than the whole budget: keep its beginning.
+			t.Content = truncateUTF8(t.Content, MaxInputChars-(n-len(t.Content))-1)
+			n = MaxInputChars
+		}
+		selected = append(selected, t)
+		size += n
+		through = t.ID
+	}
+	return selected, through
+}
+
+func truncateUTF8(s string, maxBytes int) string {
+	if maxBytes <= 0 {
+		return ""
+	}
+	if len(s) <= maxBytes {
+		return s
+	}
+	s = s[:maxBytes]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func speakersOf(turns []ltm.Turn, people map[string]*person) []*person {
+	var out []*person
+	seen := map[string]bool{}
+	for _, t := range turns {
+		if t.Role != ltm.RoleUser || seen[t.UserID] {
+			continue
+		}
+		seen[t.UserID] = true
+		if who := people[t.UserID]; who != nil {
+			out = append(out, who)
+		}
+	}
+	return out
+}
+
+// resolveSubject maps a fact's subject onto one of the people who spoke: by user id
+// (also as a <@id> mention), then by name. An empty or pronoun subject means the only
+// speaker when there is just one.
+func resolveSubject(subject string, speakers []*person) *person {
+	s := strings.TrimSpace(subject)
+	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "<@"), "!"), ">")
+	s = strings.TrimPrefix(s, "@")
+	for _, who := range speakers {
+		if s == who.id {
+			return who
+		}
+	}
+	for _, who := range speakers {
+		if who.name != "" && strings.EqualFold(s, who.name) {
+			return who
+		}
+	}
+	if len(speakers) == 1 {
+		switch strings.ToLower(s) {
+		case "", "i", "me", "user", "the user", "you", "speaker":
+			return speakers[0]
+		}
+	}
+	return nil
+}
+
+// propose turns fact i into a proposal: resolve whose it is, apply the privacy and
+// confidence gates, find candidates, decide (with the model only when there are
+// candidates), apply the mode, and look for contradictions. ok is false for a fact that
+// cannot be attributed to anyone who spoke; it is dropped with a warning.
+func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.Channel, speakers []*person,
+	from, through int64, i int, f Fact) (prop ltm.Proposal, ok bool, err error) {
+	cp := run.payload.Checkpoint
+	subject := resolveSubject(f.Subject, speakers)
+	scope := f.Scope
+	if ch.GuildID == "" {
+		// A DM has no server memory; everything said there is the DM user's.
+		scope = memory.ScopePersonal
+		if subject == nil && len(speakers) == 1 {
+			subject = speakers[0]
+		}
+	}
+	var owner memory.Owner
+	switch {
+	case scope == memory.ScopeServer:
+		owner = memory.ServerOwner(ch.GuildID)
+	case subject != nil:
+		owner = memory.PersonalOwner(subject.id)
+	default:
+		run.log.Warn("fact dropped: its subject is none of the people who spoke", slog.Int("fact", i))
+		return ltm.Proposal{}, false, nil
+	}
+	prov := memory.Provenance{ChannelID: ch.ChannelID}
+	if subject != nil {
+		prov.AuthorID, prov.Author, prov.MessageID = subject.id, subject.name, subject.messageID
+	}
+	meta := map[string]any{"job": run.job.ID, "fact": i, "turns": []int64{from + 1, through},
+		"fact_confidence": f.Confidence, "mode": mode}
+	prop = ltm.Proposal{
+		Action:   ltm.ProposeAdd,
+		Owner:    owner,
+		Memory:   memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID, Provenance: prov},
+		Metadata: meta,
+	}
+	// Privacy: nothing personal is written about people who chose partial or full
+	// privacy, and the history row keeps no content either.
+	if subject != nil && (subject.privacy == memory.PrivacyFull ||
+		(owner.Scope == memory.ScopePersonal && subject.privacy == memory.PrivacyPartial)) {
+		prop.Record, prop.Redact, prop.Reason = memory.ActionBlock, true, "privacy: "+string(subject.privacy)
+		return prop, true, nil
+	}
+	if f.Confidence < p.cfg.ConfidenceGate {
+		prop.Record = memory.ActionSkip
+		prop.Reason = fmt.Sprintf("fact confidence %.2f is below %.2f", f.Confidence, p.cfg.ConfidenceGate)
+		return prop, true, nil
+	}
+	results, err := p.store.Search(ctx, ltm.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes),
+		Owners: []memory.Owner{owner}, Limit: MaxCandidates})
+	if err != nil {
+		return prop, false, fmt.Errorf("couldn't find candidates for fact %d: %w", i, err)
+	}
+	cands := make([]*memory.Memory, 0, len(results))
+	hash := memory.Hash(f.Content)
+	exact := false
+	for _, r := range results {
+		cands = append(cands, r.Memory)
+		exact = exact || r.Memory.Hash == hash
+	}
+	var d Decision
+	switch prev, done := cp.Decisions[i]; {
+	case exact || len(cands) == 0:
+		// Nothing to ask: the same content exists (the write records it as deduped), or
+		// nothing similar does.
+		d = addWithoutModel(f)
+	case done:
+		d = prev
+	default:
+		if p.store.Now().Sub(run.beat) > p.cfg.LeaseFor/3 {
+			// A long batch of decisions: renew the lease before the reaper takes the job,
+			// and keep the decisions made so far.
+			if err := p.heartbeat(ctx, run); err != nil {
+				return prop, false, err
+			}
+		}
+		reply, err := p.complete(ctx, run, DecisionMessages(f, cands))
+		if err != nil {
+			return prop, false, err
+		}
+		d = ParseDecision(reply, f, cands)
+		cp.Decisions[i] = d
+		for _, w := range d.Warnings {
+			run.log.Warn("decision warning", slog.Int("fact", i), slog.String("warning", w))
+		}
+	}
+	meta["decision"] = d.Action
+	meta["confidence"] = d.Confidence
+	if d.ByModel {
+		meta["candidates"] = candidateIDs(cands)
+	}
+	if len(d.Warnings) > 0 {
+		meta["warnings"] = d.Warnings
+	}
+	if d.Invalid != "" {
+		run.log.Warn("decision dropped", slog.Int("fact", i), slog.String("why", d.Invalid))
+		prop.Record, prop.Reason = memory.ActionSkip, d.Invalid
+		return prop, true, nil
+	}
+	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
+	prop.Memory.Content = d.Content
+	if d.Action == ltm.ProposeAdd || d.Action == ltm.ProposeUpdate {
+		for _, c := range cands {
+			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
+				prop.Contradicts = append(prop.Contradicts, c.ID)
+			}
+		}
+	}
+	if d.Confidence < p.cfg.ConfidenceGate {
+		prop.Record = memory.ActionSkip
+		meta["gate"] = fmt.Sprintf("decision confidence %.2f is below %.2f", d.Confidence, p.cfg.ConfidenceGate)
+		return prop, true, nil
+	}
+	if d.Action == ltm.ProposeNone {
+		return prop, true, nil
+	}
+	if rec, why := mode.gate(d.Action); rec != "" {
+		prop.Record = rec
+		meta["gate"] = why
+	}
+	return prop, true, nil
+}
+
+// maxQueryBytes bounds the recall query made from a fact: its beginning says what it is
+// about, and a 2000-character keyword query costs far more than it adds.
+const maxQueryBytes = 600
+
+func candidateIDs(cands []*memory.Memory) []int64 {
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	return ids
+}
