@@ -1,0 +1,163 @@
+package tools
+
+import (
+	"strings"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/stm"
+)
+
+// Participant is one person taking part in a conversation, with the settings that decide
+// what the bot may do with their personal memory.
+type Participant struct {
+	UserID string
+	Name   string
+	// Privacy is the user's global privacy level; only PrivacyNormal lets the model read or
+	// write their personal memory.
+	Privacy memory.Privacy
+	// CrossServer lets their personal memories from other guilds (and DMs) be used here.
+	CrossServer bool
+}
+
+// personalAllowed reports whether the model may see and write p's personal memory.
+func (p Participant) personalAllowed() bool {
+	return p.Privacy == memory.PrivacyNormal || p.Privacy == ""
+}
+
+// Conversation is what the tools know about the turn they run in: where it happens, who
+// is talking, and which tools the turn allows. The chat turn builds it once per message.
+type Conversation struct {
+	GuildID   string // "" in a DM
+	ChannelID string
+	MessageID string
+	// Speaker wrote the message being answered.
+	Speaker Participant
+	// Others are the other recent participants of a guild channel (never set in DMs).
+	Others []Participant
+	// SelfTeaching offers the long-term memory write tools. Guilds opt in with
+	// /kioku config; DMs have it on by default.
+	SelfTeaching bool
+	// ExplicitIntent is set when the intent gate fired: the user asked for long-term
+	// memory, so the short-term memory tool is neither offered nor accepted and what they
+	// asked to keep cannot end up only in a summary that expires.
+	ExplicitIntent bool
+}
+
+// IsDM reports whether the conversation is a direct message.
+func (c *Conversation) IsDM() bool { return c.GuildID == "" }
+
+// Participants returns the speaker followed by the others.
+func (c *Conversation) Participants() []Participant {
+	return append([]Participant{c.Speaker}, c.Others...)
+}
+
+// ServerOwner returns the guild's server memory owner, and false in a DM.
+func (c *Conversation) ServerOwner() (memory.Owner, bool) {
+	if c.IsDM() {
+		return memory.Owner{}, false
+	}
+	return memory.ServerOwner(c.GuildID), true
+}
+
+// PersonalVisible returns the slices of personal memory this conversation may read, per
+// SPEC §2: in a DM the speaker's whole personal memory; in a guild each participant's
+// memories that originated in this guild, or all of them when that participant opted into
+// cross-server use. Participants whose privacy is partial or full contribute nothing.
+func (c *Conversation) PersonalVisible() []ltm.Visible {
+	var out []ltm.Visible
+	for _, p := range c.Participants() {
+		if v, ok := c.personalVisible(p); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (c *Conversation) personalVisible(p Participant) (ltm.Visible, bool) {
+	if p.UserID == "" || !p.personalAllowed() {
+		return ltm.Visible{}, false
+	}
+	v := ltm.Visible{Owner: memory.PersonalOwner(p.UserID)}
+	if !c.IsDM() && !p.CrossServer {
+		v.OriginGuildID = c.GuildID
+	}
+	return v, true
+}
+
+// visibleHere reports whether the personal memory m may be used in this conversation
+// under the origin rule: any origin in a DM, this guild's or a cross-server user's in a
+// guild.
+func (c *Conversation) visibleHere(p Participant, m *memory.Memory) bool {
+	v, ok := c.personalVisible(p)
+	return ok && (v.OriginGuildID == "" || v.OriginGuildID == m.GuildID)
+}
+
+// STMKey is the short-term memory entry a summary of this conversation belongs to: the
+// channel's shared entry in a guild, since everyone there sees the same conversation, and
+// the speaker's entry in a DM, which has no shared entry.
+func (c *Conversation) STMKey() stm.Key {
+	if c.IsDM() {
+		return stm.UserKey("", c.ChannelID, c.Speaker.UserID)
+	}
+	return stm.ChannelKey(c.GuildID, c.ChannelID)
+}
+
+// resolveTarget finds the participant a target_user argument names: empty means the
+// speaker; otherwise a user id, a Discord mention (<@id>, <@!id>) or a display name
+// (case-insensitive, when it names exactly one participant). Only participants can be
+// targeted, so the model cannot write into the memory of someone who is not in the
+// conversation.
+func (c *Conversation) resolveTarget(target string) (Participant, error) {
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return c.Speaker, nil
+	}
+	id := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(target, "<@"), "!"), ">")
+	if strings.HasPrefix(target, "<@") {
+		target = id
+	}
+	people := c.Participants()
+	for _, p := range people {
+		if p.UserID == target {
+			return p, nil
+		}
+	}
+	var found []Participant
+	name := strings.TrimPrefix(target, "@")
+	for _, p := range people {
+		if p.Name != "" && strings.EqualFold(p.Name, name) {
+			found = append(found, p)
+		}
+	}
+	if len(found) == 1 {
+		return found[0], nil
+	}
+	if len(found) > 1 {
+		return Participant{}, memory.Errorf(memory.EINVALID, "Several participants are called %q; use the user id instead.", name)
+	}
+	if c.IsDM() {
+		return Participant{}, memory.Errorf(memory.EINVALID, "In a direct message the only target_user is the person you are talking to (%s); omit target_user.", c.Speaker.UserID)
+	}
+	return Participant{}, memory.Errorf(memory.EINVALID, "target_user %q is not part of this conversation; personal memories can only be saved for its participants (%s).", target, c.participantList())
+}
+
+func (c *Conversation) participantList() string {
+	parts := make([]string, 0, 1+len(c.Others))
+	for _, p := range c.Participants() {
+		if p.Name != "" {
+			parts = append(parts, p.Name+" = "+p.UserID)
+		} else {
+			parts = append(parts, p.UserID)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nameOf returns a participant's display name, or their id when it is unknown.
+func nameOf(p Participant) string {
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.UserID
+}
