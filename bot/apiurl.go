@@ -158,3 +158,16 @@ func isDiscordAPI(u *url.URL) bool {
 	}
 	return strings.EqualFold(host, discordHost)
 }
+
+// InvitePermissions is the permission integer for the bot's invite link:
+// View Channels, Send Messages, Send Messages in Threads, Read Message
+// History (to see what a reply refers to), Attach Files (exports), Embed
+// Links (memory lists) and Use Application Commands. Nothing more: kioku
+// never moderates, so it asks for no management permission.
+const InvitePermissions = discordgo.PermissionViewChannel |
+	discordgo.PermissionSendMessages |
+	discordgo.PermissionSendMessagesInThreads |
+	discordgo.PermissionReadMessageHistory |
+	discordgo.PermissionAttachFiles |
+	discordgo.PermissionEmbedLinks |
+	discordgo.PermissionUseApplicationCommands

@@ -1,0 +1,333 @@
+// Package bot is kioku's Discord adapter: it turns gateway events into chat
+// turns and slash commands into memory operations, and renders the results
+// back as Discord messages.
+//
+// Everything Discord-specific lives here: which messages deserve an answer,
+// how long replies are split, who may change server memory, how buttons carry
+// their state. The turn itself is transport-independent and reached through
+// the Turner seam; memory goes through ltm and stm.
+package bot
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/stm"
+)
+
+// Turner runs one chat turn. *chat.Engine satisfies it; tests may pass a
+// function-backed fake.
+type Turner interface {
+	Turn(ctx context.Context, req chat.Request) (chat.Reply, error)
+}
+
+// Defaults copied into a Config's zero fields by New.
+const (
+	// DefaultTurnTimeout bounds one chat turn, model calls and tool rounds
+	// included. The model client has its own per-call timeout; this one
+	// catches a turn that keeps going (four tool rounds of slow calls).
+	DefaultTurnTimeout = 3 * time.Minute
+	// DefaultCommandTimeout bounds one interaction. Deferred responses stay
+	// editable for 15 minutes, but no command should take more than a
+	// minute; past that something is stuck and the user deserves an answer.
+	DefaultCommandTimeout = time.Minute
+	// DefaultMaxImportBytes is the largest attachment /memory import reads:
+	// a full export of ltm.MaxImportMemories memories of typical length
+	// fits, a file meant to exhaust memory does not.
+	DefaultMaxImportBytes = 2 << 20
+	// DefaultPageSize is how many memories one page of /memory list shows:
+	// ten lines of up to ~200 characters keep an embed readable on a phone.
+	DefaultPageSize = 10
+)
+
+// Config holds a Bot's dependencies and settings.
+type Config struct {
+	// Session is the Discord session (see NewSession). The bot adds its
+	// handlers and opens it in Open, and closes it in Shutdown.
+	Session *discordgo.Session
+	// Store is the long-term store.
+	Store *ltm.Store
+	// STM is the short-term memory, for /stm and /memory forget-me.
+	STM *stm.Store
+	// Turner answers messages.
+	Turner Turner
+	// Logger receives ids and outcomes, never message content above debug.
+	// Nil discards.
+	Logger *slog.Logger
+	// HTTPClient downloads import attachments. Default: the session's client,
+	// which leaves non-Discord-API hosts such as the CDN untouched.
+	HTTPClient *http.Client
+
+	// TurnTimeout bounds one chat turn; default DefaultTurnTimeout.
+	TurnTimeout time.Duration
+	// CommandTimeout bounds one interaction; default DefaultCommandTimeout.
+	CommandTimeout time.Duration
+	// MaxImportBytes bounds an import file; default DefaultMaxImportBytes.
+	MaxImportBytes int64
+	// PageSize is the number of memories per list page; default DefaultPageSize.
+	PageSize int
+	// Now is the clock for timestamps in requests and status; default time.Now.
+	Now func() time.Time
+}
+
+// Bot answers Discord messages and interactions. Create it with New, start it
+// with Open and stop it with Shutdown.
+type Bot struct {
+	session *discordgo.Session
+	store   *ltm.Store
+	stm     *stm.Store
+	turner  Turner
+	log     *slog.Logger
+	http    *http.Client
+	now     func() time.Time
+
+	turnTimeout    time.Duration
+	commandTimeout time.Duration
+	maxImportBytes int64
+	pageSize       int
+
+	commands map[string]commandHandler
+	started  time.Time
+
+	// base is the parent of every turn and interaction context; Shutdown
+	// cancels it when in-flight work overruns the shutdown bound.
+	base       context.Context
+	cancelBase context.CancelFunc
+
+	// mu guards closing and the Add side of inflight, so no work starts
+	// after Shutdown has begun waiting.
+	mu       sync.Mutex
+	closing  bool
+	inflight sync.WaitGroup
+
+	connected atomic.Bool
+	stats     counters
+}
+
+// counters are the bot's monotonic counters, exported through Stats.
+type counters struct {
+	turns, turnErrors, ignored, inFlight    atomic.Int64
+	interactions, interactionErrors, denied atomic.Int64
+	commandsRegistered                      atomic.Int64
+}
+
+// Stats is a snapshot of the bot's counters for metrics.
+type Stats struct {
+	// Turns counts chat turns run; TurnErrors those that failed.
+	Turns, TurnErrors int64
+	// Ignored counts messages that were addressed to the bot but not
+	// answered (privacy full, shutting down, empty).
+	Ignored int64
+	// TurnsInFlight is the number of turns running now.
+	TurnsInFlight int64
+	// Interactions counts slash commands, context menus and button presses;
+	// InteractionErrors those answered with an internal error; Denied those
+	// refused for missing permission.
+	Interactions, InteractionErrors, Denied int64
+	// CommandsRegistered is the number of commands of the last bulk overwrite.
+	CommandsRegistered int64
+	// Connected reports whether the gateway session is up.
+	Connected bool
+}
+
+// New checks cfg and returns a bot that is not connected yet.
+func New(cfg Config) (*Bot, error) {
+	switch {
+	case cfg.Session == nil:
+		return nil, errors.New("couldn't create bot: no discord session")
+	case cfg.Store == nil:
+		return nil, errors.New("couldn't create bot: no long-term store")
+	case cfg.STM == nil:
+		return nil, errors.New("couldn't create bot: no short-term memory")
+	case cfg.Turner == nil:
+		return nil, errors.New("couldn't create bot: no chat engine")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	client := cmp.Or(cfg.HTTPClient, cfg.Session.Client)
+	if client == nil {
+		client = http.DefaultClient
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	b := &Bot{
+		session:        cfg.Session,
+		store:          cfg.Store,
+		stm:            cfg.STM,
+		turner:         cfg.Turner,
+		log:            log,
+		http:           client,
+		now:            now,
+		turnTimeout:    cmp.Or(cfg.TurnTimeout, DefaultTurnTimeout),
+		commandTimeout: cmp.Or(cfg.CommandTimeout, DefaultCommandTimeout),
+		maxImportBytes: cmp.Or(cfg.MaxImportBytes, DefaultMaxImportBytes),
+		pageSize:       cmp.Or(cfg.PageSize, DefaultPageSize),
+	}
+	b.base, b.cancelBase = context.WithCancel(context.Background())
+	b.commands = b.commandHandlers()
+	return b, nil
+}
+
+// Open adds the bot's handlers to the session and connects to the gateway.
+// Commands are registered when READY arrives.
+func (b *Bot) Open() error {
+	b.started = b.now()
+	b.session.AddHandler(b.onReady)
+	b.session.AddHandler(b.onDisconnect)
+	b.session.AddHandler(b.onResumed)
+	b.session.AddHandler(b.OnMessageCreate)
+	b.session.AddHandler(b.HandleInteraction)
+	if err := b.session.Open(); err != nil {
+		return fmt.Errorf("couldn't connect to the discord gateway: %w", err)
+	}
+	return nil
+}
+
+// Connected reports whether the gateway session is up (READY or RESUMED
+// seen, no disconnect since), for the health endpoint.
+func (b *Bot) Connected() bool { return b.connected.Load() }
+
+// Stats returns a snapshot of the bot's counters.
+func (b *Bot) Stats() Stats {
+	return Stats{
+		Turns:              b.stats.turns.Load(),
+		TurnErrors:         b.stats.turnErrors.Load(),
+		Ignored:            b.stats.ignored.Load(),
+		TurnsInFlight:      b.stats.inFlight.Load(),
+		Interactions:       b.stats.interactions.Load(),
+		InteractionErrors:  b.stats.interactionErrors.Load(),
+		Denied:             b.stats.denied.Load(),
+		CommandsRegistered: b.stats.commandsRegistered.Load(),
+		Connected:          b.Connected(),
+	}
+}
+
+// begin registers one unit of work (a turn or an interaction) and reports
+// false once Shutdown has started, when no new work may begin.
+func (b *Bot) begin() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return false
+	}
+	b.inflight.Add(1)
+	return true
+}
+
+// Shutdown stops accepting turns and commands, waits for the in-flight ones
+// until ctx ends, then cancels whatever is left and closes the gateway
+// session. The caller closes the store afterwards. It returns an error when
+// work had to be cancelled.
+func (b *Bot) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		b.inflight.Wait()
+		close(done)
+	}()
+	var errs []error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		n := b.stats.inFlight.Load()
+		b.log.Warn("shutdown bound reached; cancelling in-flight work", "turns_in_flight", n)
+		b.cancelBase()
+		// Everything in flight takes its context from base, so it returns
+		// promptly once cancelled; the bound keeps a stuck call from
+		// holding the process.
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			errs = append(errs, errors.New("in-flight work did not stop after cancellation"))
+		}
+		errs = append(errs, fmt.Errorf("couldn't finish in-flight work before shutdown: %w", context.Cause(ctx)))
+	}
+	b.cancelBase()
+	if err := b.session.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("couldn't close the discord session: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Bot) onReady(s *discordgo.Session, r *discordgo.Ready) {
+	b.connected.Store(true)
+	appID := ""
+	if r.Application != nil {
+		appID = r.Application.ID
+	}
+	if appID == "" && r.User != nil {
+		appID = r.User.ID // a bot's application shares its user's id
+	}
+	b.log.Info("connected to discord", "user_id", userID(r.User), "guilds", len(r.Guilds))
+	if !b.begin() {
+		return
+	}
+	defer b.inflight.Done()
+	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
+	defer cancel()
+	// A bulk overwrite replaces the whole set, so commands renamed or removed
+	// in a new version disappear instead of lingering as dead entries.
+	cmds, err := s.ApplicationCommandBulkOverwrite(appID, "", Commands(), discordgo.WithContext(ctx))
+	if err != nil {
+		b.log.Error("couldn't register application commands", "app_id", appID, "err", err)
+		return
+	}
+	b.stats.commandsRegistered.Store(int64(len(cmds)))
+	b.log.Info("registered application commands", "app_id", appID, "commands", len(cmds))
+}
+
+func (b *Bot) onDisconnect(*discordgo.Session, *discordgo.Disconnect) {
+	b.connected.Store(false)
+	b.mu.Lock()
+	closing := b.closing
+	b.mu.Unlock()
+	if closing {
+		b.log.Info("disconnected from discord gateway")
+		return
+	}
+	// discordgo reconnects on its own; a warning makes flapping visible.
+	b.log.Warn("disconnected from discord gateway; reconnecting")
+}
+
+func (b *Bot) onResumed(*discordgo.Session, *discordgo.Resumed) {
+	b.connected.Store(true)
+	b.log.Info("resumed discord gateway session")
+}
+
+// botUserID returns the bot's own user id from the session state.
+func (b *Bot) botUserID() string {
+	if b.session.State == nil {
+		return ""
+	}
+	b.session.State.RLock()
+	defer b.session.State.RUnlock()
+	if b.session.State.User == nil {
+		return ""
+	}
+	return b.session.State.User.ID
+}
+
+func userID(u *discordgo.User) string {
+	if u == nil {
+		return ""
+	}
+	return u.ID
+}

@@ -1,0 +1,608 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Embed colours: neutral for views, amber for confirmations.
+const (
+	colorView    = 0x5865F2
+	colorConfirm = 0xE67E22
+)
+
+// maxForgetPreview bounds how many matches one forget-by-query may delete,
+// which is also how many the preview can show.
+const maxForgetPreview = 10
+
+func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	typ := memory.Type(c.str("type"))
+	return b.listPage(ctx, c, owner, 0, typ)
+}
+
+// listPage renders one page of a listing with its navigation buttons.
+func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
+	mems, total, err := b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ})
+	if err != nil {
+		return nil, err
+	}
+	if total == 0 {
+		what := "memories"
+		if typ != "" {
+			what = string(typ) + " memories"
+		}
+		return &response{content: fmt.Sprintf("There are no %s in %s yet.", what, describe(owner))}, nil
+	}
+	if offset >= total {
+		// The list shrank since the page was opened; show its last page.
+		offset = (total - 1) / b.pageSize * b.pageSize
+		mems, total, err = b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var sb strings.Builder
+	for _, m := range mems {
+		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString("\n")
+	}
+	pages := (total + b.pageSize - 1) / b.pageSize
+	page := offset/b.pageSize + 1
+	title := capitalize(describe(owner))
+	if typ != "" {
+		title += " · " + string(typ)
+	}
+	embed := &discordgo.MessageEmbed{
+		Title:       title,
+		Description: sb.String(),
+		Color:       colorView,
+		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Page %d of %d · %d memories", page, pages, total)},
+	}
+	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
+	if pages > 1 {
+		prev := max(offset-b.pageSize, 0)
+		next := offset + b.pageSize
+		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: "◀ Previous", Style: discordgo.SecondaryButton, Disabled: offset == 0,
+				CustomID: pageID(owner.Scope, prev, typ) + ":p"},
+			discordgo.Button{Label: "Next ▶", Style: discordgo.SecondaryButton, Disabled: next >= total,
+				CustomID: pageID(owner.Scope, next, typ) + ":n"},
+		}}}
+	}
+	return r, nil
+}
+
+// pageID is the custom ID of a page button. The trailing ":p"/":n" added by
+// the caller keeps the two buttons' IDs distinct even when both point at
+// page one, as Discord requires.
+func pageID(scope memory.Scope, offset int, typ memory.Type) string {
+	return fmt.Sprintf("%s:%s:%d:%s", idPage, scope, offset, typ)
+}
+
+// pagePress shows another page. The owner comes from the person pressing
+// and the channel's guild, never from the button, so a page button cannot
+// show anyone else's memory.
+func (b *Bot) pagePress(ctx context.Context, c *call) (*response, error) {
+	parts := strings.Split(c.customID, ":")
+	if len(parts) < 5 {
+		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
+	}
+	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
+	if err != nil {
+		return nil, err
+	}
+	offset, err := strconv.Atoi(parts[3])
+	if err != nil || offset < 0 {
+		return nil, memory.Errorf(memory.EINVALID, "That button is broken; run the command again.")
+	}
+	typ := memory.Type(parts[4])
+	if typ != "" && !typ.Valid() {
+		typ = ""
+	}
+	return b.listPage(ctx, c, owner, offset, typ)
+}
+
+func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	query := c.str("query")
+	if query == "" {
+		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
+	}
+	results, err := b.store.Search(ctx, ltm.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize})
+	if err != nil {
+		return nil, err
+	}
+	if len(results) == 0 {
+		return &response{content: fmt.Sprintf("Nothing in %s matches “%s”.", describe(owner), oneLine(query, 100))}, nil
+	}
+	var sb strings.Builder
+	for _, r := range results {
+		sb.WriteString(memoryLine(r.Memory, owner, c.guildID()))
+		sb.WriteString("\n")
+	}
+	return &response{embeds: []*discordgo.MessageEmbed{{
+		Title:       fmt.Sprintf("%s matching “%s”", capitalize(describe(owner)), oneLine(query, 60)),
+		Description: sb.String(),
+		Color:       colorView,
+		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("%d best matches", len(results))},
+	}}}, nil
+}
+
+func (b *Bot) memoryShow(ctx context.Context, c *call) (*response, error) {
+	owner, id, err := c.ownerAndID()
+	if err != nil {
+		return nil, err
+	}
+	m, err := b.store.Get(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	return &response{embeds: []*discordgo.MessageEmbed{memoryEmbed(m)}}, nil
+}
+
+// ownerAndID reads the scope and the required id option.
+func (c *call) ownerAndID() (memory.Owner, int64, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return owner, 0, err
+	}
+	id, ok := c.integer("id")
+	if !ok || id <= 0 {
+		return owner, 0, memory.Errorf(memory.EINVALID, "Give the memory's number with id: (as shown by /memory list).")
+	}
+	return owner, id, nil
+}
+
+// checkWrite combines the checks of every manual write: permission for
+// server memory, privacy level for personal memory.
+func (b *Bot) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return err
+	}
+	if owner.Scope == memory.ScopePersonal {
+		return b.requireNotFullPrivacy(ctx, c)
+	}
+	return nil
+}
+
+func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	m := memory.Memory{
+		Scope:   owner.Scope,
+		GuildID: c.guildID(), // for personal memory: where it was made
+		UserID:  owner.UserID,
+		Type:    memory.Type(c.str("type")),
+		Content: c.str("content"),
+		Tags:    splitTags(c.str("tags")),
+		Source:  memory.SourceCommand,
+		Provenance: memory.Provenance{AuthorID: c.userID(), Author: c.userName(), ChannelID: c.i.ChannelID,
+			MessageID: c.i.ID},
+	}
+	m.Pinned, _ = c.boolean("pinned")
+	res, err := b.store.Remember(ctx, m, memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory added by command", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
+	if !res.Created {
+		return &response{content: fmt.Sprintf("I already remember that as #%d: %s", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+	}
+	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+}
+
+func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
+	owner, id, err := c.ownerAndID()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	var ch ltm.Change
+	if content := c.str("content"); content != "" {
+		ch.Content = &content
+	}
+	if t := c.str("type"); t != "" {
+		typ := memory.Type(t)
+		ch.Type = &typ
+	}
+	if _, ok := c.options["tags"]; ok {
+		tags := splitTags(c.str("tags"))
+		ch.Tags = &tags
+	}
+	if pinned, ok := c.boolean("pinned"); ok {
+		ch.Pinned = &pinned
+	}
+	if ch.Content == nil && ch.Type == nil && ch.Tags == nil && ch.Pinned == nil {
+		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
+	}
+	ch.Reason = "edited by command"
+	m, err := b.store.Modify(ctx, owner, id, ch, memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
+	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
+}
+
+func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	// Forgetting is allowed at every privacy level: it is how people leave.
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	id, hasID := c.integer("id")
+	query := c.str("query")
+	switch {
+	case hasID && query != "":
+		return nil, memory.Errorf(memory.EINVALID, "Give either id: or query:, not both.")
+	case hasID:
+		forgotten, err := b.store.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
+		if err != nil {
+			return nil, err
+		}
+		c.log.Info("memory forgotten by command", "memory_id", id, "scope", owner.Scope)
+		return &response{content: fmt.Sprintf("🗑️ Forgot (%s) #%d: %s\nChanged your mind? /memory recover id:%d%s brings it back for %s.",
+			owner.Scope, id, oneLine(forgotten[0].Content, 200), id, scopeArg(owner), b.recoverWindow())}, nil
+	case query != "":
+		return b.forgetPreview(ctx, c, owner, query)
+	}
+	return nil, memory.Errorf(memory.EINVALID, "Tell me what to forget: id: for one memory, or query: to see what matches first.")
+}
+
+// forgetPreview shows what a forget-by-query would delete, with a confirm
+// button carrying the store's single-use token for exactly these memories.
+func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
+	p, err := b.store.PreviewForget(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview)
+	if err != nil {
+		return nil, err
+	}
+	var sb strings.Builder
+	for _, m := range p.Matches {
+		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString("\n")
+	}
+	embed := &discordgo.MessageEmbed{
+		Title:       fmt.Sprintf("Forget %d %s from %s?", len(p.Matches), plural(len(p.Matches), "memory", "memories"), describe(owner)),
+		Description: sb.String(),
+		Color:       colorConfirm,
+		// Footers do not render <t:…> timestamps, so the expiry is spelled out.
+		Footer: &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Forgotten memories can be recovered for %s. This confirmation expires in %s.",
+			b.recoverWindow(), roundDuration(p.ExpiresAt.Sub(b.now())))},
+	}
+	return &response{
+		embeds: []*discordgo.MessageEmbed{embed},
+		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: "Forget these", Style: discordgo.DangerButton,
+				CustomID: fmt.Sprintf("%s:%s:%s", idForget, owner.Scope, p.Token)},
+			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idCancel},
+		}}},
+	}, nil
+}
+
+// forgetPress executes a forget preview. Permission is checked again: the
+// preview may be minutes old.
+func (b *Bot) forgetPress(ctx context.Context, c *call) (*response, error) {
+	parts := strings.Split(c.customID, ":")
+	if len(parts) != 4 {
+		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
+	}
+	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
+	if err != nil {
+		return nil, err
+	}
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	forgotten, err := b.store.ConfirmForget(ctx, owner, parts[3], memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	if len(forgotten) == 0 {
+		return &response{content: "Those memories were already gone; nothing changed."}, nil
+	}
+	ids := make([]string, len(forgotten))
+	for i, m := range forgotten {
+		ids[i] = "#" + strconv.FormatInt(m.ID, 10)
+	}
+	c.log.Info("memories forgotten by query", "scope", owner.Scope, "count", len(forgotten))
+	return &response{content: fmt.Sprintf("🗑️ Forgot %d %s (%s): %s\nRecover any of them with /memory recover id:N%s within %s.",
+		len(forgotten), plural(len(forgotten), "memory", "memories"), owner.Scope, strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow())}, nil
+}
+
+// cancelPress closes a confirmation without doing anything.
+func (b *Bot) cancelPress(context.Context, *call) (*response, error) {
+	return &response{content: "Cancelled; nothing was changed."}, nil
+}
+
+func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
+	owner, id, err := c.ownerAndID()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	m, err := b.store.Recover(ctx, owner, id, 0, memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory recovered by command", "memory_id", id, "scope", owner.Scope)
+	return &response{content: fmt.Sprintf("♻️ Recovered (%s) #%d: %s", owner.Scope, m.ID, oneLine(m.Content, 300))}, nil
+}
+
+func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
+	owner, id, err := c.ownerAndID()
+	if err != nil {
+		return nil, err
+	}
+	events, err := b.store.History(ctx, owner, id)
+	if err != nil {
+		return nil, err
+	}
+	// Newest last, as a story; keep the latest when there are too many.
+	const maxEvents = 15
+	if len(events) > maxEvents {
+		events = events[len(events)-maxEvents:]
+	}
+	var sb strings.Builder
+	for _, ev := range events {
+		fmt.Fprintf(&sb, "**v%d %s** by %s, <t:%d:f>", ev.Version, ev.Action, describeActor(ev.Actor), ev.CreatedAt.Unix())
+		if ev.Reason != "" {
+			fmt.Fprintf(&sb, " (%s)", oneLine(ev.Reason, 80))
+		}
+		sb.WriteString("\n")
+		switch {
+		case ev.OldContent != "" && ev.NewContent != "" && ev.OldContent != ev.NewContent:
+			fmt.Fprintf(&sb, "> ~~%s~~\n> %s\n", oneLine(ev.OldContent, 150), oneLine(ev.NewContent, 150))
+		case ev.NewContent != "":
+			fmt.Fprintf(&sb, "> %s\n", oneLine(ev.NewContent, 150))
+		case ev.OldContent != "":
+			fmt.Fprintf(&sb, "> ~~%s~~\n", oneLine(ev.OldContent, 150))
+		}
+	}
+	return &response{embeds: []*discordgo.MessageEmbed{{
+		Title:       fmt.Sprintf("History of #%d (%s)", id, owner.Scope),
+		Description: truncate(sb.String(), 4000),
+		Color:       colorView,
+	}}}, nil
+}
+
+func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
+	sum, err := b.store.PreviewForgetMe(ctx, c.userID())
+	if err != nil {
+		return nil, err
+	}
+	stmEntries := len(b.stm.ForUser(c.userID()))
+	desc := fmt.Sprintf("This permanently erases everything kioku holds about you:\n"+
+		"• %d personal %s (forgotten ones included) and their history\n"+
+		"• %d conversation %s in the transcript\n"+
+		"• %d short-term memory %s, and your messages in channels' short-term memory\n\n"+
+		"Server memories are not affected. Unlike forget, this cannot be undone.",
+		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
+		stmEntries, plural(stmEntries, "entry", "entries"))
+	return &response{
+		embeds: []*discordgo.MessageEmbed{{Title: "Forget me?", Description: desc, Color: colorConfirm,
+			Footer: &discordgo.MessageEmbedFooter{Text: "This confirmation expires in " + roundDuration(sum.ExpiresAt.Sub(b.now())) + "."}}},
+		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: "Erase everything about me", Style: discordgo.DangerButton,
+				CustomID: idForgetMeConfirm + ":" + sum.Token},
+			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idForgetMeCancel},
+		}}},
+	}, nil
+}
+
+// forgetMePress erases the presser's data. The token is bound to the user
+// who asked, so someone else pressing the button erases nothing.
+func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
+	token := strings.TrimPrefix(c.customID, idForgetMeConfirm+":")
+	sum, err := b.store.ConfirmForgetMe(ctx, c.userID(), token)
+	if err != nil {
+		return nil, err
+	}
+	cleared := b.stm.ClearUser(c.userID())
+	c.log.Info("user forgotten", "memories", sum.Memories, "turns", sum.Turns, "stm_entries", cleared)
+	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d conversation %s and %d short-term memory %s. I don't remember anything about you now.",
+		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
+		cleared, plural(cleared, "entry", "entries"))}, nil
+}
+
+// rememberThis saves the target message of the context menu command. In a
+// guild it goes to server memory when the caller may edit it, and to their
+// personal memory otherwise; in DMs to personal memory.
+func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
+	data := c.command
+	var target *discordgo.Message
+	if data.Resolved != nil {
+		target = data.Resolved.Messages[data.TargetID]
+	}
+	if target == nil || strings.TrimSpace(target.Content) == "" {
+		return nil, memory.Errorf(memory.EINVALID, "That message has no text I could remember.")
+	}
+	owner := memory.PersonalOwner(c.userID())
+	if !c.inDM() {
+		gs, err := b.store.GuildSettings(ctx, c.guildID())
+		if err != nil {
+			return nil, err
+		}
+		if CanEditServer(c.member, gs.EditorRoleID) {
+			owner = memory.ServerOwner(c.guildID())
+		}
+	}
+	if owner.Scope == memory.ScopePersonal {
+		if err := b.requireNotFullPrivacy(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	prov := memory.Provenance{ChannelID: target.ChannelID, MessageID: target.ID}
+	if prov.ChannelID == "" {
+		prov.ChannelID = c.i.ChannelID
+	}
+	if target.Author != nil {
+		prov.AuthorID, prov.Author = target.Author.ID, target.Author.DisplayName()
+	}
+	res, err := b.store.Remember(ctx, memory.Memory{
+		Scope: owner.Scope, GuildID: c.guildID(), UserID: owner.UserID,
+		Content: target.Content, Source: memory.SourceCommand, Provenance: prov,
+	}, memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory added from message", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
+	if !res.Created {
+		return &response{content: fmt.Sprintf("I already remember that as #%d (%s).", res.Memory.ID, owner.Scope)}, nil
+	}
+	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+}
+
+// memoryLine renders a memory as one list line.
+func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
+	line := fmt.Sprintf("**#%d** · %s", m.ID, m.Type)
+	if m.Pinned {
+		line += " · 📌"
+	}
+	if owner.Scope == memory.ScopePersonal {
+		switch {
+		case m.GuildID == "":
+			line += " · from DMs"
+		case m.GuildID == here:
+			line += " · from this server"
+		default:
+			line += " · from another server"
+		}
+	}
+	return line + "\n" + oneLine(m.Content, 200)
+}
+
+// memoryEmbed renders one memory with its metadata.
+func memoryEmbed(m *memory.Memory) *discordgo.MessageEmbed {
+	fields := []*discordgo.MessageEmbedField{
+		{Name: "Type", Value: string(m.Type), Inline: true},
+		{Name: "Importance", Value: strconv.FormatFloat(m.Importance, 'f', 2, 64), Inline: true},
+		{Name: "Version", Value: strconv.Itoa(m.Version), Inline: true},
+		{Name: "Source", Value: string(m.Source), Inline: true},
+		{Name: "Created", Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
+		{Name: "Updated", Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
+	}
+	if m.Pinned {
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "Pinned", Value: "yes", Inline: true})
+	}
+	if len(m.Tags) > 0 {
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "Tags", Value: strings.Join(m.Tags, ", "), Inline: true})
+	}
+	if m.Provenance.AuthorID != "" {
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "From", Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
+	}
+	return &discordgo.MessageEmbed{
+		Title:       fmt.Sprintf("Memory #%d (%s)", m.ID, m.Scope),
+		Description: m.Content,
+		Color:       colorView,
+		Fields:      fields,
+	}
+}
+
+// describe names a scope for people.
+func describe(o memory.Owner) string {
+	if o.Scope == memory.ScopePersonal {
+		return "your personal memory"
+	}
+	return "this server's memory"
+}
+
+// scopeArg is the scope option to repeat in a suggested command.
+func scopeArg(o memory.Owner) string {
+	if o.Scope == memory.ScopePersonal {
+		return " scope:personal"
+	}
+	return ""
+}
+
+// describeActor renders a history actor: people as mentions (which render
+// as names and ping nobody, since replies allow no mentions), the rest as is.
+func describeActor(actor string) string {
+	if id, ok := strings.CutPrefix(actor, "user:"); ok && id != "" {
+		return "<@" + id + ">"
+	}
+	if id, ok := strings.CutPrefix(actor, "model:"); ok && id != "" {
+		return "kioku (talking with <@" + id + ">)"
+	}
+	return actor
+}
+
+func (b *Bot) recoverWindow() string {
+	return roundDuration(b.store.RecoverWindow)
+}
+
+// roundDuration renders a duration as people say it: "30 days", "10 minutes".
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%d days", int(d.Hours()/24+0.5))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%d hours", int(d.Hours()+0.5))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("%d minutes", int(d.Minutes()+0.5))
+	case d > time.Second:
+		return fmt.Sprintf("%d seconds", int(d.Seconds()+0.5))
+	}
+	return "a moment"
+}
+
+func splitTags(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	var out []string
+	for t := range strings.SplitSeq(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// truncate cuts s to at most n runes.
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

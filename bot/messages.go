@@ -1,0 +1,316 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// typingInterval refreshes the typing indicator, which Discord shows for
+// about ten seconds per call.
+const typingInterval = 8 * time.Second
+
+// OnMessageCreate answers a message when it is addressed to the bot: in a
+// DM, when it mentions the bot, when it replies to one of the bot's
+// messages, or when it is posted in one of the guild's auto-reply channels.
+// Bots (itself included), system messages and partial events without an
+// author are ignored.
+func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) {
+	if e == nil || e.Message == nil {
+		return
+	}
+	m := e.Message
+	self := b.botUserID()
+	if !fromHuman(m, self) {
+		return
+	}
+	if !b.addressed(m, self) {
+		return
+	}
+	content := StripMention(m.Content, self)
+	if content == "" {
+		// An image-only message or a bare mention: nothing for the model
+		// to answer, and a reply like "?" helps nobody.
+		b.stats.ignored.Add(1)
+		return
+	}
+	if !b.begin() {
+		// Shutting down: a turn started now could not finish. Discord
+		// users see no reply, as when the bot is offline.
+		b.stats.ignored.Add(1)
+		return
+	}
+	defer b.inflight.Done()
+	b.stats.inFlight.Add(1)
+	defer b.stats.inFlight.Add(-1)
+
+	ctx, cancel := context.WithTimeout(b.base, b.turnTimeout)
+	defer cancel()
+	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
+
+	// The engine ignores full-privacy users too; checking here as well keeps
+	// even the typing indicator away from someone who asked to be ignored.
+	if us, err := b.store.UserSettings(ctx, m.Author.ID); err == nil && us.Privacy == memory.PrivacyFull {
+		b.stats.ignored.Add(1)
+		return
+	}
+
+	req := chat.Request{
+		GuildID:   m.GuildID,
+		ChannelID: m.ChannelID,
+		UserID:    m.Author.ID,
+		UserName:  AuthorName(m),
+		MessageID: m.ID,
+		Content:   content,
+		At:        m.Timestamp,
+	}
+	if req.At.IsZero() {
+		req.At = b.now()
+	}
+	log.Debug("turn started", "content", content)
+	started := time.Now()
+	stopTyping := b.keepTyping(ctx, m.ChannelID)
+	reply, err := b.turner.Turn(ctx, req)
+	stopTyping()
+	b.stats.turns.Add(1)
+
+	var text string
+	switch {
+	case err != nil:
+		b.stats.turnErrors.Add(1)
+		text = b.turnErrorText(ctx, log, err)
+	case reply.Ignored:
+		b.stats.ignored.Add(1)
+		log.Debug("turn ignored")
+		return
+	default:
+		text = RenderReply(reply)
+	}
+	if strings.TrimSpace(text) == "" {
+		log.Warn("turn produced no reply text")
+		return
+	}
+	if err := b.sendReply(ctx, m, text); err != nil {
+		log.Error("couldn't send reply", "err", err)
+		return
+	}
+	log.Info("turn answered", "duration_ms", time.Since(started).Milliseconds(),
+		"notices", len(reply.Notices), "rate_limited", reply.RateLimited)
+}
+
+// turnErrorText is what a failed turn shows: the message of a domain error,
+// or a generic apology with the details in the log.
+func (b *Bot) turnErrorText(ctx context.Context, log *slog.Logger, err error) string {
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		log.Error("turn timed out", "err", err)
+		return "Sorry, that took me too long. Please try again in a moment."
+	}
+	if memory.ErrorCode(err) != memory.EINTERNAL {
+		return memory.ErrorMessage(err)
+	}
+	log.Error("turn failed", "err", err)
+	return "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs."
+}
+
+// fromHuman reports whether m was written by a person other than the bot,
+// in a message type people write (not a join notice or pin message).
+func fromHuman(m *discordgo.Message, self string) bool {
+	if m.Author == nil || m.Author.Bot || m.Author.System || m.Author.ID == "" {
+		return false
+	}
+	if self != "" && m.Author.ID == self {
+		return false
+	}
+	if m.WebhookID != "" {
+		return false
+	}
+	return m.Type == discordgo.MessageTypeDefault || m.Type == discordgo.MessageTypeReply
+}
+
+// addressed reports whether the bot should answer m (already known to come
+// from a person).
+func (b *Bot) addressed(m *discordgo.Message, self string) bool {
+	if IsAddressed(m, self) {
+		return true
+	}
+	if m.GuildID == "" {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(b.base, 5*time.Second)
+	defer cancel()
+	gs, err := b.store.GuildSettings(ctx, m.GuildID)
+	if err != nil {
+		b.log.Error("couldn't read guild settings", "guild_id", m.GuildID, "err", err)
+		return false
+	}
+	return slices.Contains(gs.AutoReplyChannels, m.ChannelID)
+}
+
+// IsAddressed reports whether m speaks to the bot self without any guild
+// setting: a DM, a mention of the bot, or a reply to one of its messages.
+// Auto-reply channels are checked separately because they need the store.
+func IsAddressed(m *discordgo.Message, self string) bool {
+	if m == nil {
+		return false
+	}
+	if m.GuildID == "" {
+		return true
+	}
+	if self == "" {
+		return false
+	}
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == self {
+			return true
+		}
+	}
+	if strings.Contains(m.Content, "<@"+self+">") || strings.Contains(m.Content, "<@!"+self+">") {
+		return true
+	}
+	if r := m.ReferencedMessage; r != nil && r.Author != nil && r.Author.ID == self {
+		return true
+	}
+	return false
+}
+
+var spaceRun = regexp.MustCompile(`[ \t]{2,}`)
+
+// StripMention removes the bot's own mention markup (<@id> and the legacy
+// <@!id>) from content, so the model reads what the person said rather than
+// a raw id, and tidies the spaces it leaves behind. Other mentions stay as
+// they are.
+func StripMention(content, self string) string {
+	if self != "" {
+		content = strings.ReplaceAll(content, "<@!"+self+">", "")
+		content = strings.ReplaceAll(content, "<@"+self+">", "")
+	}
+	content = spaceRun.ReplaceAllString(content, " ")
+	return strings.TrimSpace(content)
+}
+
+// AuthorName is the name people see for the author of m: the server
+// nickname, else the global display name, else the username. It tolerates
+// the partial member Discord attaches to guild messages (no user inside).
+func AuthorName(m *discordgo.Message) string {
+	if m == nil || m.Author == nil {
+		return ""
+	}
+	if m.Member != nil && m.Member.Nick != "" {
+		return m.Member.Nick
+	}
+	return m.Author.DisplayName()
+}
+
+// AllowedMentions returns the allowed mentions of every message the bot
+// sends on behalf of the model: nothing may ping except the person it
+// answers (and the reply reference to them), so "@everyone", role mentions
+// or other users' ids in model output render as text.
+func AllowedMentions(authorID string) *discordgo.MessageAllowedMentions {
+	am := &discordgo.MessageAllowedMentions{
+		// Non-nil and empty: "parse": [] turns off every implicit mention
+		// type, where a nil slice would be sent as null.
+		Parse:       []discordgo.AllowedMentionType{},
+		RepliedUser: authorID != "",
+	}
+	if authorID != "" {
+		am.Users = []string{authorID}
+	}
+	return am
+}
+
+// noMentions is for bot messages that answer nobody in particular.
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+// sendReply posts text in m's channel as one or more messages, the first
+// one a reply to m.
+func (b *Bot) sendReply(ctx context.Context, m *discordgo.Message, text string) error {
+	chunks := SplitMessage(text, MaxMessageRunes)
+	failIfGone := false
+	for i, chunk := range chunks {
+		send := &discordgo.MessageSend{
+			Content:         chunk,
+			AllowedMentions: AllowedMentions(m.Author.ID),
+		}
+		if i == 0 {
+			// A reply keeps the answer attached to its question in a busy
+			// channel; if the question was deleted meanwhile, post anyway.
+			send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID,
+				GuildID: m.GuildID, FailIfNotExists: &failIfGone}
+		}
+		if _, err := b.session.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx)); err != nil {
+			return fmt.Errorf("couldn't send part %d of %d: %w", i+1, len(chunks), err)
+		}
+	}
+	return nil
+}
+
+// keepTyping shows the typing indicator in a channel until the returned
+// function is called or ctx ends. The first indicator is sent even when the
+// turn finishes first (the stop function waits for it): it runs alongside
+// the turn, so it costs no latency, and a reply never overtakes it.
+func (b *Bot) keepTyping(ctx context.Context, channelID string) func() {
+	stop, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	typing := func(ctx context.Context) {
+		if err := b.session.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil && ctx.Err() == nil {
+			b.log.Debug("couldn't show typing indicator", "channel_id", channelID, "err", err)
+		}
+	}
+	go func() {
+		defer close(done)
+		typing(ctx)
+		t := time.NewTicker(typingInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop.Done():
+				return
+			case <-t.C:
+				typing(stop)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// RenderReply turns a turn's reply into message text: the answer, then one
+// line per memory change ("📌 Remembered (server) #42: …") so people always
+// see what the bot wrote down. Notices go in the same message, not a
+// follow-up, so they can never be separated from the answer that made them.
+func RenderReply(r chat.Reply) string {
+	var sb strings.Builder
+	sb.WriteString(strings.TrimSpace(r.Text))
+	for i, n := range r.Notices {
+		if i == 0 && sb.Len() > 0 {
+			sb.WriteString("\n")
+		}
+		sb.WriteString("\n")
+		sb.WriteString(n.String())
+	}
+	return sb.String()
+}
+
+// oneLine flattens s to one line of at most n characters, ending in "…" when
+// cut.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
+}

@@ -1,0 +1,118 @@
+package bot
+
+import (
+	"context"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// CanManageServer reports whether a guild member may configure the bot:
+// Manage Server, or Administrator (which implies it). The permissions are
+// the ones Discord computed for the member in the interaction's channel,
+// so the check needs no role lookups and cannot be spoofed by the client.
+func CanManageServer(m *discordgo.Member) bool {
+	if m == nil {
+		return false
+	}
+	return m.Permissions&(discordgo.PermissionManageGuild|discordgo.PermissionAdministrator) != 0
+}
+
+// CanEditServer reports whether a guild member may change the guild's
+// server memory: anyone who can manage the server, plus members holding the
+// editor role chosen with /kioku config.
+func CanEditServer(m *discordgo.Member, editorRoleID string) bool {
+	if CanManageServer(m) {
+		return true
+	}
+	return m != nil && editorRoleID != "" && slices.Contains(m.Roles, editorRoleID)
+}
+
+// requireServerEditor returns a clear EFORBIDDEN error unless the caller
+// may change this guild's server memory. It is checked on every mutation,
+// including button presses that execute an earlier preview, because roles
+// can change between the two.
+func (b *Bot) requireServerEditor(ctx context.Context, c *call) error {
+	if c.inDM() {
+		return errServerInDM
+	}
+	gs, err := b.store.GuildSettings(ctx, c.guildID())
+	if err != nil {
+		return err
+	}
+	if CanEditServer(c.member, gs.EditorRoleID) {
+		return nil
+	}
+	if gs.EditorRoleID != "" {
+		return memory.Errorf(memory.EFORBIDDEN, "Changing this server's memory needs the Manage Server permission or the <@&%s> role. You can still keep personal memories with scope:personal.", gs.EditorRoleID)
+	}
+	return memory.Errorf(memory.EFORBIDDEN, "Changing this server's memory needs the Manage Server permission. You can still keep personal memories with scope:personal.")
+}
+
+// requireManager returns EFORBIDDEN unless the caller may configure the bot.
+func (b *Bot) requireManager(c *call) error {
+	if c.inDM() {
+		return errNoGuild
+	}
+	if !CanManageServer(c.member) {
+		return memory.Errorf(memory.EFORBIDDEN, "This needs the Manage Server permission.")
+	}
+	return nil
+}
+
+// requireNotFullPrivacy refuses manual writes of personal memory for users
+// at the full privacy level (SPEC §2): they asked the bot to keep nothing.
+// Forget and export stay available so they can still leave.
+func (b *Bot) requireNotFullPrivacy(ctx context.Context, c *call) error {
+	us, err := b.store.UserSettings(ctx, c.userID())
+	if err != nil {
+		return err
+	}
+	if us.Privacy == memory.PrivacyFull {
+		return memory.Errorf(memory.EFORBIDDEN, "Your privacy level is full, so I keep nothing about you, not even by command. Use /privacy level:normal to change that.")
+	}
+	return nil
+}
+
+// errServerInDM explains the scope rule of DMs.
+var errServerInDM = memory.Errorf(memory.EINVALID, "In DMs only your personal memory exists; use this command in a server for its server memory.")
+
+// owner resolves the scope option of a /memory command: personal is always
+// the caller's own memory, server is the memory of the guild the command
+// runs in. In DMs only personal exists; in a guild the default is server.
+func (c *call) owner() (memory.Owner, error) {
+	return resolveOwner(c.str("scope"), c.guildID(), c.userID())
+}
+
+func resolveOwner(scope, guildID, userID string) (memory.Owner, error) {
+	switch scope {
+	case "", string(memory.ScopeServer), string(memory.ScopePersonal):
+	default:
+		return memory.Owner{}, memory.Errorf(memory.EINVALID, "Unknown scope %q: use server or personal.", scope)
+	}
+	if guildID == "" {
+		if scope == string(memory.ScopeServer) {
+			return memory.Owner{}, errServerInDM
+		}
+		return memory.PersonalOwner(userID), nil
+	}
+	if scope == string(memory.ScopePersonal) {
+		return memory.PersonalOwner(userID), nil
+	}
+	return memory.ServerOwner(guildID), nil
+}
+
+// requireWrite checks that the caller may change memory of owner.
+func (b *Bot) requireWrite(ctx context.Context, c *call, owner memory.Owner) error {
+	if owner.Scope == memory.ScopeServer {
+		return b.requireServerEditor(ctx, c)
+	}
+	if owner.UserID != c.userID() {
+		// Unreachable through resolveOwner; kept so a future handler that
+		// builds owners by hand cannot touch someone else's memory.
+		return memory.Errorf(memory.EFORBIDDEN, "Personal memories can only be changed by their owner.")
+	}
+	return nil
+}

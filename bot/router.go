@@ -1,0 +1,310 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// commandHandler runs one slash command, context menu command or button.
+// It returns what to show, or an error whose domain message is shown.
+type commandHandler func(ctx context.Context, c *call) (*response, error)
+
+// call is one interaction being handled: who, where, what was asked, and
+// whether it has been acknowledged yet.
+type call struct {
+	b      *Bot
+	i      *discordgo.Interaction
+	log    *slog.Logger
+	user   *discordgo.User
+	member *discordgo.Member // nil in DMs
+	// key names the handler: "memory list", "privacy", "Remember this", or
+	// the custom ID prefix of a button.
+	key string
+	// options are the options of the (sub)command by name.
+	options map[string]*discordgo.ApplicationCommandInteractionDataOption
+	// command is the command data; zero for buttons.
+	command discordgo.ApplicationCommandInteractionData
+	// customID is the button's custom ID; empty for commands.
+	customID string
+	deferred bool
+}
+
+// response is what a handler shows. Command replies are always ephemeral:
+// /memory, /privacy, /stm and /kioku are a personal management surface,
+// and answering only the caller keeps personal memory private and the
+// channel free of bookkeeping. Button presses edit the message they are on.
+type response struct {
+	content    string
+	embeds     []*discordgo.MessageEmbed
+	components []discordgo.MessageComponent
+	files      []*discordgo.File
+}
+
+func (c *call) guildID() string { return c.i.GuildID }
+func (c *call) userID() string  { return c.user.ID }
+func (c *call) inDM() bool      { return c.i.GuildID == "" }
+
+// userName is the caller's name as people see it here.
+func (c *call) userName() string {
+	if c.member != nil && c.member.Nick != "" {
+		return c.member.Nick
+	}
+	return c.user.DisplayName()
+}
+
+// str returns a string option (also channel, role and attachment ids) or "".
+func (c *call) str(name string) string {
+	o, ok := c.options[name]
+	if !ok || o == nil {
+		return ""
+	}
+	if s, ok := o.Value.(string); ok {
+		return strings.TrimSpace(s)
+	}
+	return ""
+}
+
+// integer returns an integer option and whether it was given.
+func (c *call) integer(name string) (int64, bool) {
+	o, ok := c.options[name]
+	if !ok || o == nil {
+		return 0, false
+	}
+	// Discord sends JSON numbers; discordgo decodes them as float64.
+	if f, ok := o.Value.(float64); ok {
+		return int64(f), true
+	}
+	return 0, false
+}
+
+// boolean returns a boolean option and whether it was given.
+func (c *call) boolean(name string) (bool, bool) {
+	o, ok := c.options[name]
+	if !ok || o == nil {
+		return false, false
+	}
+	v, ok := o.Value.(bool)
+	return v, ok
+}
+
+// isComponent reports whether the call is a button press.
+func (c *call) isComponent() bool { return c.i.Type == discordgo.InteractionMessageComponent }
+
+// deferReply acknowledges the interaction before slow work, so Discord's
+// three-second window cannot expire: commands show "thinking…" (ephemeral),
+// buttons keep their message until it is edited.
+func (c *call) deferReply(ctx context.Context) error {
+	if c.deferred {
+		return nil
+	}
+	resp := &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral},
+	}
+	if c.isComponent() {
+		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
+	}
+	if err := c.b.session.InteractionRespond(c.i, resp, discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("couldn't acknowledge interaction: %w", err)
+	}
+	c.deferred = true
+	return nil
+}
+
+// finish shows r: as the interaction's response, or as an edit of the
+// deferred response.
+func (c *call) finish(ctx context.Context, r *response) error {
+	components := r.components
+	if components == nil {
+		// An empty list removes buttons from a message being updated.
+		components = []discordgo.MessageComponent{}
+	}
+	embeds := r.embeds
+	if embeds == nil {
+		embeds = []*discordgo.MessageEmbed{}
+	}
+	if c.deferred {
+		edit := &discordgo.WebhookEdit{
+			Content:         &r.content,
+			Embeds:          &embeds,
+			Components:      &components,
+			Files:           r.files,
+			AllowedMentions: noMentions(),
+		}
+		if _, err := c.b.session.InteractionResponseEdit(c.i, edit, discordgo.WithContext(ctx)); err != nil {
+			return fmt.Errorf("couldn't edit interaction response: %w", err)
+		}
+		return nil
+	}
+	data := &discordgo.InteractionResponseData{
+		Content:         r.content,
+		Embeds:          embeds,
+		Components:      components,
+		Files:           r.files,
+		AllowedMentions: noMentions(),
+	}
+	typ := discordgo.InteractionResponseChannelMessageWithSource
+	if c.isComponent() {
+		// An update keeps the message's own flags; only new messages choose.
+		typ = discordgo.InteractionResponseUpdateMessage
+	} else {
+		data.Flags = discordgo.MessageFlagsEphemeral
+	}
+	if err := c.b.session.InteractionRespond(c.i, &discordgo.InteractionResponse{Type: typ, Data: data},
+		discordgo.WithContext(ctx)); err != nil {
+		return fmt.Errorf("couldn't respond to interaction: %w", err)
+	}
+	return nil
+}
+
+// fail shows an error to the caller only. A failed button press answers
+// with a new ephemeral message so the message it was on stays as it was.
+func (c *call) fail(ctx context.Context, text string) error {
+	if c.isComponent() {
+		msg := &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral,
+			AllowedMentions: noMentions()}
+		if c.deferred {
+			_, err := c.b.session.FollowupMessageCreate(c.i, true, &discordgo.WebhookParams{Content: text,
+				Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions()}, discordgo.WithContext(ctx))
+			return err
+		}
+		return c.b.session.InteractionRespond(c.i, &discordgo.InteractionResponse{
+			Type: discordgo.InteractionResponseChannelMessageWithSource, Data: msg}, discordgo.WithContext(ctx))
+	}
+	return c.finish(ctx, &response{content: text})
+}
+
+// HandleInteraction routes an interaction to its handler. It checks the
+// interaction type before reading its data (discordgo's accessors panic on
+// the wrong type), gives the handler a context bounded by the command
+// timeout, and turns errors into an ephemeral message: the domain message
+// for domain errors, a generic one (with a log line) for everything else.
+func (b *Bot) HandleInteraction(s *discordgo.Session, e *discordgo.InteractionCreate) {
+	if e == nil || e.Interaction == nil {
+		return
+	}
+	c, ok := b.newCall(e.Interaction)
+	if !ok {
+		return
+	}
+	b.stats.interactions.Add(1)
+	if !b.begin() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.fail(ctx, "kioku is restarting; please try again in a minute.")
+		return
+	}
+	defer b.inflight.Done()
+	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
+	defer cancel()
+
+	h := b.handlerFor(c)
+	if h == nil {
+		c.log.Warn("unknown interaction", "key", c.key)
+		if err := c.fail(ctx, "I don't know that command (yet). It may be from a newer or older version of kioku."); err != nil {
+			c.log.Error("couldn't answer interaction", "err", err)
+		}
+		return
+	}
+	started := time.Now()
+	r, err := h(ctx, c)
+	if err == nil {
+		if err := c.finish(ctx, r); err != nil {
+			c.log.Error("couldn't answer interaction", "key", c.key, "err", err)
+			return
+		}
+		c.log.Info("interaction answered", "key", c.key, "duration_ms", time.Since(started).Milliseconds())
+		return
+	}
+	var text string
+	switch code := memory.ErrorCode(err); {
+	case ctx.Err() != nil:
+		b.stats.interactionErrors.Add(1)
+		c.log.Error("interaction timed out", "key", c.key, "err", err)
+		text = "Sorry, that took too long. Please try again."
+	case code == memory.EINTERNAL:
+		b.stats.interactionErrors.Add(1)
+		c.log.Error("interaction failed", "key", c.key, "err", err)
+		text = memory.ErrorMessage(err)
+	default:
+		if code == memory.EFORBIDDEN {
+			b.stats.denied.Add(1)
+		}
+		c.log.Info("interaction declined", "key", c.key, "code", code)
+		text = memory.ErrorMessage(err)
+	}
+	// The answer may still fit in a context that just timed out.
+	answerCtx, answerCancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer answerCancel()
+	if err := c.fail(answerCtx, text); err != nil {
+		c.log.Error("couldn't answer interaction", "key", c.key, "err", err)
+	}
+}
+
+// newCall reads who sent the interaction and what it asks for. It reports
+// false for interactions the bot does not handle (pings, autocomplete,
+// modals) and for partial payloads without a user.
+func (b *Bot) newCall(i *discordgo.Interaction) (*call, bool) {
+	c := &call{b: b, i: i, member: i.Member}
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		c.user = i.Member.User
+	case i.User != nil:
+		c.user = i.User
+		c.member = nil
+	default:
+		b.log.Warn("interaction without a user", "interaction_id", i.ID, "guild_id", i.GuildID)
+		return nil, false
+	}
+	c.log = b.log.With("guild_id", i.GuildID, "channel_id", i.ChannelID, "user_id", c.user.ID, "interaction_id", i.ID)
+	switch i.Type {
+	case discordgo.InteractionApplicationCommand:
+		data, ok := i.Data.(discordgo.ApplicationCommandInteractionData)
+		if !ok {
+			return nil, false
+		}
+		c.command = data
+		c.key = data.Name
+		opts := data.Options
+		if len(opts) == 1 && opts[0] != nil && (opts[0].Type == discordgo.ApplicationCommandOptionSubCommand ||
+			opts[0].Type == discordgo.ApplicationCommandOptionSubCommandGroup) {
+			c.key += " " + opts[0].Name
+			opts = opts[0].Options
+		}
+		c.options = make(map[string]*discordgo.ApplicationCommandInteractionDataOption, len(opts))
+		for _, o := range opts {
+			if o != nil {
+				c.options[o.Name] = o
+			}
+		}
+		return c, true
+	case discordgo.InteractionMessageComponent:
+		data, ok := i.Data.(discordgo.MessageComponentInteractionData)
+		if !ok {
+			return nil, false
+		}
+		c.customID = data.CustomID
+		c.key, _, _ = strings.Cut(data.CustomID, ":")
+		if rest, ok := strings.CutPrefix(data.CustomID, c.key+":"); ok {
+			sub, _, _ := strings.Cut(rest, ":")
+			c.key += ":" + sub
+		}
+		return c, true
+	}
+	return nil, false
+}
+
+// handlerFor returns the handler of c's key, or nil.
+func (b *Bot) handlerFor(c *call) commandHandler {
+	return b.commands[c.key]
+}
+
+// errNoGuild is returned by commands that only make sense in a server.
+var errNoGuild = memory.Errorf(memory.EINVALID, "This command only works in a server.")

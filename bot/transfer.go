@@ -1,0 +1,135 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// memoryExport sends the live memories of a scope as a JSON attachment in
+// the format /memory import and `kioku memories import` read. Exporting a
+// server's memory is an editor's task (it is a copy of everything the
+// server taught the bot); personal memory can always be exported by its
+// owner, at every privacy level.
+func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	f, err := b.store.Export(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("couldn't encode export: %w", err)
+	}
+	name := "kioku-personal-memories.json"
+	if owner.Scope == memory.ScopeServer {
+		name = "kioku-server-" + owner.GuildID + "-memories.json"
+	}
+	c.log.Info("memories exported", "scope", owner.Scope, "count", len(f.Memories))
+	return &response{
+		content: fmt.Sprintf("Here %s %d %s from %s. /memory import accepts this file.",
+			plural(len(f.Memories), "is", "are"), len(f.Memories), plural(len(f.Memories), "memory", "memories"), describe(owner)),
+		files: []*discordgo.File{{Name: name, ContentType: "application/json", Reader: bytes.NewReader(data)}},
+	}, nil
+}
+
+// memoryImport adds the memories of an attached export file to a scope. The
+// file is size-checked before it is downloaded and again while reading,
+// validated whole, and written in one transaction: either every memory
+// lands or none does.
+func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
+	owner, err := c.owner()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkWrite(ctx, c, owner); err != nil {
+		return nil, err
+	}
+	att := c.attachment("file")
+	if att == nil {
+		return nil, memory.Errorf(memory.EINVALID, "Attach the export file with file:.")
+	}
+	if int64(att.Size) > b.maxImportBytes {
+		return nil, memory.Errorf(memory.EINVALID, "That file is %s; an import can be at most %s.", humanBytes(int64(att.Size)), humanBytes(b.maxImportBytes))
+	}
+	data, err := b.download(ctx, att.URL)
+	if err != nil {
+		return nil, err
+	}
+	f, err := ltm.ParseExport(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(f.Memories) == 0 {
+		return nil, memory.Errorf(memory.EINVALID, "That export file holds no memories; nothing to import.")
+	}
+	res, err := b.store.Import(ctx, owner, f, memory.UserActor(c.userID()))
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memories imported", "scope", owner.Scope, "created", res.Created, "duplicates", res.Duplicates)
+	msg := fmt.Sprintf("📥 Imported %d %s into %s.", res.Created, plural(res.Created, "memory", "memories"), describe(owner))
+	if res.Duplicates > 0 {
+		msg += fmt.Sprintf(" %d %s already there and %s skipped.", res.Duplicates,
+			plural(res.Duplicates, "was", "were"), plural(res.Duplicates, "was", "were"))
+	}
+	return &response{content: msg}, nil
+}
+
+// attachment returns the resolved attachment of an attachment option.
+func (c *call) attachment(name string) *discordgo.MessageAttachment {
+	id := c.str(name)
+	if id == "" || c.command.Resolved == nil {
+		return nil
+	}
+	return c.command.Resolved.Attachments[id]
+}
+
+// download fetches an attachment, refusing more than maxImportBytes even
+// when the declared size was wrong.
+func (b *Bot) download(ctx context.Context, url string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, memory.Errorf(memory.EINVALID, "That attachment has an invalid address.")
+	}
+	resp, err := b.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't download attachment: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("couldn't download attachment: HTTP %d", resp.StatusCode)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, b.maxImportBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't download attachment: %w", err)
+	}
+	if int64(len(data)) > b.maxImportBytes {
+		return nil, memory.Errorf(memory.EINVALID, "That file is larger than %s, the most an import can be.", humanBytes(b.maxImportBytes))
+	}
+	return data, nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
