@@ -56,6 +56,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run the Discord bot (the default)", runBot},
 		{"migrate", "apply pending database migrations", runMigrate},
 		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
 		{"doctor", "check configuration, database and providers", runDoctor},

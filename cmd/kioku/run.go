@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/stm"
+)
+
+// shutdownTimeout bounds the graceful part of a shutdown: in-flight turns
+// finish and the HTTP server drains within it. It is well under systemd's
+// default stop timeout of 90 s, so the database is closed (and its WAL
+// checkpointed) before a supervisor would kill the process; a model call
+// slower than this is cancelled rather than waited for.
+const shutdownTimeout = 30 * time.Second
+
+// healthTimeout bounds one /healthz probe.
+const healthTimeout = 3 * time.Second
+
+// runBot is `kioku run`: it wires the store, the model client, short-term
+// memory, the chat engine and the Discord bot, serves /healthz and /metrics,
+// and runs until ctx is cancelled (SIGINT/SIGTERM). Then it stops accepting
+// turns, lets in-flight ones finish within shutdownTimeout, closes the
+// gateway session and closes the database cleanly.
+func runBot(ctx context.Context, app *App, args []string) error {
+	fs := newFlagSet(app, "run")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	cfg := app.config
+	log := app.logger
+	if cfg.DiscordToken == "" {
+		return errors.New("invalid KIOKU_DISCORD_TOKEN: empty; set it to the bot token from the Discord Developer Portal (Bot → Reset Token)")
+	}
+
+	store, err := app.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	// The store is closed last, after every user of it has stopped.
+	defer func() {
+		if err := store.Close(); err != nil {
+			log.Error("couldn't close database cleanly", "err", err)
+		}
+	}()
+
+	model, err := llm.New(llm.Config{
+		BaseURL:       cfg.LLMBaseURL,
+		APIKey:        cfg.LLMAPIKey,
+		ChatModel:     cfg.ChatModel,
+		PipelineModel: cfg.PipelineModel,
+		EmbedModel:    cfg.EmbedModel,
+		Timeout:       cfg.LLMTimeout,
+		Logger:        log.With("component", "llm"),
+	})
+	if err != nil {
+		return err
+	}
+	var background sync.WaitGroup
+	defer background.Wait()
+	if cfg.EmbedModel != "" {
+		store.SetEmbedder(model.Embed, cfg.EmbedModel)
+		// Load cached vectors and embed what is missing without delaying the
+		// start: recall uses keywords alone until the index is ready.
+		background.Go(func() {
+			res, err := store.SyncEmbeddings(ctx)
+			if err != nil && ctx.Err() == nil {
+				log.Warn("couldn't sync embeddings; recall stays keyword-only for memories without vectors", "err", err)
+				return
+			}
+			log.Info("embeddings synced", "result", fmt.Sprintf("%+v", res))
+		})
+	}
+
+	short, err := stm.New(stm.Options{})
+	if err != nil {
+		return err
+	}
+	engine, err := chat.New(chat.Config{
+		ContextWindow:   cfg.ContextWindow,
+		MaxOutputTokens: cfg.MaxOutputTokens,
+		TurnsPerMinute:  cfg.TurnsPerMinute,
+		Logger:          log.With("component", "chat"),
+	}, chat.Deps{Store: store, ShortTerm: short, Model: model})
+	if err != nil {
+		return err
+	}
+	session, err := bot.NewSession(cfg.DiscordToken, cfg.DiscordAPIURL)
+	if err != nil {
+		return err
+	}
+	b, err := bot.New(bot.Config{
+		Session: session,
+		Store:   store,
+		STM:     short,
+		Turner:  engine,
+		Logger:  log.With("component", "bot"),
+	})
+	if err != nil {
+		return err
+	}
+
+	var srv *http.Server
+	if cfg.HTTPAddr != "" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return fmt.Errorf("invalid KIOKU_HTTP_ADDR: couldn't listen on %s: %w", cfg.HTTPAddr, err)
+		}
+		srv = &http.Server{Handler: opsHandler(store, b, model), ReadHeaderTimeout: 5 * time.Second}
+		log.Info("serving health and metrics", "addr", ln.Addr().String())
+		background.Go(func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("health and metrics server stopped", "err", err)
+			}
+		})
+	}
+
+	if err := b.Open(); err != nil {
+		if srv != nil {
+			_ = srv.Close()
+		}
+		return err
+	}
+	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "embed_model", cfg.EmbedModel)
+
+	<-ctx.Done()
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	var errs []error
+	if err := b.Shutdown(shutCtx); err != nil {
+		errs = append(errs, err)
+	}
+	if srv != nil {
+		if err := srv.Shutdown(shutCtx); err != nil {
+			errs = append(errs, fmt.Errorf("couldn't stop the health server: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	log.Info("stopped cleanly")
+	return nil
+}
+
+// opsHandler serves the operator endpoints: /healthz and /metrics.
+func opsHandler(store *ltm.Store, b *bot.Bot, model *llm.Client) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
+		defer cancel()
+		status := map[string]string{"database": "ok", "gateway": "connected"}
+		healthy := true
+		// A settings read is a real round trip through the read pool, and
+		// cheap: one indexed row, no integrity check (that is `kioku doctor`).
+		if _, err := store.UserSettings(ctx, "healthz"); err != nil {
+			status["database"], healthy = err.Error(), false
+		}
+		if !b.Connected() {
+			status["gateway"], healthy = "disconnected", false
+		}
+		status["status"] = "ok"
+		code := http.StatusOK
+		if !healthy {
+			status["status"], code = "unhealthy", http.StatusServiceUnavailable
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(status)
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		writeMetrics(w, b.Stats(), model.Usage())
+	})
+	return mux
+}
+
+// writeMetrics writes the Prometheus text exposition format by hand. A
+// dozen counters do not justify client_golang and its dependency tree (and
+// its global registry, which would need care with in-process tests); the
+// format is small, stable and documented, and the values are snapshots of
+// counters the bot and the model client already keep.
+func writeMetrics(w io.Writer, s bot.Stats, u llm.Usage) {
+	metric := func(name, typ, help string, v int64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, typ, name, v)
+	}
+	connected := int64(0)
+	if s.Connected {
+		connected = 1
+	}
+	metric("kioku_gateway_connected", "gauge", "1 while the Discord gateway session is up.", connected)
+	metric("kioku_turns_total", "counter", "Chat turns run.", s.Turns)
+	metric("kioku_turn_errors_total", "counter", "Chat turns that failed with an internal error.", s.TurnErrors)
+	metric("kioku_turns_in_flight", "gauge", "Chat turns running now.", s.TurnsInFlight)
+	metric("kioku_messages_ignored_total", "counter", "Messages addressed to the bot and deliberately not answered.", s.Ignored)
+	metric("kioku_interactions_total", "counter", "Slash commands, context menu commands and button presses.", s.Interactions)
+	metric("kioku_interaction_errors_total", "counter", "Interactions answered with an internal error.", s.InteractionErrors)
+	metric("kioku_interactions_denied_total", "counter", "Interactions refused for missing permission.", s.Denied)
+	metric("kioku_llm_calls_total", "counter", "Attempts sent to the model provider, retries included.", u.Calls)
+	metric("kioku_llm_errors_total", "counter", "Model provider attempts that failed.", u.Errors)
+	metric("kioku_llm_prompt_tokens_total", "counter", "Prompt tokens reported by the provider.", u.PromptTokens)
+	metric("kioku_llm_completion_tokens_total", "counter", "Completion tokens reported by the provider.", u.CompletionTokens)
+	metric("kioku_llm_embed_tokens_total", "counter", "Embedding tokens reported by the provider.", u.EmbedTokens)
+}
