@@ -76,7 +76,7 @@ type Report struct {
 	// its top 10.
 	HybridSourceAt10 float64 `json:"hybrid_source_at10"`
 	// VectorIndex names the index used for the vector leg.
-	VectorIndex string `json:"vector_index"`
+	VectorIndex string  `json:"vector_index"`
 	LoadSeconds float64 `json:"load_s"`
 }
 
