@@ -174,8 +174,8 @@ func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
 //	                                   and a better match scores higher
 //	vector  v = max(0, cos)
 //	rel       = alpha·v + (1−alpha)·k  when both legs scored; else k or v alone
-//	rel      ×= 1 + 0.25·recency       "now" questions ("what time is standup now")
-//	rel      ×= 1 + 0.15               "when" questions, memory states a date or time
+//	rel      ×= 1 + 0.5·recency        "now" questions ("what time is standup now")
+//	rel      ×= 1 + 0.3                "when" questions, memory states a date or time
 //	rel      ×= 1 + 0.2                the memory was created in a month the query names
 //	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
 //

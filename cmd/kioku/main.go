@@ -58,8 +58,11 @@ func commands() []command {
 	return []command{
 		{"run", "run the Discord bot (the default)", runBot},
 		{"migrate", "apply pending database migrations", runMigrate},
+		{"chat", "chat in the terminal on the same turn engine (--user, --guild)", runChat},
 		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
 		{"doctor", "check configuration, database and providers", runDoctor},
+		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
+		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},
 		{"help", "show this help, or `kioku help config` for settings", runHelp},
 	}
 }

@@ -5,6 +5,7 @@ package eval
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -87,6 +89,10 @@ type Report struct {
 	K          []int
 	Overall    Metrics
 	ByCategory map[string]Metrics
+	// Baseline scores plain SQLite FTS5 BM25 on the same database and questions (the
+	// question's words OR-ed, ORDER BY bm25, in the query's scope), so that what kioku's
+	// recall adds is measured in the same run.
+	Baseline Metrics
 	// Misses lists, for inspection, the queries whose top 10 held no relevant memory.
 	Misses []Miss
 }
@@ -183,7 +189,13 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 	}
 
 	rep := Report{Name: d.Name, K: ks}
-	var all []queryResult
+	// The baseline reads the same file through its own connection, as any SQLite client would.
+	plain, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "eval.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return Report{}, fmt.Errorf("couldn't open eval database for the baseline: %w", err)
+	}
+	defer plain.Close()
+	var all, base []queryResult
 	for _, sc := range d.Scopes {
 		owner := memory.ServerOwner(sc.GuildID)
 		absorbed, stored, err := load(ctx, store, owner, sc.Memories)
@@ -205,12 +217,24 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 			}
 			qr := score(q, ranked, ks, took)
 			all = append(all, qr)
+			start = time.Now()
+			bids, err := plainFTS(ctx, plain, sc.GuildID, q.Text, limit)
+			took = time.Since(start)
+			if err != nil {
+				return Report{}, fmt.Errorf("baseline for query %s of scope %s: %w", q.ID, sc.GuildID, err)
+			}
+			branked := make([][]string, len(bids))
+			for i, id := range bids {
+				branked[i] = absorbed[id]
+			}
+			base = append(base, score(q, branked, ks, took))
 			if qr.rr == 0 || qr.recall[10] == 0 {
 				rep.Misses = append(rep.Misses, Miss{Scope: sc.GuildID, QueryID: q.ID, Text: q.Text, Category: q.Category})
 			}
 		}
 	}
 	rep.Overall = aggregate(all, ks)
+	rep.Baseline = aggregate(base, ks)
 	rep.ByCategory = map[string]Metrics{}
 	byCat := map[string][]queryResult{}
 	for _, qr := range all {
@@ -244,6 +268,35 @@ func load(ctx context.Context, s *ltm.Store, owner memory.Owner, entries []Memor
 		absorbed[id] = append(absorbed[id], entries[i].ID)
 	}
 	return absorbed, res.Created, nil
+}
+
+// plainFTS is the baseline ranking: the question's words, quoted and OR-ed, matched
+// against the memories' FTS5 index (the same porter tokenizer kioku uses) in one server's
+// scope, ordered by bm25. No phrase, author, date or CJK handling.
+func plainFTS(ctx context.Context, db *sql.DB, guildID, text string, limit int) ([]int64, error) {
+	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	if len(words) == 0 {
+		return nil, nil
+	}
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	rows, err := db.QueryContext(ctx, `SELECT m.id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.scope_key = ? AND m.deleted_at IS NULL
+		ORDER BY bm25(memories_fts) LIMIT ?`, strings.Join(words, " OR "), memory.ServerOwner(guildID).Key(), limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 type queryResult struct {
@@ -426,7 +479,12 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	}
 	byCat.WriteByte('}')
 	var b strings.Builder
-	fs := append(r.Overall.jsonFields(r.K), field{"by_category", json.RawMessage(byCat.String())})
+	var baseline strings.Builder
+	if err := writeObject(&baseline, r.Baseline.jsonFields(r.K)); err != nil {
+		return nil, err
+	}
+	fs := append(r.Overall.jsonFields(r.K), field{"by_category", json.RawMessage(byCat.String())},
+		field{"fts5_baseline", json.RawMessage(baseline.String())})
 	if err := writeObject(&b, fs); err != nil {
 		return nil, err
 	}
@@ -468,6 +526,7 @@ func (r Report) WriteText(w io.Writer) error {
 		row(c, r.ByCategory[c])
 	}
 	row("overall", r.Overall)
+	row("fts5 baseline", r.Baseline)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

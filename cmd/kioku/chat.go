@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/stm"
+)
+
+// runChat is `kioku chat`: the Discord turn engine in the terminal, one line one message,
+// against the configured database and model (any OpenAI-compatible endpoint, such as a
+// local Ollama). Without --guild the conversation is a DM with --user.
+func runChat(ctx context.Context, app *App, args []string) error {
+	fs := newFlagSet(app, "chat")
+	user := fs.String("user", "local", "your user id (memories you save are this user's)")
+	name := fs.String("name", "", "your display name (default: the user id)")
+	guild := fs.String("guild", "", "guild id to chat in (default: a DM)")
+	channel := fs.String("channel", "", "channel id in the guild (default: cli)")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	if *user == "" {
+		return usagef("--user must not be empty")
+	}
+	store, err := app.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	model, err := app.newModelClient()
+	if err != nil {
+		return err
+	}
+	engine, err := app.newEngine(store, model)
+	if err != nil {
+		return err
+	}
+	return chat.REPL(ctx, engine, app.Stdin, app.Stdout, chat.Request{GuildID: *guild, ChannelID: *channel, UserID: *user, UserName: *name})
+}
+
+// newModelClient builds the OpenAI-compatible client from the configuration.
+func (app *App) newModelClient() (*llm.Client, error) {
+	cfg := app.config
+	return llm.New(llm.Config{
+		BaseURL:       cfg.LLMBaseURL,
+		APIKey:        cfg.LLMAPIKey,
+		ChatModel:     cfg.ChatModel,
+		PipelineModel: cfg.PipelineModel,
+		EmbedModel:    cfg.EmbedModel,
+		Timeout:       cfg.LLMTimeout,
+		Logger:        app.logger.With("component", "llm"),
+	})
+}
+
+// newEngine builds the chat turn engine on store and model with fresh short-term memory.
+func (app *App) newEngine(store *ltm.Store, model *llm.Client) (*chat.Engine, error) {
+	cfg := app.config
+	if cfg.EmbedModel != "" {
+		store.SetEmbedder(model.Embed, cfg.EmbedModel)
+	}
+	short, err := stm.New(stm.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return chat.New(chat.Config{
+		ContextWindow:   cfg.ContextWindow,
+		MaxOutputTokens: cfg.MaxOutputTokens,
+		TurnsPerMinute:  cfg.TurnsPerMinute,
+		Logger:          app.logger.With("component", "chat"),
+	}, chat.Deps{Store: store, ShortTerm: short, Model: model})
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/kioku-bot/kioku/internal/bench"
+	"github.com/kioku-bot/kioku/internal/eval"
+)
+
+// runEval is `kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]` (SPEC §8). With
+// KIOKU_EMBED_MODEL set the eval measures hybrid recall through the configured provider;
+// otherwise (and with --keyword-only) it measures the keyword recall the bot uses without one.
+func runEval(ctx context.Context, app *App, args []string) error {
+	if len(args) == 0 || args[0] != "retrieval" {
+		return usagef("usage: kioku eval retrieval --dataset FILE [--k 1,5,10] [--json] [--keyword-only] [--misses]")
+	}
+	fs := newFlagSet(app, "eval retrieval")
+	dataset := fs.String("dataset", "", "dataset file (JSON, SPEC §8)")
+	ks := fs.String("k", "1,5,10", "comma-separated recall@k cut-offs")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	keywordOnly := fs.Bool("keyword-only", false, "ignore KIOKU_EMBED_MODEL and measure keyword recall")
+	misses := fs.Bool("misses", false, "also list the queries with nothing relevant in their top 10")
+	rest, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	if *dataset == "" {
+		return usagef("--dataset is required")
+	}
+	cut, err := parseCutoffs(*ks)
+	if err != nil {
+		return err
+	}
+	opt := eval.Options{Dataset: *dataset, K: cut}
+	if app.config.EmbedModel != "" && !*keywordOnly {
+		model, err := app.newModelClient()
+		if err != nil {
+			return err
+		}
+		opt.Embed, opt.EmbedModel = model.Embed, app.config.EmbedModel
+	}
+	rep, err := eval.Run(ctx, opt)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(app.Stdout)
+	}
+	if err := rep.WriteText(app.Stdout); err != nil {
+		return err
+	}
+	if *misses {
+		fmt.Fprintf(app.Stdout, "\n%d queries with nothing relevant in the top 10:\n", len(rep.Misses))
+		for _, m := range rep.Misses {
+			fmt.Fprintf(app.Stdout, "  %s %s [%s] %s\n", m.Scope, m.QueryID, m.Category, m.Text)
+		}
+	}
+	return nil
+}
+
+func parseCutoffs(s string) ([]int, error) {
+	var out []int
+	for part := range strings.SplitSeq(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || k < 1 || k > 100 {
+			return nil, usagef("--k wants whole numbers from 1 to 100, got %q", part)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// runBench is `kioku bench [--memories N] [--dims D] [--queries Q] [--json]` (SPEC §8): a
+// seeded synthetic corpus through the real write path and the real recall, with the
+// brute-force and plain-FTS baselines measured in the same run. It needs no network.
+func runBench(ctx context.Context, app *App, args []string) error {
+	fs := newFlagSet(app, "bench")
+	n := fs.Int("memories", bench.DefaultMemories, "memories in the corpus")
+	dims := fs.Int("dims", bench.DefaultDims, "embedding dimensions")
+	queries := fs.Int("queries", bench.DefaultQueries, "queries to time")
+	seed := fs.Uint64("seed", bench.DefaultSeed, "corpus seed (the same seed gives the same corpus)")
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return usagef("unexpected argument %q", rest[0])
+	}
+	for name, v := range map[string]int{"--memories": *n, "--dims": *dims, "--queries": *queries} {
+		if v < 1 {
+			return usagef("%s must be at least 1, got %d", name, v)
+		}
+	}
+	if *n < 4 {
+		return usagef("--memories must be at least 4, got %d", *n)
+	}
+	rep, err := bench.Run(ctx, bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Progress: app.Stderr})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("bench interrupted")
+		}
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(app.Stdout)
+	}
+	return rep.WriteText(app.Stdout)
+}
