@@ -62,6 +62,8 @@ const (
 	DefaultAlpha = 0.7
 	// candidatePool is how many candidates each leg contributes before the blend.
 	candidatePool = 50
+	// topFactor sizes the global FTS5 top list ranked before the scope join (wordLeg).
+	topFactor = 4
 	// authorWeight is the BM25 weight of the author column relative to content (1).
 	authorWeight = 2.0
 	// currentBoost scales relevance by 1 + currentBoost×recency for "what is it now"
@@ -366,10 +368,7 @@ func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis 
 func (s *Store) keywordLeg(ctx context.Context, plan *queryPlan, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
 	if expr := plan.ftsExpr(true); expr != "" {
-		query := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
-			JOIN memories m ON m.id = memories_fts.rowid
-			WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
-		if err := s.collectScores(ctx, query, expr, args, limit, 1, out); err != nil {
+		if err := s.wordLeg(ctx, expr, where, args, limit, out); err != nil {
 			return nil, err
 		}
 	}
@@ -379,6 +378,87 @@ func (s *Store) keywordLeg(ctx context.Context, plan *queryPlan, where string, a
 		}
 	}
 	return out, nil
+}
+
+// wordLeg scores the FTS5 word index. FTS5 ranks its own matches fastest, without a join
+// per matching row, so the global top topFactor×limit are ranked first and only those rows
+// are checked against the scope and filters. The survivors are the exact top limit of the
+// visible scopes whenever at least limit of them survive or the global list was not cut
+// (a visible row outside the global top scores no higher than any survivor). Otherwise,
+// when the visible scopes are a small part of a large database, the full join runs.
+func (s *Store) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
+	top := topFactor * limit
+	global := map[int64]float64{}
+	rows, err := s.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
+		WHERE memories_fts MATCH ? ORDER BY x DESC LIMIT ?`, authorWeight), expr, top)
+	if err != nil {
+		return fmt.Errorf("couldn't search memories: %w", err)
+	}
+	ids := make([]int64, 0, top)
+	for rows.Next() {
+		var (
+			id int64
+			x  float64
+		)
+		if err := rows.Scan(&id, &x); err != nil {
+			rows.Close()
+			return fmt.Errorf("couldn't read search row: %w", err)
+		}
+		global[id] = x
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("couldn't search memories: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	visible, err := s.visibleIDs(ctx, ids, where, args)
+	if err != nil {
+		return err
+	}
+	if len(visible) < limit && len(ids) == top {
+		full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
+			JOIN memories m ON m.id = memories_fts.rowid
+			WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
+		return s.collectScores(ctx, full, expr, args, limit, 1, out)
+	}
+	// ids are best first, so the first limit visible ones are the top limit.
+	kept := 0
+	for _, id := range ids {
+		if kept == limit {
+			break
+		}
+		if _, ok := visible[id]; ok && global[id] > 0 {
+			out[id] += global[id]
+			kept++
+		}
+	}
+	return nil
+}
+
+// visibleIDs returns which of ids are live memories inside the scope and filters.
+func (s *Store) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
+	qargs := make([]any, 0, len(ids)+len(args))
+	for _, id := range ids {
+		qargs = append(qargs, id)
+	}
+	qargs = append(qargs, args...)
+	rows, err := s.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.id IN (`+placeholders(len(ids))+`)
+		AND m.deleted_at IS NULL AND `+where, qargs...)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't check recalled memories: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64]struct{}, len(ids))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("couldn't read search row: %w", err)
+		}
+		out[id] = struct{}{}
+	}
+	return out, rows.Err()
 }
 
 // collectScores runs a scored FTS query (expr first, then args, then limit) and adds
