@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,7 +158,8 @@ func (s *Store) unindexMemory(m *memory.Memory) {
 }
 
 func metaOf(m *memory.Memory) vecMeta {
-	return vecMeta{originGuild: m.GuildID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned}
+	return vecMeta{originGuild: m.GuildID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned,
+		importance: m.Importance, tags: slices.Clone(m.Tags)}
 }
 
 type embedItem struct{ hash, text string }

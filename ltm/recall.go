@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -146,21 +148,35 @@ func filterClause(q *SearchQuery) (string, []any) {
 }
 
 // keepFunc mirrors the scope and filter rules the vector index can check without SQL
-// (origin guild, type, pinned, since), so its shortlist is spent on rows that can pass.
-// SQL re-checks everything when the rows are loaded.
+// (origin guild, type, pinned, since, importance, tags), so its shortlist is spent only on
+// rows that can pass: a filter applied after the top k would let failing rows crowd out
+// passing ones. SQL re-checks everything when the rows are loaded.
 func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
 	origin := ""
 	if v.Owner.Scope == memory.ScopePersonal {
 		origin = v.OriginGuildID
 	}
 	since := millis(q.Since)
-	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 {
+	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && q.ImportanceMin <= 0 && len(q.Tags) == 0 {
 		return nil
 	}
+	tags := make([]string, len(q.Tags))
+	for i, t := range q.Tags {
+		tags[i] = strings.ToLower(t)
+	}
 	return func(m *vecMeta) bool {
-		return (origin == "" || m.originGuild == origin) &&
-			(len(q.Types) == 0 || slices.Contains(q.Types, m.typ)) &&
-			(!q.PinnedOnly || m.pinned) && m.createdAt >= since
+		if (origin != "" && m.originGuild != origin) ||
+			(len(q.Types) > 0 && !slices.Contains(q.Types, m.typ)) ||
+			(q.PinnedOnly && !m.pinned) || m.createdAt < since ||
+			(q.ImportanceMin > 0 && m.importance < q.ImportanceMin) {
+			return false
+		}
+		for _, t := range tags {
+			if !slices.Contains(m.tags, t) {
+				return false
+			}
+		}
+		return true
 	}
 }
 
@@ -521,6 +537,7 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	// Latin words written inside Japanese text ("ＡＰＩのrate limit") are one token to
 	// unicode61, so the scan looks for the query's words too.
 	grams := plan.cjkGrams(2)
+	latinFrom := len(grams)
 	for _, t := range plan.terms {
 		if len(t) >= 2 {
 			grams = append(grams, t)
@@ -571,7 +588,11 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	for i, d := range docs {
 		tf[i] = make([]int, len(grams))
 		for j, g := range grams {
-			if c := strings.Count(d.text, g); c > 0 {
+			count := strings.Count
+			if j >= latinFrom {
+				count = countWholeWord
+			}
+			if c := count(d.text, g); c > 0 {
 				tf[i][j] = c
 				df[j]++
 			}
@@ -596,9 +617,36 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	}
 	sort.Slice(scored, func(i, j int) bool { return scored[i].x > scored[j].x })
 	for _, sc := range scored[:min(limit, len(scored))] {
-		out[sc.id] += cjkWeight * sc.x
+		if sc.x > 0 {
+			out[sc.id] += cjkWeight * sc.x
+		}
 	}
 	return nil
+}
+
+// countWholeWord counts the occurrences of a Latin word that are whole words: inside CJK
+// text ("明日のdeployは") or standing alone, but not inside another word ("api" in "rapid").
+// The scan reads the NFKC-folded text, so full-width ＡＰＩ counts as api.
+func countWholeWord(text, word string) int {
+	n := 0
+	for i := 0; ; {
+		j := strings.Index(text[i:], word)
+		if j < 0 {
+			return n
+		}
+		start, end := i+j, i+j+len(word)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if !isWordRune(before) && !isWordRune(after) {
+			n++
+		}
+		i = end
+	}
+}
+
+// isWordRune reports a Latin-script letter or digit: a rune that would continue a Latin word.
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 func (s *Store) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {

@@ -40,6 +40,8 @@ type vecMeta struct {
 	createdAt   int64  // ms
 	typ         memory.Type
 	pinned      bool
+	importance  float64
+	tags        []string
 }
 
 // scopeVectors holds the vectors of one scope (scope_key) in flat, contiguous arrays:
