@@ -37,7 +37,11 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	engine, err := app.newEngine(store, model)
+	short, err := stm.New(stm.Options{})
+	if err != nil {
+		return err
+	}
+	engine, err := app.newEngine(store, model, short)
 	if err != nil {
 		return err
 	}
@@ -58,15 +62,12 @@ func (app *App) newModelClient() (*llm.Client, error) {
 	})
 }
 
-// newEngine builds the chat turn engine on store and model with fresh short-term memory.
-func (app *App) newEngine(store *ltm.Store, model *llm.Client) (*chat.Engine, error) {
+// newEngine builds the chat turn engine on store, model and short-term memory, giving the
+// store the embedding model when one is configured.
+func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store) (*chat.Engine, error) {
 	cfg := app.config
 	if cfg.EmbedModel != "" {
 		store.SetEmbedder(model.Embed, cfg.EmbedModel)
-	}
-	short, err := stm.New(stm.Options{})
-	if err != nil {
-		return nil, err
 	}
 	return chat.New(chat.Config{
 		ContextWindow:   cfg.ContextWindow,

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/bot"
-	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/stm"
@@ -62,22 +61,21 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 	}()
 
-	model, err := llm.New(llm.Config{
-		BaseURL:       cfg.LLMBaseURL,
-		APIKey:        cfg.LLMAPIKey,
-		ChatModel:     cfg.ChatModel,
-		PipelineModel: cfg.PipelineModel,
-		EmbedModel:    cfg.EmbedModel,
-		Timeout:       cfg.LLMTimeout,
-		Logger:        log.With("component", "llm"),
-	})
+	model, err := app.newModelClient()
 	if err != nil {
 		return err
 	}
 	var background sync.WaitGroup
 	defer background.Wait()
+	short, err := stm.New(stm.Options{})
+	if err != nil {
+		return err
+	}
+	engine, err := app.newEngine(store, model, short)
+	if err != nil {
+		return err
+	}
 	if cfg.EmbedModel != "" {
-		store.SetEmbedder(model.Embed, cfg.EmbedModel)
 		// Load cached vectors and embed what is missing without delaying the
 		// start: recall uses keywords alone until the index is ready.
 		background.Go(func() {
@@ -88,20 +86,6 @@ func runBot(ctx context.Context, app *App, args []string) error {
 			}
 			log.Info("embeddings synced", "result", fmt.Sprintf("%+v", res))
 		})
-	}
-
-	short, err := stm.New(stm.Options{})
-	if err != nil {
-		return err
-	}
-	engine, err := chat.New(chat.Config{
-		ContextWindow:   cfg.ContextWindow,
-		MaxOutputTokens: cfg.MaxOutputTokens,
-		TurnsPerMinute:  cfg.TurnsPerMinute,
-		Logger:          log.With("component", "chat"),
-	}, chat.Deps{Store: store, ShortTerm: short, Model: model})
-	if err != nil {
-		return err
 	}
 	session, err := bot.NewSession(cfg.DiscordToken, cfg.DiscordAPIURL)
 	if err != nil {
