@@ -24,11 +24,11 @@ type turnContext struct {
 	built contextbuild.Output
 }
 
-// prepare runs the intent gate, reads the guild's settings, recent history and the
-// memories visible in this conversation, and builds the prompt. Reading settings fails
-// the turn (without them privacy and self-teaching are unknown); recall and history only
-// degrade the prompt when they fail.
-func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker ltm.UserSettings, turnID int64) (turnContext, error) {
+// prepare applies the intent gate's verdict (explicit, computed once by Turn), reads the
+// guild's settings, recent history and the memories visible in this conversation, and
+// builds the prompt. Reading settings fails the turn (without them privacy and
+// self-teaching are unknown); recall and history only degrade the prompt when they fail.
+func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker ltm.UserSettings, turnID int64, explicit bool) (turnContext, error) {
 	conv := tools.Conversation{
 		GuildID:   req.GuildID,
 		ChannelID: req.ChannelID,
@@ -37,7 +37,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 			CrossServer: speaker.CrossServer},
 		// DMs have self-teaching on: the user talks about themselves, to the bot alone.
 		SelfTeaching:   req.GuildID == "",
-		ExplicitIntent: isExplicit(req.Content),
+		ExplicitIntent: explicit,
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {

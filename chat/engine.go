@@ -159,11 +159,23 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// TurnHook is told about each user turn once it is durably in the transcript, so
+// background work (the memory pipeline's extraction, SPEC §4) can be scheduled from it.
+// highSignal is true when the intent gate fired or the message carries decision or
+// preference language (intent.HighSignal). (*pipeline.Pipeline).OnTurn has this shape;
+// a func type keeps chat from depending on the pipeline.
+type TurnHook func(ctx context.Context, t ltm.Turn, highSignal bool) error
+
 // Deps are the parts an Engine works with.
 type Deps struct {
 	Store     Store
 	ShortTerm ShortTerm
 	Model     ChatModel
+	// OnTurn, when set, is called after each user turn is stored and before the model is
+	// asked anything. Its failure is logged and never fails the turn: the words are
+	// already saved, and the pipeline's sweep schedules channels whose hook was missed.
+	// Turns that are not stored (privacy full, rate limited, empty) do not call it.
+	OnTurn TurnHook
 }
 
 // Request is one incoming message.
@@ -235,6 +247,7 @@ type Engine struct {
 	budget int
 	limits *limiter
 	pinned *pinnedCache
+	onTurn TurnHook
 }
 
 // New validates cfg, fills in defaults and returns an engine.
@@ -291,6 +304,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		budget: contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
 		limits: newLimiter(cfg.TurnsPerMinute),
 		pinned: newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
+		onTurn: deps.OnTurn,
 	}, nil
 }
 
@@ -340,14 +354,18 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	req.Content = memory.RedactSecrets(req.Content)
 
 	// 2. Raw-first: the user's words are durable before any model call.
-	turnID, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At})
+	stored := ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
+		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At}
+	turnID, err := e.store.AppendTurn(ctx, stored)
 	if err != nil {
 		return Reply{}, err
 	}
+	stored.ID = turnID
+	explicit := isExplicit(req.Content)
+	e.notifyTurn(ctx, log, stored, explicit)
 
 	// 3–4. Intent gate and context.
-	tc, err := e.prepare(ctx, log, req, speaker, turnID)
+	tc, err := e.prepare(ctx, log, req, speaker, turnID, explicit)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -426,6 +444,22 @@ func (e *Engine) capture(log *slog.Logger, req Request, reply string) {
 				log.Warn("couldn't capture short-term memory", slog.String("stm_key", k.String()), slog.Any("err", err))
 			}
 		}
+	}
+}
+
+// notifyTurn calls the turn hook for a stored user turn. It runs before the model is
+// asked so that a high-signal turn is scheduled even when the model then fails or the
+// process dies mid-turn; the hook only writes a queue row, outside any transaction.
+func (e *Engine) notifyTurn(ctx context.Context, log *slog.Logger, t ltm.Turn, explicit bool) {
+	if e.onTurn == nil {
+		return
+	}
+	// intent.HighSignal covers the explicit phrases too; checking the gate's answer first
+	// spares a second scan of a message that asked to be remembered.
+	highSignal := explicit || intent.HighSignal(t.Content)
+	if err := e.onTurn(ctx, t, highSignal); err != nil {
+		log.WarnContext(ctx, "couldn't notify the memory pipeline of a turn", slog.Int64("turn_id", t.ID),
+			slog.Bool("high_signal", highSignal), slog.Any("err", err))
 	}
 }
 
