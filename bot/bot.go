@@ -23,6 +23,7 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -62,6 +63,10 @@ type Config struct {
 	STM *stm.Store
 	// Turner answers messages.
 	Turner Turner
+	// PipelineStatus reports the background pipeline for /kioku status; the
+	// running pipeline's Status adds its model budget. Nil reads what the
+	// database says (pipeline.ReadStatus).
+	PipelineStatus func(ctx context.Context) (pipeline.Status, error)
 	// Logger receives ids and outcomes, never message content above debug.
 	// Nil discards.
 	Logger *slog.Logger
@@ -88,6 +93,7 @@ type Bot struct {
 	store   *ltm.Store
 	stm     *stm.Store
 	turner  Turner
+	pipe    func(ctx context.Context) (pipeline.Status, error)
 	log     *slog.Logger
 	http    *http.Client
 	now     func() time.Time
@@ -170,6 +176,7 @@ func New(cfg Config) (*Bot, error) {
 		store:          cfg.Store,
 		stm:            cfg.STM,
 		turner:         cfg.Turner,
+		pipe:           cfg.PipelineStatus,
 		log:            log,
 		http:           client,
 		now:            now,

@@ -557,3 +557,54 @@ func TestImportLimits(t *testing.T) {
 		t.Errorf("refused imports wrote %d memories (%v)", len(mems), err)
 	}
 }
+
+// TestHistoryShowsPipelineChanges: what the background pipeline changed in full mode is
+// in /memory history as a change by the pipeline, with its reason and the old content
+// struck through; what it only proposed or flagged is shown as such, never as a change.
+func TestHistoryShowsPipelineChanges(t *testing.T) {
+	tb := newTestBot(t)
+	const guild, channel = "600", "601"
+	alice := tb.fake.NewUser("alice")
+	g := memory.ServerOwner(guild)
+	raid := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Raid night is Tuesday at 20:00"})
+	bank := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The guild bank is open to everyone"})
+	if _, err := tb.store.ApplyPipelineBatch(t.Context(), ltm.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []ltm.Proposal{
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers"},
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
+		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	history := func(id int64) string {
+		t.Helper()
+		data := discordgo.ApplicationCommandInteractionData{Name: "memory", Options: []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: "history", Type: discordgo.ApplicationCommandOptionSubCommand, Options: []*discordgo.ApplicationCommandInteractionDataOption{
+				{Name: "scope", Type: discordgo.ApplicationCommandOptionString, Value: "server"},
+				{Name: "id", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(id)}}}}}
+		msg, _ := tb.interact(t, tb.fake.SlashCommand(guild, channel, alice, 0, data))
+		if len(msg.Embeds) != 1 {
+			t.Fatalf("history of #%d answered %+v", id, msg)
+		}
+		return msg.Embeds[0].Description
+	}
+
+	raidHistory := history(raid.ID)
+	for _, want := range []string{
+		"**v2 update** by kioku's background pipeline", "(moved by the officers)",
+		"> ~~Raid night is Tuesday at 20:00~~\n> Raid night is Wednesday at 20:00",
+		"**v2 shadow** by kioku's background pipeline", "> not applied: Raid night is Thursday",
+	} {
+		if !strings.Contains(raidHistory, want) {
+			t.Errorf("raid history lacks %q:\n%s", want, raidHistory)
+		}
+	}
+	if strings.Contains(raidHistory, "~~Raid night is Wednesday") {
+		t.Errorf("the shadow proposal reads as an applied change:\n%s", raidHistory)
+	}
+	bankHistory := history(bank.ID)
+	if !strings.Contains(bankHistory, "review_needed** by kioku's background pipeline") ||
+		!strings.Contains(bankHistory, "> may contradict: The guild bank is not open to everyone anymore") ||
+		strings.Contains(bankHistory, "~~The guild bank is open") {
+		t.Errorf("bank history does not show the contradiction as a flag:\n%s", bankHistory)
+	}
+}

@@ -377,6 +377,17 @@ func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 		}
 		sb.WriteString("\n")
 		switch {
+		case ev.Action == memory.ActionReview:
+			// The memory did not change: the row names the statement it may contradict.
+			if ev.NewContent != "" {
+				fmt.Fprintf(&sb, "> may contradict: %s\n", oneLine(ev.NewContent, 150))
+			}
+		case !historyApplied(ev.Action):
+			// A proposal the pipeline recorded but did not apply; striking the old content
+			// through would read as a change that never happened.
+			if ev.NewContent != "" {
+				fmt.Fprintf(&sb, "> not applied: %s\n", oneLine(ev.NewContent, 150))
+			}
 		case ev.OldContent != "" && ev.NewContent != "" && ev.OldContent != ev.NewContent:
 			fmt.Fprintf(&sb, "> ~~%s~~\n> %s\n", oneLine(ev.OldContent, 150), oneLine(ev.NewContent, 150))
 		case ev.NewContent != "":
@@ -489,6 +500,9 @@ func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
 		switch {
 		case m.GuildID == "":
 			line += " · from DMs"
+		case here == "":
+			// Listed in a DM, where no server is "this" one.
+			line += " · from a server"
 		case m.GuildID == here:
 			line += " · from this server"
 		default:
@@ -543,7 +557,22 @@ func scopeArg(o memory.Owner) string {
 
 // describeActor renders a history actor: people as mentions (which render
 // as names and ping nobody, since replies allow no mentions), the rest as is.
+// historyApplied reports whether a history action changed the memory. The others
+// (deduped, skipped, blocked, shadow, review_needed) record what the background pipeline
+// considered and why it left the memory alone.
+func historyApplied(a memory.Action) bool {
+	switch a {
+	case memory.ActionCreate, memory.ActionUpdate, memory.ActionDelete, memory.ActionRecover,
+		memory.ActionImport, memory.ActionPurge:
+		return true
+	}
+	return false
+}
+
 func describeActor(actor string) string {
+	if actor == memory.ActorPipeline {
+		return "kioku's background pipeline"
+	}
 	if id, ok := strings.CutPrefix(actor, "user:"); ok && id != "" {
 		return "<@" + id + ">"
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -208,12 +209,22 @@ func (b *Bot) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
+	ps, err := b.pipelineStatus(ctx)
+	if err != nil {
+		return nil, err
+	}
 	health := "healthy"
-	switch {
+	switch problems := ps.Problems(); {
 	case !st.IntegrityOK:
 		health = "database integrity check failed; an operator should run `kioku doctor`"
-	case st.Jobs["dead"] > 0:
-		health = fmt.Sprintf("%d background jobs failed for good; an operator should look at `kioku doctor`", st.Jobs["dead"])
+	case ps.Jobs.Dead > 0:
+		health = fmt.Sprintf("%d background %s failed for good; an operator should look at `kioku doctor`",
+			ps.Jobs.Dead, plural(ps.Jobs.Dead, "job", "jobs"))
+	case len(problems) > 0:
+		health = fmt.Sprintf("the background pipeline needs attention (%d %s); an operator should look at `kioku doctor`",
+			len(problems), plural(len(problems), "problem", "problems"))
+	case b.pipe != nil && !ps.Running:
+		health = "the background pipeline is not running"
 	case !b.Connected():
 		health = "reconnecting to Discord"
 	}
@@ -223,11 +234,47 @@ func (b *Bot) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 		Color: colorView,
 		Fields: []*discordgo.MessageEmbedField{
 			{Name: "Server memory", Value: fmt.Sprintf("%d live, %d forgotten (recoverable)", st.Memories, st.Forgotten), Inline: true},
-			{Name: "Background queue", Value: fmt.Sprintf("%d queued, %d running, %d failed", st.Jobs["queued"], st.Jobs["leased"], st.Jobs["dead"]), Inline: true},
-			{Name: "Health", Value: health},
-			{Name: "Uptime", Value: roundDuration(b.now().Sub(b.started)), Inline: true},
-			{Name: "Turns answered", Value: fmt.Sprintf("%d (%d failed)", stats.Turns, stats.TurnErrors), Inline: true},
+			{Name: "Background queue", Value: fmt.Sprintf("%d queued (%d due), %d running, %d failed", ps.Jobs.Queued, ps.Jobs.Ready, ps.Jobs.Leased, ps.Jobs.Dead), Inline: true},
 		},
 	}
+	if ps.Budget != nil {
+		budget := fmt.Sprintf("%d model calls in the last hour (no cap)", ps.Budget.Used)
+		if ps.Budget.Limit > 0 {
+			budget = fmt.Sprintf("%d of %d model calls in the last hour", ps.Budget.Used, ps.Budget.Limit)
+		}
+		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: "Pipeline budget", Value: budget, Inline: true})
+	}
+	embed.Fields = append(embed.Fields,
+		&discordgo.MessageEmbedField{Name: "Last background runs", Value: taskRunsText(ps.Runs)},
+		&discordgo.MessageEmbedField{Name: "Health", Value: health},
+		&discordgo.MessageEmbedField{Name: "Uptime", Value: roundDuration(b.now().Sub(b.started)), Inline: true},
+		&discordgo.MessageEmbedField{Name: "Turns answered", Value: fmt.Sprintf("%d (%d failed)", stats.Turns, stats.TurnErrors), Inline: true},
+	)
 	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
+}
+
+// pipelineStatus reads the background pipeline's state: from the running pipeline when
+// the bot was given one (its model budget lives in memory), else from the database.
+func (b *Bot) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
+	if b.pipe != nil {
+		return b.pipe(ctx)
+	}
+	return pipeline.ReadStatus(ctx, b.store)
+}
+
+// taskRunsText lists the latest run of each pipeline task, one line each. Errors stay
+// out: they are for operators (`kioku doctor`), and everyone in the server may ask.
+func taskRunsText(runs []ltm.TaskRun) string {
+	if len(runs) == 0 {
+		return "none yet"
+	}
+	lines := make([]string, len(runs))
+	for i, r := range runs {
+		state := "ok"
+		if !r.OK {
+			state = "failed"
+		}
+		lines[i] = fmt.Sprintf("%s: %s <t:%d:R>", r.Name, state, r.FinishedAt.Unix())
+	}
+	return truncate(strings.Join(lines, "\n"), 1024)
 }
