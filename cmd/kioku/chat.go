@@ -6,6 +6,7 @@ import (
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -41,7 +42,14 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	engine, err := app.newEngine(store, model, short)
+	// The terminal schedules extraction of what is said here like Discord turns are; the
+	// worker of a `kioku run` on the same database (or its sweep) does the work, so a
+	// REPL session makes no model calls behind the user's back.
+	pipe, err := app.newPipeline(store, model)
+	if err != nil {
+		return err
+	}
+	engine, err := app.newEngine(store, model, short, pipe.OnTurn)
 	if err != nil {
 		return err
 	}
@@ -62,9 +70,21 @@ func (app *App) newModelClient() (*llm.Client, error) {
 	})
 }
 
+// newPipeline builds the background memory pipeline on store and model (which sends its
+// requests to KIOKU_PIPELINE_MODEL) with the operator's mode and budget. It starts nothing.
+func (app *App) newPipeline(store *ltm.Store, model *llm.Client) (*pipeline.Pipeline, error) {
+	flags := pipelineFlags(app.config.PipelineMode)
+	return pipeline.New(store, model, pipeline.Config{
+		Flags:        &flags,
+		CallsPerHour: app.config.PipelineCallsPerHour,
+		Logger:       app.logger.With("component", "pipeline"),
+	})
+}
+
 // newEngine builds the chat turn engine on store, model and short-term memory, giving the
-// store the embedding model when one is configured.
-func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store) (*chat.Engine, error) {
+// store the embedding model when one is configured. onTurn, when not nil, is told about
+// every stored user turn (the pipeline's extraction trigger).
+func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
 	cfg := app.config
 	if cfg.EmbedModel != "" {
 		store.SetEmbedder(model.Embed, cfg.EmbedModel)
@@ -74,5 +94,5 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store)
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-	}, chat.Deps{Store: store, ShortTerm: short, Model: model})
+	}, chat.Deps{Store: store, ShortTerm: short, Model: model, OnTurn: onTurn})
 }

@@ -9,7 +9,24 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 )
+
+// pipelineFrozen is the operator-only pipeline mode that records every proposal as
+// blocked: the halt to pull when the pipeline misbehaves. Guilds cannot choose it.
+const pipelineFrozen = "frozen"
+
+// pipelineFlags maps KIOKU_PIPELINE_MODE onto the pipeline's flags.
+func pipelineFlags(mode string) pipeline.Flags {
+	if mode == pipelineFrozen {
+		f := pipeline.DefaultFlags()
+		f.AutonomousFrozen = true
+		return f
+	}
+	return pipeline.GuildFlags(mode)
+}
 
 // Config is everything kioku reads from its environment. cmd/kioku is the only place that
 // reads it; every package below gets plain values.
@@ -23,6 +40,12 @@ type Config struct {
 	PipelineModel string
 	EmbedModel    string
 	HTTPAddr      string
+
+	// PipelineMode is the operator's mode for the background pipeline (SPEC §4): full,
+	// controlled, shadow, frozen or off. Each guild's /kioku config mode can only narrow it.
+	PipelineMode string
+	// PipelineCallsPerHour caps the pipeline's model calls per hour (the cost guard).
+	PipelineCallsPerHour int
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -93,6 +116,15 @@ var settings = []setting{
 		c.HTTPAddr = v
 		return nil
 	}},
+	{"KIOKU_PIPELINE_MODE", "full", "Background memory pipeline for the whole bot: full, controlled, shadow, frozen or off (a server's /kioku config can only narrow it).", func(c *Config, v string) error {
+		switch v = strings.ToLower(v); v {
+		case pipelineFrozen, ltm.PipelineFull, ltm.PipelineControlled, ltm.PipelineShadow, ltm.PipelineOff:
+			c.PipelineMode = v
+			return nil
+		}
+		return fmt.Errorf("want full, controlled, shadow, frozen or off, got %q", v)
+	}},
+	{"KIOKU_PIPELINE_BUDGET", strconv.Itoa(pipeline.DefaultCallsPerHour), "Most model calls per hour for the background pipeline; over it, jobs wait.", positiveInt(func(c *Config) *int { return &c.PipelineCallsPerHour })},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
 	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
 	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {

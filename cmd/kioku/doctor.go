@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/sashabaranov/go-openai"
 )
 
@@ -39,7 +42,9 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 		checks = append(checks, app.checkLLM(ctx))
 	}
 	if app.config.EmbedModel == "" {
-		checks = append(checks, check{"recall", "ok", "keyword-only recall: no KIOKU_EMBED_MODEL configured"})
+		// A supported way to run (SPEC §5), so not a warning that would sound on every
+		// run; but the line says plainly what it costs.
+		checks = append(checks, check{"recall", "ok", "keyword-only recall: KIOKU_EMBED_MODEL is empty, so memories are found by their words alone, not by meaning; set it to an embedding model for hybrid recall"})
 	} else {
 		checks = append(checks, check{"recall", "ok", "hybrid recall with embedding model " + app.config.EmbedModel})
 	}
@@ -79,11 +84,30 @@ func (app *App) checkStore(ctx context.Context) []check {
 	if !st.IntegrityOK {
 		out[0] = check{"database", "fail", "integrity check: " + st.IntegrityErr}
 	}
-	queue := check{"queue", "ok", fmt.Sprintf("%d queued, %d leased, %d dead", st.Jobs["queued"], st.Jobs["leased"], st.Jobs["dead"])}
-	if st.Jobs["dead"] > 0 {
-		queue.Status = "warn"
+	return append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
+}
+
+// pipelineChecks reports the background pipeline as the database records it: queue depth,
+// dead jobs and the last run of each task in one line, then one warning line per problem
+// (dead jobs, expired leases, failed runs, a due job nobody works on). Doctor runs in its
+// own process, so the running bot's model budget is not known here.
+func pipelineChecks(ctx context.Context, store *ltm.Store, mode string) []check {
+	st, err := pipeline.ReadStatus(ctx, store)
+	if err != nil {
+		return []check{{"pipeline", "fail", err.Error()}}
 	}
-	return append(out, queue)
+	summary := st.Summary()
+	if len(st.Runs) == 0 {
+		summary += "; no task has run yet (the pipeline runs inside `kioku run`)"
+	}
+	if mode != "" {
+		summary = "mode " + mode + ": " + summary
+	}
+	out := []check{{"pipeline", "ok", summary}}
+	for _, p := range st.Problems() {
+		out = append(out, check{"pipeline", "warn", p})
+	}
+	return out
 }
 
 // checkLLM lists the endpoint's models: cheap, supported by every OpenAI-compatible server
@@ -97,10 +121,24 @@ func (app *App) checkLLM(ctx context.Context) check {
 	if err != nil {
 		return check{"llm", "fail", fmt.Sprintf("%s unreachable: %v", app.config.LLMBaseURL, err)}
 	}
+	served := make(map[string]bool, len(models.Models))
 	for _, m := range models.Models {
-		if m.ID == app.config.ChatModel {
-			return check{"llm", "ok", fmt.Sprintf("%s serves %s", app.config.LLMBaseURL, app.config.ChatModel)}
+		served[m.ID] = true
+	}
+	// The pipeline's model runs in the background, where a wrong name shows only as dead
+	// jobs; say so here, where the operator is looking.
+	want := []string{app.config.ChatModel}
+	if pm := app.config.PipelineModel; pm != "" && pm != app.config.ChatModel {
+		want = append(want, pm)
+	}
+	var missing []string
+	for _, m := range want {
+		if !served[m] {
+			missing = append(missing, m)
 		}
 	}
-	return check{"llm", "warn", fmt.Sprintf("%s answered but does not list %s (%d models)", app.config.LLMBaseURL, app.config.ChatModel, len(models.Models))}
+	if len(missing) > 0 {
+		return check{"llm", "warn", fmt.Sprintf("%s answered but does not list %s (%d models)", app.config.LLMBaseURL, strings.Join(missing, ", "), len(models.Models))}
+	}
+	return check{"llm", "ok", fmt.Sprintf("%s serves %s", app.config.LLMBaseURL, strings.Join(want, ", "))}
 }

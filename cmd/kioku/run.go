@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -29,10 +31,11 @@ const shutdownTimeout = 30 * time.Second
 const healthTimeout = 3 * time.Second
 
 // runBot is `kioku run`: it wires the store, the model client, short-term
-// memory, the chat engine and the Discord bot, serves /healthz and /metrics,
-// and runs until ctx is cancelled (SIGINT/SIGTERM). Then it stops accepting
-// turns, lets in-flight ones finish within shutdownTimeout, closes the
-// gateway session and closes the database cleanly.
+// memory, the background memory pipeline, the chat engine and the Discord
+// bot, serves /healthz and /metrics, and runs until ctx is cancelled
+// (SIGINT/SIGTERM). Then it stops accepting turns, lets in-flight ones finish
+// within shutdownTimeout, closes the gateway session, stops the pipeline and
+// closes the database cleanly.
 func runBot(ctx context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "run")
 	if err := fs.Parse(args); err != nil {
@@ -71,7 +74,11 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	engine, err := app.newEngine(store, model, short)
+	pipe, err := app.newPipeline(store, model)
+	if err != nil {
+		return err
+	}
+	engine, err := app.newEngine(store, model, short, pipe.OnTurn)
 	if err != nil {
 		return err
 	}
@@ -97,6 +104,8 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		STM:     short,
 		Turner:  engine,
 		Logger:  log.With("component", "bot"),
+		// The running pipeline adds its model budget to what the database says.
+		PipelineStatus: pipe.Status,
 	})
 	if err != nil {
 		return err
@@ -123,7 +132,18 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 		return err
 	}
-	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "embed_model", cfg.EmbedModel)
+	// The pipeline (worker, stale-lease reaper, sweep, retention) starts with the bot.
+	// Its tasks run under their own context, which Stop cancels below.
+	if err := pipe.Start(ctx); err != nil {
+		_ = b.Shutdown(context.WithoutCancel(ctx))
+		if srv != nil {
+			_ = srv.Close()
+		}
+		return err
+	}
+	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
+	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
+		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel)
 
 	<-ctx.Done()
 	log.Info("shutting down")
@@ -131,6 +151,11 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	defer cancel()
 	var errs []error
 	if err := b.Shutdown(shutCtx); err != nil {
+		errs = append(errs, err)
+	}
+	// After the bot, whose last turns may still schedule extractions, and before the
+	// store closes: a job cut short here goes back to the queue without losing an attempt.
+	if err := pipe.Stop(shutCtx); err != nil {
 		errs = append(errs, err)
 	}
 	if srv != nil {
@@ -143,6 +168,31 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	}
 	log.Info("stopped cleanly")
 	return nil
+}
+
+// retentionEvery is how often retention should run: the pipeline's
+// DefaultRetentionSchedule (SPEC §4: every 6 h).
+const retentionEvery = 6 * time.Hour
+
+// catchUpRetention runs retention at start when its last recorded run is older than
+// retentionEvery, or it never ran. The scheduler counts its interval from the process
+// start, so a bot restarted more often than every six hours would otherwise never purge
+// expired transcripts and tombstones.
+func catchUpRetention(ctx context.Context, store *ltm.Store, pipe *pipeline.Pipeline, log *slog.Logger) {
+	runs, err := store.TaskRuns(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Warn("couldn't read the last retention run; it runs on schedule", "err", err)
+		}
+		return
+	}
+	for _, r := range runs {
+		if r.Name == pipeline.TaskRetention && store.Now().Sub(r.FinishedAt) < retentionEvery {
+			return
+		}
+	}
+	// RunTask records the run and logs a failure itself.
+	_ = pipe.RunTask(ctx, pipeline.TaskRetention)
 }
 
 // opsHandler serves the operator endpoints: /healthz and /metrics.

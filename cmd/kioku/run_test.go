@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -74,8 +75,15 @@ type e2e struct {
 
 // startBot runs `kioku run` against new fakes and waits until it is
 // connected and has registered its commands. Stopping it (and checking the
-// clean exit) happens in the test's cleanup.
+// clean exit) happens in the test's cleanup. The background pipeline is off:
+// its worker would otherwise take model replies these tests script for turns.
 func startBot(t *testing.T) *e2e {
+	t.Helper()
+	return startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off"})
+}
+
+// startBotWith is startBot with extra or replaced environment settings.
+func startBotWith(t *testing.T, overrides map[string]string) *e2e {
 	t.Helper()
 	fake := fakediscord.New(t)
 	fake.SetGuild(&discordgo.Guild{ID: guildA, Name: "guild A", OwnerID: "1"})
@@ -101,6 +109,7 @@ func startBot(t *testing.T) *e2e {
 		"KIOKU_HTTP_ADDR":       "127.0.0.1:0",
 		"KIOKU_LOG_LEVEL":       "debug",
 	}
+	maps.Copy(env, overrides)
 	app := &App{
 		Stdin:  strings.NewReader(""),
 		Stdout: io.Discard,
@@ -125,6 +134,14 @@ func startBot(t *testing.T) *e2e {
 		t.Fatalf("commands were never registered: %v", err)
 	}
 	return h
+}
+
+// in returns h reporting to t, for subtests: a failure helper must stop the
+// goroutine of the test it runs in, not its parent's.
+func (h *e2e) in(t *testing.T) *e2e {
+	c := *h
+	c.t = t
+	return &c
 }
 
 // stop cancels the run context and checks that kioku exits cleanly.
@@ -332,6 +349,7 @@ func TestRunGuildMention(t *testing.T) {
 	mustNotContain(t, "last prompt message", last, "<@"+bot.ID+">")
 
 	t.Run("UnaddressedMessageIsIgnored", func(t *testing.T) {
+		h := h.in(t)
 		calls := h.ai.ChatCount()
 		quiet := h.fake.GuildMessage(guildA, channelA, alice, "just talking among ourselves")
 		if err := h.fake.DispatchMessage(quiet); err != nil {
@@ -349,6 +367,7 @@ func TestRunGuildMention(t *testing.T) {
 	})
 
 	t.Run("AutoReplyChannel", func(t *testing.T) {
+		h := h.in(t)
 		admin := h.fake.NewUser("admin")
 		r := h.command(guildB, channelB, admin, permAdmin, slash("kioku", "config",
 			&discordgo.ApplicationCommandInteractionDataOption{Name: "auto_reply_add", Type: discordgo.ApplicationCommandOptionChannel, Value: channelB}))
@@ -360,6 +379,7 @@ func TestRunGuildMention(t *testing.T) {
 	})
 
 	t.Run("HealthAndMetrics", func(t *testing.T) {
+		h := h.in(t)
 		addr := regexp.MustCompile(`serving health and metrics.*addr=(\S+)`).FindStringSubmatch(h.stderr.String())
 		if addr == nil {
 			t.Fatalf("no health address in the log:\n%s", h.stderr.String())
@@ -502,6 +522,7 @@ func TestRunPermissions(t *testing.T) {
 	mustContain(t, "editor add", h.interact(i).Text(), "Remembered (server)")
 
 	t.Run("RememberThis", func(t *testing.T) {
+		h := h.in(t)
 		target := h.fake.GuildMessage(guildA, channelA, admin, "The server's birthday is March 3rd")
 		r := h.interact(h.fake.MessageCommand(guildA, channelA, admin, permAdmin, "Remember this", target))
 		mustContain(t, "admin remember this", r.Text(), "Remembered (server)", "March 3rd")
@@ -549,6 +570,7 @@ func TestRunExportImport(t *testing.T) {
 	}
 
 	t.Run("InvalidFileWritesNothing", func(t *testing.T) {
+		h := h.in(t)
 		bad := strings.Replace(string(file.Data), contents[1], "password=hunter2hunter2", 1)
 		r := importFile([]byte(bad))
 		mustContain(t, "bad import", r.Text(), "Nothing was imported")
