@@ -436,7 +436,7 @@ func (e *Engine) capture(log *slog.Logger, req Request, reply string) {
 	}
 	msgs := []stm.Message{{AuthorID: req.UserID, AuthorName: req.UserName, Role: stm.RoleUser, Content: req.Content, SentAt: req.At}}
 	if reply != "" {
-		msgs = append(msgs, stm.Message{AuthorName: e.cfg.BotName, Role: stm.RoleAssistant, Content: reply, SentAt: e.cfg.Now()})
+		msgs = append(msgs, stm.Message{AuthorName: e.cfg.BotName, Role: stm.RoleAssistant, Content: reply, InReplyTo: req.UserID, SentAt: e.cfg.Now()})
 	}
 	for _, k := range keys {
 		for _, m := range msgs {

@@ -61,6 +61,10 @@ type Message struct {
 	AuthorName string
 	Role       Role
 	Content    string
+	// InReplyTo is, for a reply of the bot, the user it answered. Replies
+	// repeat what they answer, so ClearUser removes them with the user's
+	// own messages.
+	InReplyTo string
 	// SentAt is when the message was sent; Append fills it from the store's
 	// clock when zero.
 	SentAt time.Time

@@ -570,8 +570,9 @@ func TestClearUser(t *testing.T) {
 		for _, m := range []stm.Message{
 			{AuthorID: "u1", Role: stm.RoleUser, Content: "u1 says"},
 			{AuthorID: "u2", Role: stm.RoleUser, Content: "u2 says"},
-			{AuthorID: "bot", Role: stm.RoleAssistant, Content: "bot says"},
+			{AuthorID: "bot", Role: stm.RoleAssistant, Content: "bot says", InReplyTo: "u2"},
 			{AuthorID: "u1", Role: stm.RoleUser, Content: "u1 again"},
+			{AuthorID: "bot", Role: stm.RoleAssistant, Content: "bot answers u1", InReplyTo: "u1"},
 		} {
 			if err := s.Append(shared, m); err != nil {
 				t.Fatal(err)
@@ -603,11 +604,40 @@ func TestClearUser(t *testing.T) {
 		if diff := cmp.Diff([]string{"u2 says", "bot says"}, contents(e.Messages)); diff != "" {
 			t.Errorf("shared messages (-want +got):\n%s", diff)
 		}
-		if e.Summary != "channel summary" {
-			t.Errorf("shared summary = %q, want kept", e.Summary)
+		if e.Summary != "" {
+			t.Errorf("shared summary written while u1 took part = %q, want dropped", e.Summary)
 		}
 		if e, ok := s.Get(u1Only); ok {
 			t.Errorf("shared entry with only u1's messages = %+v, want removed", e)
+		}
+	})
+	t.Run("SummaryOfOthersIsKept", func(t *testing.T) {
+		s := setup(t)
+		other := stm.ChannelKey("g1", "c2")
+		if err := s.Append(other, stm.Message{AuthorID: "u2", Role: stm.RoleUser, Content: "u2 alone"}); err != nil {
+			t.Fatal(err)
+		}
+		MustSetSummary(t, s, other, "u2 talked about raids")
+		s.ClearUser("u1")
+		if e, _ := s.Get(other); e.Summary != "u2 talked about raids" {
+			t.Errorf("summary u1 had no part in = %q, want kept", e.Summary)
+		}
+	})
+	t.Run("SummaryNamesItsSpeakerAndItsPredecessorsPeople", func(t *testing.T) {
+		s, _ := MustNew(t, stm.Options{})
+		key := stm.ChannelKey("g1", "c3")
+		// u3 asked for the first summary before any of their messages was captured; the
+		// second summary, written from u2's messages, rewrites the first.
+		if err := s.SetSummary(key, "u3 asked about the raid", "u3"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Append(key, stm.Message{AuthorID: "u2", Role: stm.RoleUser, Content: "u2 says"}); err != nil {
+			t.Fatal(err)
+		}
+		MustSetSummary(t, s, key, "u3 and u2 discussed the raid")
+		s.ClearUser("u3")
+		if e, _ := s.Get(key); e.Summary != "" || len(e.Messages) != 1 {
+			t.Errorf("after forgetting u3: %+v, want u2's message without the summary", e)
 		}
 	})
 	t.Run("EmptyUserIDClearsNothing", func(t *testing.T) {
@@ -615,7 +645,7 @@ func TestClearUser(t *testing.T) {
 		if n := s.ClearUser(""); n != 0 {
 			t.Fatalf("ClearUser = %d, want 0", n)
 		}
-		if e, _ := s.Get(shared); len(e.Messages) != 4 {
+		if e, _ := s.Get(shared); len(e.Messages) != 5 {
 			t.Fatalf("shared messages = %v, want untouched", contents(e.Messages))
 		}
 		if got := present(s, userKeys); len(got) != len(userKeys) {

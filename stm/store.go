@@ -82,6 +82,12 @@ type entry struct {
 	messagesAt time.Time
 	summary    string
 	summaryAt  time.Time
+	// summaryOf lists the users the summary may speak about: the authors
+	// of the messages it was written from, the people the bot answered in
+	// them, the speaker who asked for it and, since a summary rewrites the
+	// previous one, that one's users too. ClearUser drops a shared summary
+	// whose list names the user being forgotten.
+	summaryOf []string
 }
 
 // New returns an empty Store configured by opts.
@@ -143,7 +149,10 @@ func (s *Store) Append(key Key, msg Message) error {
 // Surrounding whitespace is trimmed, and an empty summary removes the
 // current one. A summary over MaxSummaryChars is rejected with
 // ErrSummaryTooLong, whose message gives the length and the limit.
-func (s *Store) SetSummary(key Key, summary string) error {
+// speakers are users the summary may be about beyond the authors of the
+// entry's messages, typically the user whose turn wrote it and whose
+// message is not captured yet; "forget me" by any of them drops it.
+func (s *Store) SetSummary(key Key, summary string, speakers ...string) error {
 	if err := key.Validate(); err != nil {
 		return err
 	}
@@ -157,13 +166,25 @@ func (s *Store) SetSummary(key Key, summary string) error {
 	now := s.now()
 	if summary == "" {
 		if e := s.get(key, now); e != nil {
-			e.summary, e.summaryAt = "", time.Time{}
+			e.summary, e.summaryAt, e.summaryOf = "", time.Time{}, nil
 			s.removeIfEmpty(key, e)
 		}
 		return nil
 	}
 	e := s.getOrCreate(key, now)
-	e.summary, e.summaryAt = summary, now
+	of := append(e.summaryOf[:0:0], speakers...)
+	if e.summary != "" {
+		of = append(of, e.summaryOf...)
+	}
+	for _, m := range e.messages {
+		of = append(of, m.AuthorID, m.InReplyTo)
+	}
+	slices.Sort(of)
+	of = slices.Compact(of)
+	if len(of) > 0 && of[0] == "" {
+		of = of[1:]
+	}
+	e.summary, e.summaryAt, e.summaryOf = summary, now, of
 	return nil
 }
 
@@ -260,10 +281,10 @@ func (s *Store) ClearChannel(guildID, channelID string) int {
 
 // ClearUser forgets userID everywhere: it removes every entry of that user in
 // every guild and DM, and returns how many of them held anything unexpired.
-// The user's own messages are also removed from channel-shared entries, so
-// "forget me" leaves none of their words behind; shared summaries are kept,
-// since the model wrote them about the whole channel and they cannot be
-// attributed, and expire on their own. An empty userID clears nothing.
+// From channel-shared entries it removes the user's messages, the bot's
+// replies to them, and a summary written while the user took part (a summary
+// cannot be split by author, and "forget me" must leave none of their words
+// behind), so other people's messages stay. An empty userID clears nothing.
 func (s *Store) ClearUser(userID string) int {
 	if userID == "" {
 		return 0
@@ -285,10 +306,13 @@ func (s *Store) ClearUser(userID string) int {
 				continue
 			}
 			e.messages = slices.DeleteFunc(e.messages, func(m Message) bool {
-				return m.Role == RoleUser && m.AuthorID == userID
+				return m.AuthorID == userID || m.InReplyTo == userID
 			})
 			if len(e.messages) == 0 {
 				e.messages, e.messagesAt = nil, time.Time{}
+			}
+			if slices.Contains(e.summaryOf, userID) {
+				e.summary, e.summaryAt, e.summaryOf = "", time.Time{}, nil
 			}
 			s.removeIfEmpty(key, e)
 		}
@@ -334,7 +358,7 @@ func (s *Store) expire(key Key, e *entry, now time.Time) *entry {
 		e.messages, e.messagesAt = nil, time.Time{}
 	}
 	if e.summary != "" && !now.Before(e.summaryAt.Add(s.summaryTTL)) {
-		e.summary, e.summaryAt = "", time.Time{}
+		e.summary, e.summaryAt, e.summaryOf = "", time.Time{}, nil
 	}
 	if s.removeIfEmpty(key, e) {
 		return nil

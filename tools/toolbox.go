@@ -72,7 +72,7 @@ type Store interface {
 
 // ShortTerm is the part of the short-term store the tools use; *stm.Store satisfies it.
 type ShortTerm interface {
-	SetSummary(key stm.Key, summary string) error
+	SetSummary(key stm.Key, summary string, speakers ...string) error
 }
 
 // searchLimit is how many memories search_memories returns: enough to find a fact, few
@@ -380,7 +380,14 @@ func (tb *Toolbox) summarize(raw string) (any, error) {
 	if err := args.validate(); err != nil {
 		return nil, err
 	}
-	if err := tb.short.SetSummary(tb.conv.STMKey(), args.Summary); err != nil {
+	// The summary is written from this prompt: name everyone it may be about, so that
+	// "forget me" by any of them drops it (stm.Store.ClearUser).
+	people := tb.conv.Participants()
+	speakers := make([]string, len(people))
+	for i, p := range people {
+		speakers[i] = p.UserID
+	}
+	if err := tb.short.SetSummary(tb.conv.STMKey(), args.Summary, speakers...); err != nil {
 		return nil, err
 	}
 	tb.stmUsed = true

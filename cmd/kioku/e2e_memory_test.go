@@ -477,16 +477,25 @@ func TestRunMemoryCommands(t *testing.T) {
 }
 
 // TestRunForgetMeScrubsSharedChannels: after forget-me, the caller's words
-// are gone from what the model sees in a guild channel they spoke in, while
-// other people's words in the same channel are still there.
+// are gone from what the model sees in a guild channel they spoke in (their
+// messages, the bot's replies to them, and the channel summary written while
+// they took part), while other people's words in the same channel are still
+// there.
 func TestRunForgetMeScrubsSharedChannels(t *testing.T) {
 	t.Parallel()
 	h := startBot(t)
 	alice, bob := h.fake.NewUser("alice"), h.fake.NewUser("bob")
 	me := h.fake.BotUser()
-	h.ai.Script(fakeopenai.Text("Noted."), fakeopenai.Text("Got it."))
+	h.ai.Script(
+		fakeopenai.ToolCalls(fakeopenai.Call{Name: "update_short_term_memory", Arguments: `{"summary":"Alice shared her lucky fruit, the ananas."}`}),
+		fakeopenai.Text("Noted, ananas it is."),
+		fakeopenai.Text("Got it."))
 	h.chat(h.fake.GuildMessage(guildA, channelA, alice, "<@"+me.ID+"> my lucky fruit is pineapple", me))
 	h.chat(h.fake.GuildMessage(guildA, channelA, bob, "<@"+me.ID+"> my favourite colour is teal", me))
+	h.ai.Script(fakeopenai.Text("Sure."))
+	h.chat(h.fake.GuildMessage(guildA, channelA, bob, "<@"+me.ID+"> anything new?", me))
+	// Before forget-me the summary stands in for the channel's messages.
+	mustContain(t, "prompt before forget-me", lastPrompt(t, h.ai), "ananas")
 
 	const aliceDM = "200000000000000051"
 	preview := h.command("", aliceDM, alice, 0, slash("memory", "forget-me"))
@@ -505,5 +514,5 @@ func TestRunForgetMeScrubsSharedChannels(t *testing.T) {
 	h.chat(h.fake.GuildMessage(guildA, channelA, bob, "<@"+me.ID+"> what do you know?", me))
 	prompt := lastPrompt(t, h.ai)
 	mustContain(t, "prompt after forget-me", prompt, "teal")
-	mustNotContain(t, "prompt after forget-me", prompt, "pineapple")
+	mustNotContain(t, "prompt after forget-me", prompt, "pineapple", "ananas")
 }
