@@ -291,15 +291,7 @@ func TestRunPersonalMemoryStaysPrivate(t *testing.T) {
 		h := h.in(t)
 		preview := h.command("", aliceDM, alice, 0, slash("memory", "forget", strOpt("query", "Miso"), strOpt("scope", "personal")))
 		mustContain(t, "alice's preview", preview.Text(), "Miso")
-		var confirm string
-		for _, id := range preview.Buttons() {
-			if strings.HasPrefix(id, "mem:forget:personal:") {
-				confirm = id
-			}
-		}
-		if confirm == "" {
-			t.Fatalf("no confirm button in %v", preview.Buttons())
-		}
+		confirm := button(t, preview, "mem:forget:personal:")
 		// Had bob seen the button, his press acts on his own scope, where
 		// the token means nothing.
 		r := h.interact(h.fake.ComponentClick("", bobDM, bob, 0, confirm, nil))
@@ -499,15 +491,7 @@ func TestRunForgetMeScrubsSharedChannels(t *testing.T) {
 
 	const aliceDM = "200000000000000051"
 	preview := h.command("", aliceDM, alice, 0, slash("memory", "forget-me"))
-	var confirm string
-	for _, id := range preview.Buttons() {
-		if strings.HasPrefix(id, "forgetme:confirm:") {
-			confirm = id
-		}
-	}
-	if confirm == "" {
-		t.Fatalf("no confirm button in %v", preview.Buttons())
-	}
+	confirm := button(t, preview, "forgetme:confirm:")
 	mustContain(t, "forget-me", h.press(preview, alice, 0, confirm).Text(), "Done")
 
 	h.ai.Script(fakeopenai.Text("Sure."))

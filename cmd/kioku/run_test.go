@@ -310,6 +310,19 @@ func mustContain(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
+// button returns the custom id of r's button whose id starts with prefix,
+// failing the test when there is none.
+func button(t *testing.T, r reply, prefix string) string {
+	t.Helper()
+	for _, id := range r.Buttons() {
+		if strings.HasPrefix(id, prefix) {
+			return id
+		}
+	}
+	t.Fatalf("no %s… button in %v", prefix, r.Buttons())
+	return ""
+}
+
 func mustNotContain(t *testing.T, what, got string, unwanted ...string) {
 	t.Helper()
 	for _, w := range unwanted {
@@ -448,15 +461,7 @@ func TestRunForgetByQuery(t *testing.T) {
 	preview := h.command(guildA, channelA, admin, permAdmin, slash("memory", "forget", strOpt("query", "raid")))
 	mustContain(t, "preview", preview.Text(), "Forget 1 memory", "raid is on Friday")
 	mustNotContain(t, "preview", preview.Text(), "Kenji")
-	var confirm string
-	for _, id := range preview.Buttons() {
-		if strings.HasPrefix(id, "mem:forget:server:") {
-			confirm = id
-		}
-	}
-	if confirm == "" {
-		t.Fatalf("no confirm button in %v", preview.Buttons())
-	}
+	confirm := button(t, preview, "mem:forget:server:")
 	// Nothing is forgotten before the button is pressed.
 	mustContain(t, "list before confirm", h.command(guildA, channelA, admin, permAdmin, slash("memory", "list")).Text(), "raid")
 
@@ -619,15 +624,7 @@ func TestRunForgetMe(t *testing.T) {
 
 	preview := h.command("", aliceDM, alice, 0, slash("memory", "forget-me"))
 	mustContain(t, "preview", preview.Text(), "1 personal memory", "4 conversation turns", "2 short-term memory entries")
-	var confirm string
-	for _, id := range preview.Buttons() {
-		if strings.HasPrefix(id, "forgetme:confirm:") {
-			confirm = id
-		}
-	}
-	if confirm == "" {
-		t.Fatalf("no confirm button in %v", preview.Buttons())
-	}
+	confirm := button(t, preview, "forgetme:confirm:")
 	// Bob pressing alice's button (had he seen it) erases nothing.
 	r := h.press(preview, bob, 0, confirm)
 	mustContain(t, "bob pressing", r.Text(), "not valid")
