@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -132,26 +133,21 @@ func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, ac
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
-		var created []*memory.Memory
+		var (
+			created []*memory.Memory
+			ids     []int64
+		)
 		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-			for i := range batch {
-				r, err := s.rememberTx(ctx, tx, &batch[i], actor, "import")
-				if err != nil {
-					return err
-				}
-				if r.Created {
-					res.Created++
-					created = append(created, r.Memory)
-				} else {
-					res.Duplicates++
-				}
-				res.IDs = append(res.IDs, r.Memory.ID)
-			}
-			return nil
+			var err error
+			created, ids, err = s.insertBatchTx(ctx, tx, batch, actor)
+			return err
 		})
 		if err != nil {
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
+		res.Created += len(created)
+		res.Duplicates += len(batch) - len(created)
+		res.IDs = append(res.IDs, ids...)
 		// Each committed batch is embedded before the next is written, so a bulk load
 		// keeps its vectors current without holding the write lock during the calls.
 		s.indexMemories(ctx, created...)
@@ -169,4 +165,152 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 		}
 	}
 	return s.importPrepared(ctx, mems, actor, rememberManyBatch)
+}
+
+// insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
+// Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
+// disk (it does so at every statement savepoint), so one statement per memory spends much
+// of a bulk load flushing; 50 rows × 19 values stays far below SQLite's variable limit.
+const insertRowsPerStatement = 50
+
+// insertBatchTx writes the memories of batch that are not already live in their scope
+// (or earlier in batch), with their history rows, in multi-row statements. It returns
+// the created memories and, in batch order, the id each memory of batch now has: its new
+// id, or the id of the live memory that already held its content.
+func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
+	type slot struct{ scopeKey, hash string }
+	ids := make([]int64, len(batch))
+	existing, err := liveIDsByHash(ctx, tx, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	firstAt := make(map[slot]int, len(batch)) // the memory of batch that writes each slot
+	var fresh []int
+	for i := range batch {
+		k := slot{batch[i].Owner().Key(), batch[i].Hash}
+		if id, ok := existing[k.scopeKey+"\x00"+k.hash]; ok {
+			ids[i] = id
+			continue
+		}
+		if _, dup := firstAt[k]; dup {
+			continue // resolved below, once the first one has its id
+		}
+		firstAt[k] = i
+		fresh = append(fresh, i)
+	}
+
+	now := s.nowMillis()
+	created := make([]*memory.Memory, 0, len(fresh))
+	for lo := 0; lo < len(fresh); lo += insertRowsPerStatement {
+		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
+		args := make([]any, 0, 19*len(chunk))
+		for _, i := range chunk {
+			m := &batch[i]
+			createdAt, updatedAt := millis(m.CreatedAt), millis(m.UpdatedAt)
+			if createdAt == 0 {
+				createdAt = now
+			}
+			if updatedAt == 0 {
+				updatedAt = createdAt
+			}
+			args = append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
+				m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
+				m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, createdAt, updatedAt)
+		}
+		rows, err := tx.QueryContext(ctx, `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
+			normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
+			channel_id, message_id, created_at, updated_at, version)
+			VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", len(chunk)), ",")+`
+			RETURNING `+memoryColumns, args...)
+		if err != nil {
+			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
+		}
+		// RETURNING rows come in no promised order; a slot names its memory.
+		for rows.Next() {
+			m, err := scanMemory(rows)
+			if err != nil {
+				rows.Close()
+				return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
+			}
+			i, ok := firstAt[slot{m.Owner().Key(), m.Hash}]
+			if !ok {
+				rows.Close()
+				return nil, nil, fmt.Errorf("couldn't insert memories: an inserted row matches no memory of the batch")
+			}
+			ids[i] = m.ID
+			created = append(created, m)
+		}
+		if err := rows.Close(); err != nil {
+			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
+		}
+	}
+	for i := range batch {
+		if ids[i] == 0 {
+			ids[i] = ids[firstAt[slot{batch[i].Owner().Key(), batch[i].Hash}]]
+		}
+	}
+	if err := s.addImportHistory(ctx, tx, created, actor); err != nil {
+		return nil, nil, err
+	}
+	return created, ids, nil
+}
+
+// liveIDsByHash returns the ids of live memories holding the content of any memory of
+// batch in its scope, keyed by scope key and content hash joined by a NUL.
+func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[string]int64, error) {
+	byScope := map[string][]any{}
+	for i := range batch {
+		k := batch[i].Owner().Key()
+		byScope[k] = append(byScope[k], batch[i].Hash)
+	}
+	out := map[string]int64{}
+	for key, hashes := range byScope {
+		for lo := 0; lo < len(hashes); lo += 500 {
+			part := hashes[lo:min(lo+500, len(hashes))]
+			rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM memories
+				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`)`,
+				append([]any{key}, part...)...)
+			if err != nil {
+				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
+			}
+			for rows.Next() {
+				var (
+					id   int64
+					hash string
+				)
+				if err := rows.Scan(&id, &hash); err != nil {
+					rows.Close()
+					return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
+				}
+				out[key+"\x00"+hash] = id
+			}
+			if err := rows.Close(); err != nil {
+				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+// addImportHistory records the creation of each memory of created, in multi-row
+// statements: the same rows rememberTx writes one at a time.
+func (s *Store) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor string) error {
+	now := s.nowMillis()
+	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
+		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]
+		args := make([]any, 0, 7*len(chunk))
+		for _, m := range chunk {
+			action := memory.ActionCreate
+			if m.Source == memory.SourceImport {
+				action = memory.ActionImport
+			}
+			args = append(args, m.ID, m.Owner().Key(), action, m.Content, actor, "import", now)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
+			new_content, version, actor, reason, metadata, created_at) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?),", len(chunk)), ","), args...); err != nil {
+			return fmt.Errorf("couldn't record history: %w", err)
+		}
+	}
+	return nil
 }

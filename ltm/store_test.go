@@ -619,3 +619,62 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Error("write transaction left open")
 	}
 }
+
+// TestRememberManyDeduplicatesAcrossStatementsAndBatches: the bulk path writes many rows per
+// statement and many statements per transaction, yet gives each input the id of the memory
+// now holding its content, in input order: new, already live, or repeated earlier in the
+// same call (in another case). Scopes stay apart, a forgotten memory's content is stored
+// again, and each created memory has its history row and is searchable.
+func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
+	s := testkit.MustOpenStore(t)
+	live := testkit.MustRemember(t, s, server("g1", "The raid is on Friday"))
+	gone := testkit.MustRemember(t, s, server("g1", "The guild bank is closed"))
+	if _, err := s.Forget(ctx, memory.ServerOwner("g1"), []int64{gone.ID}, "test", ""); err != nil {
+		t.Fatal(err)
+	}
+	var in []memory.Memory
+	for i := range 1200 { // three transactions of RememberMany, many statements each
+		in = append(in, server("g1", fmt.Sprintf("Bulk fact number %d about zeppelins", i)))
+	}
+	in = append(in,
+		server("g1", "the raid is on friday."),                     // already live
+		server("g1", "BULK FACT NUMBER 7 about zeppelins"),         // repeats input 7
+		server("g1", "The guild bank is closed"),                   // forgotten before: stored again
+		personal("u1", "g1", "Bulk fact number 7 about zeppelins"), // another scope
+	)
+	res, err := s.RememberMany(ctx, in, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created != 1202 || res.Duplicates != 2 || len(res.IDs) != len(in) {
+		t.Fatalf("created %d, duplicates %d, %d ids; want 1202, 2, %d", res.Created, res.Duplicates, len(res.IDs), len(in))
+	}
+	if res.IDs[1200] != live.ID || res.IDs[1201] != res.IDs[7] {
+		t.Errorf("duplicate ids %d, %d; want %d (live) and %d (input 7)", res.IDs[1200], res.IDs[1201], live.ID, res.IDs[7])
+	}
+	if res.IDs[1202] == gone.ID || res.IDs[1203] == res.IDs[7] {
+		t.Errorf("forgotten content or another scope's copy reused an id: %v", res.IDs[1202:])
+	}
+	seen := map[int64]bool{}
+	for i, id := range res.IDs {
+		m, err := s.Get(ctx, in[i].Owner(), id)
+		if err != nil {
+			t.Fatalf("input %d: id %d: %v", i, id, err)
+		}
+		if m.Normalized != in[i].Normalized {
+			t.Fatalf("input %d (%q) got id %d holding %q", i, in[i].Content, id, m.Content)
+		}
+		if i < 1200 && seen[id] {
+			t.Fatalf("input %d shares id %d with another new memory", i, id)
+		}
+		seen[id] = true
+	}
+	ev, err := s.History(ctx, memory.ServerOwner("g1"), res.IDs[999])
+	if err != nil || len(ev) != 1 || ev[0].Action != memory.ActionCreate || ev[0].NewContent != in[999].Content || ev[0].Version != 1 {
+		t.Fatalf("history of a bulk memory: %+v %v", ev, err)
+	}
+	hits, err := s.Search(ctx, ltm.SearchQuery{Text: "zeppelins number 1117", Owners: []memory.Owner{memory.ServerOwner("g1")}, Limit: 3, KeywordOnly: true})
+	if err != nil || len(hits) == 0 || hits[0].Memory.ID != res.IDs[1117] {
+		t.Fatalf("search for a bulk memory: %+v %v", hits, err)
+	}
+}
