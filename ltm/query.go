@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // queryPlan is what recall reads out of a query's text before touching the database.
@@ -133,13 +135,13 @@ func splitWords(s string) []string {
 
 // cjkRuns returns the maximal runs of CJK characters in w.
 func cjkRuns(w string) []string {
-	return strings.FieldsFunc(w, func(r rune) bool { return !isCJK(r) })
+	return strings.FieldsFunc(w, func(r rune) bool { return !memory.IsCJK(r) })
 }
 
 // splitNonCJK returns the non-CJK words inside a mixed word ("pr出して" → "pr").
 func splitNonCJK(w string) []string {
 	var out []string
-	for _, part := range strings.FieldsFunc(w, isCJK) {
+	for _, part := range strings.FieldsFunc(w, memory.IsCJK) {
 		if utf8.RuneCountInString(part) > 1 || (part != "" && unicode.IsDigit([]rune(part)[0])) {
 			out = append(out, part)
 		}
@@ -147,13 +149,9 @@ func splitNonCJK(w string) []string {
 	return out
 }
 
-func isCJK(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー'
-}
-
 func isCJKWord(w string) bool {
 	for _, r := range w {
-		if isCJK(r) {
+		if memory.IsCJK(r) {
 			return true
 		}
 	}

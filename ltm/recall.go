@@ -646,7 +646,7 @@ func countWholeWord(text, word string) int {
 
 // isWordRune reports a Latin-script letter or digit: a rune that would continue a Latin word.
 func isWordRune(r rune) bool {
-	return r != utf8.RuneError && !isCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r))
+	return r != utf8.RuneError && !memory.IsCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 func (s *Store) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {

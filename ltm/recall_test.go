@@ -642,6 +642,9 @@ func TestSearchJapanese(t *testing.T) {
 		{"FullWidthAPIFindsHalfWidth", "ＡＰＩ gateway", apiEn.ID, "top"},
 		{"MixedQueryFindsMixedMemory", "staging の deploy", deploy.ID, "only"},
 		{"JapaneseWordOfMixedMemory", "明日 deploy", deploy.ID, "only"},
+		// English-only queries go to the word index alone, which holds the folded text.
+		{"EnglishQueryFindsFullWidth", "what is the api limit", apiJa.ID, "found"},
+		{"EnglishQueryFindsLatinInsideJapanese", "deploy from staging", deploy.ID, "only"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

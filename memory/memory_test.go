@@ -153,3 +153,20 @@ func TestSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchText(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"Plain ASCII stays as written", "Plain ASCII stays as written"},
+		{"ＡＰＩの上限", "api の上限"},
+		{"明日のdeployは15時から", "明日の deploy は 15 時から"},
+		{"PRを出して", "pr を出して"},
+		{"Ｃａｆé au lait", "café au lait"},
+		{"東京 2024年", "東京 2024 年"},
+		{"緑茶が好き。", "緑茶が好き。"},
+		{"", ""},
+	} {
+		if got := memory.SearchText(tt.in); got != tt.want {
+			t.Errorf("SearchText(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

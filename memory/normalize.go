@@ -64,3 +64,34 @@ func isASCII(s string) bool {
 	}
 	return true
 }
+
+// IsCJK reports whether r belongs to a script written without spaces between words (Han,
+// Hiragana, Katakana, Hangul, and the long-vowel mark ー): such text is searched by
+// character n-grams rather than by words.
+func IsCJK(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー'
+}
+
+// SearchText is the form of content the word index holds: NFKC-folded and lowercased, so
+// full-width "ＡＰＩ" is the word "api", with a space wherever CJK text meets a Latin
+// letter or a digit, so "明日のdeployは" holds the word "deploy". ASCII text is returned
+// as it is (the index lowercases it anyway).
+func SearchText(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	s = strings.ToLower(norm.NFKC.String(s))
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	prev := ' '
+	for _, r := range s {
+		if prev != ' ' && IsCJK(prev) != IsCJK(r) && isWordRune(prev) && isWordRune(r) {
+			b.WriteByte(' ')
+		}
+		b.WriteRune(r)
+		prev = r
+	}
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

@@ -3,6 +3,8 @@ package migrations_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,4 +92,94 @@ func TestApply(t *testing.T) {
 			t.Errorf("applied %v", res.Applied)
 		}
 	})
+}
+
+// TestSearchTextUpgrade: a database written before migration 0004 gets its word index
+// rebuilt from each live memory's search text, so an English query finds full-width Latin
+// and Latin words inside Japanese text; forgotten memories stay out of the index, and
+// writes after the upgrade keep it in step.
+func TestSearchTextUpgrade(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	before := fstest.MapFS{}
+	all, err := fs.Glob(migrations.FS(), "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range all {
+		if name < "0004" {
+			data, err := fs.ReadFile(migrations.FS(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	if res, err := migrations.Apply(ctx, db, before); err != nil || res.Current != 3 {
+		t.Fatalf("applying 0001–0003: %+v %v", res, err)
+	}
+	insert := func(id int, content string, deleted bool) {
+		t.Helper()
+		var deletedAt any
+		if deleted {
+			deletedAt = 1
+		}
+		if _, err := db.Exec(`INSERT INTO memories (id, scope, scope_key, guild_id, type, content, normalized, content_hash,
+			source, created_at, updated_at, deleted_at) VALUES (?, 'server', 'g:1', '1', 'fact', ?, ?, ?, 'command', 1, 1, ?)`,
+			id, content, strings.ToLower(content), fmt.Sprint("hash", id), deletedAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(1, "ＡＰＩの上限は毎分60回", false)
+	insert(2, "明日のdeployは15時から", false)
+	insert(3, "The old API key was rotated", true)
+	match := func(query string) []int {
+		t.Helper()
+		rows, err := db.Query(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid`, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []int
+		for rows.Next() {
+			var id int
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	if got := match("api OR deploy"); len(got) != 0 {
+		t.Fatalf("before the upgrade an English query found %v; the test no longer shows the difference", got)
+	}
+
+	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+		t.Fatal(err)
+	}
+	if got := match("api"); fmt.Sprint(got) != "[1]" {
+		t.Errorf(`"api" matches %v, want [1] (full-width, live only)`, got)
+	}
+	if got := match("deploy"); fmt.Sprint(got) != "[2]" {
+		t.Errorf(`"deploy" matches %v, want [2]`, got)
+	}
+	if _, err := db.Exec(`UPDATE memories SET content = 'The release moved to Friday' WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if got := match("deploy OR release"); fmt.Sprint(got) != "[2]" {
+		t.Errorf("after an edit: %v", got)
+	}
+	if got := match("deploy"); len(got) != 0 {
+		t.Errorf("the edited-away word still matches %v", got)
+	}
+	if _, err := db.Exec(`UPDATE memories SET deleted_at = 2 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if got := match("api"); len(got) != 0 {
+		t.Errorf("a forgotten memory still matches: %v", got)
+	}
+	if _, err := db.Exec(`DELETE FROM memories WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	if got := match("release"); len(got) != 0 {
+		t.Errorf("a purged memory still matches: %v", got)
+	}
 }
