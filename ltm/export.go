@@ -173,22 +173,24 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 // of a bulk load flushing; 50 rows × 19 values stays far below SQLite's variable limit.
 const insertRowsPerStatement = 50
 
+// hashSlot is where a content can live only once: its scope and its content hash.
+type hashSlot struct{ scopeKey, hash string }
+
 // insertBatchTx writes the memories of batch that are not already live in their scope
 // (or earlier in batch), with their history rows, in multi-row statements. It returns
 // the created memories and, in batch order, the id each memory of batch now has: its new
 // id, or the id of the live memory that already held its content.
 func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
-	type slot struct{ scopeKey, hash string }
 	ids := make([]int64, len(batch))
 	existing, err := liveIDsByHash(ctx, tx, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	firstAt := make(map[slot]int, len(batch)) // the memory of batch that writes each slot
+	firstAt := make(map[hashSlot]int, len(batch)) // the memory of batch that writes each slot
 	var fresh []int
 	for i := range batch {
-		k := slot{batch[i].Owner().Key(), batch[i].Hash}
-		if id, ok := existing[k.scopeKey+"\x00"+k.hash]; ok {
+		k := hashSlot{batch[i].Owner().Key(), batch[i].Hash}
+		if id, ok := existing[k]; ok {
 			ids[i] = id
 			continue
 		}
@@ -203,25 +205,11 @@ func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Me
 	created := make([]*memory.Memory, 0, len(fresh))
 	for lo := 0; lo < len(fresh); lo += insertRowsPerStatement {
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
-		args := make([]any, 0, 19*len(chunk))
+		args := make([]any, 0, insertArgsPerRow*len(chunk))
 		for _, i := range chunk {
-			m := &batch[i]
-			createdAt, updatedAt := millis(m.CreatedAt), millis(m.UpdatedAt)
-			if createdAt == 0 {
-				createdAt = now
-			}
-			if updatedAt == 0 {
-				updatedAt = createdAt
-			}
-			args = append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
-				m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
-				m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, createdAt, updatedAt)
+			args = appendInsertArgs(args, &batch[i], now)
 		}
-		rows, err := tx.QueryContext(ctx, `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
-			normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-			channel_id, message_id, created_at, updated_at, version)
-			VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", len(chunk)), ",")+`
-			RETURNING `+memoryColumns, args...)
+		rows, err := tx.QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 		}
@@ -232,7 +220,7 @@ func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Me
 				rows.Close()
 				return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 			}
-			i, ok := firstAt[slot{m.Owner().Key(), m.Hash}]
+			i, ok := firstAt[hashSlot{m.Owner().Key(), m.Hash}]
 			if !ok {
 				rows.Close()
 				return nil, nil, fmt.Errorf("couldn't insert memories: an inserted row matches no memory of the batch")
@@ -246,7 +234,7 @@ func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Me
 	}
 	for i := range batch {
 		if ids[i] == 0 {
-			ids[i] = ids[firstAt[slot{batch[i].Owner().Key(), batch[i].Hash}]]
+			ids[i] = ids[firstAt[hashSlot{batch[i].Owner().Key(), batch[i].Hash}]]
 		}
 	}
 	if err := s.addImportHistory(ctx, tx, created, actor); err != nil {
@@ -256,14 +244,14 @@ func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Me
 }
 
 // liveIDsByHash returns the ids of live memories holding the content of any memory of
-// batch in its scope, keyed by scope key and content hash joined by a NUL.
-func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[string]int64, error) {
+// batch in its scope.
+func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[hashSlot]int64, error) {
 	byScope := map[string][]any{}
 	for i := range batch {
 		k := batch[i].Owner().Key()
 		byScope[k] = append(byScope[k], batch[i].Hash)
 	}
-	out := map[string]int64{}
+	out := map[hashSlot]int64{}
 	for key, hashes := range byScope {
 		for lo := 0; lo < len(hashes); lo += 500 {
 			part := hashes[lo:min(lo+500, len(hashes))]
@@ -282,7 +270,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[
 					rows.Close()
 					return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
 				}
-				out[key+"\x00"+hash] = id
+				out[hashSlot{key, hash}] = id
 			}
 			if err := rows.Close(); err != nil {
 				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
@@ -300,11 +288,7 @@ func (s *Store) addImportHistory(ctx context.Context, tx *sql.Tx, created []*mem
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]
 		args := make([]any, 0, 7*len(chunk))
 		for _, m := range chunk {
-			action := memory.ActionCreate
-			if m.Source == memory.SourceImport {
-				action = memory.ActionImport
-			}
-			args = append(args, m.ID, m.Owner().Key(), action, m.Content, actor, "import", now)
+			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
 			new_content, version, actor, reason, metadata, created_at) VALUES `+

@@ -94,7 +94,34 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 	if existing != nil {
 		return WriteResult{Memory: existing, Created: false}, nil
 	}
-	now := s.nowMillis()
+	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
+	stored, err := scanMemory(row)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
+	}
+	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: createAction(m),
+		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason}); err != nil {
+		return WriteResult{}, err
+	}
+	return WriteResult{Memory: stored, Created: true}, nil
+}
+
+// insertMemorySQL inserts rows new memories (version 1), taking the values of
+// appendInsertArgs for each, and returns them.
+func insertMemorySQL(rows int) string {
+	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
+		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
+		channel_id, message_id, created_at, updated_at, version) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
+		` RETURNING ` + memoryColumns
+}
+
+// insertArgsPerRow is how many values appendInsertArgs adds for one memory.
+const insertArgsPerRow = 19
+
+// appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
+// is now, a zero update time the creation time.
+func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	created, updated := millis(m.CreatedAt), millis(m.UpdatedAt)
 	if created == 0 {
 		created = now
@@ -102,27 +129,17 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 	if updated == 0 {
 		updated = created
 	}
-	row := tx.QueryRowContext(ctx, `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
-		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
-		RETURNING `+memoryColumns,
-		m.Scope, owner.Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash, m.Confidence,
-		m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
+	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
+		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
 		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated)
-	stored, err := scanMemory(row)
-	if err != nil {
-		return WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
-	}
-	action := memory.ActionCreate
+}
+
+// createAction is the history action of a memory's creation.
+func createAction(m *memory.Memory) memory.Action {
 	if m.Source == memory.SourceImport {
-		action = memory.ActionImport
+		return memory.ActionImport
 	}
-	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: action,
-		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason}); err != nil {
-		return WriteResult{}, err
-	}
-	return WriteResult{Memory: stored, Created: true}, nil
+	return memory.ActionCreate
 }
 
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
