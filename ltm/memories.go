@@ -14,7 +14,7 @@ import (
 // memoryColumns is the column list scanMemory expects, in order.
 const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, content_hash, confidence,
 	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,
-	updated_at, accessed_at, access_count, version, deleted_at`
+	updated_at, accessed_at, access_count, version, deleted_at, subject_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -29,7 +29,7 @@ func scanMemory(row scanner) (*memory.Memory, error) {
 	err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Normalized, &m.Hash,
 		&m.Confidence, &m.Importance, &pinned, &tags, &m.Source, &m.Provenance.AuthorID, &m.Provenance.Author,
 		&m.Provenance.ChannelID, &m.Provenance.MessageID, &created, &updated, &accessed, &m.AccessCount,
-		&m.Version, &deleted)
+		&m.Version, &deleted, &m.SubjectID)
 	if err != nil {
 		return nil, err
 	}
@@ -111,13 +111,13 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 func insertMemorySQL(rows int) string {
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, version) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, version) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 
 // insertArgsPerRow is how many values appendInsertArgs adds for one memory.
-const insertArgsPerRow = 19
+const insertArgsPerRow = 20
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
 // is now, a zero update time the creation time.
@@ -131,7 +131,7 @@ func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	}
 	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
 		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
-		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated)
+		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID)
 }
 
 // createAction is the history action of a memory's creation.

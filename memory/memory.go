@@ -162,6 +162,11 @@ type Memory struct {
 	Tags        []string   `json:"tags,omitempty"`
 	Source      Source     `json:"source"`
 	Provenance  Provenance `json:"provenance"`
+	// SubjectID is the member the memory is about, when that is someone other than its
+	// scope's owner or needs saying (a server fact about one member, a Remember-this copy
+	// of another member's message). Forget-me removes every memory whose subject is the
+	// member; names never decide this, user ids do.
+	SubjectID   string     `json:"subject_id,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
 	UpdatedAt   time.Time  `json:"updated_at"`
 	AccessedAt  time.Time  `json:"last_accessed_at,omitzero"`
