@@ -286,3 +286,22 @@ func typeList() string {
 func (m *Memory) String() string {
 	return fmt.Sprintf("#%d [%s/%s] %s", m.ID, m.Scope, m.Type, m.Content)
 }
+
+// Audience says which guild channels' memories may reach one reply or view (SPEC §2
+// "Channel-aware memory"): a memory learned in channel X may be used where everyone who can
+// read the reply can also read X. The bot computes it from Discord's permissions; the store
+// and the prompt apply it. A nil *Audience restricts nothing beyond scope (the operator CLI,
+// and places with no channel rule).
+type Audience struct {
+	// Channels are the guild channels whose memories may be used here.
+	Channels map[string]bool
+}
+
+// Allows reports whether m may be used under the audience. Memories with no recorded origin
+// channel (older rows) and memories learned in DMs (no guild) follow their scope rules only.
+func (a *Audience) Allows(m *Memory) bool {
+	if a == nil || m.Provenance.ChannelID == "" || m.GuildID == "" {
+		return true
+	}
+	return a.Channels[m.Provenance.ChannelID]
+}
