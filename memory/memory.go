@@ -150,29 +150,29 @@ type Memory struct {
 	Scope Scope `json:"scope"`
 	// GuildID is the guild of a server memory, or the guild a personal memory originated in
 	// ("" for a DM). The origin decides whether a personal memory may be used in a guild.
-	GuildID     string     `json:"guild_id,omitempty"`
-	UserID      string     `json:"user_id,omitempty"`
-	Type        Type       `json:"type"`
-	Content     string     `json:"content"`
-	Normalized  string     `json:"-"`
-	Hash        string     `json:"hash"`
-	Confidence  float64    `json:"confidence"`
-	Importance  float64    `json:"importance"`
-	Pinned      bool       `json:"pinned,omitempty"`
-	Tags        []string   `json:"tags,omitempty"`
-	Source      Source     `json:"source"`
-	Provenance  Provenance `json:"provenance"`
+	GuildID    string     `json:"guild_id,omitempty"`
+	UserID     string     `json:"user_id,omitempty"`
+	Type       Type       `json:"type"`
+	Content    string     `json:"content"`
+	Normalized string     `json:"-"`
+	Hash       string     `json:"hash"`
+	Confidence float64    `json:"confidence"`
+	Importance float64    `json:"importance"`
+	Pinned     bool       `json:"pinned,omitempty"`
+	Tags       []string   `json:"tags,omitempty"`
+	Source     Source     `json:"source"`
+	Provenance Provenance `json:"provenance"`
 	// SubjectID is the member the memory is about, when that is someone other than its
 	// scope's owner or needs saying (a server fact about one member, a Remember-this copy
 	// of another member's message). Forget-me removes every memory whose subject is the
 	// member; names never decide this, user ids do.
-	SubjectID   string     `json:"subject_id,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	AccessedAt  time.Time  `json:"last_accessed_at,omitzero"`
-	AccessCount int        `json:"access_count,omitempty"`
-	Version     int        `json:"version"`
-	DeletedAt   time.Time  `json:"deleted_at,omitzero"`
+	SubjectID   string    `json:"subject_id,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	AccessedAt  time.Time `json:"last_accessed_at,omitzero"`
+	AccessCount int       `json:"access_count,omitempty"`
+	Version     int       `json:"version"`
+	DeletedAt   time.Time `json:"deleted_at,omitzero"`
 }
 
 // Owner returns the scope the memory belongs to.
