@@ -29,9 +29,36 @@ type secretSpan struct {
 }
 
 // secretRule finds the secrets of one kind in a text, in order and not overlapping.
+// needles, when set, are lowercase strings of which the text must contain one for the
+// rule to run: most texts hold none, and a substring search is far cheaper than a
+// regular expression (every message and every transcript row read goes through here).
 type secretRule struct {
-	kind  string
-	spans func(s string) []secretSpan
+	kind    string
+	needles []string
+	spans   func(s string) []secretSpan
+}
+
+// find returns the rule's spans in s; lower is s lowercased, for the needles.
+func (r secretRule) find(s, lower string) []secretSpan {
+	if len(r.needles) > 0 && !containsAny(lower, r.needles) {
+		return nil
+	}
+	return r.spans(s)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// withNeedles returns r running only on texts that contain one of needles.
+func withNeedles(r secretRule, needles ...string) secretRule {
+	r.needles = needles
+	return r
 }
 
 // wordEdge is what may precede a token with a fixed prefix: the start of the text or a
@@ -41,34 +68,35 @@ const wordEdge = `(?:^|[^A-Za-z0-9_-])`
 
 // secretRules are applied in this order; see the comment at the top of the file.
 var secretRules = []secretRule{
-	blockRule("private key",
+	withNeedles(blockRule("private key",
 		`(?i)-{3,}[ \t]*BEGIN[ A-Z0-9]*PRIVATE KEY(?:[ \t]+BLOCK)?[ \t]*-*`,
-		`(?i)-{3,}[ \t]*END[ A-Z0-9]*PRIVATE KEY(?:[ \t]+BLOCK)?[ \t]*-*`),
-	blockRule("private key",
+		`(?i)-{3,}[ \t]*END[ A-Z0-9]*PRIVATE KEY(?:[ \t]+BLOCK)?[ \t]*-*`), "private key"),
+	withNeedles(blockRule("private key",
 		`PuTTY-User-Key-File-\d+:`,
-		`Private-(?:MAC|Hash):[ \t]*[0-9A-Fa-f]*`),
-	awsPairRule(),
-	regexRule("AWS secret access key",
-		`(?i)(?:^|[^A-Za-z0-9])(?:aws[ _.-]?)?secret[ _.-]?(?:access[ _.-]?)?key(?:[ _.-]?id)?["'*\x60]*`+
+		`Private-(?:MAC|Hash):[ \t]*[0-9A-Fa-f]*`), "putty-user-key-file-"),
+	withNeedles(awsPairRule(), "akia", "asia"),
+	withNeedles(regexRule("AWS secret access key",
+		`(?i)(?:^|[^A-Za-z0-9])(?:aws[ _.-]?)?secret[ _.-]?(?:access[ _.-]?)?key["'*\x60]*`+
 			`(?:[ \t]*(?:[:=：＝]|=>)[ \t]*|[ \t]+(?:is[ \t]+)?)["'\x60]?([A-Za-z0-9/+]{40,})`,
-		isAWSSecret),
-	regexRule("Discord webhook token", `(?i)discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/([A-Za-z0-9_-]{20,})`, nil),
-	regexRule("Slack webhook", `(?i)hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{20,})`, nil),
-	regexRule("password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]+)@`, notPlaceholder),
-	regexRule("bearer token",
+		isAWSSecret), "secret"),
+	withNeedles(regexRule("Discord webhook token", `(?i)discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/([A-Za-z0-9_-]{20,})`, nil), "webhooks/"),
+	withNeedles(regexRule("Slack webhook", `(?i)hooks\.slack\.com/(?:services|workflows|triggers)/([A-Za-z0-9/_-]{20,})`, nil), "hooks.slack.com"),
+	withNeedles(regexRule("password", `(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]+:([^\s@/]+)@`, notPlaceholder), "://"),
+	withNeedles(regexRule("bearer token",
 		`(?i)(?:^|[^A-Za-z0-9_-])(?:proxy-)?authorization["'*\x60]*[ \t]*[:=][ \t]*["'\x60]?`+
 			`(?:(?:bearer|basic|token|bot|digest|apikey)[ \t]+)?([^\s"'\x60]+)`,
-		func(v string) bool { return utf8.RuneCountInString(v) >= 8 && notPlaceholder(v) }),
-	regexRule("JWT", `(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`, nil),
-	regexRule("Anthropic key", wordEdge+`(sk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,})`, randomTail(7)),
-	regexRule("OpenAI key", wordEdge+`(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})`, randomTail(3)),
-	regexRule("GitHub token", `(?:^|[^A-Za-z0-9])(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`, nil),
-	regexRule("Stripe key", `(?:^|[^A-Za-z0-9])((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})`, nil),
-	regexRule("Google API key", wordEdge+`(AIza[0-9A-Za-z_-]{35})`, nil),
-	regexRule("Slack token", wordEdge+`(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`, hasLetterAndDigit),
-	regexRule("Discord token", wordEdge+`([MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{25,40})`, isDiscordToken),
-	regexRule("AWS access key", `(?:^|[^A-Za-z0-9])((?:AKIA|ASIA)[A-Z0-9]{16,})`, func(v string) bool { return len(v) == 20 }),
-	regexRule("bearer token", `(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{20,})`, hasLetterAndDigit),
+		func(v string) bool { return utf8.RuneCountInString(v) >= 8 && notPlaceholder(v) }), "authorization"),
+	withNeedles(regexRule("JWT", `(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})`, nil), "eyj"),
+	withNeedles(regexRule("Anthropic key", wordEdge+`(sk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,})`, randomTail(7)), "sk-ant-"),
+	withNeedles(regexRule("OpenAI key", wordEdge+`(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})`, randomTail(3)), "sk-"),
+	withNeedles(regexRule("GitHub token", `(?:^|[^A-Za-z0-9])(gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})`, nil),
+		"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+	withNeedles(regexRule("Stripe key", `(?:^|[^A-Za-z0-9])((?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,})`, nil), "_live_", "_test_"),
+	withNeedles(regexRule("Google API key", wordEdge+`(AIza[0-9A-Za-z_-]{35})`, nil), "aiza"),
+	withNeedles(regexRule("Slack token", wordEdge+`(xox[abposre]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,})`, hasLetterAndDigit), "xox", "xapp-"),
+	withNeedles(regexRule("Discord token", wordEdge+`([MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{25,40})`, isDiscordToken), "."),
+	withNeedles(regexRule("AWS access key", `(?:^|[^A-Za-z0-9])((?:AKIA|ASIA)[A-Z0-9]{16,})`, func(v string) bool { return len(v) == 20 }), "akia", "asia"),
+	withNeedles(regexRule("bearer token", `(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{20,})`, hasLetterAndDigit), "bearer"),
 	keyValueRule(),
 }
 
@@ -129,77 +157,6 @@ func awsPairRule() secretRule {
 		}
 		return secret.spans(s)
 	}}
-}
-
-// Key/value pairs: a label that names a credential, a separator, and a value.
-var (
-	// kvLongKeys may be glued to a prefix ("dbpassword", "csrftoken"); the label is
-	// distinctive enough. kvShortKeys need a separated prefix ("SMTP_PASS", "db.pwd") or
-	// none, so "bypass=true" is not a password.
-	kvLongKeys  = `password|passwd|passphrase|passwort|secret|token|api[_.-]?key|(?:access|secret|private|auth|signing|encryption|master)[_.-]?key|パスワード`
-	kvShortKeys = `pwd|pass`
-	kvPattern   = regexp.MustCompile(`(?i)(?:^|[^A-Za-z0-9_.-])` +
-		`((?:[A-Za-z0-9_.-]*?(?:` + kvLongKeys + `))|(?:(?:[A-Za-z0-9]+[_.-])*(?:` + kvShortKeys + `)))` +
-		`["'*\x60]*[ \t]*(=>|:=|[:=：＝])[ \t]*` +
-		"(?:\"([^\"\\n]*)\"|'([^'\\n]*)'|`([^`\\n]*)`|([^\\s\"'`]+))")
-	// kvWeakKeys are everyday words as well as labels; after a colon ("Token: the unit a
-	// model reads") their value must look generated to count.
-	kvWeakKeys = map[string]bool{"token": true, "secret": true, "pwd": true, "pass": true}
-	// codeExprRe matches a value that is program text rather than a secret: a call, or a
-	// dotted name ending a struct field ("cfg.APIKey,").
-	codeExprRe = regexp.MustCompile(`^(?:[A-Za-z_][A-Za-z0-9_.]*\(|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+,$)`)
-	// kvNotValues are what configuration says where a secret is not set.
-	kvNotValues = map[string]bool{"true": true, "false": true, "null": true, "none": true, "nil": true, "undefined": true}
-)
-
-// keyValueRule covers `password=…`, `DB_PASSWORD: …`, `"client_secret": "…"`,
-// `api_key=…`, `refresh_token=…` and the like. The value is replaced, the key kept.
-func keyValueRule() secretRule {
-	return secretRule{kind: "password", spans: func(s string) []secretSpan {
-		var out []secretSpan
-		for _, m := range kvPattern.FindAllStringSubmatchIndex(s, -1) {
-			key, sep := strings.ToLower(s[m[2]:m[3]]), s[m[4]:m[5]]
-			start, end := -1, -1
-			for g := 3; g <= 6; g++ {
-				if m[2*g] >= 0 {
-					start, end = m[2*g], m[2*g+1]
-					break
-				}
-			}
-			v := s[start:end]
-			if isRedaction(s, start) || !notPlaceholder(v) || kvNotValues[strings.ToLower(v)] {
-				continue
-			}
-			if utf8.RuneCountInString(v) < 4 {
-				continue
-			}
-			// ":=" and "=>" are code ("token := r.PathValue(…)"), as is a field set to an
-			// expression ("APIKey: cfg.APIKey,"): the value must look generated there.
-			codeSep := sep == ":=" || sep == "=>"
-			if (codeSep || (kvWeakKeys[key] && (sep == ":" || sep == "："))) && !looksGenerated(v) {
-				continue
-			}
-			if codeExprRe.MatchString(v) {
-				continue
-			}
-			out = append(out, secretSpan{start, end, kvKind(key)})
-		}
-		return out
-	}}
-}
-
-// kvKind names what a key/value pair holds, for the "[redacted …]" marker.
-func kvKind(key string) string {
-	switch {
-	case strings.Contains(key, "pass") || strings.Contains(key, "pwd") || strings.Contains(key, "パスワード"):
-		return "password"
-	case strings.Contains(key, "token"):
-		return "token"
-	case strings.Contains(key, "secret"):
-		return "secret"
-	default:
-		return "key"
-	}
 }
 
 // isRedaction reports whether s at i starts a "[redacted …]" marker, so that a redacted
@@ -289,8 +246,9 @@ func isDiscordToken(v string) bool {
 // DetectSecret reports whether s looks like it contains a credential, and which kind.
 // Anything it reports, RedactSecrets removes.
 func DetectSecret(s string) (kind string, ok bool) {
+	lower := strings.ToLower(s)
 	for _, r := range secretRules {
-		if spans := r.spans(s); len(spans) > 0 {
+		if spans := r.find(s, lower); len(spans) > 0 {
 			return spans[0].kind, true
 		}
 	}
@@ -308,8 +266,9 @@ func RedactSecrets(s string) string {
 	// a replacement completing a pattern that a rule already ran past.
 	for range 3 {
 		changed := false
+		lower := strings.ToLower(s)
 		for _, r := range secretRules {
-			spans := r.spans(s)
+			spans := r.find(s, lower)
 			if len(spans) == 0 {
 				continue
 			}
@@ -323,6 +282,7 @@ func RedactSecrets(s string) string {
 			}
 			b.WriteString(s[last:])
 			s, changed = b.String(), true
+			lower = strings.ToLower(s)
 		}
 		if !changed {
 			break
