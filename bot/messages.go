@@ -77,7 +77,9 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 	if req.At.IsZero() {
 		req.At = b.now()
 	}
-	log.Debug("turn started", "content", content)
+	// Never the content itself: the engine redacts credentials, and a log line
+	// written before that would keep them (and logs outlive forget-me).
+	log.Debug("turn started", "content_bytes", len(content))
 	started := time.Now()
 	stopTyping := b.keepTyping(ctx, m.ChannelID)
 	reply, err := b.turner.Turn(ctx, req)

@@ -15,8 +15,10 @@
 //     users now at full are also left out of other people's history.
 //   - A user over the rate limit gets a polite reply; the message is not processed or
 //     stored (a flood should not fill the transcript).
-//   - Credentials are redacted from the message before it reaches the transcript, the
-//     prompt or short-term memory.
+//   - Credentials are redacted from the message at the start of the turn, before the
+//     transcript write, the intent gate, the prompt and short-term memory, and from the
+//     reply before it is sent, recorded or captured. Logs carry ids and sizes, never the
+//     message.
 //   - The participants of a guild conversation are the speaker and the authors of the
 //     channel's recent turns within Config.ParticipantWindow (at most MaxParticipants).
 //     Their personal memories are used when they originated in this guild or the user
@@ -392,8 +394,10 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		return reply, nil
 	}
 
-	// 6. Reply.
-	reply.Text = res.Text
+	// 6. Reply. The model never saw a credential from this message, but one may come
+	// from elsewhere (a row stored before the detector knew its shape, or the model's
+	// own invention): it is not echoed, recorded or captured either.
+	reply.Text = memory.RedactSecrets(res.Text)
 	switch {
 	case reply.Text != "":
 	case res.Exhausted:

@@ -3,6 +3,7 @@ package ltm
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -11,6 +12,18 @@ import (
 func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
+	}
+	// A refused proposal records the content it was refused for, which may be the very
+	// credential it was refused over: history keeps the words, never the secret.
+	ev.OldContent, ev.NewContent, ev.Reason = memory.RedactSecrets(ev.OldContent), memory.RedactSecrets(ev.NewContent), memory.RedactSecrets(ev.Reason)
+	if _, found := memory.DetectSecret(string(ev.Metadata)); found {
+		if redacted := memory.RedactSecrets(string(ev.Metadata)); json.Valid([]byte(redacted)) {
+			ev.Metadata = []byte(redacted)
+		} else {
+			// A private key block without its footer runs to the end of the text, and
+			// here that is the JSON's closing quote: the details go, the row stays.
+			ev.Metadata = []byte(`{"redacted":true}`)
+		}
 	}
 	var memoryID any
 	if ev.MemoryID != 0 {

@@ -110,6 +110,10 @@ func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]Tu
 			return nil, fmt.Errorf("couldn't read transcript row: %w", err)
 		}
 		t.CreatedAt = fromMillis(created)
+		// Rows written before the detector knew a credential's shape may still hold
+		// one until the upgrade's re-scan reaches them; every reader (the chat prompt,
+		// the pipeline's extraction) gets them redacted meanwhile.
+		t.Content = memory.RedactSecrets(t.Content)
 		out = append(out, t)
 	}
 	return out, rows.Err()

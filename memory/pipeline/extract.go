@@ -275,6 +275,10 @@ func (x *Extraction) parseEntity(i int, raw json.RawMessage) (Entity, bool) {
 		x.warnf("entity %d needs a source, a relationship and a target; dropped", i)
 		return Entity{}, false
 	}
+	if kind, found := memory.DetectSecret(e.Source + "\n" + e.Relationship + "\n" + e.Target); found {
+		x.warnf("entity %d looks like a secret (%s); dropped", i, kind)
+		return Entity{}, false
+	}
 	e.Confidence = 1
 	if c, ok := jsonNumber(fields["confidence"]); ok {
 		e.Confidence = clampConfidence(c, func() { x.warnf("entity %d confidence %v is outside 0–1; clamped", i, c) })
