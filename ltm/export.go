@@ -97,11 +97,35 @@ func ParseExport(data []byte) (ExportFile, error) {
 	return f, nil
 }
 
-// Import writes the memories of f into owner's scope, whatever scope they were exported
-// from (so a server's memory can move to another server). Every memory is validated first;
-// if any is invalid nothing is written and the error names it. Provenance and timestamps
-// are kept; identical memories are not duplicated.
+// Import writes the memories of f into owner's scope for an importer without a Discord
+// identity (the operator CLI): ImportAs with only the actor.
 func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor string) (ImportResult, error) {
+	return s.ImportAs(ctx, owner, f, Importer{Actor: actor})
+}
+
+// Importer is who runs an import, and where. Imported memories are theirs: source import,
+// the importer as the history actor and as the author, learned where the import ran.
+type Importer struct {
+	// Actor is recorded in history ("user:<id>", "cli").
+	Actor string
+	// AuthorID and AuthorName are the importing member; empty for the CLI.
+	AuthorID, AuthorName string
+	// GuildID and ChannelID are where the import ran ("" for a DM or the CLI); MessageID
+	// is the interaction that ran it.
+	GuildID, ChannelID, MessageID string
+}
+
+// ImportAs writes the memories of f into owner's scope, whatever scope they were exported
+// from (so a server's memory can move to another server). Every memory is validated first;
+// if any is invalid nothing is written and the error names it. Content, type, confidence,
+// importance, pinning, tags and timestamps are kept; identical memories are not duplicated.
+//
+// A file is the importer's word, not evidence of who said what: the author ids, names,
+// channels and messages it claims are dropped, never kept as provenance, subject or
+// evidence, so a forged file cannot make another member the author or subject of a memory
+// or place a memory in a channel it was never learned in. Each memory records the importer
+// as its author and the place of the import as its origin.
+func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
 	if err := owner.Validate(); err != nil {
 		return ImportResult{}, err
 	}
@@ -109,10 +133,16 @@ func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, ac
 	for i, em := range f.Memories {
 		m := memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID, Type: em.Type,
 			Content: em.Content, Confidence: em.Confidence, Importance: em.Importance, Pinned: em.Pinned,
-			Tags: em.Tags, Source: memory.SourceImport, Provenance: em.Provenance, CreatedAt: em.CreatedAt,
-			UpdatedAt: em.UpdatedAt}
+			Tags: em.Tags, Source: memory.SourceImport, CreatedAt: em.CreatedAt, UpdatedAt: em.UpdatedAt,
+			Provenance: memory.Provenance{AuthorID: by.AuthorID, Author: by.AuthorName}}
 		if owner.Scope == memory.ScopePersonal {
+			// The origin of one's own personal memory only decides where the owner's
+			// memories are used, which the owner may choose anyway (cross-server use).
 			m.GuildID = em.GuildID
+		}
+		if m.GuildID != "" && m.GuildID == by.GuildID {
+			// Learned where the import ran: the channel rule of that place applies.
+			m.Provenance.ChannelID, m.Provenance.MessageID = by.ChannelID, by.MessageID
 		}
 		if err := m.Prepare(); err != nil {
 			return ImportResult{}, memory.Errorf(memory.EINVALID, "Memory %d of the file: %s Nothing was imported.", i+1, memory.ErrorMessage(err))
@@ -121,7 +151,7 @@ func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, ac
 	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
-	return s.importPrepared(ctx, prepared, actor, len(prepared))
+	return s.importPrepared(ctx, prepared, by.Actor, len(prepared))
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds

@@ -64,8 +64,10 @@ import (
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
 	Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, evidence ...ltm.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error)
 	Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error)
 }
@@ -267,7 +269,9 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 		// originated, which decides where it may be used later ("" for a DM).
 		m.Scope, m.UserID = memory.ScopePersonal, target.UserID
 	}
-	res, err := tb.store.Remember(ctx, m, memory.ModelActor(tb.conv.Speaker.UserID))
+	// Deduplicated only against what the speaker can see here: whether someone else holds
+	// the same fact must not change the result (SPEC §2).
+	res, err := tb.store.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID))
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +320,9 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 	if cur.Pinned {
 		return nil, memory.Errorf(memory.EFORBIDDEN, "Memory #%d is pinned, so only a person can change it (with /memory edit or /memory forget).", cur.ID)
 	}
+	if err := tb.mayChangeServer(cur); err != nil {
+		return nil, err
+	}
 	actor := memory.ModelActor(tb.conv.Speaker.UserID)
 	if args.MemoryContent == cur.Content {
 		return map[string]any{"ok": true, "memory_id": cur.ID, "unchanged": true, "note": "The memory already says exactly that; nothing changed."}, nil
@@ -331,7 +338,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 			"note": "Forgotten; people can still recover it with /memory recover for a while."}, nil
 	}
 	content := args.MemoryContent
-	updated, err := tb.store.Modify(ctx, owner, cur.ID, ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}, actor)
+	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +369,11 @@ func (tb *Toolbox) findWritable(ctx context.Context, id int64) (memory.Owner, *m
 		if owner.Scope == memory.ScopePersonal && tb.conv.Speaker.personalAllowed() && !tb.conv.visibleHere(tb.conv.Speaker, m) {
 			break
 		}
+		if !tb.conv.Audience.Allows(m) {
+			// Learned in a channel not everyone here can read: not found, like any id
+			// of a scope this conversation does not reach.
+			break
+		}
 		return owner, m, nil
 	}
 	return memory.Owner{}, nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d that can be changed in this conversation. Only this server's memory and the author's own personal memories can be changed; check the id in [id:N].", id)
@@ -382,11 +394,14 @@ func (tb *Toolbox) summarize(raw string) (any, error) {
 	}
 	// The summary is written from this prompt: name everyone it may be about, so that
 	// "forget me" by any of them drops it (stm.Store.ClearUser).
+	// The participants are only the recent speakers; the prompt's history may quote
+	// people who spoke earlier, so their ids come too (Conversation.PromptAuthors).
 	people := tb.conv.Participants()
-	speakers := make([]string, len(people))
-	for i, p := range people {
-		speakers[i] = p.UserID
+	speakers := make([]string, 0, len(people)+len(tb.conv.PromptAuthors))
+	for _, p := range people {
+		speakers = append(speakers, p.UserID)
 	}
+	speakers = append(speakers, tb.conv.PromptAuthors...)
 	if err := tb.short.SetSummary(tb.conv.STMKey(), args.Summary, speakers...); err != nil {
 		return nil, err
 	}
