@@ -589,7 +589,8 @@ func TestUpdateAndForgetNotices(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
 	e.selfTeaching("g1", true)
-	raid := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The raid is on Friday"})
+	raid := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The raid is on Friday",
+		Provenance: memory.Provenance{AuthorID: "111"}})
 	tea := e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: "Aiko likes black tea"})
 	e.srv.Script(
 		fakeopenai.ToolCalls(
