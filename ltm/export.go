@@ -113,6 +113,17 @@ type Importer struct {
 	// GuildID and ChannelID are where the import ran ("" for a DM or the CLI); MessageID
 	// is the interaction that ran it.
 	GuildID, ChannelID, MessageID string
+	// Audience is the channel rule of that place; nil restricts nothing.
+	Audience *memory.Audience
+}
+
+// writer is the importing member in the place of the import, whose view decides which
+// memories count as already present; nil (the CLI) counts every memory of the scope.
+func (by Importer) writer() *WriteContext {
+	if by.AuthorID == "" {
+		return nil
+	}
+	return &WriteContext{WriterID: by.AuthorID, GuildID: by.GuildID, ChannelID: by.ChannelID, Audience: by.Audience}
 }
 
 // ImportAs writes the memories of f into owner's scope, whatever scope they were exported
@@ -151,14 +162,14 @@ func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, 
 	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
-	return s.importPrepared(ctx, prepared, by.Actor, len(prepared))
+	return s.importPrepared(ctx, by.writer(), prepared, by.Actor, len(prepared))
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds
 // the write lock long enough to stall chat turns.
 const rememberManyBatch = 500
 
-func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
+func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
 	var res ImportResult
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
@@ -169,7 +180,7 @@ func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, ac
 		)
 		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			created, ids, err = s.insertBatchTx(ctx, tx, batch, actor)
+			created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor)
 			return err
 		})
 		if err != nil {
@@ -194,7 +205,7 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 			return ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
 		}
 	}
-	return s.importPrepared(ctx, mems, actor, rememberManyBatch)
+	return s.importPrepared(ctx, nil, mems, actor, rememberManyBatch)
 }
 
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
@@ -209,10 +220,19 @@ type hashSlot struct{ scopeKey, hash string }
 // insertBatchTx writes the memories of batch that are not already live in their scope
 // (or earlier in batch), with their history rows, in multi-row statements. It returns
 // the created memories and, in batch order, the id each memory of batch now has: its new
-// id, or the id of the live memory that already held its content.
-func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
+// id, or the id of the live memory that already held its content. With a writer, only
+// memories the writer can see count as already there (WriteContext).
+func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
-	existing, err := liveIDsByHash(ctx, tx, batch)
+	var (
+		existing map[hashSlot]int64
+		err      error
+	)
+	if w == nil {
+		existing, err = liveIDsByHash(ctx, tx, batch)
+	} else {
+		existing, err = visibleIDsByHash(ctx, tx, *w, batch)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

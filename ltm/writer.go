@@ -204,3 +204,41 @@ func (s *Store) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, e
 	}
 	return v, nil
 }
+
+// visibleIDsByHash is liveIDsByHash for a writer: for each scope and content of batch, the
+// oldest live memory holding it that w can see. Like findVisibleByHash it reads the same
+// rows whatever the writer may see.
+func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
+	cross, err := crossServerOf(ctx, tx, w.WriterID)
+	if err != nil {
+		return nil, err
+	}
+	byScope := map[string][]any{}
+	for i := range batch {
+		k := batch[i].Owner().Key()
+		byScope[k] = append(byScope[k], batch[i].Hash)
+	}
+	out := map[hashSlot]int64{}
+	for key, hashes := range byScope {
+		for lo := 0; lo < len(hashes); lo += 500 {
+			part := hashes[lo:min(lo+500, len(hashes))]
+			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
+				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`) ORDER BY id`,
+				append([]any{key}, part...)...)
+			if err != nil {
+				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
+			}
+			mems, err := collectMemories(rows)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range mems {
+				slot := hashSlot{key, m.Hash}
+				if _, found := out[slot]; !found && w.CanSee(m, cross) {
+					out[slot] = m.ID
+				}
+			}
+		}
+	}
+	return out, nil
+}

@@ -293,3 +293,24 @@ func TestPinnedVersion(t *testing.T) {
 		}
 	})
 }
+
+// An import by a member counts as "already there" only what that member can see where
+// they import; the CLI counts the whole scope.
+func TestImportAsDedupsOnlyVisible(t *testing.T) {
+	ctx := context.Background()
+	s := testkit.MustOpenStore(t)
+	testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Ban review on Monday",
+		Provenance: memory.Provenance{ChannelID: "mods"}})
+	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, Memories: []ltm.ExportMemory{
+		{Type: memory.TypeFact, Content: "Ban review on Monday"}, {Type: memory.TypeFact, Content: "Movie night on Sunday"}}}
+	by := ltm.Importer{Actor: "user:100", AuthorID: "100", GuildID: "g1", ChannelID: "general",
+		Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
+	res, err := s.ImportAs(ctx, memory.ServerOwner("g1"), f, by)
+	if err != nil || res.Created != 2 || res.Duplicates != 0 {
+		t.Fatalf("import from #general = %+v, %v; want 2 created, 0 already there (the #mods copy is hidden)", res, err)
+	}
+	res, err = s.Import(ctx, memory.ServerOwner("g1"), f, memory.ActorCLI)
+	if err != nil || res.Created != 0 || res.Duplicates != 2 {
+		t.Fatalf("CLI import = %+v, %v; want everything already there", res, err)
+	}
+}

@@ -35,8 +35,15 @@
 // personal memory as far as it is visible here (in a guild: made in this guild, or any
 // when the speaker opted into cross-server use; in a DM: all of it). An id anywhere else,
 // another participant's personal memory included, gets the same "not found" as an id that
-// does not exist, so ids reveal nothing across scopes. Pinned memories are curated by
-// people and are refused; empty content forgets (soft delete, recoverable by people).
+// does not exist, so ids reveal nothing across scopes; so does a server memory learned in
+// a channel the conversation's audience does not allow. Pinned memories are curated by
+// people and are refused; empty content forgets (soft delete, recoverable by people). A
+// server memory may be changed or forgotten only for a speaker who authored it or may edit
+// server memory (Conversation.ServerEditor); adding one needs neither.
+//
+// create_long_term_memory deduplicates only against memories the speaker can see here
+// (ltm.WriteContext): content that only someone else holds is saved as a new memory with
+// the same result and notice as any fresh save, so a write reveals nothing hidden.
 //
 // search_memories reads what the turn's context may show: the guild's server memory and
 // the privacy-filtered personal memories of the participants.
@@ -140,7 +147,7 @@ func (tb *Toolbox) Definitions() []openai.Tool {
 				fn.Parameters = dmCreateSchema()
 			}
 		case NameUpdateLTM:
-			fn.Description = "Correct a stored long-term memory by id when it is wrong or outdated, or forget it with empty content when someone asks you to. Only this server's memory and the author's own personal memories can be changed."
+			fn.Description = "Correct a stored long-term memory by id when it is wrong or outdated, or forget it with empty content when someone asks you to. Only this server's memory and the author's own personal memories can be changed; server memories only when the author of the message saved them or may edit server memory."
 			fn.Parameters = updateSchema
 		case NameUpdateSTM:
 			fn.Description = "Replace the short-term summary of this conversation (kept about a day) when it has moved on meaningfully. At most once per message."
