@@ -200,7 +200,7 @@ func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
 			MessageID: c.i.ID},
 	}
 	m.Pinned, _ = c.boolean("pinned")
-	res, err := b.store.Remember(ctx, m, memory.UserActor(c.userID()))
+	res, err := b.store.RememberAs(ctx, c.writeContext(), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
 	}
 	ch.Reason = "edited by command"
-	m, err := b.store.Modify(ctx, owner, id, ch, memory.UserActor(c.userID()))
+	m, err := b.store.ModifyAs(ctx, c.writeContext(), owner, id, ch, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +347,7 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	m, err := b.store.Recover(ctx, owner, id, 0, memory.UserActor(c.userID()))
+	m, err := b.store.RecoverAs(ctx, c.writeContext(), owner, id, 0, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -440,54 +440,6 @@ func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d conversation %s and %d short-term memory %s. I don't remember anything about you now.",
 		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
 		cleared, plural(cleared, "entry", "entries"))}, nil
-}
-
-// rememberThis saves the target message of the context menu command. In a
-// guild it goes to server memory when the caller may edit it, and to their
-// personal memory otherwise; in DMs to personal memory.
-func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
-	data := c.command
-	var target *discordgo.Message
-	if data.Resolved != nil {
-		target = data.Resolved.Messages[data.TargetID]
-	}
-	if target == nil || strings.TrimSpace(target.Content) == "" {
-		return nil, memory.Errorf(memory.EINVALID, "That message has no text I could remember.")
-	}
-	owner := memory.PersonalOwner(c.userID())
-	if !c.inDM() {
-		gs, err := b.store.GuildSettings(ctx, c.guildID())
-		if err != nil {
-			return nil, err
-		}
-		if CanEditServer(c.member, gs.EditorRoleID) {
-			owner = memory.ServerOwner(c.guildID())
-		}
-	}
-	if owner.Scope == memory.ScopePersonal {
-		if err := b.requireNotFullPrivacy(ctx, c); err != nil {
-			return nil, err
-		}
-	}
-	prov := memory.Provenance{ChannelID: target.ChannelID, MessageID: target.ID}
-	if prov.ChannelID == "" {
-		prov.ChannelID = c.i.ChannelID
-	}
-	if target.Author != nil {
-		prov.AuthorID, prov.Author = target.Author.ID, target.Author.DisplayName()
-	}
-	res, err := b.store.Remember(ctx, memory.Memory{
-		Scope: owner.Scope, GuildID: c.guildID(), UserID: owner.UserID,
-		Content: target.Content, Source: memory.SourceCommand, Provenance: prov,
-	}, memory.UserActor(c.userID()))
-	if err != nil {
-		return nil, err
-	}
-	c.log.Info("memory added from message", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
-	if !res.Created {
-		return &response{content: fmt.Sprintf("I already remember that as #%d (%s).", res.Memory.ID, owner.Scope)}, nil
-	}
-	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
 // memoryLine renders a memory as one list line.

@@ -73,6 +73,8 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		MessageID: m.ID,
 		Content:   content,
 		At:        m.Timestamp,
+		// The model may change server memory others wrote only for editors.
+		ServerEditor: b.messageServerEditor(ctx, m),
 	}
 	if req.At.IsZero() {
 		req.At = b.now()

@@ -116,3 +116,30 @@ func (b *Bot) requireWrite(ctx context.Context, c *call, owner memory.Owner) err
 	}
 	return nil
 }
+
+// messageServerEditor reports whether the author of a guild message may change the
+// guild's server memory, for the chat turn's model tools (SPEC §2 "Who may change server
+// memory through the model"). Messages carry no computed permissions, so Manage Server is
+// computed from the guild's roles and channel overwrites in the session state with the
+// roles that came with the message; the editor role is read from the message's member.
+// Anything unknown (no member, a guild not in state) counts as no permission.
+func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message) bool {
+	if m.GuildID == "" || m.Member == nil || m.Author == nil {
+		return false
+	}
+	if b.session.State != nil {
+		if perms, err := b.session.State.MessagePermissions(m); err == nil &&
+			perms&(discordgo.PermissionManageGuild|discordgo.PermissionAdministrator) != 0 {
+			return true
+		}
+	}
+	if len(m.Member.Roles) == 0 {
+		return false
+	}
+	gs, err := b.store.GuildSettings(ctx, m.GuildID)
+	if err != nil {
+		b.log.Warn("couldn't read guild settings", "guild_id", m.GuildID, "err", err)
+		return false
+	}
+	return gs.EditorRoleID != "" && slices.Contains(m.Member.Roles, gs.EditorRoleID)
+}

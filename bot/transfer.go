@@ -77,7 +77,10 @@ func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
 	if len(f.Memories) == 0 {
 		return nil, memory.Errorf(memory.EINVALID, "That export file holds no memories; nothing to import.")
 	}
-	res, err := b.store.Import(ctx, owner, f, memory.UserActor(c.userID()))
+	// The importer is the author; what the file claims about authors, channels and
+	// messages is not taken as provenance (ltm.Store.ImportAs).
+	res, err := b.store.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
+		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/kioku-bot/kioku/contextbuild"
@@ -13,10 +14,6 @@ import (
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
 )
-
-// maxAuthorLookups bounds the privacy lookups for the authors found in recent history, so
-// a channel with a crowd of one-message visitors costs a bounded number of reads.
-const maxAuthorLookups = 50
 
 // turnContext is what a turn knows before the model is called.
 type turnContext struct {
@@ -38,6 +35,8 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		// DMs have self-teaching on: the user talks about themselves, to the bot alone.
 		SelfTeaching:   req.GuildID == "",
 		ExplicitIntent: explicit,
+		// Only a guild has server memory to edit.
+		ServerEditor: req.GuildID != "" && req.ServerEditor,
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {
@@ -56,8 +55,8 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		log.WarnContext(ctx, "answering without history", slog.Any("err", err))
 		turns = nil
 	}
-	history, others := e.participants(ctx, log, req, turns, turnID)
-	conv.Others = others
+	history, others, authors := e.participants(ctx, log, req, turns, turnID)
+	conv.Others, conv.PromptAuthors = others, authors
 
 	server, personal := e.recall(ctx, log, &conv, req.Content)
 	owners := make(map[string]string, 1+len(others))
@@ -90,34 +89,43 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 // the other people taking part: authors of user turns within ParticipantWindow of the
 // message, most recent first, at most MaxParticipants. Turns of anyone whose privacy is
 // now full (their messages and the replies to them) are left out: such a user asked the
-// bot to ignore them.
-func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []ltm.Turn, turnID int64) ([]contextbuild.Turn, []tools.Participant) {
-	settings := map[string]ltm.UserSettings{}
-	var others []tools.Participant
+// bot to ignore them. authors are the users whose turns the history holds (see
+// tools.Conversation.PromptAuthors).
+//
+// Every author's privacy is read, in one batched read however many there are: a cap on
+// the lookups would let the words of a full-privacy member past it into the prompt.
+func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []ltm.Turn, turnID int64) (history []contextbuild.Turn, others []tools.Participant, authors []string) {
+	var ids []string
+	for _, t := range turns {
+		if t.UserID != req.UserID && t.ID < turnID {
+			ids = append(ids, t.UserID)
+		}
+	}
+	settings, err := e.store.UsersSettings(ctx, ids)
+	if err != nil {
+		// Unknown privacy: treat everyone else as the most private level rather than
+		// guess; the turn goes on with the speaker's own words.
+		log.WarnContext(ctx, "couldn't read participant settings", slog.Int("authors", len(ids)), slog.Any("err", err))
+		settings = make(map[string]ltm.UserSettings, len(ids))
+		for _, id := range ids {
+			settings[id] = ltm.UserSettings{UserID: id, Privacy: memory.PrivacyFull}
+		}
+	}
+	seen := map[string]bool{}
 	since := req.At.Add(-e.cfg.ParticipantWindow)
-	lookups := 0
 	for i := len(turns) - 1; i >= 0; i-- {
 		t := turns[i]
-		if t.UserID == req.UserID || t.Role != ltm.RoleUser || t.ID >= turnID {
+		if t.UserID == req.UserID || t.Role != ltm.RoleUser || t.ID >= turnID || seen[t.UserID] {
 			continue
 		}
-		if _, seen := settings[t.UserID]; seen || lookups >= maxAuthorLookups {
-			continue
-		}
-		lookups++
-		us, err := e.store.UserSettings(ctx, t.UserID)
-		if err != nil {
-			// Unknown privacy: treat as the most private level rather than guess.
-			log.WarnContext(ctx, "couldn't read participant settings", slog.String("participant_id", t.UserID), slog.Any("err", err))
-			us = ltm.UserSettings{UserID: t.UserID, Privacy: memory.PrivacyFull}
-		}
-		settings[t.UserID] = us
+		seen[t.UserID] = true
+		us := settings[t.UserID]
 		if us.Privacy != memory.PrivacyFull && !t.CreatedAt.Before(since) && len(others) < e.cfg.MaxParticipants {
 			others = append(others, tools.Participant{UserID: t.UserID, Name: cmp.Or(t.AuthorName, t.UserID), Privacy: us.Privacy, CrossServer: us.CrossServer})
 		}
 	}
 
-	history := make([]contextbuild.Turn, 0, len(turns))
+	history = make([]contextbuild.Turn, 0, len(turns))
 	for _, t := range turns {
 		// The message being answered is Input.Message; anything newer belongs to a turn
 		// that started after this one.
@@ -132,11 +140,15 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 			h.Role, h.AuthorID = contextbuild.RoleAssistant, ""
 		}
 		history = append(history, h)
+		// A reply's row names the user it answered; either way the turn speaks of them.
+		if !slices.Contains(authors, t.UserID) {
+			authors = append(authors, t.UserID)
+		}
 	}
 	if len(history) > e.cfg.HistoryTurns {
 		history = history[len(history)-e.cfg.HistoryTurns:]
 	}
-	return history, others
+	return history, others, authors
 }
 
 // recall gathers the memories for the prompt: the guild's pinned server memories, then

@@ -33,10 +33,11 @@
 //     crude messages are already in the history.
 //
 // Every turn reads settings and recalls memories from the store afresh, so a change is
-// seen by the very next turn. The one exception is a guild's pinned server memories, which
-// are read on every turn yet change rarely and are costly to list: they are cached for
-// PinnedTTL, dropped when the model changes that guild's server memory, and callers that
-// change it by other paths call Engine.Invalidate.
+// seen by the very next turn. A guild's pinned server memories, read on every turn yet
+// changed rarely and costly to list, are cached, but the cache checks the store's pinned
+// change counter (one primary-key read) before serving, so a pinned memory changed or
+// forgotten by any path, the CLI in another process included, is seen by the next turn
+// too.
 package chat
 
 import (
@@ -111,6 +112,8 @@ type Store interface {
 	AppendTurn(ctx context.Context, t ltm.Turn) (int64, error)
 	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]ltm.Turn, error)
 	UserSettings(ctx context.Context, userID string) (ltm.UserSettings, error)
+	UsersSettings(ctx context.Context, ids []string) (map[string]ltm.UserSettings, error)
+	PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error)
 	GuildSettings(ctx context.Context, guildID string) (ltm.GuildSettings, error)
 }
 
@@ -192,6 +195,10 @@ type Request struct {
 	Content   string
 	// At is when the message was sent; zero means now.
 	At time.Time
+	// ServerEditor is set by the transport when the author may change the guild's server
+	// memory (Manage Server or the editor role); the model then may change any server
+	// memory for them, not only the ones they authored.
+	ServerEditor bool
 }
 
 // Notice is a memory change made during the turn, for the transport to show.

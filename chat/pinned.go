@@ -10,11 +10,11 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// DefaultPinnedTTL is how long a guild's pinned server memories are reused between turns.
-// Pinned memories are curated by admins and change rarely, while reading them costs a
-// pass over the guild's whole server memory; a minute bounds how stale they can be when
-// they are changed by something that does not call Engine.Invalidate (the CLI, another
-// process).
+// DefaultPinnedTTL is how long a guild's pinned server memories are reused between turns
+// at most. Pinned memories are curated by admins and change rarely, while reading them
+// costs a pass over the guild's whole server memory. Staleness is not what the TTL bounds:
+// every use first compares the store's pinned change counter (Store.PinnedVersion), which
+// any change by any path or process moves, so a forgotten pinned memory is never served.
 const DefaultPinnedTTL = time.Minute
 
 // pinnedCache keeps each guild's pinned server memories for a short while.
@@ -33,6 +33,8 @@ type pinnedCache struct {
 type pinnedEntry struct {
 	mems     []*memory.Memory
 	loadedAt time.Time
+	// version is the store's pinned change counter read before the memories were.
+	version int64
 }
 
 func newPinnedCache(limit int, ttl time.Duration, now func() time.Time) *pinnedCache {
@@ -44,17 +46,24 @@ func newPinnedCache(limit int, ttl time.Duration, now func() time.Time) *pinnedC
 // shared and must not be modified.
 func (c *pinnedCache) get(ctx context.Context, store Store, guildID string) ([]*memory.Memory, error) {
 	now := c.now()
+	owner := memory.ServerOwner(guildID)
+	// Read before the memories: a change that lands between the two reads leaves an older
+	// version with the entry, so the next turn loads again rather than keep stale data.
+	version, err := store.PinnedVersion(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	ent, ok := c.guilds[guildID]
 	gen := c.gen
 	c.mu.Unlock()
-	if ok && now.Sub(ent.loadedAt) < c.ttl && !now.Before(ent.loadedAt) {
+	if ok && ent.version == version && now.Sub(ent.loadedAt) < c.ttl && !now.Before(ent.loadedAt) {
 		return slices.Clone(ent.mems), nil
 	}
 	// Loaded without the lock: two turns of one guild may both load at expiry, which
 	// costs one extra read and never blocks the other guilds' turns.
 	pinned := true
-	mems, _, err := store.List(ctx, memory.ServerOwner(guildID), ltm.ListOptions{Pinned: &pinned, Limit: c.limit})
+	mems, _, err := store.List(ctx, owner, ltm.ListOptions{Pinned: &pinned, Limit: c.limit})
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +72,7 @@ func (c *pinnedCache) get(ctx context.Context, store Store, guildID string) ([]*
 		if len(c.guilds) >= pinnedCacheSize {
 			clear(c.guilds)
 		}
-		c.guilds[guildID] = pinnedEntry{mems: mems, loadedAt: now}
+		c.guilds[guildID] = pinnedEntry{mems: mems, loadedAt: now, version: version}
 	}
 	c.mu.Unlock()
 	return slices.Clone(mems), nil
@@ -82,9 +91,9 @@ func (c *pinnedCache) invalidate(guildID string) {
 }
 
 // Invalidate drops what the engine caches about a guild's server memory, so the next turn
-// there reads it afresh. The engine calls it itself after the model changed server
-// memory; callers that change server memory by other paths (the /memory commands) call it
-// too, or the change shows in prompts within DefaultPinnedTTL.
+// there reads it afresh. Callers need not: the cache notices every change to pinned
+// memories by itself (Store.PinnedVersion); Invalidate remains for callers that want a
+// reload regardless.
 func (e *Engine) Invalidate(guildID string) {
 	if guildID != "" {
 		e.pinned.invalidate(guildID)

@@ -97,11 +97,46 @@ func ParseExport(data []byte) (ExportFile, error) {
 	return f, nil
 }
 
-// Import writes the memories of f into owner's scope, whatever scope they were exported
-// from (so a server's memory can move to another server). Every memory is validated first;
-// if any is invalid nothing is written and the error names it. Provenance and timestamps
-// are kept; identical memories are not duplicated.
+// Import writes the memories of f into owner's scope for an importer without a Discord
+// identity (the operator CLI): ImportAs with only the actor.
 func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor string) (ImportResult, error) {
+	return s.ImportAs(ctx, owner, f, Importer{Actor: actor})
+}
+
+// Importer is who runs an import, and where. Imported memories are theirs: source import,
+// the importer as the history actor and as the author, learned where the import ran.
+type Importer struct {
+	// Actor is recorded in history ("user:<id>", "cli").
+	Actor string
+	// AuthorID and AuthorName are the importing member; empty for the CLI.
+	AuthorID, AuthorName string
+	// GuildID and ChannelID are where the import ran ("" for a DM or the CLI); MessageID
+	// is the interaction that ran it.
+	GuildID, ChannelID, MessageID string
+	// Audience is the channel rule of that place; nil restricts nothing.
+	Audience *memory.Audience
+}
+
+// writer is the importing member in the place of the import, whose view decides which
+// memories count as already present; nil (the CLI) counts every memory of the scope.
+func (by Importer) writer() *WriteContext {
+	if by.AuthorID == "" {
+		return nil
+	}
+	return &WriteContext{WriterID: by.AuthorID, GuildID: by.GuildID, ChannelID: by.ChannelID, Audience: by.Audience}
+}
+
+// ImportAs writes the memories of f into owner's scope, whatever scope they were exported
+// from (so a server's memory can move to another server). Every memory is validated first;
+// if any is invalid nothing is written and the error names it. Content, type, confidence,
+// importance, pinning, tags and timestamps are kept; identical memories are not duplicated.
+//
+// A file is the importer's word, not evidence of who said what: the author ids, names,
+// channels and messages it claims are dropped, never kept as provenance, subject or
+// evidence, so a forged file cannot make another member the author or subject of a memory
+// or place a memory in a channel it was never learned in. Each memory records the importer
+// as its author and the place of the import as its origin.
+func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
 	if err := owner.Validate(); err != nil {
 		return ImportResult{}, err
 	}
@@ -109,10 +144,16 @@ func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, ac
 	for i, em := range f.Memories {
 		m := memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID, Type: em.Type,
 			Content: em.Content, Confidence: em.Confidence, Importance: em.Importance, Pinned: em.Pinned,
-			Tags: em.Tags, Source: memory.SourceImport, Provenance: em.Provenance, CreatedAt: em.CreatedAt,
-			UpdatedAt: em.UpdatedAt}
+			Tags: em.Tags, Source: memory.SourceImport, CreatedAt: em.CreatedAt, UpdatedAt: em.UpdatedAt,
+			Provenance: memory.Provenance{AuthorID: by.AuthorID, Author: by.AuthorName}}
 		if owner.Scope == memory.ScopePersonal {
+			// The origin of one's own personal memory only decides where the owner's
+			// memories are used, which the owner may choose anyway (cross-server use).
 			m.GuildID = em.GuildID
+		}
+		if m.GuildID != "" && m.GuildID == by.GuildID {
+			// Learned where the import ran: the channel rule of that place applies.
+			m.Provenance.ChannelID, m.Provenance.MessageID = by.ChannelID, by.MessageID
 		}
 		if err := m.Prepare(); err != nil {
 			return ImportResult{}, memory.Errorf(memory.EINVALID, "Memory %d of the file: %s Nothing was imported.", i+1, memory.ErrorMessage(err))
@@ -121,14 +162,14 @@ func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, ac
 	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
-	return s.importPrepared(ctx, prepared, actor, len(prepared))
+	return s.importPrepared(ctx, by.writer(), prepared, by.Actor, len(prepared))
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds
 // the write lock long enough to stall chat turns.
 const rememberManyBatch = 500
 
-func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
+func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
 	var res ImportResult
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
@@ -139,7 +180,7 @@ func (s *Store) importPrepared(ctx context.Context, prepared []memory.Memory, ac
 		)
 		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			created, ids, err = s.insertBatchTx(ctx, tx, batch, actor)
+			created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor)
 			return err
 		})
 		if err != nil {
@@ -164,7 +205,7 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 			return ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
 		}
 	}
-	return s.importPrepared(ctx, mems, actor, rememberManyBatch)
+	return s.importPrepared(ctx, nil, mems, actor, rememberManyBatch)
 }
 
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
@@ -179,10 +220,19 @@ type hashSlot struct{ scopeKey, hash string }
 // insertBatchTx writes the memories of batch that are not already live in their scope
 // (or earlier in batch), with their history rows, in multi-row statements. It returns
 // the created memories and, in batch order, the id each memory of batch now has: its new
-// id, or the id of the live memory that already held its content.
-func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
+// id, or the id of the live memory that already held its content. With a writer, only
+// memories the writer can see count as already there (WriteContext).
+func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
-	existing, err := liveIDsByHash(ctx, tx, batch)
+	var (
+		existing map[hashSlot]int64
+		err      error
+	)
+	if w == nil {
+		existing, err = liveIDsByHash(ctx, tx, batch)
+	} else {
+		existing, err = visibleIDsByHash(ctx, tx, *w, batch)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -94,6 +94,13 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 	if existing != nil {
 		return WriteResult{Memory: existing, Created: false}, nil
 	}
+	return s.insertMemoryTx(ctx, tx, m, actor, reason)
+}
+
+// insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
+// else the scope holds: the one path every new memory takes, deduplicated or not before.
+func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+	owner := m.Owner()
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
@@ -142,9 +149,11 @@ func createAction(m *memory.Memory) memory.Action {
 	return memory.ActionCreate
 }
 
+// findLiveByHash returns the oldest live memory of the scope holding hash, whoever may see
+// it: the dedup of writers without a place (see WriteContext for those with one).
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
 	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories
-		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL`, scopeKey, hash))
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`, scopeKey, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -284,6 +293,9 @@ type Change struct {
 	// version (optimistic concurrency for edits made from a stale view).
 	IfVersion int
 	Reason    string
+
+	// writer, set by ModifyAs, limits the duplicate check to what the writer can see.
+	writer *WriteContext
 }
 
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
@@ -333,7 +345,7 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 		return nil, err
 	}
 	if next.Hash != cur.Hash {
-		dup, err := findLiveByHash(ctx, tx, owner.Key(), next.Hash)
+		dup, err := findDuplicateTx(ctx, tx, ch.writer, owner.Key(), next.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -425,6 +437,10 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 // memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
 // is stale or the same content has been remembered again since.
 func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+	return s.recover(ctx, nil, owner, id, ifVersion, actor)
+}
+
+func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -444,7 +460,7 @@ func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVer
 		if ifVersion != 0 && ifVersion != cur.Version {
 			return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
 		}
-		dup, err := findLiveByHash(ctx, tx, owner.Key(), cur.Hash)
+		dup, err := findDuplicateTx(ctx, tx, w, owner.Key(), cur.Hash)
 		if err != nil {
 			return err
 		}

@@ -20,9 +20,28 @@ type Stats struct {
 	IntegrityErr string         `json:"integrity_error,omitempty"`
 }
 
-// Stats counts rows across the store. scopeKey, when not empty, narrows memory counts to one
-// scope (a guild's "g:<id>").
+// Stats counts rows across the store and runs SQLite's integrity check (a read of the whole
+// file). scopeKey, when not empty, narrows memory counts to one scope (a guild's "g:<id>").
 func (s *Store) Stats(ctx context.Context, scopeKey string) (Stats, error) {
+	st, err := s.Counts(ctx, scopeKey)
+	if err != nil {
+		return st, err
+	}
+	var check string
+	if err := s.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+		return st, fmt.Errorf("couldn't check database integrity: %w", err)
+	}
+	st.IntegrityOK = check == "ok"
+	if !st.IntegrityOK {
+		st.IntegrityErr = check
+	}
+	return st, nil
+}
+
+// Counts is Stats without the integrity check, for views anyone may open: the check reads
+// the whole database file, which is an operator's or a server manager's call to make, not
+// something any member should be able to set off at will. IntegrityOK is false (unknown).
+func (s *Store) Counts(ctx context.Context, scopeKey string) (Stats, error) {
 	st := Stats{Jobs: map[string]int{}}
 	memWhere, args := "", []any{}
 	if scopeKey != "" {
@@ -62,14 +81,6 @@ func (s *Store) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("couldn't read job stats: %w", err)
-	}
-	var check string
-	if err := s.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
-		return st, fmt.Errorf("couldn't check database integrity: %w", err)
-	}
-	st.IntegrityOK = check == "ok"
-	if !st.IntegrityOK {
-		st.IntegrityErr = check
 	}
 	if fi, err := os.Stat(s.path); err == nil {
 		st.DBBytes = fi.Size()

@@ -42,6 +42,24 @@ type Conversation struct {
 	// memory, so the short-term memory tool is neither offered nor accepted and what they
 	// asked to keep cannot end up only in a summary that expires.
 	ExplicitIntent bool
+	// ServerEditor is set when the speaker may change this guild's server memory (Manage
+	// Server or the editor role). Without it the model may still add server memories, but
+	// changes or forgets only the server memories the speaker authored.
+	ServerEditor bool
+	// Audience is the channel rule of the reply (SPEC §2 "Channel-aware memory"): server
+	// memories it does not allow cannot be changed from here and do not count as
+	// duplicates. Nil restricts nothing.
+	Audience *memory.Audience
+	// PromptAuthors are the users whose words the prompt carries beyond the participants
+	// (authors of older turns in the history), so a short-term summary written from it
+	// is dropped by any of their forget-me.
+	PromptAuthors []string
+}
+
+// writeContext is the speaker in this place, for writes whose outcome the model and the
+// people in the conversation see.
+func (c *Conversation) writeContext() ltm.WriteContext {
+	return ltm.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
 }
 
 // IsDM reports whether the conversation is a direct message.

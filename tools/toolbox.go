@@ -35,8 +35,15 @@
 // personal memory as far as it is visible here (in a guild: made in this guild, or any
 // when the speaker opted into cross-server use; in a DM: all of it). An id anywhere else,
 // another participant's personal memory included, gets the same "not found" as an id that
-// does not exist, so ids reveal nothing across scopes. Pinned memories are curated by
-// people and are refused; empty content forgets (soft delete, recoverable by people).
+// does not exist, so ids reveal nothing across scopes; so does a server memory learned in
+// a channel the conversation's audience does not allow. Pinned memories are curated by
+// people and are refused; empty content forgets (soft delete, recoverable by people). A
+// server memory may be changed or forgotten only for a speaker who authored it or may edit
+// server memory (Conversation.ServerEditor); adding one needs neither.
+//
+// create_long_term_memory deduplicates only against memories the speaker can see here
+// (ltm.WriteContext): content that only someone else holds is saved as a new memory with
+// the same result and notice as any fresh save, so a write reveals nothing hidden.
 //
 // search_memories reads what the turn's context may show: the guild's server memory and
 // the privacy-filtered personal memories of the participants.
@@ -64,8 +71,10 @@ import (
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
 	Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, evidence ...ltm.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error)
 	Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error)
 }
@@ -138,7 +147,7 @@ func (tb *Toolbox) Definitions() []openai.Tool {
 				fn.Parameters = dmCreateSchema()
 			}
 		case NameUpdateLTM:
-			fn.Description = "Correct a stored long-term memory by id when it is wrong or outdated, or forget it with empty content when someone asks you to. Only this server's memory and the author's own personal memories can be changed."
+			fn.Description = "Correct a stored long-term memory by id when it is wrong or outdated, or forget it with empty content when someone asks you to. Only this server's memory and the author's own personal memories can be changed; server memories only when the author of the message saved them or may edit server memory."
 			fn.Parameters = updateSchema
 		case NameUpdateSTM:
 			fn.Description = "Replace the short-term summary of this conversation (kept about a day) when it has moved on meaningfully. At most once per message."
@@ -267,7 +276,9 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 		// originated, which decides where it may be used later ("" for a DM).
 		m.Scope, m.UserID = memory.ScopePersonal, target.UserID
 	}
-	res, err := tb.store.Remember(ctx, m, memory.ModelActor(tb.conv.Speaker.UserID))
+	// Deduplicated only against what the speaker can see here: whether someone else holds
+	// the same fact must not change the result (SPEC §2).
+	res, err := tb.store.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID))
 	if err != nil {
 		return nil, err
 	}
@@ -316,6 +327,9 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 	if cur.Pinned {
 		return nil, memory.Errorf(memory.EFORBIDDEN, "Memory #%d is pinned, so only a person can change it (with /memory edit or /memory forget).", cur.ID)
 	}
+	if err := tb.mayChangeServer(cur); err != nil {
+		return nil, err
+	}
 	actor := memory.ModelActor(tb.conv.Speaker.UserID)
 	if args.MemoryContent == cur.Content {
 		return map[string]any{"ok": true, "memory_id": cur.ID, "unchanged": true, "note": "The memory already says exactly that; nothing changed."}, nil
@@ -331,7 +345,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 			"note": "Forgotten; people can still recover it with /memory recover for a while."}, nil
 	}
 	content := args.MemoryContent
-	updated, err := tb.store.Modify(ctx, owner, cur.ID, ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}, actor)
+	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +376,11 @@ func (tb *Toolbox) findWritable(ctx context.Context, id int64) (memory.Owner, *m
 		if owner.Scope == memory.ScopePersonal && tb.conv.Speaker.personalAllowed() && !tb.conv.visibleHere(tb.conv.Speaker, m) {
 			break
 		}
+		if !tb.conv.Audience.Allows(m) {
+			// Learned in a channel not everyone here can read: not found, like any id
+			// of a scope this conversation does not reach.
+			break
+		}
 		return owner, m, nil
 	}
 	return memory.Owner{}, nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d that can be changed in this conversation. Only this server's memory and the author's own personal memories can be changed; check the id in [id:N].", id)
@@ -382,11 +401,14 @@ func (tb *Toolbox) summarize(raw string) (any, error) {
 	}
 	// The summary is written from this prompt: name everyone it may be about, so that
 	// "forget me" by any of them drops it (stm.Store.ClearUser).
+	// The participants are only the recent speakers; the prompt's history may quote
+	// people who spoke earlier, so their ids come too (Conversation.PromptAuthors).
 	people := tb.conv.Participants()
-	speakers := make([]string, len(people))
-	for i, p := range people {
-		speakers[i] = p.UserID
+	speakers := make([]string, 0, len(people)+len(tb.conv.PromptAuthors))
+	for _, p := range people {
+		speakers = append(speakers, p.UserID)
 	}
+	speakers = append(speakers, tb.conv.PromptAuthors...)
 	if err := tb.short.SetSummary(tb.conv.STMKey(), args.Summary, speakers...); err != nil {
 		return nil, err
 	}

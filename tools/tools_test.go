@@ -296,7 +296,9 @@ func TestUpdate(t *testing.T) {
 	}
 	seed := func(t *testing.T, s *ltm.Store) seeded {
 		return seeded{
-			server:        testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The raid is on Friday"}),
+			// Aiko authored it, so the model may change it for her (TestServerMemoryChangeRule).
+			server: testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The raid is on Friday",
+				Provenance: memory.Provenance{AuthorID: "111"}}),
 			otherGuild:    testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Other guild secret plans"}),
 			own:           testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: "Aiko likes tea"}),
 			ownOtherGuild: testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g2", Content: "Aiko's other-server fact"}),

@@ -53,7 +53,10 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	return chat.REPL(ctx, engine, app.Stdin, app.Stdout, chat.Request{GuildID: *guild, ChannelID: *channel, UserID: *user, UserName: *name})
+	// The operator holds the database itself (`kioku memories`), so in the terminal the
+	// model may change any server memory for them.
+	return chat.REPL(ctx, engine, app.Stdin, app.Stdout, chat.Request{GuildID: *guild, ChannelID: *channel, UserID: *user,
+		UserName: *name, ServerEditor: true})
 }
 
 // newModelClient builds the OpenAI-compatible client from the configuration.

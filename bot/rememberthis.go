@@ -1,0 +1,104 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// writeContext is the member running a command, where they run it: what decides which
+// existing memories their write may be deduplicated against (ltm.WriteContext).
+func (c *call) writeContext() ltm.WriteContext {
+	return ltm.WriteContext{WriterID: c.userID(), GuildID: c.guildID(), ChannelID: c.i.ChannelID}
+}
+
+// errAuthorPrivate refuses to save another member's message when that member's privacy
+// level keeps their words from being saved by anyone but themselves. It does not say
+// which level, which is theirs to tell.
+var errAuthorPrivate = memory.Errorf(memory.EFORBIDDEN, "The author of that message asked me not to keep their words, so I can't save it for you. They can save it themselves with /memory add.")
+
+// rememberThis saves the target message of the context menu command. In a
+// guild it goes to server memory when the caller may edit it, and to their
+// personal memory otherwise; in DMs to personal memory.
+//
+// The words are the message author's: a member at privacy level partial or
+// full cannot have their messages saved by someone else (and at full not
+// even by themselves), and the copy records the author as its subject and
+// the message as its evidence, so the author's forget-me removes it.
+func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
+	data := c.command
+	var target *discordgo.Message
+	if data.Resolved != nil {
+		target = data.Resolved.Messages[data.TargetID]
+	}
+	if target == nil || strings.TrimSpace(target.Content) == "" {
+		return nil, memory.Errorf(memory.EINVALID, "That message has no text I could remember.")
+	}
+	author := target.Author
+	human := author != nil && author.ID != "" && !author.Bot && !author.System
+	if human {
+		if err := b.requireAuthorAllows(ctx, c, author.ID); err != nil {
+			return nil, err
+		}
+	}
+	owner := memory.PersonalOwner(c.userID())
+	if !c.inDM() {
+		gs, err := b.store.GuildSettings(ctx, c.guildID())
+		if err != nil {
+			return nil, err
+		}
+		if CanEditServer(c.member, gs.EditorRoleID) {
+			owner = memory.ServerOwner(c.guildID())
+		}
+	}
+	if owner.Scope == memory.ScopePersonal {
+		if err := b.requireNotFullPrivacy(ctx, c); err != nil {
+			return nil, err
+		}
+	}
+	prov := memory.Provenance{ChannelID: target.ChannelID, MessageID: target.ID}
+	if prov.ChannelID == "" {
+		prov.ChannelID = c.i.ChannelID
+	}
+	m := memory.Memory{Scope: owner.Scope, GuildID: c.guildID(), UserID: owner.UserID,
+		Content: target.Content, Source: memory.SourceCommand, Provenance: prov}
+	var evidence []ltm.MessageRef
+	if author != nil {
+		m.Provenance.AuthorID, m.Provenance.Author = author.ID, author.DisplayName()
+		evidence = append(evidence, ltm.MessageRef{MessageID: target.ID, AuthorID: author.ID})
+	}
+	if human {
+		m.SubjectID = author.ID
+	}
+	res, err := b.store.RememberAs(ctx, c.writeContext(), m, memory.UserActor(c.userID()), evidence...)
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory added from message", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
+	if !res.Created {
+		return &response{content: fmt.Sprintf("I already remember that as #%d (%s).", res.Memory.ID, owner.Scope)}, nil
+	}
+	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+}
+
+// requireAuthorAllows refuses to save the words of authorID when their privacy level
+// forbids it: partial or full when someone else asks, full when they ask themselves
+// (SPEC §2: full blocks even manual saves).
+func (b *Bot) requireAuthorAllows(ctx context.Context, c *call, authorID string) error {
+	us, err := b.store.UserSettings(ctx, authorID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case us.Privacy == memory.PrivacyFull && authorID == c.userID():
+		return memory.Errorf(memory.EFORBIDDEN, "Your privacy level is full, so I keep nothing of your messages, not even by command. Use /privacy level:normal to change that.")
+	case us.Privacy == memory.PrivacyFull, us.Privacy == memory.PrivacyPartial && authorID != c.userID():
+		return errAuthorPrivate
+	}
+	return nil
+}

@@ -1,0 +1,244 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// WriteContext says who is writing and where, for writes whose outcome a member sees (a
+// tool result, a notice, a command reply). SPEC §2: the result a writer sees never depends
+// on memories that writer may not see in that place, so such a write deduplicates only
+// against memories the writer can see there (CanSee) and otherwise inserts a fresh row by
+// the same path and with the same statements as any new memory.
+//
+// Writers without a place (the operator CLI, eval, bench, the pipeline) use the plain
+// methods (Remember, Modify, Recover, Import), which deduplicate against the whole scope.
+type WriteContext struct {
+	// WriterID is the member who writes (the speaker of a chat turn, the user of a command).
+	WriterID string
+	// GuildID is the guild the write happens in; "" for a DM.
+	GuildID string
+	// ChannelID is the channel the write happens in.
+	ChannelID string
+	// Audience is the channel rule of the place; nil restricts nothing beyond scope.
+	Audience *memory.Audience
+}
+
+// CanSee reports whether the writer may see the existing memory m in this place, given the
+// writer's cross-server opt-in:
+//   - a server memory of this guild that the audience allows;
+//   - the writer's own personal memory that the scope rules allow here (in a DM all of it;
+//     in a guild the memories that originated there, or all when the writer opted into
+//     cross-server use) and the audience allows;
+//   - another member's personal memory only when the writer authored it (and the audience
+//     allows it).
+//
+// Anything else, another member's own memories above all, is invisible: a write never
+// learns that it exists.
+func (w WriteContext) CanSee(m *memory.Memory, crossServer bool) bool {
+	if m == nil || m.Deleted() || w.WriterID == "" || !w.Audience.Allows(m) {
+		return false
+	}
+	switch m.Scope {
+	case memory.ScopeServer:
+		return w.GuildID != "" && m.GuildID == w.GuildID
+	case memory.ScopePersonal:
+		if m.UserID == w.WriterID {
+			return w.GuildID == "" || m.GuildID == w.GuildID || crossServer
+		}
+		return m.Provenance.AuthorID == w.WriterID
+	}
+	return false
+}
+
+// MessageRef names a Discord message a memory was learned from and its author, recorded as
+// evidence (memory_evidence) so that the author's forget-me and the message's deletion
+// can find the memory.
+type MessageRef struct {
+	MessageID string
+	AuthorID  string
+}
+
+// RememberAs is Remember for a writer in a place: m is deduplicated only against the live
+// memories of its scope that w can see (WriteContext.CanSee); when there is none, a fresh
+// row is inserted even if an identical memory the writer cannot see exists. evidence, when
+// given, links the memory (new or existing) to the messages it was taken from.
+func (s *Store) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor string, evidence ...MessageRef) (WriteResult, error) {
+	if err := m.Prepare(); err != nil {
+		return WriteResult{}, err
+	}
+	var res WriteResult
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
+		if err != nil {
+			return err
+		}
+		if dup != nil {
+			res = WriteResult{Memory: dup}
+		} else if res, err = s.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
+			return err
+		}
+		return addEvidenceTx(ctx, tx, res.Memory.ID, evidence)
+	})
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if res.Created {
+		s.indexMemories(ctx, res.Memory)
+	}
+	return res, nil
+}
+
+// findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
+// there, or nil. It always reads every same-hash row and the writer's settings, so that
+// the statements a write runs do not depend on what it may not see.
+func findVisibleByHash(ctx context.Context, q querier, w WriteContext, scopeKey, hash string) (*memory.Memory, error) {
+	cross, err := crossServerOf(ctx, q, w.WriterID)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id`, scopeKey, hash)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't look up duplicate: %w", err)
+	}
+	same, err := collectMemories(rows)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range same {
+		if w.CanSee(m, cross) {
+			return m, nil
+		}
+	}
+	return nil, nil
+}
+
+// crossServerOf reads a user's cross-server opt-in; a user without settings has it off.
+func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) {
+	var cross int
+	err := q.QueryRowContext(ctx, `SELECT cross_server FROM user_settings WHERE user_id = ?`, userID).Scan(&cross)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("couldn't read settings of user %s: %w", userID, err)
+	}
+	return cross != 0, nil
+}
+
+// addEvidenceTx links memory id to the messages it was taken from; links that exist
+// already are kept.
+func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []MessageRef) error {
+	for _, ev := range evidence {
+		if ev.MessageID == "" {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_evidence (memory_id, message_id, user_id) VALUES (?, ?, ?)
+			ON CONFLICT (memory_id, message_id) DO NOTHING`, id, ev.MessageID, ev.AuthorID); err != nil {
+			return fmt.Errorf("couldn't record the source of memory %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Evidence returns the messages memory id was learned from, as recorded.
+func (s *Store) Evidence(ctx context.Context, id int64) ([]MessageRef, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []MessageRef
+	for rows.Next() {
+		var ref MessageRef
+		if err := rows.Scan(&ref.MessageID, &ref.AuthorID); err != nil {
+			return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
+		}
+		out = append(out, ref)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// ModifyAs is Modify for a writer in a place: the content it sets conflicts only with a
+// memory the writer can see; an identical memory it cannot see does not stop the change.
+func (s *Store) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+	ch.writer = &w
+	return s.Modify(ctx, owner, id, ch, actor)
+}
+
+// RecoverAs is Recover for a writer in a place: only a live memory the writer can see
+// holding the same content stops the recovery.
+func (s *Store) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+	return s.recover(ctx, &w, owner, id, ifVersion, actor)
+}
+
+// findDuplicateTx finds the live memory of scopeKey holding hash that blocks a change:
+// any such memory when w is nil (writers without a place), else one w can see.
+func findDuplicateTx(ctx context.Context, q querier, w *WriteContext, scopeKey, hash string) (*memory.Memory, error) {
+	if w == nil {
+		return findLiveByHash(ctx, q, scopeKey, hash)
+	}
+	return findVisibleByHash(ctx, q, *w, scopeKey, hash)
+}
+
+// PinnedVersion returns a counter of changes to the pinned memories of owner's scope: it
+// moves whenever a pinned memory is added, changed, unpinned, forgotten or erased, by any
+// path and any process (migration 0006 keeps it with triggers). A cache of pinned memories
+// compares it before serving.
+func (s *Store) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
+	var v int64
+	err := s.read.QueryRowContext(ctx, `SELECT version FROM pinned_changes WHERE scope_key = ?`, owner.Key()).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read pinned memory version: %w", err)
+	}
+	return v, nil
+}
+
+// visibleIDsByHash is liveIDsByHash for a writer: for each scope and content of batch, the
+// oldest live memory holding it that w can see. Like findVisibleByHash it reads the same
+// rows whatever the writer may see.
+func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
+	cross, err := crossServerOf(ctx, tx, w.WriterID)
+	if err != nil {
+		return nil, err
+	}
+	byScope := map[string][]any{}
+	for i := range batch {
+		k := batch[i].Owner().Key()
+		byScope[k] = append(byScope[k], batch[i].Hash)
+	}
+	out := map[hashSlot]int64{}
+	for key, hashes := range byScope {
+		for lo := 0; lo < len(hashes); lo += 500 {
+			part := hashes[lo:min(lo+500, len(hashes))]
+			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
+				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`) ORDER BY id`,
+				append([]any{key}, part...)...)
+			if err != nil {
+				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
+			}
+			mems, err := collectMemories(rows)
+			if err != nil {
+				return nil, err
+			}
+			for _, m := range mems {
+				slot := hashSlot{key, m.Hash}
+				if _, found := out[slot]; !found && w.CanSee(m, cross) {
+					out[slot] = m.ID
+				}
+			}
+		}
+	}
+	return out, nil
+}
