@@ -190,6 +190,10 @@ type Request struct {
 	Content   string
 	// At is when the message was sent; zero means now.
 	At time.Time
+	// Audience says which guild channels' memories may be used in the reply (SPEC §2
+	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
+	// restricts nothing beyond scope (the terminal).
+	Audience *memory.Audience
 }
 
 // Notice is a memory change made during the turn, for the transport to show.

@@ -42,6 +42,9 @@ type Conversation struct {
 	// memory, so the short-term memory tool is neither offered nor accepted and what they
 	// asked to keep cannot end up only in a summary that expires.
 	ExplicitIntent bool
+	// Audience says which guild channels' memories may reach this conversation (SPEC §2
+	// "Channel-aware memory"); nil restricts nothing beyond scope.
+	Audience *memory.Audience
 }
 
 // IsDM reports whether the conversation is a direct message.
