@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Overwrite is one Discord permission overwrite as kioku stores it: a role (Type 0) or
@@ -121,4 +123,13 @@ func (s *Store) GuildChannels(ctx context.Context, guildID string) ([]GuildChann
 		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
 	}
 	return out, nil
+}
+
+// Lookup returns memory id of owner's scope whether or not it was forgotten, for checks
+// made before acting on it (whether a /memory view may show it where it is asked for).
+func (s *Store) Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	return findMemory(ctx, s.read, owner, id, true)
 }
