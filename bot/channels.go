@@ -27,6 +27,9 @@ const maxWatched = 100_000
 // channelWatch holds what the bot learned from events about who can read what, and the
 // audiences computed from it.
 type channelWatch struct {
+	// writeMu orders the writes of stored channel visibility (see storeChannels).
+	writeMu sync.Mutex
+
 	mu sync.Mutex
 	// roles are the last roles seen per guild member: messages and interactions carry them,
 	// and a DM carries none.
@@ -337,22 +340,25 @@ func storedOf(guildID string, c *discordgo.Channel) ltm.GuildChannel {
 }
 
 // Event handlers: each keeps the stored copy of the guild's channels current and drops the
-// guild's cached audiences.
+// guild's cached audiences. discordgo has applied the event to its state before they run,
+// but they run concurrently and in any order; so each write takes writeMu and stores what
+// the state says at that moment, and a channel gone from the state is written only by its
+// delete, with the rule its delete event carried.
 
 func (b *Bot) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	if e == nil || e.Guild == nil {
 		return
 	}
 	b.channels.invalidate(e.ID)
-	chans := make([]ltm.GuildChannel, 0, len(e.Channels)+len(e.Threads))
+	var ids []string
 	for _, list := range [][]*discordgo.Channel{e.Channels, e.Threads} {
 		for _, c := range list {
 			if c != nil {
-				chans = append(chans, storedOf(e.ID, c))
+				ids = append(ids, c.ID)
 			}
 		}
 	}
-	b.saveChannels(e.ID, chans)
+	b.storeSeen(e.ID, ids)
 }
 
 func (b *Bot) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
@@ -380,42 +386,46 @@ func (b *Bot) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
 }
 
 func (b *Bot) onChannelCreate(_ *discordgo.Session, e *discordgo.ChannelCreate) {
-	if e != nil && e.Channel != nil {
-		b.channelSeen(e.Channel)
+	if e != nil && e.Channel != nil && e.GuildID != "" {
+		b.channels.invalidate(e.GuildID)
+		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
 func (b *Bot) onChannelUpdate(_ *discordgo.Session, e *discordgo.ChannelUpdate) {
-	if e != nil && e.Channel != nil {
-		b.channelSeen(e.Channel)
+	if e != nil && e.Channel != nil && e.GuildID != "" {
+		b.channels.invalidate(e.GuildID)
+		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
 func (b *Bot) onChannelDelete(_ *discordgo.Session, e *discordgo.ChannelDelete) {
 	if e != nil && e.Channel != nil {
-		b.channelGone(e.Channel)
+		b.storeGone(e.Channel)
 	}
 }
 
 func (b *Bot) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
-	if e == nil || e.Channel == nil {
+	if e == nil || e.Channel == nil || e.GuildID == "" {
 		return
 	}
-	b.channelSeen(e.Channel)
 	if e.Type == discordgo.ChannelTypeGuildPrivateThread && e.OwnerID != "" {
 		b.channels.notePost(e.ID, e.OwnerID)
 	}
+	b.channels.invalidate(e.GuildID)
+	b.storeSeen(e.GuildID, []string{e.ID})
 }
 
 func (b *Bot) onThreadUpdate(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
-	if e != nil && e.Channel != nil {
-		b.channelSeen(e.Channel)
+	if e != nil && e.Channel != nil && e.GuildID != "" {
+		b.channels.invalidate(e.GuildID)
+		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
 func (b *Bot) onThreadDelete(_ *discordgo.Session, e *discordgo.ThreadDelete) {
 	if e != nil && e.Channel != nil {
-		b.channelGone(e.Channel)
+		b.storeGone(e.Channel)
 	}
 }
 
@@ -424,59 +434,71 @@ func (b *Bot) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync
 		return
 	}
 	b.channels.invalidate(e.GuildID)
-	chans := make([]ltm.GuildChannel, 0, len(e.Threads))
+	ids := make([]string, 0, len(e.Threads))
 	for _, c := range e.Threads {
 		if c != nil {
-			chans = append(chans, storedOf(e.GuildID, c))
+			ids = append(ids, c.ID)
 		}
 	}
-	b.saveChannels(e.GuildID, chans)
+	b.storeSeen(e.GuildID, ids)
 }
 
-// channelSeen stores a created or updated channel as the state now holds it (an update
-// without overwrites keeps the ones the state had).
-func (b *Bot) channelSeen(c *discordgo.Channel) {
+// storeSeen stores the channels of a guild as the state now holds them; channels no longer
+// in the state were deleted meanwhile and are left to their delete.
+func (b *Bot) storeSeen(guildID string, ids []string) {
+	b.storeChannels(func(ctx context.Context) error {
+		var chans []ltm.GuildChannel
+		if st := b.session.State; st != nil {
+			for _, id := range ids {
+				c, err := st.Channel(id)
+				if err != nil {
+					continue
+				}
+				st.RLock()
+				chans = append(chans, storedOf(guildID, c))
+				st.RUnlock()
+			}
+		}
+		return b.store.SaveGuildChannels(ctx, chans)
+	}, "stored channel visibility", "guild_id", guildID, "channels", len(ids))
+}
+
+// storeGone records a deleted channel with the rule its delete event carries (a channel's
+// last overwrites; a thread's parent), so its memories keep being limited to the people
+// who could see it.
+func (b *Bot) storeGone(c *discordgo.Channel) {
 	if c.GuildID == "" {
 		return // a DM
 	}
 	b.channels.invalidate(c.GuildID)
-	if b.session.State != nil {
-		if cur, err := b.session.State.Channel(c.ID); err == nil {
-			b.session.State.RLock()
-			c = &discordgo.Channel{ID: cur.ID, ParentID: cur.ParentID, Type: cur.Type, PermissionOverwrites: cur.PermissionOverwrites}
-			b.session.State.RUnlock()
+	b.storeChannels(func(ctx context.Context) error {
+		if c.PermissionOverwrites == nil && !c.IsThread() {
+			// A delete without its rule: keep the stored one.
+			return b.store.MarkChannelDeleted(ctx, c.GuildID, c.ID)
 		}
-	}
-	b.saveChannels(c.GuildID, []ltm.GuildChannel{storedOf(c.GuildID, c)})
+		gone := storedOf(c.GuildID, c)
+		gone.DeletedAt = b.now()
+		return b.store.SaveGuildChannels(ctx, []ltm.GuildChannel{gone})
+	}, "recorded deleted channel", "guild_id", c.GuildID, "channel_id", c.ID)
 }
 
-// channelGone records a deleted channel; its memories keep its last stored rule.
-func (b *Bot) channelGone(c *discordgo.Channel) {
-	if c.GuildID == "" {
-		return
-	}
-	b.channels.invalidate(c.GuildID)
-	b.storeChannels(func(ctx context.Context) error { return b.store.MarkChannelDeleted(ctx, c.GuildID, c.ID) },
-		"couldn't record a deleted channel", "guild_id", c.GuildID, "channel_id", c.ID)
-}
-
-func (b *Bot) saveChannels(guildID string, chans []ltm.GuildChannel) {
-	b.storeChannels(func(ctx context.Context) error { return b.store.SaveGuildChannels(ctx, chans) },
-		"couldn't store channel visibility", "guild_id", guildID, "channels", len(chans))
-}
-
-// storeChannels runs one channel write as a unit of the bot's work, so Shutdown waits for
-// it before the store closes.
-func (b *Bot) storeChannels(write func(ctx context.Context) error, failure string, attrs ...any) {
+// storeChannels runs one channel write as a unit of the bot's work (Shutdown waits for it
+// before the store closes), one at a time, and logs its outcome.
+func (b *Bot) storeChannels(write func(ctx context.Context) error, done string, attrs ...any) {
 	if !b.begin() {
 		return
 	}
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, 10*time.Second)
 	defer cancel()
-	if err := write(ctx); err != nil {
-		b.log.Error(failure, append(attrs, "err", err)...)
+	b.channels.writeMu.Lock()
+	err := write(ctx)
+	b.channels.writeMu.Unlock()
+	if err != nil {
+		b.log.Error("couldn't keep channel visibility: "+done, append(attrs, "err", err)...)
+		return
 	}
+	b.log.Debug(done, attrs...)
 }
 
 // audience is what the caller of an interaction may see in its ephemeral answer: the

@@ -37,8 +37,9 @@ type GuildChannel struct {
 	UpdatedAt time.Time
 }
 
-// SaveGuildChannels records the channels as they are now (a channel seen again after a
-// delete is live again). Overwrites are stored as given; nil stores none.
+// SaveGuildChannels records the channels as they are now: live (a channel seen again
+// after a delete is live again), or deleted when DeletedAt is set. Overwrites are stored as
+// given; nil stores none.
 func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) error {
 	if len(chans) == 0 {
 		return nil
@@ -47,9 +48,9 @@ func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) err
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO guild_channels
 			(guild_id, channel_id, parent_id, kind, private_thread, overwrites, deleted_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, NULL, ?)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (guild_id, channel_id) DO UPDATE SET parent_id = excluded.parent_id, kind = excluded.kind,
-				private_thread = excluded.private_thread, overwrites = excluded.overwrites, deleted_at = NULL,
+				private_thread = excluded.private_thread, overwrites = excluded.overwrites, deleted_at = excluded.deleted_at,
 				updated_at = excluded.updated_at`)
 		if err != nil {
 			return fmt.Errorf("couldn't save guild channels: %w", err)
@@ -67,7 +68,12 @@ func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) err
 			if err != nil {
 				return fmt.Errorf("couldn't encode overwrites of channel %s: %w", c.ChannelID, err)
 			}
-			if _, err := stmt.ExecContext(ctx, c.GuildID, c.ChannelID, c.ParentID, c.Kind, boolInt(c.PrivateThread), string(raw), now); err != nil {
+			var deleted any
+			if !c.DeletedAt.IsZero() {
+				deleted = millis(c.DeletedAt)
+			}
+			if _, err := stmt.ExecContext(ctx, c.GuildID, c.ChannelID, c.ParentID, c.Kind, boolInt(c.PrivateThread), string(raw),
+				deleted, now); err != nil {
 				return fmt.Errorf("couldn't save guild channel %s: %w", c.ChannelID, err)
 			}
 		}
