@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
@@ -47,6 +48,18 @@ func TestGuildChannels(t *testing.T) {
 		got, _ = s.GuildChannels(ctx, "g1")
 		if !got[0].DeletedAt.IsZero() || len(got[0].Overwrites) != 0 {
 			t.Fatalf("after seeing it again: %+v", got[0])
+		}
+	})
+
+	t.Run("SavedAsDeleted", func(t *testing.T) {
+		gone := ltm.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []ltm.Overwrite{{ID: "g3", Deny: 1024}},
+			DeletedAt: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}
+		if err := s.SaveGuildChannels(ctx, []ltm.GuildChannel{gone}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.GuildChannels(ctx, "g3")
+		if len(got) != 1 || !got[0].DeletedAt.Equal(gone.DeletedAt) || got[0].Overwrites[0] != gone.Overwrites[0] {
+			t.Fatalf("channel saved as deleted = %+v", got)
 		}
 	})
 
