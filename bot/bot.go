@@ -105,6 +105,8 @@ type Bot struct {
 
 	commands map[string]commandHandler
 	started  time.Time
+	// channels knows who can read which channel, for channel-aware memory.
+	channels *channelWatch
 
 	// base is the parent of every turn and interaction context; Shutdown
 	// cancels it when in-flight work overruns the shutdown bound.
@@ -184,6 +186,7 @@ func New(cfg Config) (*Bot, error) {
 		commandTimeout: cmp.Or(cfg.CommandTimeout, DefaultCommandTimeout),
 		maxImportBytes: cmp.Or(cfg.MaxImportBytes, DefaultMaxImportBytes),
 		pageSize:       cmp.Or(cfg.PageSize, DefaultPageSize),
+		channels:       newChannelWatch(),
 	}
 	b.base, b.cancelBase = context.WithCancel(context.Background())
 	b.commands = b.commandHandlers()
@@ -194,6 +197,18 @@ func New(cfg Config) (*Bot, error) {
 // Commands are registered when READY arrives.
 func (b *Bot) Open() error {
 	b.started = b.now()
+	// Channel-aware memory reads channels, threads and roles from the state, which the
+	// Guilds intent keeps current; member tracking is not needed (roles arrive with every
+	// message and interaction).
+	b.session.StateEnabled = true
+	if st := b.session.State; st != nil {
+		st.TrackChannels, st.TrackThreads, st.TrackRoles = true, true, true
+	}
+	for _, h := range []any{b.onGuildCreate, b.onGuildUpdate, b.onRoleCreate, b.onRoleUpdate, b.onRoleDelete,
+		b.onChannelCreate, b.onChannelUpdate, b.onChannelDelete, b.onThreadCreate, b.onThreadUpdate,
+		b.onThreadDelete, b.onThreadListSync} {
+		b.session.AddHandler(h)
+	}
 	b.session.AddHandler(b.onReady)
 	b.session.AddHandler(b.onDisconnect)
 	b.session.AddHandler(b.onResumed)

@@ -333,8 +333,13 @@ func TestOnMessageCreate(t *testing.T) {
 		}
 		want := chat.Request{GuildID: guild, ChannelID: channel, UserID: alice.ID, UserName: "Ali", MessageID: m.ID,
 			Content: "what's up?", At: m.Timestamp}
-		if reqs[0] != want {
-			t.Errorf("request = %+v, want %+v", reqs[0], want)
+		got := reqs[0]
+		if got.Audience == nil || !got.Audience.Channels[channel] {
+			t.Errorf("the reply's audience %+v does not include its own channel", got.Audience)
+		}
+		got.Audience = nil
+		if got != want {
+			t.Errorf("request = %+v, want %+v", got, want)
 		}
 		sent := tb.fake.Messages(channel)
 		if len(sent) != 1 || sent[0].Content != "ok" || sent[0].Reference == nil || sent[0].Reference.MessageID != m.ID {

@@ -34,7 +34,8 @@ func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
 
 // listPage renders one page of a listing with its navigation buttons.
 func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
-	mems, total, err := b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ})
+	aud := c.audience(ctx)
+	mems, total, err := b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +49,7 @@ func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset 
 	if offset >= total {
 		// The list shrank since the page was opened; show its last page.
 		offset = (total - 1) / b.pageSize * b.pageSize
-		mems, total, err = b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ})
+		mems, total, err = b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +124,8 @@ func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
 	if query == "" {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
-	results, err := b.store.Search(ctx, ltm.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize})
+	results, err := b.store.Search(ctx, ltm.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
+		Audience: c.audience(ctx)})
 	if err != nil {
 		return nil, err
 	}
@@ -151,6 +153,9 @@ func (b *Bot) memoryShow(ctx context.Context, c *call) (*response, error) {
 	m, err := b.store.Get(ctx, owner, id)
 	if err != nil {
 		return nil, err
+	}
+	if !c.audience(ctx).Allows(m) {
+		return nil, errNotVisible(owner, id)
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{memoryEmbed(m)}}, nil
 }
@@ -219,6 +224,9 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	if err := b.checkWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
+	if err := b.requireVisible(ctx, c, owner, id); err != nil {
+		return nil, err
+	}
 	var ch ltm.Change
 	if content := c.str("content"); content != "" {
 		ch.Content = &content
@@ -261,6 +269,9 @@ func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
 	case hasID && query != "":
 		return nil, memory.Errorf(memory.EINVALID, "Give either id: or query:, not both.")
 	case hasID:
+		if err := b.requireVisible(ctx, c, owner, id); err != nil {
+			return nil, err
+		}
 		forgotten, err := b.store.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
 		if err != nil {
 			return nil, err
@@ -277,7 +288,7 @@ func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
 // forgetPreview shows what a forget-by-query would delete, with a confirm
 // button carrying the store's single-use token for exactly these memories.
 func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
-	p, err := b.store.PreviewForget(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview)
+	p, err := b.store.PreviewForgetWithin(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview, c.audience(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -347,6 +358,9 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
+	if err := b.requireVisible(ctx, c, owner, id); err != nil {
+		return nil, err
+	}
 	m, err := b.store.RecoverAs(ctx, c.writeContext(), owner, id, 0, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
@@ -358,6 +372,9 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
+		return nil, err
+	}
+	if err := b.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
 	events, err := b.store.History(ctx, owner, id)
@@ -461,6 +478,10 @@ func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
 			line += " · from another server"
 		}
 	}
+	if m.GuildID != "" && m.Provenance.ChannelID != "" {
+		// Where it was learned decides where it may be used (SPEC §2).
+		line += " · <#" + m.Provenance.ChannelID + ">"
+	}
 	return line + "\n" + oneLine(m.Content, 200)
 }
 
@@ -482,6 +503,9 @@ func memoryEmbed(m *memory.Memory) *discordgo.MessageEmbed {
 	}
 	if m.Provenance.AuthorID != "" {
 		fields = append(fields, &discordgo.MessageEmbedField{Name: "From", Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
+	}
+	if m.GuildID != "" && m.Provenance.ChannelID != "" {
+		fields = append(fields, &discordgo.MessageEmbedField{Name: "Learned in", Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
 	}
 	return &discordgo.MessageEmbed{
 		Title:       fmt.Sprintf("Memory #%d (%s)", m.ID, m.Scope),

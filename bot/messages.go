@@ -34,6 +34,7 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 	if !fromHuman(m, self) {
 		return
 	}
+	b.observe(m)
 	if !b.addressed(m, self) {
 		return
 	}
@@ -75,6 +76,12 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		At:        m.Timestamp,
 		// The model may change server memory others wrote only for editors.
 		ServerEditor: b.messageServerEditor(ctx, m),
+	}
+	// Everyone who can read the channel reads the reply; a DM only its author.
+	if m.GuildID != "" {
+		req.Audience = b.replyAudience(ctx, m.GuildID, m.ChannelID)
+	} else {
+		req.Audience = b.memberAudience(ctx, m.Author.ID, "", "", nil)
 	}
 	if req.At.IsZero() {
 		req.At = b.now()

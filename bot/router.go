@@ -34,6 +34,8 @@ type call struct {
 	// customID is the button's custom ID; empty for commands.
 	customID string
 	deferred bool
+	// aud is the caller's audience once computed (see audience).
+	aud *memory.Audience
 }
 
 // response is what a handler shows. Command replies are always ephemeral:
@@ -193,6 +195,9 @@ func (b *Bot) HandleInteraction(s *discordgo.Session, e *discordgo.InteractionCr
 	c, ok := b.newCall(e.Interaction)
 	if !ok {
 		return
+	}
+	if c.member != nil {
+		b.channels.noteRoles(c.guildID(), c.userID(), c.member.Roles)
 	}
 	b.stats.interactions.Add(1)
 	if !b.begin() {

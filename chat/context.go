@@ -37,6 +37,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		ExplicitIntent: explicit,
 		// Only a guild has server memory to edit.
 		ServerEditor: req.GuildID != "" && req.ServerEditor,
+		Audience:     req.Audience,
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {
@@ -160,14 +161,15 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 // kind, best first. Pinned memories come first among server memories so the budget drops
 // them last. Failures degrade to fewer memories.
 func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conversation, text string) (server, personal []*memory.Memory) {
-	q := ltm.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible()}
+	q := ltm.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience}
 	if owner, ok := conv.ServerOwner(); ok {
 		q.Owners = []memory.Owner{owner}
 		pinned, err := e.pinned.get(ctx, e.store, conv.GuildID)
 		if err != nil {
 			log.WarnContext(ctx, "couldn't load pinned memories", slog.Any("err", err))
 		}
-		server = pinned
+		// Pinned memories are cached per guild; the reply's channel decides which may show.
+		server = slices.DeleteFunc(pinned, func(m *memory.Memory) bool { return !conv.Audience.Allows(m) })
 	}
 	if len(q.Owners)+len(q.Visible) == 0 {
 		return server, nil

@@ -199,6 +199,10 @@ type Request struct {
 	// memory (Manage Server or the editor role); the model then may change any server
 	// memory for them, not only the ones they authored.
 	ServerEditor bool
+	// Audience says which guild channels' memories may be used in the reply (SPEC §2
+	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
+	// restricts nothing beyond scope (the terminal).
+	Audience *memory.Audience
 }
 
 // Notice is a memory change made during the turn, for the transport to show.

@@ -30,13 +30,19 @@ const (
 // PreviewForget finds the memories of owner's scope that match query and returns them with
 // a single-use token valid for ConfirmTTL. Nothing is deleted yet.
 func (s *Store) PreviewForget(ctx context.Context, owner memory.Owner, query, actor string, limit int) (ForgetPreview, error) {
+	return s.PreviewForgetWithin(ctx, owner, query, actor, limit, nil)
+}
+
+// PreviewForgetWithin is PreviewForget limited to the memories an audience allows: what
+// the person asking cannot see, they can neither see in the preview nor forget with it.
+func (s *Store) PreviewForgetWithin(ctx context.Context, owner memory.Owner, query, actor string, limit int, aud *memory.Audience) (ForgetPreview, error) {
 	if err := owner.Validate(); err != nil {
 		return ForgetPreview{}, err
 	}
 	if limit <= 0 || limit > 25 {
 		limit = 25
 	}
-	results, err := s.Search(ctx, SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true})
+	results, err := s.Search(ctx, SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, Audience: aud})
 	if err != nil {
 		return ForgetPreview{}, err
 	}

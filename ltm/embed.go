@@ -158,7 +158,7 @@ func (s *Store) unindexMemory(m *memory.Memory) {
 }
 
 func metaOf(m *memory.Memory) vecMeta {
-	return vecMeta{originGuild: m.GuildID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned,
+	return vecMeta{originGuild: m.GuildID, channel: m.Provenance.ChannelID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned,
 		importance: m.Importance, tags: slices.Clone(m.Tags)}
 }
 

@@ -218,6 +218,8 @@ type ListOptions struct {
 	Deleted bool
 	// GuildID narrows a personal listing to memories that originated in one guild.
 	GuildID string
+	// Audience, when set, lists only memories whose origin channel it allows.
+	Audience *memory.Audience
 }
 
 // List returns one page of memories in owner's scope, newest first, and the total count.
@@ -251,6 +253,10 @@ func (s *Store) List(ctx context.Context, owner memory.Owner, opt ListOptions) (
 	if opt.GuildID != "" {
 		where = append(where, "guild_id = ?")
 		args = append(args, opt.GuildID)
+	}
+	if cond, condArgs := audienceClause(opt.Audience, ""); cond != "" {
+		where = append(where, cond)
+		args = append(args, condArgs...)
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
@@ -289,6 +295,9 @@ type Change struct {
 	Importance *float64
 	Pinned     *bool
 	Tags       *[]string
+	// ChannelID, when set, moves the memory's origin channel: new content said in a channel
+	// may only be used where that channel's words may (SPEC §2 "Channel-aware memory").
+	ChannelID *string
 	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
 	// version (optimistic concurrency for edits made from a stale view).
 	IfVersion int
@@ -341,6 +350,9 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	if ch.Tags != nil {
 		next.Tags = *ch.Tags
 	}
+	if ch.ChannelID != nil {
+		next.Provenance.ChannelID = *ch.ChannelID
+	}
 	if err := next.Prepare(); err != nil {
 		return nil, err
 	}
@@ -355,10 +367,10 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	}
 	now := s.nowMillis()
 	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, type = ?,
-		importance = ?, pinned = ?, tags = ?, updated_at = ?, version = version + 1
+		importance = ?, pinned = ?, tags = ?, channel_id = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
 		next.Content, next.Normalized, next.Hash, next.Type, next.Importance, boolInt(next.Pinned),
-		encodeTags(next.Tags), now, id, owner.Key())
+		encodeTags(next.Tags), next.Provenance.ChannelID, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)
@@ -372,6 +384,9 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	}
 	if cur.Importance != updated.Importance {
 		meta["importance"] = []float64{cur.Importance, updated.Importance}
+	}
+	if cur.Provenance.ChannelID != updated.Provenance.ChannelID {
+		meta["channel_id"] = []string{cur.Provenance.ChannelID, updated.Provenance.ChannelID}
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionUpdate,
 		OldContent: cur.Content, NewContent: updated.Content, Version: updated.Version, Actor: actor,

@@ -43,6 +43,9 @@ type SearchQuery struct {
 	PinnedOnly    bool
 	// KeywordOnly skips the vector leg even when an embedder is configured.
 	KeywordOnly bool
+	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
+	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
+	Audience *memory.Audience
 }
 
 // Result is one recalled memory with its scores.
@@ -141,14 +144,43 @@ func filterClause(q *SearchQuery) (string, []any) {
 	if q.PinnedOnly {
 		parts = append(parts, "m.pinned = 1")
 	}
+	if cond, condArgs := audienceClause(q.Audience, "m."); cond != "" {
+		parts = append(parts, cond)
+		args = append(args, condArgs...)
+	}
 	if len(parts) == 0 {
 		return "", nil
 	}
 	return " AND " + strings.Join(parts, " AND "), args
 }
 
+// audienceClause renders memory.Audience.Allows as SQL over the memories columns with the
+// given prefix ("m." or ""): memories without an origin channel or learned in DMs pass, the
+// others only from the audience's channels. A nil audience restricts nothing.
+func audienceClause(a *memory.Audience, prefix string) (string, []any) {
+	if a == nil {
+		return "", nil
+	}
+	open := "(" + prefix + "channel_id = '' OR " + prefix + "guild_id = ''"
+	ids := make([]string, 0, len(a.Channels))
+	for id, ok := range a.Channels {
+		if ok && id != "" {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return open + ")", nil
+	}
+	slices.Sort(ids)
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return open + " OR " + prefix + "channel_id IN (" + placeholders(len(ids)) + "))", args
+}
+
 // keepFunc mirrors the scope and filter rules the vector index can check without SQL
-// (origin guild, type, pinned, since, importance, tags), so its shortlist is spent only on
+// (origin guild, type, pinned, since, importance, tags, audience), so its shortlist is spent only on
 // rows that can pass: a filter applied after the top k would let failing rows crowd out
 // passing ones. SQL re-checks everything when the rows are loaded.
 func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
@@ -157,7 +189,7 @@ func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
 		origin = v.OriginGuildID
 	}
 	since := millis(q.Since)
-	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && q.ImportanceMin <= 0 && len(q.Tags) == 0 {
+	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && q.ImportanceMin <= 0 && len(q.Tags) == 0 && q.Audience == nil {
 		return nil
 	}
 	tags := make([]string, len(q.Tags))
@@ -168,7 +200,8 @@ func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
 		if (origin != "" && m.originGuild != origin) ||
 			(len(q.Types) > 0 && !slices.Contains(q.Types, m.typ)) ||
 			(q.PinnedOnly && !m.pinned) || m.createdAt < since ||
-			(q.ImportanceMin > 0 && m.importance < q.ImportanceMin) {
+			(q.ImportanceMin > 0 && m.importance < q.ImportanceMin) ||
+			(q.Audience != nil && m.channel != "" && m.originGuild != "" && !q.Audience.Channels[m.channel]) {
 			return false
 		}
 		for _, t := range tags {

@@ -37,6 +37,7 @@ const (
 // that only change through the hooked write paths.
 type vecMeta struct {
 	originGuild string // a personal memory's origin guild (Visible.OriginGuildID)
+	channel     string // the origin channel (SearchQuery.Audience)
 	createdAt   int64  // ms
 	typ         memory.Type
 	pinned      bool

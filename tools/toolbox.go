@@ -345,7 +345,13 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 			"note": "Forgotten; people can still recover it with /memory recover for a while."}, nil
 	}
 	content := args.MemoryContent
-	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}, actor)
+	ch := ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}
+	if !tb.conv.IsDM() && cur.Provenance.ChannelID != tb.conv.ChannelID {
+		// The new words were said here, where at most the memory's readers read them: from
+		// now on the memory goes only where this channel's words may.
+		ch.ChannelID = &tb.conv.ChannelID
+	}
+	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ch, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +440,7 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	if err := args.validate(&tb.conv); err != nil {
 		return nil, err
 	}
-	q := ltm.SearchQuery{Text: args.Query, Limit: searchLimit}
+	q := ltm.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
 	if args.Scope != SearchPersonal {
 		if o, ok := tb.conv.ServerOwner(); ok {
 			q.Owners = append(q.Owners, o)

@@ -82,14 +82,19 @@ func startBot(t *testing.T) *e2e {
 	return startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off"})
 }
 
-// startBotWith is startBot with extra or replaced environment settings.
-func startBotWith(t *testing.T, overrides map[string]string) *e2e {
+// startBotWith is startBot with extra or replaced environment settings, and
+// setup functions that shape the fake Discord (roles, channels) before the bot
+// connects.
+func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
 	t.Helper()
 	fake := fakediscord.New(t)
 	fake.SetGuild(&discordgo.Guild{ID: guildA, Name: "guild A", OwnerID: "1"})
 	fake.SetGuild(&discordgo.Guild{ID: guildB, Name: "guild B", OwnerID: "1"})
 	fake.SetChannel(&discordgo.Channel{ID: channelA, GuildID: guildA, Type: discordgo.ChannelTypeGuildText, Name: "general"})
 	fake.SetChannel(&discordgo.Channel{ID: channelB, GuildID: guildB, Type: discordgo.ChannelTypeGuildText, Name: "general"})
+	for _, f := range setup {
+		f(fake)
+	}
 	ai := fakeopenai.New(t)
 	h := &e2e{
 		t:      t,

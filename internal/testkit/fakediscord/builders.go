@@ -22,12 +22,29 @@ func (f *Fake) SetChannel(ch *discordgo.Channel) {
 	f.notifyLocked()
 }
 
+// EveryonePermissions are the permissions the fake gives a guild's @everyone
+// role when the test sets none: what Discord gives it in a new server, as far
+// as reading and writing channels goes.
+const EveryonePermissions = discordgo.PermissionViewChannel | discordgo.PermissionSendMessages |
+	discordgo.PermissionReadMessageHistory | discordgo.PermissionAddReactions | discordgo.PermissionEmbedLinks |
+	discordgo.PermissionAttachFiles | discordgo.PermissionVoiceConnect | discordgo.PermissionVoiceSpeak
+
 // SetGuild makes a guild known: READY lists it (unavailable, as Discord
 // does) and a GUILD_CREATE with its channels and members follows, so
 // discordgo's state can compute permissions; GET /guilds/{id} and its roles
-// return it. Set it before the client connects.
+// return it. A guild without an @everyone role (id = the guild's) gets one
+// with EveryonePermissions. Set it before the client connects.
 func (f *Fake) SetGuild(g *discordgo.Guild) {
 	c := cloneJSON(g)
+	hasEveryone := false
+	for _, r := range c.Roles {
+		hasEveryone = hasEveryone || r.ID == c.ID
+	}
+	if !hasEveryone {
+		// Discord always sends the @everyone role, whose id is the guild's; bots compute
+		// every member's permissions from it.
+		c.Roles = append(c.Roles, &discordgo.Role{ID: c.ID, Name: "@everyone", Permissions: EveryonePermissions})
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.guilds[c.ID]; !ok {

@@ -1,0 +1,141 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Overwrite is one Discord permission overwrite as kioku stores it: a role (Type 0) or
+// member (Type 1) id and the permission bits it allows and denies.
+type Overwrite struct {
+	ID    string `json:"id"`
+	Type  int    `json:"type"`
+	Allow int64  `json:"allow"`
+	Deny  int64  `json:"deny"`
+}
+
+// GuildChannel is what kioku last saw of a guild channel's visibility (SPEC §2
+// "Channel-aware memory"). The bot keeps it so that memories learned in a channel that was
+// since deleted keep that channel's rule: who could not see the channel still cannot see
+// them.
+type GuildChannel struct {
+	GuildID   string
+	ChannelID string
+	// ParentID is a thread's channel, or a channel's category.
+	ParentID string
+	// Kind is Discord's channel type.
+	Kind          int
+	PrivateThread bool
+	Overwrites    []Overwrite
+	// DeletedAt is when the channel was deleted; zero while it exists.
+	DeletedAt time.Time
+	UpdatedAt time.Time
+}
+
+// SaveGuildChannels records the channels as they are now: live (a channel seen again
+// after a delete is live again), or deleted when DeletedAt is set. Overwrites are stored as
+// given; nil stores none.
+func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) error {
+	if len(chans) == 0 {
+		return nil
+	}
+	now := s.nowMillis()
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO guild_channels
+			(guild_id, channel_id, parent_id, kind, private_thread, overwrites, deleted_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (guild_id, channel_id) DO UPDATE SET parent_id = excluded.parent_id, kind = excluded.kind,
+				private_thread = excluded.private_thread, overwrites = excluded.overwrites, deleted_at = excluded.deleted_at,
+				updated_at = excluded.updated_at`)
+		if err != nil {
+			return fmt.Errorf("couldn't save guild channels: %w", err)
+		}
+		defer stmt.Close()
+		for _, c := range chans {
+			if c.GuildID == "" || c.ChannelID == "" {
+				return fmt.Errorf("couldn't save guild channel %q of guild %q: both ids are required", c.ChannelID, c.GuildID)
+			}
+			ows := c.Overwrites
+			if ows == nil {
+				ows = []Overwrite{}
+			}
+			raw, err := json.Marshal(ows)
+			if err != nil {
+				return fmt.Errorf("couldn't encode overwrites of channel %s: %w", c.ChannelID, err)
+			}
+			var deleted any
+			if !c.DeletedAt.IsZero() {
+				deleted = millis(c.DeletedAt)
+			}
+			if _, err := stmt.ExecContext(ctx, c.GuildID, c.ChannelID, c.ParentID, c.Kind, boolInt(c.PrivateThread), string(raw),
+				deleted, now); err != nil {
+				return fmt.Errorf("couldn't save guild channel %s: %w", c.ChannelID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkChannelDeleted records that a channel was deleted. Its last known rule stays, so its
+// memories remain limited to the people who could see it. A channel never recorded stays
+// unknown, which keeps its memories out of every other channel.
+func (s *Store) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
+			WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, s.nowMillis(), s.nowMillis(), guildID, channelID)
+		if err != nil {
+			return fmt.Errorf("couldn't mark channel %s deleted: %w", channelID, err)
+		}
+		return nil
+	})
+}
+
+// GuildChannels returns every recorded channel of a guild, deleted ones included.
+func (s *Store) GuildChannels(ctx context.Context, guildID string) ([]GuildChannel, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
+		deleted_at, updated_at FROM guild_channels WHERE guild_id = ? ORDER BY channel_id`, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
+	}
+	defer rows.Close()
+	var out []GuildChannel
+	for rows.Next() {
+		var (
+			c         GuildChannel
+			private   int
+			raw       string
+			deleted   sql.NullInt64
+			updatedAt int64
+		)
+		if err := rows.Scan(&c.GuildID, &c.ChannelID, &c.ParentID, &c.Kind, &private, &raw, &deleted, &updatedAt); err != nil {
+			return nil, fmt.Errorf("couldn't read a channel of guild %s: %w", guildID, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &c.Overwrites); err != nil {
+			return nil, fmt.Errorf("couldn't decode overwrites of channel %s: %w", c.ChannelID, err)
+		}
+		c.PrivateThread = private != 0
+		if deleted.Valid {
+			c.DeletedAt = fromMillis(deleted.Int64)
+		}
+		c.UpdatedAt = fromMillis(updatedAt)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
+	}
+	return out, nil
+}
+
+// Lookup returns memory id of owner's scope whether or not it was forgotten, for checks
+// made before acting on it (whether a /memory view may show it where it is asked for).
+func (s *Store) Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	return findMemory(ctx, s.read, owner, id, true)
+}
