@@ -43,6 +43,7 @@ func TestAudience(t *testing.T) {
 	t.Run("UpdateMovesTheOriginChannel", func(t *testing.T) {
 		c := conv
 		c.ChannelID = "c-mods"
+		c.ServerEditor = true // a moderator: changing someone else's server memory needs the right
 		c.Audience = &memory.Audience{Channels: map[string]bool{"c1": true, "c-mods": true}}
 		mustCall(t, f.box(c), tools.NameUpdateLTM, fmt.Sprintf(`{"memory_id":%d,"memory_content":"Tea night moved to Saturday, vendor banned"}`, general.ID))
 		got, err := f.store.Get(context.Background(), general.Owner(), general.ID)
