@@ -14,7 +14,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite", "file:"+app.config.DB+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)")
+	db, err := sql.Open("sqlite", ltm.DSN(app.config.DB))
 	if err != nil {
 		return fmt.Errorf("couldn't open %s: %w", app.config.DB, err)
 	}
