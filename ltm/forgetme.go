@@ -233,7 +233,7 @@ func (s *Store) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, 
 	}
 	// Deleting from the contentless word index only marks its entries; merging its
 	// segments drops them, so the member's words leave the file.
-	if err := optimizeFullText(ctx, tx); err != nil {
+	if err := optimizeFullText(ctx, tx, "memories_fts"); err != nil {
 		return nil, err
 	}
 	err = s.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
@@ -243,16 +243,15 @@ func (s *Store) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, 
 	return removed, err
 }
 
-// optimizeFullText merges each full-text index into one segment, which drops the entries
-// of deleted rows for good (for memories_fts, contentless, a delete only records the row
-// id until such a merge).
-func optimizeFullText(ctx context.Context, q querier) error {
-	for _, stmt := range []string{
-		`INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`,
-		`INSERT INTO memories_tri (memories_tri) VALUES ('optimize')`,
-	} {
-		if _, err := q.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("couldn't merge full-text index: %w", err)
+// optimizeFullText merges each named full-text index into one segment, which drops the
+// entries of deleted rows for good. The contentless word index (memories_fts) needs it:
+// deleting from it only records the row id until its segments merge. The trigram index
+// gets the deleted text with each delete, so its secure-delete option removes the entries
+// at once and it needs no merge after forget-me.
+func optimizeFullText(ctx context.Context, q querier, tables ...string) error {
+	for _, table := range tables {
+		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
+			return fmt.Errorf("couldn't merge full-text index %s: %w", table, err)
 		}
 	}
 	return nil

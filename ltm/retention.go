@@ -149,7 +149,7 @@ func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionRe
 	if res.Tombstones > 0 {
 		// The word index still holds the purged memories' words as deleted entries until
 		// its segments are merged; merge now that their text is gone everywhere else.
-		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx) }); err != nil {
+		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
 			return res, err
 		}
 	}
