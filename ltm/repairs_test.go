@@ -61,7 +61,7 @@ func TestRunRepairs(t *testing.T) {
 	}
 	const purgedKey = "ghp_PURGEDtokenABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
 	secretParts = append(secretParts, "PURGEDtokenABCDEFGHIJ", "purgedtokenabcdefghij")
-	exec(`DELETE FROM memories WHERE id = ?`, oldMemory("Purged long ago: "+purgedKey, false))
+	purged := oldMemory("Purged long ago: "+purgedKey, false)
 	ids = ids[:0]
 	dupOf := oldMemory("The deploy key is [redacted OpenAI key]", false)
 	dup := oldMemory("The deploy key is "+key, false)
@@ -80,8 +80,17 @@ func TestRunRepairs(t *testing.T) {
 		VALUES ('extract', '1/c2', ?, 'done', 1, 1, 1)`, strings.ReplaceAll(payload, key, "a fact about Alice"))
 	exec(`INSERT INTO memory_jobs (kind, dedup_key, payload, state, last_error, run_after, created_at, updated_at)
 		VALUES ('extract', '1/c3', ?, 'dead', ?, 1, 1, 1)`, payload, "bad job payload: "+payload)
+	exec(`DELETE FROM memories WHERE id = ?`, purged)
+	// A long turn retention deleted: its overflow pages went to the free list as they were.
+	exec(`INSERT INTO transcripts (id, channel_id, user_id, role, content, created_at) VALUES (999, 'c1', '2', 'user', ?, 1)`,
+		strings.Repeat("an old long message with "+purgedKey+" in it. ", 400))
+	exec(`DELETE FROM transcripts WHERE id = 999`)
 	if _, err := s.write.ExecContext(ctx, `PRAGMA secure_delete = on`); err != nil {
 		t.Fatal(err)
+	}
+	// Precondition: the deleted key is still readable in the file, as older versions left it.
+	if !bytes.Contains(fileBytes(t, s, path), []byte(secretParts[2])) {
+		t.Fatal("the seeded database does not hold the deleted key, so the test proves nothing")
 	}
 
 	t.Run("InterruptedAfterOneBatch", func(t *testing.T) {
@@ -171,19 +180,10 @@ func TestRunRepairs(t *testing.T) {
 		if err != nil || len(found) != 0 {
 			t.Errorf("search for the key found %d memories (%v)", len(found), err)
 		}
-		if _, err := s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
-			t.Fatal(err)
-		}
-		files, _ := filepath.Glob(path + "*")
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, part := range secretParts {
-				if bytes.Contains(b, []byte(part)) {
-					t.Errorf("%s still holds %q", filepath.Base(f), part)
-				}
+		b := fileBytes(t, s, path)
+		for _, part := range secretParts {
+			if bytes.Contains(b, []byte(part)) {
+				t.Errorf("the database files still hold %q", part)
 			}
 		}
 	})
@@ -193,4 +193,22 @@ func TestRunRepairs(t *testing.T) {
 			t.Fatalf("second run: %+v %v", rep, err)
 		}
 	})
+}
+
+// fileBytes checkpoints the WAL and returns the bytes of every database file.
+func fileBytes(t *testing.T, s *Store, path string) []byte {
+	t.Helper()
+	if _, err := s.write.ExecContext(t.Context(), `PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(path + "*")
+	var all []byte
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, b...)
+	}
+	return all
 }
