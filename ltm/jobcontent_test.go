@@ -20,7 +20,6 @@ func checkpointPayload() map[string]any {
 		"checkpoint": map[string]any{"facts": []string{fact}}}
 }
 
-
 // onlyIDs reports whether a payload holds the job's ids and nothing else.
 func onlyIDs(payload []byte) bool {
 	var p map[string]any

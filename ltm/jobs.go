@@ -473,4 +473,3 @@ func (s *Store) JobStats(ctx context.Context) (JobStats, error) {
 	}
 	return st, nil
 }
-
