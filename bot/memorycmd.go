@@ -442,12 +442,13 @@ func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
 	cleared := b.stm.ClearUser(c.userID())
 	c.log.Info("user forgotten", "memories", sum.Memories, "about", sum.About, "from_messages", sum.FromMessages,
 		"anonymised", sum.Anonymised, "turns", sum.Turns, "jobs", sum.Jobs, "stm_entries", cleared)
-	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d other %s about you, %d learned from your messages, "+
-		"%d conversation %s, %d short-term memory %s and what %d background %s kept; %d server %s you added no longer name you. "+
-		"I don't remember anything about you now.",
+	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d %s about you, %d %s learned from your messages, "+
+		"%d conversation %s, %d short-term memory %s and the saved work of %d background %s; "+
+		"%d server %s you added no longer %s you. I don't remember anything about you now.",
 		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
-		sum.FromMessages, sum.Turns, plural(sum.Turns, "turn", "turns"), cleared, plural(cleared, "entry", "entries"),
-		sum.Jobs, plural(sum.Jobs, "job", "jobs"), sum.Anonymised, plural(sum.Anonymised, "memory", "memories"))}, nil
+		sum.FromMessages, plural(sum.FromMessages, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
+		cleared, plural(cleared, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
+		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"), plural(sum.Anonymised, "names", "name"))}, nil
 }
 
 // rememberThis saves the target message of the context menu command. In a
