@@ -428,11 +428,15 @@ func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
 	stmEntries := len(b.stm.ForUser(c.userID()))
 	desc := fmt.Sprintf("This permanently erases everything kioku holds about you:\n"+
 		"• %d personal %s (forgotten ones included) and their history\n"+
+		"• %d other %s about you and %d learned only from your messages\n"+
 		"• %d conversation %s in the transcript\n"+
-		"• %d short-term memory %s, and your messages in channels' short-term memory\n\n"+
-		"Server memories are not affected. Unlike forget, this cannot be undone.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
-		stmEntries, plural(stmEntries, "entry", "entries"))
+		"• %d short-term memory %s, and your messages in channels' short-term memory\n"+
+		"• what %d background %s kept of recent conversations\n\n"+
+		"%d server %s you added stay but no longer name you. Unlike forget, this cannot be undone.",
+		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
+		sum.FromMessages, sum.Turns, plural(sum.Turns, "turn", "turns"),
+		stmEntries, plural(stmEntries, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
+		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"))
 	return &response{
 		embeds: []*discordgo.MessageEmbed{{Title: "Forget me?", Description: desc, Color: colorConfirm,
 			Footer: &discordgo.MessageEmbedFooter{Text: "This confirmation expires in " + roundDuration(sum.ExpiresAt.Sub(b.now())) + "."}}},
@@ -453,10 +457,15 @@ func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
 		return nil, err
 	}
 	cleared := b.stm.ClearUser(c.userID())
-	c.log.Info("user forgotten", "memories", sum.Memories, "turns", sum.Turns, "stm_entries", cleared)
-	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d conversation %s and %d short-term memory %s. I don't remember anything about you now.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
-		cleared, plural(cleared, "entry", "entries"))}, nil
+	c.log.Info("user forgotten", "memories", sum.Memories, "about", sum.About, "from_messages", sum.FromMessages,
+		"anonymised", sum.Anonymised, "turns", sum.Turns, "jobs", sum.Jobs, "stm_entries", cleared)
+	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d %s about you, %d %s learned from your messages, "+
+		"%d conversation %s, %d short-term memory %s and the saved work of %d background %s; "+
+		"%d server %s you added no longer %s you. I don't remember anything about you now.",
+		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
+		sum.FromMessages, plural(sum.FromMessages, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
+		cleared, plural(cleared, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
+		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"), plural(sum.Anonymised, "names", "name"))}, nil
 }
 
 // memoryLine renders a memory as one list line.

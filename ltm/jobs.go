@@ -228,19 +228,22 @@ func (s *Store) Complete(ctx context.Context, id int64, owner string) error {
 }
 
 func (s *Store) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
-	return leasedUpdate(ctx, tx, id, owner, `state = 'done', lease_owner = '', leased_until = 0, last_error = '', updated_at = ?`,
-		s.nowMillis())
+	return leasedUpdate(ctx, tx, id, owner, `state = 'done', payload = `+jobIDsPayload+`, lease_owner = '', leased_until = 0,
+		last_error = '', updated_at = ?`, s.nowMillis())
 }
 
 // Fail records a failed run of a leased job: attempts go up by one and the job waits
 // retryIn before its next run, or becomes dead when its attempts are used up. It reports
-// whether the job is now dead.
+// whether the job is now dead. A dead job keeps only its ids; the stored error says what
+// kind of problem it was and never quotes the payload.
 func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
-	msg := errorText(cause)
 	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		var attempts, maxAttempts int
-		err := tx.QueryRowContext(ctx, `SELECT attempts, max_attempts FROM memory_jobs WHERE id = ? AND state = 'leased'
-			AND lease_owner = ?`, id, owner).Scan(&attempts, &maxAttempts)
+		var (
+			attempts, maxAttempts int
+			payload               string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT attempts, max_attempts, payload FROM memory_jobs WHERE id = ? AND state = 'leased'
+			AND lease_owner = ?`, id, owner).Scan(&attempts, &maxAttempts, &payload)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
 		}
@@ -253,18 +256,29 @@ func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, r
 		if dead {
 			state = JobDead
 		}
-		return leasedUpdate(ctx, tx, id, owner, `state = ?, attempts = attempts + 1, run_after = ?, lease_owner = '',
-			leased_until = 0, last_error = ?, updated_at = ?`, state, now+max(retryIn, 0).Milliseconds(), msg, now)
+		return leasedUpdate(ctx, tx, id, owner, `state = ?, payload = CASE WHEN ? THEN `+jobIDsPayload+` ELSE payload END,
+			attempts = attempts + 1, run_after = ?, lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`,
+			state, dead, now+max(retryIn, 0).Milliseconds(), jobErrorText(cause, payload), now)
 	})
 	return dead, err
 }
 
 // Bury dead-letters a leased job at once, for failures that will fail the same way every
-// time (a rejected request, a bad payload). It counts as one more attempt.
+// time (a rejected request, a bad payload). It counts as one more attempt. Like any dead
+// job it keeps only its ids, and the stored error never quotes the payload.
 func (s *Store) Bury(ctx context.Context, id int64, owner string, cause error) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', attempts = attempts + 1, lease_owner = '',
-			leased_until = 0, last_error = ?, updated_at = ?`, errorText(cause), s.nowMillis())
+		var payload string
+		err := tx.QueryRowContext(ctx, `SELECT payload FROM memory_jobs WHERE id = ? AND state = 'leased'
+			AND lease_owner = ?`, id, owner).Scan(&payload)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read job %d: %w", id, err)
+		}
+		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', payload = `+jobIDsPayload+`, attempts = attempts + 1,
+			lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`, jobErrorText(cause, payload), s.nowMillis())
 	})
 }
 
@@ -321,6 +335,7 @@ func (s *Store) ReapStale(ctx context.Context) (ReapResult, error) {
 		now := s.nowMillis()
 		rows, err := tx.QueryContext(ctx, `UPDATE memory_jobs SET
 			state = CASE WHEN attempts + 1 >= max_attempts THEN 'dead' ELSE 'queued' END,
+			payload = CASE WHEN attempts + 1 >= max_attempts THEN `+jobIDsPayload+` ELSE payload END,
 			attempts = attempts + 1, run_after = ?, last_error = 'lease of ' || lease_owner || ' expired',
 			lease_owner = '', leased_until = 0, updated_at = ?
 			WHERE state = 'leased' AND leased_until < ? RETURNING state`, now, now, now)
@@ -457,15 +472,4 @@ func (s *Store) JobStats(ctx context.Context) (JobStats, error) {
 		st.OldestReady = fromMillis(oldest.Int64)
 	}
 	return st, nil
-}
-
-func errorText(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	if len(msg) > 1000 {
-		msg = msg[:1000]
-	}
-	return msg
 }

@@ -339,6 +339,9 @@ func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p Proposal, ac
 		meta[k] = v
 	}
 	meta["proposed"] = p.Action
+	if p.Memory.SubjectID != "" {
+		meta["subject_id"] = p.Memory.SubjectID // so forget-me finds proposals about the member
+	}
 	if note != "" {
 		meta["note"] = note
 	}

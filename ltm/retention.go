@@ -50,6 +50,7 @@ type RetentionResult struct {
 	DoneJobs    int `json:"done_jobs"`
 	DeadJobs    int `json:"dead_jobs"`
 	Transcripts int `json:"transcripts"`
+	Fences      int `json:"fences"`
 }
 
 func (p *RetentionPolicy) fill() {
@@ -75,7 +76,9 @@ func (p *RetentionPolicy) fill() {
 
 // Retention deletes what has outlived its keeping, in order: vectors only expired
 // tombstones (or nothing) use, tombstones past the recover window (each leaving a content-
-// free "purge" history row), history rows, finished jobs, dead jobs, transcript turns.
+// free "purge" history row and taking its history rows' text), history rows, finished
+// jobs, dead jobs, transcript turns, forget fences older than a day; after purging it
+// merges the full-text indexes so the purged words leave the file.
 // Every step deletes in its own short transactions of at most pol.Batch rows. It returns
 // what was done so far with the first error.
 func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionResult, error) {
@@ -120,6 +123,11 @@ func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionRe
 				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
 				millis(now.Add(-pol.Transcripts)), limit)
 		}},
+		{"forget fences", &res.Fences, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
+				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?)`,
+				millis(now.Add(-forgetFenceKeep)), limit)
+		}},
 	}
 	for _, step := range steps {
 		for range pol.MaxBatches {
@@ -138,11 +146,20 @@ func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionRe
 			}
 		}
 	}
+	if res.Tombstones > 0 {
+		// The word index still holds the purged memories' words as deleted entries until
+		// its segments are merged; merge now that their text is gone everywhere else.
+		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 
 // purgeTombstonesTx hard-deletes up to limit memories forgotten before cut and records
-// each purge in history without content.
+// each purge in history without content. The purged memories' history rows stay as an
+// audit trail (who did what, when) but lose their text: old and new content, the reason
+// (the pipeline's reasons quote facts) and the metadata. Their evidence rows go.
 func (s *Store) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, limit int) (int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
 		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?)
@@ -164,6 +181,13 @@ func (s *Store) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, li
 		return 0, err
 	}
 	for _, ev := range purged {
+		if _, err := tx.ExecContext(ctx, `UPDATE memory_history SET old_content = '', new_content = '', reason = '',
+			metadata = '{}' WHERE memory_id = ?`, ev.MemoryID); err != nil {
+			return 0, fmt.Errorf("couldn't purge history text of memory %d: %w", ev.MemoryID, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?`, ev.MemoryID); err != nil {
+			return 0, fmt.Errorf("couldn't purge evidence of memory %d: %w", ev.MemoryID, err)
+		}
 		if err := s.addHistory(ctx, tx, ev); err != nil {
 			return 0, err
 		}

@@ -40,7 +40,10 @@ func (s *Store) UserSettings(ctx context.Context, userID string) (UserSettings, 
 	return us, nil
 }
 
-// SetPrivacy sets a user's privacy level.
+// SetPrivacy sets a user's privacy level. Switching to partial or full also clears the
+// checkpoints of unfinished pipeline jobs (and takes back their leases), since those may
+// hold facts about the user extracted under the old level; the jobs re-extract under the
+// new one.
 func (s *Store) SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error {
 	if !p.Valid() {
 		return memory.Errorf(memory.EINVALID, "Unknown privacy level %q: use normal, partial or full.", string(p))
@@ -51,6 +54,11 @@ func (s *Store) SetPrivacy(ctx context.Context, userID string, p memory.Privacy)
 			userID, p, s.nowMillis())
 		if err != nil {
 			return fmt.Errorf("couldn't set privacy of user %s: %w", userID, err)
+		}
+		if p == memory.PrivacyPartial || p == memory.PrivacyFull {
+			if _, err := s.clearCheckpointsTx(ctx, tx); err != nil {
+				return fmt.Errorf("couldn't set privacy of user %s: %w", userID, err)
+			}
 		}
 		return nil
 	})

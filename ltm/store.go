@@ -69,9 +69,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("couldn't open database: empty path")
 	}
-	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)&_pragma=synchronous(normal)",
-		DefaultBusyTimeout.Milliseconds())
-	write, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate")
+	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
@@ -86,7 +84,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	read, err := sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)")
+	read, err := sql.Open("sqlite", DSN(path)+"&_pragma=query_only(1)")
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
@@ -110,6 +108,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s.recall.init(s)
 	return s, nil
+}
+
+// DSN is the data source name every kioku connection to the database at path uses, so the
+// store, `kioku migrate` and any other tool open it with the same settings. secure_delete
+// makes SQLite overwrite deleted rows with zeros, so forgotten text does not stay readable
+// in freed pages of the file (SPEC §2).
+func DSN(path string) string {
+	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)"+
+		"&_pragma=synchronous(normal)&_pragma=secure_delete(on)", path, DefaultBusyTimeout.Milliseconds())
 }
 
 // Close closes both connection pools after checkpointing the WAL, so the database file is

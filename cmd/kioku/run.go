@@ -142,6 +142,16 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
+	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
+	background.Go(func() {
+		rep, err := store.RunRepairs(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			log.Error("couldn't finish repairing stored data; the next start resumes", "err", err)
+		case err == nil && !rep.Empty():
+			log.Info("stored data repaired", "result", describeRepairs(rep))
+		}
+	})
 	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
 		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel)
 

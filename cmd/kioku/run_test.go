@@ -635,7 +635,7 @@ func TestRunForgetMe(t *testing.T) {
 	mustContain(t, "bob pressing", r.Text(), "not valid")
 
 	done := h.press(preview, alice, 0, confirm)
-	mustContain(t, "forget-me", done.Text(), "erased 1 personal memory, 4 conversation turns and 2 short-term memory entries")
+	mustContain(t, "forget-me", done.Text(), "erased 1 personal memory, 0 memories about you, 0 memories learned from your messages, 4 conversation turns, 2 short-term memory entries")
 
 	mustContain(t, "alice's list", h.command("", aliceDM, alice, 0, slash("memory", "list")).Text(), "no memories")
 	mustContain(t, "alice's stm", h.command("", aliceDM, alice, 0, slash("stm", "show")).Text(), "no short-term memory")

@@ -1,0 +1,369 @@
+package ltm_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// TestForgetMeCompleteness proves that forget-me leaves none of a member's words anywhere
+// in the database files: each place that can hold them gets a unique word, and after
+// forget-me and a WAL checkpoint no such word is in the raw bytes of any file, nor in the
+// vocabulary of either full-text index (the word index stores terms, so a byte scan alone
+// could miss a prefix-compressed term). Another member's data, and the server knowledge
+// the member authored, survive. Every storage change must keep this test green.
+func TestForgetMeCompleteness(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kioku.db")
+	s, err := ltm.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var embedCalls atomic.Int32
+	s.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
+		embedCalls.Add(1)
+		out := make([][]float32, len(texts))
+		for i, text := range texts {
+			out[i] = fakeopenai.EmbedText(text, 64)
+		}
+		return out, nil
+	}, "fake-embed")
+	// A raw connection for what the store's API does not write yet (evidence rows) and
+	// for reading the full-text vocabularies.
+	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetMaxOpenConns(1)
+
+	const (
+		alice, bob = "100000000000000001", "200000000000000002"
+		guild      = "300000000000000003"
+	)
+	aliceMe, bobMe, server := memory.PersonalOwner(alice), memory.PersonalOwner(bob), memory.ServerOwner(guild)
+	// One unique word per place that can hold Alice's words. They start with different
+	// letters so no two share a prefix in the word index; they end in digits, which the
+	// porter stemmer leaves alone, so each is its own term.
+	secret := map[string]string{
+		"personal":         "quokkazebra7731",
+		"personal-deleted": "vermilionyak4402",
+		"edited-away":      "xylophoneibis5518",
+		"edited-to":        "jacarandaemu6093",
+		"server-about":     "hummingbirdokapi2284",
+		"remember-this":    "kestrelnarwhal3317",
+		"pipeline-own":     "lemurfalcon8846",
+		"pipeline-server":  "mongoosetapir1175",
+		"pipeline-shadow":  "ocelotpuffin9962",
+		"author-name":      "rhinocerosgecko4480",
+		"turn":             "sealionwalrus7204",
+		"reply":            "tortoiseunicorn3391",
+		"queued-job":       "platypusiguana6627",
+		"leased-job":       "gazelleflamingo8437",
+		"done-job":         "wolverineaxolotl5150",
+		"dead-job":         "yellowjacketbison2046",
+		"query":            "nightingaledingo7319",
+	}
+	survivor := map[string]string{
+		"bob-personal":      "wombatcapybara1234",
+		"bob-turn":          "survivorpelican5678",
+		"bob-server":        "survivorheron9012",
+		"alice-authored":    "survivorbadger3456",
+		"shared-evidence":   "survivorcheetah7788",
+		"bob-server-author": "survivorbobname4321",
+	}
+	remember := func(m memory.Memory, actor string) *memory.Memory {
+		t.Helper()
+		res, err := s.Remember(ctx, m, actor)
+		if err != nil || !res.Created {
+			t.Fatalf("remember %q: %v", m.Content, err)
+		}
+		return res.Memory
+	}
+	evidence := func(memoryID int64, messageID, userID string) {
+		t.Helper()
+		if _, err := raw.ExecContext(ctx, `INSERT INTO memory_evidence (memory_id, message_id, user_id) VALUES (?, ?, ?)`,
+			memoryID, messageID, userID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aliceSays := memory.Provenance{AuthorID: alice, Author: "Alice " + secret["author-name"], ChannelID: "c1", MessageID: "m1"}
+
+	// Alice's personal memories: live, forgotten, and edited (history keeps both texts).
+	remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "My word is " + secret["personal"],
+		Provenance: aliceSays}, memory.UserActor(alice))
+	gone := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I once said " + secret["personal-deleted"]},
+		memory.UserActor(alice))
+	if _, err := s.Forget(ctx, aliceMe, []int64{gone.ID}, memory.UserActor(alice), ""); err != nil {
+		t.Fatal(err)
+	}
+	edited := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I like " + secret["edited-away"]},
+		memory.ModelActor(alice))
+	to := "I like " + secret["edited-to"]
+	if _, err := s.Modify(ctx, aliceMe, edited.ID, ltm.Change{Content: &to}, memory.UserActor(alice)); err != nil {
+		t.Fatal(err)
+	}
+	// A server fact about Alice, and Bob's Remember-this copy of Alice's message.
+	remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, SubjectID: alice,
+		Content: "Alice is called " + secret["server-about"]}, memory.UserActor(bob))
+	copyOfAlice := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: bob, SubjectID: alice,
+		Content: "Alice said " + secret["remember-this"], Provenance: aliceSays}, memory.UserActor(bob))
+	evidence(copyOfAlice.ID, "m-alice-1", alice)
+	// Server knowledge Alice added: it stays, without her name; she also edited it.
+	authored := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
+		Content: "The wiki lives at " + survivor["alice-authored"], Provenance: aliceSays}, memory.UserActor(alice))
+	pin := true
+	if _, err := s.Modify(ctx, server, authored.ID, ltm.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
+		t.Fatal(err)
+	}
+	// A memory learned from Alice's and Bob's messages together stays.
+	shared := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
+		Content: "The team agreed on " + survivor["shared-evidence"]}, memory.ActorPipeline)
+	evidence(shared.ID, "m-alice-2", alice)
+	evidence(shared.ID, "m-bob-2", bob)
+	// Pipeline writes: Alice's own fact, a server fact learned only from her message, and
+	// a proposal about her recorded in shadow mode.
+	outcomes, err := s.ApplyPipelineBatch(ctx, ltm.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []ltm.Proposal{
+		{Action: ltm.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]}},
+		{Action: ltm.ProposeAdd, Owner: server, Memory: memory.Memory{Content: "The release is named " + secret["pipeline-server"]}},
+		{Action: ltm.ProposeAdd, Owner: server, Record: memory.ActionShadow,
+			Memory: memory.Memory{SubjectID: alice, Content: "Alice dislikes " + secret["pipeline-shadow"]}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evidence(outcomes[1].MemoryID, "m-alice-3", alice)
+	// Transcripts: Alice's message and the bot's reply to her.
+	for _, turn := range []ltm.Turn{
+		{GuildID: guild, ChannelID: "c1", UserID: alice, AuthorName: "Alice", Role: ltm.RoleUser, Content: "hi " + secret["turn"]},
+		{GuildID: guild, ChannelID: "c1", UserID: alice, Role: ltm.RoleAssistant, Content: "hello " + secret["reply"]},
+		{GuildID: guild, ChannelID: "c1", UserID: bob, AuthorName: "Bob", Role: ltm.RoleUser, Content: "hey " + survivor["bob-turn"]},
+	} {
+		if _, err := s.AppendTurn(ctx, turn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Jobs whose checkpoints hold Alice's words: finished, dead, queued and running.
+	checkpoint := func(word string) map[string]any {
+		return map[string]any{"guild_id": guild, "channel_id": "c1",
+			"checkpoint": map[string]any{"extraction": map[string]any{"facts": []string{"Alice likes " + word}}}}
+	}
+	runJob := func(key, word string) *ltm.Job {
+		t.Helper()
+		if _, _, err := s.Enqueue(ctx, "extract", key, checkpoint(word), ltm.EnqueueOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		j, err := s.Lease(ctx, "worker-"+key, []string{"extract"}, time.Minute)
+		if err != nil || j == nil {
+			t.Fatalf("lease: %v", err)
+		}
+		if err := s.Heartbeat(ctx, j.ID, j.LeaseOwner, time.Minute, checkpoint(word)); err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	done := runJob("g/done", secret["done-job"])
+	if err := s.Complete(ctx, done.ID, done.LeaseOwner); err != nil {
+		t.Fatal(err)
+	}
+	dead := runJob("g/dead", secret["dead-job"])
+	current, err := s.GetJob(ctx, dead.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Bury(ctx, dead.ID, dead.LeaseOwner, fmt.Errorf("bad job payload: %s", current.Payload)); err != nil {
+		t.Fatal(err)
+	}
+	running := runJob("g/running", secret["leased-job"])
+	if _, _, err := s.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), ltm.EnqueueOptions{
+		RunAfter: time.Now().Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	// Bob's data, which must survive untouched.
+	bobOwn := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: bob, Content: "Bob's word is " + survivor["bob-personal"]},
+		memory.UserActor(bob))
+	bobServer := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob set up " + survivor["bob-server"],
+		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob " + survivor["bob-server-author"]}}, memory.UserActor(bob))
+	// A search puts Alice's query text in the query-vector cache.
+	if _, err := s.Search(ctx, ltm.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
+		t.Fatal(err)
+	}
+
+	preview, err := s.PreviewForgetMe(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := s.ConfirmForgetMe(ctx, alice, preview.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ltm.ForgetMeSummary{Memories: 4, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
+	for _, got := range []ltm.ForgetMeSummary{preview, sum} {
+		got.Token, got.ExpiresAt = "", time.Time{}
+		if got != want {
+			t.Errorf("forget-me counts %+v, want %+v", got, want)
+		}
+	}
+
+	t.Run("RunningJobCannotWriteItsCheckpointBack", func(t *testing.T) {
+		err := s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpoint(secret["leased-job"]))
+		if !errors.Is(err, ltm.ErrLeaseLost) {
+			t.Fatalf("heartbeat of a job running during forget-me: %v, want ErrLeaseLost", err)
+		}
+	})
+	t.Run("QueryCacheForgetsTheirQueries", func(t *testing.T) {
+		before := embedCalls.Load()
+		if _, err := s.Search(ctx, ltm.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{bobMe}}); err != nil {
+			t.Fatal(err)
+		}
+		if embedCalls.Load() == before {
+			t.Error("the query vector of a search made before forget-me was still cached")
+		}
+	})
+
+	var busy, logFrames, done2 int
+	if err := raw.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done2); err != nil || busy != 0 {
+		t.Fatalf("checkpoint: busy %d, %v", busy, err)
+	}
+	t.Run("NoBytesLeft", func(t *testing.T) {
+		files, _ := filepath.Glob(path + "*")
+		var all []byte
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+			for place, word := range secret {
+				// The suffix too: the word index stores a term after the prefix it shares
+				// with the previous one.
+				for _, needle := range []string{word, word[4:]} {
+					if bytes.Contains(b, []byte(needle)) {
+						t.Errorf("%s: %q (%s) is still in the bytes of %s", place, needle, word, filepath.Base(f))
+					}
+				}
+			}
+		}
+		// The scan sees what is there: survivors' words are found.
+		for place, word := range survivor {
+			if !bytes.Contains(all, []byte(word)) {
+				t.Errorf("%s: %q is missing from the database files, so the scan proves nothing", place, word)
+			}
+		}
+	})
+	t.Run("NoTermsLeft", func(t *testing.T) {
+		for _, stmt := range []string{
+			`CREATE VIRTUAL TABLE temp.words USING fts5vocab(main, 'memories_fts', 'row')`,
+			`CREATE VIRTUAL TABLE temp.trigrams USING fts5vocab(main, 'memories_tri', 'row')`,
+		} {
+			if _, err := raw.ExecContext(ctx, stmt); err != nil {
+				t.Fatal(err)
+			}
+		}
+		terms := func(table string) map[string]bool {
+			rows, err := raw.QueryContext(ctx, `SELECT term FROM temp.`+table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			out := map[string]bool{}
+			for rows.Next() {
+				var term string
+				if err := rows.Scan(&term); err != nil {
+					t.Fatal(err)
+				}
+				out[term] = true
+			}
+			return out
+		}
+		words, trigrams := terms("words"), terms("trigrams")
+		// Trigrams shared with text that stays (other words, common letters) may remain;
+		// the ones only Alice's words had must not.
+		kept := map[string]bool{}
+		live, _, err := s.List(ctx, server, ltm.ListOptions{Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bobs, _, err := s.List(ctx, bobMe, ltm.ListOptions{Limit: 500})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range append(live, bobs...) {
+			for _, g := range trigramsOf(m.Content) {
+				kept[g] = true
+			}
+		}
+		for place, word := range secret {
+			// The word index stores lowercased, stemmed terms; these words are their own stem.
+			if words[word] {
+				t.Errorf("%s: term %q is still in the word index", place, word)
+			}
+			for _, g := range trigramsOf(word) {
+				if trigrams[g] && !kept[g] {
+					t.Errorf("%s: trigram %q of %q is still in the trigram index", place, g, word)
+				}
+			}
+		}
+		for _, word := range []string{survivor["bob-personal"], survivor["alice-authored"], survivor["bob-server-author"]} {
+			if !words[word] {
+				t.Errorf("term %q of data that stays is missing from the word index, so the check proves nothing", word)
+			}
+		}
+	})
+	t.Run("OthersIntact", func(t *testing.T) {
+		if m, err := s.Get(ctx, bobMe, bobOwn.ID); err != nil || m.Content != bobOwn.Content {
+			t.Errorf("Bob's personal memory: %v %v", m, err)
+		}
+		if m, err := s.Get(ctx, server, bobServer.ID); err != nil || m.Provenance.AuthorID != bob {
+			t.Errorf("Bob's server memory: %+v %v", m, err)
+		}
+		if m, err := s.Get(ctx, server, shared.ID); err != nil || m.Content != shared.Content {
+			t.Errorf("memory learned from Alice and Bob together: %v %v", m, err)
+		}
+		m, err := s.Get(ctx, server, authored.ID)
+		if err != nil || m.Content != authored.Content || !m.Pinned {
+			t.Fatalf("server memory Alice added: %+v %v", m, err)
+		}
+		if m.Provenance.AuthorID != "" || m.Provenance.Author != "" || m.Provenance.MessageID != "" {
+			t.Errorf("server memory Alice added still names her: %+v", m.Provenance)
+		}
+		hist, err := s.History(ctx, server, authored.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range hist {
+			if strings.Contains(ev.Actor, alice) {
+				t.Errorf("history of the memory Alice added still names her: %+v", ev)
+			}
+		}
+		if n, err := s.CountTurns(ctx, bob); err != nil || n != 1 {
+			t.Errorf("Bob's turns: %d %v", n, err)
+		}
+		if _, err := s.Get(ctx, bobMe, copyOfAlice.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+			t.Errorf("Bob's copy of Alice's message survived: %v", err)
+		}
+	})
+}
+
+func trigramsOf(s string) []string {
+	r := []rune(strings.ToLower(s))
+	var out []string
+	for i := 0; i+3 <= len(r); i++ {
+		out = append(out, string(r[i:i+3]))
+	}
+	return out
+}

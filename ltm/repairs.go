@@ -1,0 +1,430 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// One-time repairs of data written by older versions (SPEC §2: existing databases are
+// repaired on upgrade). Migration 0005 seeds them in store_repairs; RunRepairs runs the
+// ones not done yet, in short batches that each save a cursor, so a repair interrupted by a
+// crash or a shutdown resumes where it stopped and a finished one never runs again.
+const (
+	repairRedact = "redact-secrets"
+	repairStrip  = "strip-job-content"
+	repairVacuum = "vacuum-freed-pages"
+)
+
+// repairOrder runs the redaction and the stripping before the vacuum, so the pages they
+// free are cleared too.
+var repairOrder = []string{repairRedact, repairStrip, repairVacuum}
+
+// repairBatch is the most rows one repair transaction touches, so the write lock is never
+// held long enough for a chat turn to notice.
+const repairBatch = 500
+
+// repairPhaseSpan splits a repair's cursor into a phase (which table) and the last row id
+// done in it: cursor = phase*repairPhaseSpan + id. Row ids stay far below 2^40.
+const repairPhaseSpan = int64(1) << 40
+
+// actorRepair is the history actor of changes the upgrade repairs make.
+const actorRepair = "upgrade"
+
+// RepairReport says what one RunRepairs call did.
+type RepairReport struct {
+	// Finished lists the repairs completed by this run.
+	Finished []string `json:"finished,omitempty"`
+	// Memories counts memories whose content had a credential redacted; Duplicates those
+	// of them forgotten because their redacted text was already remembered in the scope.
+	Memories   int `json:"memories"`
+	Duplicates int `json:"duplicates"`
+	// History, Transcripts and Jobs count rows with a credential redacted.
+	History     int `json:"history"`
+	Transcripts int `json:"transcripts"`
+	Jobs        int `json:"jobs"`
+	// Stripped counts finished jobs reduced to their ids.
+	Stripped int `json:"stripped"`
+	// Vacuumed is true when the database file was rebuilt without its freed pages.
+	Vacuumed bool `json:"vacuumed"`
+}
+
+// Empty reports whether the run had nothing to do.
+func (r RepairReport) Empty() bool {
+	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped == 0 && !r.Vacuumed
+}
+
+// repairConfig tunes runRepairs; tests use small batches and stop after one.
+type repairConfig struct {
+	batch      int
+	afterBatch func(name string, cursor int64) // called after each committed batch
+}
+
+// RunRepairs runs the pending one-time repairs: credentials in stored memories, history,
+// transcripts and job payloads are redacted with the current detector; finished jobs lose
+// their content; then the full-text indexes are merged and the file is vacuumed, so what
+// was deleted before secure_delete was on leaves the file. It is safe to run while the bot
+// serves, and cheap once everything is done. On error (a cancelled ctx included) it
+// returns what was done so far; the next run resumes.
+func (s *Store) RunRepairs(ctx context.Context) (RepairReport, error) {
+	return s.runRepairs(ctx, repairConfig{batch: repairBatch})
+}
+
+func (s *Store) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
+	var rep RepairReport
+	pending := map[string]int64{}
+	rows, err := s.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
+	if err != nil {
+		return rep, fmt.Errorf("couldn't read pending repairs: %w", err)
+	}
+	for rows.Next() {
+		var (
+			name   string
+			cursor int64
+		)
+		if err := rows.Scan(&name, &cursor); err != nil {
+			rows.Close()
+			return rep, fmt.Errorf("couldn't read pending repairs: %w", err)
+		}
+		pending[name] = cursor
+	}
+	if err := rows.Close(); err != nil {
+		return rep, fmt.Errorf("couldn't read pending repairs: %w", err)
+	}
+	for _, name := range repairOrder {
+		cursor, ok := pending[name]
+		if !ok {
+			continue
+		}
+		switch name {
+		case repairRedact:
+			var changed []int64
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{
+				s.redactMemories(&rep, &changed), redactHistory(&rep), redactTranscripts(&rep), redactJobs(&rep)})
+			s.reindex(ctx, changed)
+		case repairStrip:
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(&rep)})
+		case repairVacuum:
+			err = s.vacuum(ctx, &rep)
+		}
+		if err != nil {
+			return rep, fmt.Errorf("couldn't run repair %s: %w", name, err)
+		}
+		rep.Finished = append(rep.Finished, name)
+	}
+	return rep, nil
+}
+
+// repairPhase repairs up to limit rows with id > after in tx and returns the last id it
+// looked at and whether rows may remain.
+type repairPhase func(ctx context.Context, tx *sql.Tx, after int64, limit int) (last int64, more bool, err error)
+
+// runPhases runs a repair's phases from cursor, one batch per transaction, saving the
+// cursor with each batch and the completion with the last.
+func (s *Store) runPhases(ctx context.Context, cfg repairConfig, name string, cursor int64, phases []repairPhase) error {
+	for {
+		phase := int(cursor / repairPhaseSpan)
+		finished := phase >= len(phases)
+		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+			next := cursor
+			if !finished {
+				last, more, err := phases[phase](ctx, tx, cursor%repairPhaseSpan, cfg.batch)
+				if err != nil {
+					return err
+				}
+				next = int64(phase+1) * repairPhaseSpan
+				if more {
+					next = int64(phase)*repairPhaseSpan + last
+				}
+			}
+			var done any
+			if finished {
+				done = s.nowMillis()
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET cursor = ?, done_at = ? WHERE name = ?`,
+				next, done, name); err != nil {
+				return fmt.Errorf("couldn't save repair cursor: %w", err)
+			}
+			cursor = next
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if finished {
+			return nil
+		}
+		if cfg.afterBatch != nil {
+			cfg.afterBatch(name, cursor)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// redactMemories redacts credentials in memory content. The row is updated in place, so the
+// full-text triggers replace its index entries; a live memory whose redacted text is
+// already remembered in its scope is forgotten instead of duplicated. The history row says
+// what happened without quoting the credential, and the old text's vector goes.
+func (s *Store) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
+	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+		type row struct {
+			id                   int64
+			scopeKey, text, hash string
+			live                 bool
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, scope_key, content, content_hash, deleted_at IS NULL FROM memories
+			WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+		if err != nil {
+			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.scopeKey, &r.text, &r.hash, &r.live); err != nil {
+				rows.Close()
+				return 0, false, fmt.Errorf("couldn't read memories: %w", err)
+			}
+			batch = append(batch, r)
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
+		}
+		now := s.nowMillis()
+		for _, r := range batch {
+			content := memory.RedactSecrets(r.text)
+			if content == r.text {
+				continue
+			}
+			content = memory.CollapseSpace(content)
+			hash := memory.Hash(content)
+			dupe, action, reason := false, memory.ActionUpdate, "credential redacted on upgrade"
+			if r.live {
+				dup, err := findLiveByHash(ctx, tx, r.scopeKey, hash)
+				if err != nil {
+					return 0, false, err
+				}
+				if dup != nil && dup.ID != r.id {
+					dupe, action = true, memory.ActionDelete
+					reason = fmt.Sprintf("credential redacted on upgrade; the rest is remembered as #%d", dup.ID)
+					rep.Duplicates++
+				}
+			}
+			var version int
+			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?,
+				deleted_at = CASE WHEN ? THEN ? ELSE deleted_at END, updated_at = ?, version = version + 1
+				WHERE id = ? RETURNING version`,
+				content, memory.Normalize(content), hash, dupe, now, now, r.id).Scan(&version); err != nil {
+				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?
+				AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?)`, r.hash, r.hash); err != nil {
+				return 0, false, fmt.Errorf("couldn't drop the vector of memory %d: %w", r.id, err)
+			}
+			if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
+				Version: version, Actor: actorRepair, Reason: reason}); err != nil {
+				return 0, false, err
+			}
+			rep.Memories++
+			*changed = append(*changed, r.id)
+		}
+		return lastID(batch, func(r row) int64 { return r.id }), len(batch) == limit, nil
+	}
+}
+
+// reindex puts redacted memories back in the vector index with their new text's vector
+// (best effort, like every write path's indexing).
+func (s *Store) reindex(ctx context.Context, ids []int64) {
+	for _, id := range ids {
+		m, err := scanMemory(s.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
+		if err != nil {
+			continue
+		}
+		s.unindexMemory(m)
+		s.indexMemories(ctx, m)
+	}
+}
+
+// redactColumns returns a phase that redacts credentials in the text columns of table.
+func redactColumns(table string, columns []string, count *int) repairPhase {
+	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT id, `+strings.Join(columns, ", ")+` FROM `+table+
+			` WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+		if err != nil {
+			return 0, false, fmt.Errorf("couldn't read %s: %w", table, err)
+		}
+		type row struct {
+			id   int64
+			vals []string
+		}
+		var batch []row
+		for rows.Next() {
+			r := row{vals: make([]string, len(columns))}
+			dest := []any{&r.id}
+			for i := range r.vals {
+				dest = append(dest, &r.vals[i])
+			}
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return 0, false, fmt.Errorf("couldn't read %s: %w", table, err)
+			}
+			batch = append(batch, r)
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, fmt.Errorf("couldn't read %s: %w", table, err)
+		}
+		set := strings.Join(columns, " = ?, ") + " = ?"
+		for _, r := range batch {
+			changed := false
+			args := make([]any, 0, len(columns)+1)
+			for i, v := range r.vals {
+				red := redactValue(columns[i], v)
+				changed = changed || red != v
+				args = append(args, red)
+			}
+			if !changed {
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE `+table+` SET `+set+` WHERE id = ?`, append(args, r.id)...); err != nil {
+				return 0, false, fmt.Errorf("couldn't redact %s row %d: %w", table, r.id, err)
+			}
+			*count++
+		}
+		return lastID(batch, func(r row) int64 { return r.id }), len(batch) == limit, nil
+	}
+}
+
+func redactHistory(rep *RepairReport) repairPhase {
+	return redactColumns("memory_history", []string{"old_content", "new_content", "reason"}, &rep.History)
+}
+
+func redactTranscripts(rep *RepairReport) repairPhase {
+	return redactColumns("transcripts", []string{"content"}, &rep.Transcripts)
+}
+
+func redactJobs(rep *RepairReport) repairPhase {
+	return redactColumns("memory_jobs", []string{"payload", "last_error"}, &rep.Jobs)
+}
+
+// redactValue redacts one stored value. A JSON payload is redacted string by string, so
+// the result is still the same JSON with only the credentials replaced.
+func redactValue(column, v string) string {
+	if column != "payload" {
+		return memory.RedactSecrets(v)
+	}
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return memory.RedactSecrets(v)
+	}
+	changed := false
+	doc = redactJSON(doc, &changed)
+	if !changed {
+		return v
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return memory.RedactSecrets(v)
+	}
+	return string(b)
+}
+
+func redactJSON(v any, changed *bool) any {
+	switch x := v.(type) {
+	case string:
+		red := memory.RedactSecrets(x)
+		*changed = *changed || red != x
+		return red
+	case []any:
+		for i := range x {
+			x[i] = redactJSON(x[i], changed)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = redactJSON(x[k], changed)
+		}
+	}
+	return v
+}
+
+// stripJobs reduces finished jobs written by older versions to their ids, and their error
+// text to the kind of problem.
+func stripJobs(rep *RepairReport) repairPhase {
+	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+		type row struct {
+			id               int64
+			payload, lastErr string
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, payload, last_error FROM memory_jobs
+			WHERE id > ? AND state IN ('done', 'dead') ORDER BY id LIMIT ?`, after, limit)
+		if err != nil {
+			return 0, false, fmt.Errorf("couldn't read finished jobs: %w", err)
+		}
+		var batch []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.payload, &r.lastErr); err != nil {
+				rows.Close()
+				return 0, false, fmt.Errorf("couldn't read finished jobs: %w", err)
+			}
+			batch = append(batch, r)
+		}
+		if err := rows.Close(); err != nil {
+			return 0, false, fmt.Errorf("couldn't read finished jobs: %w", err)
+		}
+		for _, r := range batch {
+			lastErr := r.lastErr
+			if lastErr != "" {
+				lastErr = cleanJobError(lastErr, r.payload)
+			}
+			n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+jobIDsPayload+`, last_error = ?
+				WHERE id = ? AND (payload <> `+jobIDsPayload+` OR last_error <> ?)`, lastErr, r.id, lastErr)
+			if err != nil {
+				return 0, false, fmt.Errorf("couldn't strip job %d: %w", r.id, err)
+			}
+			rep.Stripped += n
+		}
+		return lastID(batch, func(r row) int64 { return r.id }), len(batch) == limit, nil
+	}
+}
+
+// vacuum merges the full-text indexes (dropping the entries of deleted rows) and rebuilds
+// the file without its freed pages, which older versions left holding deleted text. VACUUM
+// cannot run inside a transaction, so it runs alone on the write connection.
+func (s *Store) vacuum(ctx context.Context, rep *RepairReport) error {
+	if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
+	}); err != nil {
+		return err
+	}
+	s.writeDepth.Add(1)
+	_, err := s.write.ExecContext(ctx, `VACUUM`)
+	if err == nil {
+		// The old pages are also in the WAL until a checkpoint copies the new ones over.
+		_, err = s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	s.writeDepth.Add(-1)
+	if err != nil {
+		return fmt.Errorf("couldn't vacuum the database: %w", err)
+	}
+	rep.Vacuumed = true
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET done_at = ? WHERE name = ?`, s.nowMillis(), repairVacuum); err != nil {
+			return fmt.Errorf("couldn't record the vacuum: %w", err)
+		}
+		return nil
+	})
+}
+
+func lastID[T any](batch []T, id func(T) int64) int64 {
+	if len(batch) == 0 {
+		return 0
+	}
+	return id(batch[len(batch)-1])
+}
