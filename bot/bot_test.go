@@ -569,7 +569,7 @@ func TestHistoryShowsPipelineChanges(t *testing.T) {
 	raid := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Raid night is Tuesday at 20:00"})
 	bank := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The guild bank is open to everyone"})
 	if _, err := tb.store.ApplyPipelineBatch(t.Context(), ltm.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers"},
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers", MayEditServer: true},
 		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
 		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},
 	}}); err != nil {

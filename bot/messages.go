@@ -74,6 +74,7 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		Content:   content,
 		At:        m.Timestamp,
 	}
+	req.CanEditServer = b.messageCanEditServer(ctx, s, m)
 	if req.At.IsZero() {
 		req.At = b.now()
 	}

@@ -190,6 +190,10 @@ type Request struct {
 	Content   string
 	// At is when the message was sent; zero means now.
 	At time.Time
+	// CanEditServer says the author may change the guild's server memory (Manage Server
+	// or the editor role) as they send this message. It is kept with the transcript turn:
+	// the pipeline changes server memory only on behalf of such a member or its author.
+	CanEditServer bool
 }
 
 // Notice is a memory change made during the turn, for the transport to show.
@@ -355,7 +359,8 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 
 	// 2. Raw-first: the user's words are durable before any model call.
 	stored := ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At}
+		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
+		CanEditServer: req.CanEditServer}
 	turnID, err := e.store.AppendTurn(ctx, stored)
 	if err != nil {
 		return Reply{}, err
