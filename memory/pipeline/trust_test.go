@@ -215,9 +215,14 @@ func TestDecisionsStayInTheirOrigin(t *testing.T) {
 	if len(shown) != 1 || !strings.Contains(shown[0], "[id:"+itoa(guild.ID)+"]") {
 		t.Fatalf("decision prompts %q: want one, about the guild-origin memory", shown)
 	}
-	for _, id := range []int64{dm.ID, mods.ID} {
-		if strings.Contains(shown[0], "[id:"+itoa(id)+"]") {
-			t.Errorf("memory #%d, not visible in #general, was a candidate:\n%s", id, shown[0])
+	for _, req := range e.fake.ChatRequests() {
+		if isExtraction(req) {
+			continue
+		}
+		for _, id := range []int64{dm.ID, mods.ID} {
+			if prompt := req.Messages[1].Content; strings.Contains(prompt, "[id:"+itoa(id)+"]") {
+				t.Errorf("memory #%d, not visible in #general, was a candidate:\n%s", id, prompt)
+			}
 		}
 	}
 	if got := e.contents(memory.ServerOwner("g1")); !slices.Contains(got, "Bike thieves are banned from the server") {
