@@ -412,6 +412,23 @@ func TestOnMessageCreate(t *testing.T) {
 			t.Errorf("%d turns, want 1 (auto-reply channel only)", n)
 		}
 	})
+
+	t.Run("ServerMemoryRightTravelsWithTheTurn", func(t *testing.T) {
+		// The pipeline changes server memory only on behalf of members who may; the
+		// editor role on the message's member is one way to be such a member.
+		if err := tb.store.SaveGuildSettings(context.Background(), ltm.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(tb.turner.requests())
+		editor := tb.fake.GuildMessage(guild, channel, alice, "<@"+me.ID+"> raid moved to Friday", me)
+		editor.Member.Roles = []string{"editors"}
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: editor})
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: tb.fake.GuildMessage(guild, channel, alice, "<@"+me.ID+"> raid moved to Sunday", me)})
+		reqs := tb.turner.requests()[before:]
+		if len(reqs) != 2 || !reqs[0].CanEditServer || reqs[1].CanEditServer {
+			t.Errorf("requests %+v: want the editor's marked and the plain member's not", reqs)
+		}
+	})
 }
 
 func TestShutdownRefusesNewWork(t *testing.T) {
