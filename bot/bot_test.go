@@ -417,6 +417,23 @@ func TestOnMessageCreate(t *testing.T) {
 			t.Errorf("%d turns, want 1 (auto-reply channel only)", n)
 		}
 	})
+
+	t.Run("ServerMemoryRightTravelsWithTheTurn", func(t *testing.T) {
+		// The pipeline changes server memory only on behalf of members who may; the
+		// editor role on the message's member is one way to be such a member.
+		if err := tb.store.SaveGuildSettings(context.Background(), ltm.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
+			t.Fatal(err)
+		}
+		before := len(tb.turner.requests())
+		editor := tb.fake.GuildMessage(guild, channel, alice, "<@"+me.ID+"> raid moved to Friday", me)
+		editor.Member.Roles = []string{"editors"}
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: editor})
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: tb.fake.GuildMessage(guild, channel, alice, "<@"+me.ID+"> raid moved to Sunday", me)})
+		reqs := tb.turner.requests()[before:]
+		if len(reqs) != 2 || !reqs[0].ServerEditor || reqs[1].ServerEditor {
+			t.Errorf("requests %+v: want the editor's marked and the plain member's not", reqs)
+		}
+	})
 }
 
 func TestShutdownRefusesNewWork(t *testing.T) {
@@ -574,7 +591,7 @@ func TestHistoryShowsPipelineChanges(t *testing.T) {
 	raid := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Raid night is Tuesday at 20:00"})
 	bank := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The guild bank is open to everyone"})
 	if _, err := tb.store.ApplyPipelineBatch(t.Context(), ltm.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers"},
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers", MayEditServer: true},
 		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
 		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},
 	}}); err != nil {

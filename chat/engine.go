@@ -197,7 +197,8 @@ type Request struct {
 	At time.Time
 	// ServerEditor is set by the transport when the author may change the guild's server
 	// memory (Manage Server or the editor role); the model then may change any server
-	// memory for them, not only the ones they authored.
+	// memory for them, not only the ones they authored. The transcript keeps it with the
+	// turn, so the background pipeline changes server memory only on behalf of such members.
 	ServerEditor bool
 	// Audience says which guild channels' memories may be used in the reply (SPEC §2
 	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
@@ -368,7 +369,8 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 
 	// 2. Raw-first: the user's words are durable before any model call.
 	stored := ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At}
+		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
+		CanEditServer: req.GuildID != "" && req.ServerEditor}
 	turnID, err := e.store.AppendTurn(ctx, stored)
 	if err != nil {
 		return Reply{}, err

@@ -112,6 +112,26 @@ func TestTurnHook(t *testing.T) {
 		}
 	})
 
+	t.Run("ServerMemoryRightIsKeptWithTheTurn", func(t *testing.T) {
+		e := newEnv(t, chat.Config{})
+		h := newHooked(t, e, chat.Config{})
+		for _, can := range []bool{true, false} {
+			e.srv.Script(fakeopenai.Text("ok"))
+			req := e.guild("We decided to raid on Fridays from now on")
+			req.ServerEditor = can
+			h.turn(t, req)
+			c := h.calls[len(h.calls)-1]
+			recent, err := e.store.RecentTurns(t.Context(), req.GuildID, req.ChannelID, req.UserID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(recent, func(r ltm.Turn) bool { return r.ID == c.turn.ID })
+			if c.turn.CanEditServer != can || i < 0 || recent[i].CanEditServer != can {
+				t.Errorf("CanEditServer %v: the hook saw %v, the transcript holds %+v", can, c.turn.CanEditServer, recent)
+			}
+		}
+	})
+
 	t.Run("FailureOnlyWarns", func(t *testing.T) {
 		e := newEnv(t, chat.Config{})
 		h := newHooked(t, e, chat.Config{})

@@ -134,6 +134,16 @@ type Proposal struct {
 	// contradict. An applied ADD or UPDATE records a review_needed row on each of them and
 	// on the new content's memory.
 	Contradicts []int64
+	// Evidence are the transcript messages the fact was learned from. An applied ADD
+	// records them in memory_evidence (deleted messages and forget-me follow these links);
+	// their speakers are checked against forget-me fences.
+	Evidence []MessageRef
+	// MayEditServer says that a speaker of the evidence could change the guild's server
+	// memory when they spoke. Without it, an UPDATE or DELETE of a server memory applies
+	// only when an evidence speaker wrote the target; otherwise it is recorded as
+	// review_needed (SPEC §4 full mode: the model changes server memory only on behalf of
+	// people who may).
+	MayEditServer bool
 }
 
 // ProposalOutcome is what ApplyPipelineBatch did with one proposal.
@@ -169,6 +179,12 @@ type PipelineBatch struct {
 	CursorFrom int64
 	CursorTo   int64
 	Proposals  []Proposal
+	// StartedAt is when the work behind the proposals began: when the worker leased the
+	// job, or when the run whose checkpoint it reuses did. Every proposal involving a
+	// member forgotten at or after it (owner, subject, author or evidence speaker) is
+	// dropped without writing anything, not even history. Zero skips the fence (callers
+	// that hold no job).
+	StartedAt time.Time
 }
 
 // ApplyPipelineBatch applies a job's proposals in one short write transaction: the hash
@@ -201,8 +217,18 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 		if cur != b.CursorFrom {
 			return fmt.Errorf("channel %s at turn %d, batch starts at %d: %w", b.ChannelID, cur, b.CursorFrom, ErrCursorMoved)
 		}
+		fenced, err := batchFencesTx(ctx, tx, b)
+		if err != nil {
+			return err
+		}
 		for _, p := range b.Proposals {
-			o, err := s.applyProposalTx(ctx, tx, p)
+			if involvesAny(p, fenced) {
+				// The member asked to be forgotten after this work began: write nothing of
+				// it, not even a history row with its content.
+				out = append(out, ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
+				continue
+			}
+			o, err := s.applyProposalTx(ctx, tx, b.GuildID, p)
 			if err != nil {
 				return err
 			}
@@ -236,7 +262,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 	return out, nil
 }
 
-func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string, p Proposal) (ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, p, p.Record, "")
 	}
@@ -244,7 +270,7 @@ func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, p Proposal) (Pr
 	case ProposeAdd:
 		return s.applyAddTx(ctx, tx, p)
 	case ProposeUpdate, ProposeDelete:
-		return s.applyChangeTx(ctx, tx, p)
+		return s.applyChangeTx(ctx, tx, guildID, p)
 	case ProposeNone:
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "")
 	}
@@ -273,13 +299,16 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (Proposa
 	if err := annotateLastHistory(ctx, tx, res.Memory.ID, p.Metadata); err != nil {
 		return ProposalOutcome{}, err
 	}
+	if err := addEvidenceTx(ctx, tx, res.Memory.ID, p.Evidence); err != nil {
+		return ProposalOutcome{}, err
+	}
 	if err := s.recordContradictionsTx(ctx, tx, p, res.Memory); err != nil {
 		return ProposalOutcome{}, err
 	}
 	return ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p Proposal) (ProposalOutcome, error) {
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
@@ -287,9 +316,19 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, p Proposal) (Prop
 	if err != nil {
 		return ProposalOutcome{}, err
 	}
+	if target.GuildID != guildID {
+		// A memory that originated elsewhere (a DM-origin personal memory, another guild's)
+		// is not visible in this conversation, so it cannot change it, whatever id the
+		// model named. The row does not point at the target or quote it.
+		p.TargetID = 0
+		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target not visible here")
+	}
 	if target.Pinned {
 		// Pinned memories are the people's word; the pipeline never changes them.
 		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, "target is pinned")
+	}
+	if target.Scope == memory.ScopeServer && !p.MayEditServer && !authoredByEvidence(target, p.Evidence) {
+		return s.recordProposalTx(ctx, tx, p, memory.ActionReview, NoteNeedsEditor)
 	}
 	if p.Action == ProposeDelete {
 		gone, err := s.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)

@@ -49,8 +49,8 @@ func TestApplyPipelineBatchActions(t *testing.T) {
 	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 0, CursorTo: 7, Proposals: []ltm.Proposal{
 		addProposal(g, "Movie night is on Saturdays", map[string]any{"job": 1, "fact": 0}),
 		addProposal(g, "raid night is tuesday.", nil),
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night moved to Wednesday"}, Reason: "moved", Metadata: map[string]any{"fact": 2}},
-		{Action: ltm.ProposeDelete, Owner: g, TargetID: doomed.ID, Reason: "bank closed"},
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night moved to Wednesday"}, Reason: "moved", Metadata: map[string]any{"fact": 2}, MayEditServer: true},
+		{Action: ltm.ProposeDelete, Owner: g, TargetID: doomed.ID, Reason: "bank closed", MayEditServer: true},
 		{Action: ltm.ProposeUpdate, Owner: g, TargetID: pinned.ID, Memory: memory.Memory{Content: "The rules changed somehow"}, Reason: "x"},
 		{Action: ltm.ProposeDelete, Owner: g, TargetID: other.ID, Reason: "another scope"},
 		{Action: ltm.ProposeNone, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night is Wednesday"}, Reason: "known"},

@@ -22,6 +22,11 @@ type Turn struct {
 	Content    string
 	MessageID  string
 	CreatedAt  time.Time
+	// CanEditServer records that the speaker of a user turn could change the guild's server
+	// memory when they spoke (Manage Server or the editor role). The pipeline lets a
+	// conversation update or delete server memory only through such a speaker or the
+	// memory's author.
+	CanEditServer bool
 }
 
 // Transcript roles.
@@ -46,9 +51,9 @@ func (s *Store) AppendTurn(ctx context.Context, t Turn) (int64, error) {
 	var id int64
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
-			content, message_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			content, message_id, created_at, can_edit_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
-			created).Scan(&id)
+			created, boolInt(t.CanEditServer)).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("couldn't append turn: %w", err)
@@ -63,8 +68,8 @@ func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID stri
 	if limit <= 0 {
 		limit = 20
 	}
-	query := `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at
-		FROM transcripts WHERE guild_id = ? AND channel_id = ?`
+	query := `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at,
+		can_edit_server FROM transcripts WHERE guild_id = ? AND channel_id = ?`
 	args := []any{guildID, channelID}
 	if guildID == "" {
 		query += ` AND user_id = ?`
@@ -88,8 +93,8 @@ func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, after
 	if limit <= 0 {
 		limit = 100
 	}
-	return s.queryTurns(ctx, `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at
-		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ? ORDER BY id LIMIT ?`,
+	return s.queryTurns(ctx, `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at,
+		can_edit_server FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ? ORDER BY id LIMIT ?`,
 		guildID, channelID, afterID, limit)
 }
 
@@ -104,12 +109,13 @@ func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]Tu
 		var (
 			t       Turn
 			created int64
+			canEdit int
 		)
 		if err := rows.Scan(&t.ID, &t.GuildID, &t.ChannelID, &t.UserID, &t.AuthorName, &t.Role, &t.Content,
-			&t.MessageID, &created); err != nil {
+			&t.MessageID, &created, &canEdit); err != nil {
 			return nil, fmt.Errorf("couldn't read transcript row: %w", err)
 		}
-		t.CreatedAt = fromMillis(created)
+		t.CreatedAt, t.CanEditServer = fromMillis(created), canEdit != 0
 		// Rows written before the detector knew a credential's shape may still hold
 		// one until the upgrade's re-scan reaches them; every reader (the chat prompt,
 		// the pipeline's extraction) gets them redacted meanwhile.

@@ -59,6 +59,8 @@ func (w WriteContext) CanSee(m *memory.Memory, crossServer bool) bool {
 // evidence (memory_evidence) so that the author's forget-me and the message's deletion
 // can find the memory.
 type MessageRef struct {
+	// MessageID is the Discord message id, or "turn:<transcript id>" for a turn that has
+	// none (the terminal chat), so the link still names its speaker.
 	MessageID string
 	AuthorID  string
 }

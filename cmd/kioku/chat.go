@@ -78,9 +78,11 @@ func (app *App) newModelClient() (*llm.Client, error) {
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client) (*pipeline.Pipeline, error) {
 	flags := pipelineFlags(app.config.PipelineMode)
 	return pipeline.New(store, model, pipeline.Config{
-		Flags:        &flags,
-		CallsPerHour: app.config.PipelineCallsPerHour,
-		Logger:       app.logger.With("component", "pipeline"),
+		Flags:             &flags,
+		CallsPerHour:      app.config.PipelineCallsPerHour,
+		GuildShare:        app.config.PipelineGuildShare,
+		HighSignalPerHour: app.config.PipelineMemberTriggers,
+		Logger:            app.logger.With("component", "pipeline"),
 	})
 }
 

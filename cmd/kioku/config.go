@@ -46,6 +46,12 @@ type Config struct {
 	PipelineMode string
 	// PipelineCallsPerHour caps the pipeline's model calls per hour (the cost guard).
 	PipelineCallsPerHour int
+	// PipelineGuildShare is the part of that budget one server may use while others wait
+	// (0 < share <= 1; 1 turns the rule off).
+	PipelineGuildShare float64
+	// PipelineMemberTriggers is how many high-signal turns per hour of one member start an
+	// extraction at once.
+	PipelineMemberTriggers int
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -125,6 +131,15 @@ var settings = []setting{
 		return fmt.Errorf("want full, controlled, shadow, frozen or off, got %q", v)
 	}},
 	{"KIOKU_PIPELINE_BUDGET", strconv.Itoa(pipeline.DefaultCallsPerHour), "Most model calls per hour for the background pipeline; over it, jobs wait.", positiveInt(func(c *Config) *int { return &c.PipelineCallsPerHour })},
+	{"KIOKU_PIPELINE_SERVER_SHARE", strconv.FormatFloat(pipeline.DefaultGuildShare, 'g', -1, 64), "Part of the pipeline budget one server (or one member's DMs) may use while others wait, above 0 and at most 1 (1: no limit).", func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f <= 0 || f > 1 {
+			return fmt.Errorf("want a number above 0 and at most 1, got %q", v)
+		}
+		c.PipelineGuildShare = f
+		return nil
+	}},
+	{"KIOKU_PIPELINE_MEMBER_TRIGGERS", strconv.Itoa(pipeline.DefaultHighSignalPerHour), "High-signal messages per member per hour that start a background extraction at once; later ones wait for the batch or idle trigger.", positiveInt(func(c *Config) *int { return &c.PipelineMemberTriggers })},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
 	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
 	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {

@@ -140,7 +140,9 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 		{"u2", "Bob", "I prefer green tea over coffee"},
 		{"u2", "Bob", "Movie night happens on Saturdays"},
 	} {
-		tr := ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: turn.user, AuthorName: turn.name, Role: ltm.RoleUser, Content: turn.text}
+		// Both may edit server memory, so the run applies its updates and deletes.
+		tr := ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: turn.user, AuthorName: turn.name, Role: ltm.RoleUser,
+			Content: turn.text, CanEditServer: true}
 		if tr.ID, err = store.AppendTurn(ctx, tr); err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,7 @@ type env struct {
 	client *llm.Client
 	p      *pipeline.Pipeline
 	logs   *syncBuffer
+	msgSeq int // message ids of said turns: m1, m2, …
 }
 
 type syncBuffer struct {
@@ -89,8 +90,21 @@ func (e *env) withEmbeddings() *env {
 // say stores a user turn and notifies the pipeline the way the chat turn does.
 func (e *env) say(guild, channel, user, name, text string) ltm.Turn {
 	e.t.Helper()
-	t := ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Role: ltm.RoleUser,
-		Content: text, MessageID: fmt.Sprintf("m%d", e.clock.Now().UnixNano())}
+	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text})
+}
+
+// sayAsEditor is say by a member who may change the guild's server memory.
+func (e *env) sayAsEditor(guild, channel, user, name, text string) ltm.Turn {
+	e.t.Helper()
+	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text, CanEditServer: true})
+}
+
+// sayWith stores user turn t (role and message id filled in) and notifies the pipeline.
+func (e *env) sayWith(t ltm.Turn) ltm.Turn {
+	e.t.Helper()
+	e.msgSeq++
+	t.Role, t.MessageID = ltm.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
+	text := t.Content
 	id, err := e.store.AppendTurn(e.t.Context(), t)
 	if err != nil {
 		e.t.Fatal(err)
@@ -201,7 +215,8 @@ type fact struct {
 	Type       string  `json:"type,omitempty"`
 	Confidence float64 `json:"confidence"`
 	Scope      string  `json:"scope,omitempty"`
-	Subject    string  `json:"subject,omitempty"`
+	SubjectID  string  `json:"subject_id,omitempty"`
+	Evidence   []int   `json:"evidence,omitempty"`
 }
 
 func extraction(facts ...fact) fakeopenai.Response {
@@ -216,28 +231,49 @@ func decision(action string, target int64, content string, confidence float64, r
 }
 
 var (
-	userLine = regexp.MustCompile(`(?m)^\[(.+?) \(user id (.+?)\)\]: (.*)$`)
-	factLine = regexp.MustCompile(`<new_fact type="\w+">(.*)</new_fact>`)
-	candLine = regexp.MustCompile(`(?m)^\[id:(\d+)\] \([^)]*\) (.*)$`)
+	conversationBlock = regexp.MustCompile(`(?s)<conversation>\n(.*)\n</conversation>`)
+	factLine          = regexp.MustCompile(`(?m)^\(\w+\) (".*")$`)
+	candLine          = regexp.MustCompile(`(?m)^\[id:(\d+)\] \([^)]*\) (".*")$`)
 )
 
+// records decodes the conversation records of an extraction request.
+func records(req openai.ChatCompletionRequest) []pipeline.Record {
+	m := conversationBlock.FindStringSubmatch(req.Messages[len(req.Messages)-1].Content)
+	if m == nil {
+		return nil
+	}
+	var recs []pipeline.Record
+	if err := json.Unmarshal([]byte(m[1]), &recs); err != nil {
+		panic(fmt.Sprintf("the conversation block is not a JSON array of records: %v\n%s", err, m[1]))
+	}
+	return recs
+}
+
+// unquote reads a quoted prompt string.
+func unquote(s string) string {
+	u, err := strconv.Unquote(s)
+	if err != nil {
+		return s
+	}
+	return u
+}
+
 // defaultBrain is a deterministic model for tests that do not script replies. Extraction:
-// every user line of at least ten characters becomes a fact: personal (about its author)
-// when it starts with "I ", server otherwise. Decision: a fact containing "instead"
+// every person's record of at least ten characters becomes a fact citing it: personal
+// (about its speaker) when it starts with "I ", server otherwise. Decision: a fact containing "instead"
 // updates the first candidate, one containing "no longer" deletes it, a fact equal to a
 // candidate is NONE, anything else is ADD.
 func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 	user := req.Messages[len(req.Messages)-1].Content
 	if isExtraction(req) {
 		var facts []fact
-		for _, m := range userLine.FindAllStringSubmatch(user, -1) {
-			name, id, text := m[1], m[2], m[3]
-			if len(text) < 10 {
+		for _, r := range records(req) {
+			if r.Bot || len(r.Text) < 10 {
 				continue
 			}
-			f := fact{Content: text, Type: "fact", Confidence: 0.9, Scope: "server"}
-			if strings.HasPrefix(text, "I ") {
-				f.Content, f.Scope, f.Subject = name+" "+strings.TrimPrefix(text, "I "), "personal", id
+			f := fact{Content: r.Text, Type: "fact", Confidence: 0.9, Scope: "server", Evidence: []int{r.N}}
+			if strings.HasPrefix(r.Text, "I ") {
+				f.Content, f.Scope, f.SubjectID = r.Speaker+" "+strings.TrimPrefix(r.Text, "I "), "personal", r.SpeakerID
 			}
 			facts = append(facts, f)
 		}
@@ -249,13 +285,14 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 		return fakeopenai.Text("not json")
 	}
 	first, _ := strconv.ParseInt(cands[0][1], 10, 64)
-	switch f := fm[1]; {
+	switch f := unquote(fm[1]); {
 	case strings.Contains(f, "no longer"):
 		return decision("DELETE", first, "", 0.9, "the fact retracts it")
 	case strings.Contains(f, "instead"):
 		return decision("UPDATE", first, f, 0.9, "the fact corrects it")
-	case strings.EqualFold(f, cands[0][2]):
+	case strings.EqualFold(f, unquote(cands[0][2])):
 		return decision("NONE", first, "", 0.9, "already known")
+	default:
+		return decision("ADD", 0, f, 0.9, "new information")
 	}
-	return decision("ADD", 0, fm[1], 0.9, "new information")
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"
 )
@@ -95,6 +96,13 @@ type Config struct {
 	// CallsPerHour caps model calls per hour; default DefaultCallsPerHour, negative for
 	// no cap.
 	CallsPerHour int
+	// GuildShare is the part of CallsPerHour one server (or one member's DMs) may use
+	// while other servers' jobs wait; default DefaultGuildShare, negative for no share
+	// rule.
+	GuildShare float64
+	// HighSignalPerHour is how many high-signal turns of one member per hour start an
+	// extraction at once; default DefaultHighSignalPerHour, negative for no limit.
+	HighSignalPerHour int
 	// LeaseFor is how long a job is held between heartbeats; default DefaultLeaseFor.
 	LeaseFor time.Duration
 	// MaxAttempts is the failed runs before a job is dead; default ltm.DefaultMaxAttempts.
@@ -125,6 +133,12 @@ type Config struct {
 	// never message content). Nil discards.
 	Logger *slog.Logger
 
+	// Audience, when set, returns which channels' memories may be used in a guild
+	// channel (SPEC §2 channel-aware memory); decision candidates are limited to them. Nil
+	// means no channel restriction beyond the conversation's guild. A nil result from it
+	// restricts nothing either.
+	Audience func(ctx context.Context, guildID, channelID string) *memory.Audience
+
 	// BeforeCommit, when set, is called after every model and embedding call of a job
 	// and right before its one write transaction. A test seam: tests block in it to
 	// crash or race a job at the worst moment. An error fails the run like any other.
@@ -139,6 +153,8 @@ type Pipeline struct {
 	flags Flags
 	log   *slog.Logger
 	guard *CostGuard
+	// triggers limits each member's high-signal extraction triggers.
+	triggers *memberTriggers
 
 	tickMu sync.Mutex // one Tick at a time, whoever calls it
 	nonce  uint32     // tells this process's leases from those of an earlier one with the same pid
@@ -172,6 +188,12 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 	}
 	if cfg.CallsPerHour == 0 {
 		cfg.CallsPerHour = DefaultCallsPerHour
+	}
+	if cfg.GuildShare == 0 {
+		cfg.GuildShare = DefaultGuildShare
+	}
+	if cfg.HighSignalPerHour == 0 {
+		cfg.HighSignalPerHour = DefaultHighSignalPerHour
 	}
 	if cfg.LeaseFor <= 0 {
 		cfg.LeaseFor = DefaultLeaseFor
@@ -221,13 +243,14 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{
-		store: store,
-		model: model,
-		cfg:   cfg,
-		flags: flags,
-		log:   log,
-		guard: NewCostGuard(cfg.CallsPerHour, time.Hour, func() time.Time { return store.Now() }),
-		nonce: rand.Uint32(),
+		store:    store,
+		model:    model,
+		cfg:      cfg,
+		flags:    flags,
+		log:      log,
+		guard:    NewCostGuard(cfg.CallsPerHour, time.Hour, func() time.Time { return store.Now() }).WithShare(cfg.GuildShare),
+		triggers: newMemberTriggers(cfg.HighSignalPerHour, func() time.Time { return store.Now() }),
+		nonce:    rand.Uint32(),
 	}
 	return p, nil
 }

@@ -114,7 +114,9 @@ func TestExtractionEndToEnd(t *testing.T) {
 		t.Errorf("model %q, want the pipeline model", req.Model)
 	}
 	conv := req.Messages[1].Content
-	for _, want := range []string{"[Alice (user id u1)]: I prefer green tea", "[bot]: Green tea it is.", "[Bob (user id u2)]: The raid"} {
+	for _, want := range []string{`{"n":1,"speaker_id":"u1","speaker":"Alice","text":"I prefer green tea over coffee"}`,
+		`{"n":2,"speaker_id":"","speaker":"kioku (bot)","bot":true,"text":"Green tea it is."}`,
+		`{"n":3,"speaker_id":"u2","speaker":"Bob","text":"The raid is on Friday evenings"}`} {
 		if !strings.Contains(conv, want) {
 			t.Errorf("extraction prompt lacks %q:\n%s", want, conv)
 		}
@@ -125,7 +127,7 @@ func TestExtractionEndToEnd(t *testing.T) {
 	}
 	m := personal[0]
 	want := memory.Provenance{AuthorID: "u1", Author: "Alice", ChannelID: "c1", MessageID: alice.MessageID}
-	if m.Content != "Alice prefer green tea over coffee" || m.GuildID != "g1" || m.Source != memory.SourcePipeline || m.Provenance != want {
+	if m.Content != "Alice prefer green tea over coffee" || m.GuildID != "g1" || m.Source != memory.SourcePipeline || m.Provenance != want || m.SubjectID != "u1" {
 		t.Errorf("personal memory %+v", m)
 	}
 	if got := e.contents(memory.ServerOwner("g1")); !slices.Equal(got, []string{"The raid is on Friday evenings"}) {
@@ -174,11 +176,12 @@ func seedModes(t *testing.T, e *env, mode string) (editable, doomed, pinned *mem
 	editable = remember("Raid night is Tuesday", false)
 	doomed = remember("The guild bank is open to everyone", false)
 	pinned = remember("Server rules are posted in the welcome channel", true)
-	e.say("g1", "c1", "u1", "Alice", "Raid night is Wednesday instead")
-	e.say("g1", "c1", "u1", "Alice", "The guild bank is no longer open to everyone")
-	e.say("g1", "c1", "u2", "Bob", "Movie night happens on Saturdays")
-	e.say("g1", "c1", "u2", "Bob", "Server rules are no longer posted in the welcome channel")
-	e.say("g1", "c1", "u2", "Bob", decisive)
+	// Alice and Bob may edit server memory, so full mode applies their updates and deletes.
+	e.sayAsEditor("g1", "c1", "u1", "Alice", "Raid night is Wednesday instead")
+	e.sayAsEditor("g1", "c1", "u1", "Alice", "The guild bank is no longer open to everyone")
+	e.sayAsEditor("g1", "c1", "u2", "Bob", "Movie night happens on Saturdays")
+	e.sayAsEditor("g1", "c1", "u2", "Bob", "Server rules are no longer posted in the welcome channel")
+	e.sayAsEditor("g1", "c1", "u2", "Bob", decisive)
 	return editable, doomed, pinned
 }
 
@@ -307,14 +310,14 @@ func TestControlledWriteGates(t *testing.T) {
 	}
 	e.fake.Script(
 		extraction(
-			fact{Content: "Bob might like sushi, maybe", Confidence: 0.5, Scope: "server"},                           // 0: fact confidence gate
-			fact{Content: "raid night is tuesday.", Confidence: 0.9, Scope: "server"},                                // 1: hash dedup, no decision
-			fact{Content: "Raid night could be Thursday", Confidence: 0.9, Scope: "server"},                          // 2: decision confidence gate
-			fact{Content: "Raid night is on Wednesday now", Confidence: 0.9, Scope: "server"},                        // 3: hallucinated id
-			fact{Content: "Raid night is really Tuesday", Confidence: 0.9, Scope: "server"},                          // 4: empty reason
-			fact{Content: "Alice does not like jazz music", Confidence: 0.9, Scope: "server"},                        // 5: contradiction
-			fact{Content: "Alice likes jazz music very much", Confidence: 0.9, Scope: "server"},                      // 6: NONE
-			fact{Content: "Someone we never heard of likes tea", Confidence: 0.9, Scope: "personal", Subject: "Zed"}, // 7: unknown subject
+			fact{Content: "Bob might like sushi, maybe", Confidence: 0.5, Scope: "server", Evidence: []int{2}},                             // 0: fact confidence gate
+			fact{Content: "raid night is tuesday.", Confidence: 0.9, Scope: "server", Evidence: []int{2}},                                  // 1: hash dedup, no decision
+			fact{Content: "Raid night could be Thursday", Confidence: 0.9, Scope: "server", Evidence: []int{2}},                            // 2: decision confidence gate
+			fact{Content: "Raid night is on Wednesday now", Confidence: 0.9, Scope: "server", Evidence: []int{2}},                          // 3: hallucinated id
+			fact{Content: "Raid night is really Tuesday", Confidence: 0.9, Scope: "server", Evidence: []int{2}},                            // 4: empty reason
+			fact{Content: "Alice does not like jazz music", Confidence: 0.9, Scope: "server", Evidence: []int{1}},                          // 5: contradiction
+			fact{Content: "Alice likes jazz music very much", Confidence: 0.9, Scope: "server", Evidence: []int{1}},                        // 6: NONE
+			fact{Content: "Someone we never heard of likes tea", Confidence: 0.9, Scope: "personal", SubjectID: "Zed", Evidence: []int{1}}, // 7: unknown subject
 		),
 		decision("ADD", 0, "", 0.6, "maybe"),
 		decision("UPDATE", 999, "Raid night is on Wednesday now", 0.9, "moved"),

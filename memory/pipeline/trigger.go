@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/kioku-bot/kioku/intent"
@@ -21,8 +22,15 @@ type jobPayload struct {
 
 // checkpoint is the model work done for one batch of turns.
 type checkpoint struct {
-	From       int64            `json:"from"`    // cursor the batch starts after
-	Through    int64            `json:"through"` // last turn of the batch
+	From    int64 `json:"from"`    // cursor the batch starts after
+	Through int64 `json:"through"` // last turn of the batch
+	// Records are the transcript turn ids of the records the model was shown: Records[n-1]
+	// is record n, which facts cite as evidence. A reused checkpoint resolves evidence
+	// through them, so a turn deleted meanwhile is simply gone, never another turn.
+	Records []int64 `json:"records"`
+	// StartedAt is when the run that made the extraction leased the job; forget-me fences
+	// proposals from that time on, however late they are committed.
+	StartedAt  time.Time        `json:"started_at,omitzero"`
 	Extraction Extraction       `json:"extraction"`
 	Decisions  map[int]Decision `json:"decisions,omitempty"` // by fact index
 }
@@ -71,6 +79,13 @@ func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) erro
 	}
 	if us.Privacy == memory.PrivacyFull {
 		return nil
+	}
+	if highSignal && !p.triggers.allow(t.UserID) {
+		// Over their hour's high-signal triggers: the turn still counts towards the
+		// batch and idle triggers, it just cannot start (and pay for) a run by itself.
+		highSignal = false
+		p.log.Info("high-signal trigger over the member's hourly limit; extraction waits for the batch or idle trigger",
+			slog.String("user", t.UserID), slog.String("guild", t.GuildID), slog.String("channel", t.ChannelID))
 	}
 	if _, err := p.schedule(ctx, ltm.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)

@@ -13,7 +13,7 @@ import (
 )
 
 func TestParseExtraction(t *testing.T) {
-	tea := pipeline.Fact{Content: "Alice prefers green tea", Type: memory.TypePreference, Confidence: 0.9, Scope: memory.ScopePersonal, Subject: "u1"}
+	tea := pipeline.Fact{Content: "Alice prefers green tea", Type: memory.TypePreference, Confidence: 0.9, Scope: memory.ScopePersonal, SubjectID: "u1"}
 	raid := pipeline.Fact{Content: "Raid night is on Friday", Type: memory.TypeDecision, Confidence: 0.8, Scope: memory.ScopeServer}
 	const teaJSON = `{"content":"Alice prefers green tea","type":"preference","confidence":0.9,"scope":"personal","subject":"u1"}`
 	const raidJSON = `{"content":"Raid night is on Friday","type":"decision","confidence":0.8,"scope":"server"}`
@@ -67,9 +67,13 @@ func TestParseExtraction(t *testing.T) {
 			facts:    []pipeline.Fact{{Content: "Raid night is on Friday", Type: memory.TypeDecision, Confidence: 1, Scope: memory.ScopeServer}},
 			warnings: []string{"outside 0–1"}},
 		{name: "ScopeAliasesAndNumericSubject", reply: `{"facts":[{"content":"Alice prefers green tea","type":"preference","confidence":0.9,"scope":"target_user","subject":42},{"content":"Raid night is on Friday","type":"decision","confidence":0.8,"scope":"server_wide"}]}`,
-			facts: []pipeline.Fact{{Content: "Alice prefers green tea", Type: memory.TypePreference, Confidence: 0.9, Scope: memory.ScopePersonal, Subject: "42"}, raid}},
+			facts: []pipeline.Fact{{Content: "Alice prefers green tea", Type: memory.TypePreference, Confidence: 0.9, Scope: memory.ScopePersonal, SubjectID: "42"}, raid}},
 		{name: "ScopeInferredFromSubject", reply: `{"facts":[{"content":"Alice prefers green tea","type":"preference","confidence":0.9,"subject":"u1"},{"content":"Raid night is on Friday","type":"decision","confidence":0.8,"scope":"everyone"}]}`,
 			facts: []pipeline.Fact{tea, raid}, warnings: []string{`unknown scope "everyone"`}},
+		{name: "SubjectIDAndEvidence", reply: `{"facts":[{"content":"Alice prefers green tea","type":"preference","confidence":0.9,"scope":"personal","subject_id":"<@u1>","evidence":[1,"#2","x",0,2]},{"content":"Raid night is on Friday","type":"decision","confidence":0.8,"scope":"server","evidence":"3"}]}`,
+			facts: []pipeline.Fact{{Content: "Alice prefers green tea", Type: memory.TypePreference, Confidence: 0.9, Scope: memory.ScopePersonal, SubjectID: "<@u1>", Evidence: []int{1, 2}},
+				{Content: "Raid night is on Friday", Type: memory.TypeDecision, Confidence: 0.8, Scope: memory.ScopeServer, Evidence: []int{3}}},
+			warnings: []string{"fact 0 cites evidence that is not a record number", "fact 0 cites evidence that is not a record number"}},
 		{name: "ContentNotText", reply: `{"facts":[{"content":{"x":1},"confidence":1},"just a string"]}`,
 			warnings: []string{"fact 0 has no text content", "fact 1 is not an object"}},
 		{name: "SecretDropped", reply: `{"facts":[{"content":"Alice's password=hunter2hunter2 for the wiki","confidence":1}]}`,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -25,12 +24,22 @@ type TickResult struct {
 	// BudgetWait is set when the Tick stopped because the model budget is spent; the
 	// queued jobs wait for it.
 	BudgetWait bool `json:"budget_wait,omitempty"`
+	// ShareWait counts jobs put back because their server used its share of the budget
+	// while other servers' jobs were waiting (they are among Postponed).
+	ShareWait int `json:"share_wait,omitempty"`
 }
 
-// budgetError stops a job that needs a model call while the budget is spent.
-type budgetError struct{ retryAt time.Time }
+// budgetError stops a job that needs a model call while the budget, or its server's share
+// of it (share), is spent.
+type budgetError struct {
+	retryAt time.Time
+	share   bool
+}
 
 func (e *budgetError) Error() string {
+	if e.share {
+		return fmt.Sprintf("this server's share of the pipeline model budget is spent until %s", e.retryAt.Format(time.RFC3339))
+	}
 	return fmt.Sprintf("pipeline model budget spent until %s", e.retryAt.Format(time.RFC3339))
 }
 
@@ -78,11 +87,16 @@ type jobRun struct {
 	calls   int
 	stats   map[memory.Action]int
 	beat    time.Time // last lease renewal, in store time
+	started time.Time // when this run leased the job, in store time
 }
 
 func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 	start := time.Now()
-	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.store.Now(),
+	leased := job.UpdatedAt // Lease stamps the job with its lease time
+	if leased.IsZero() {
+		leased = p.store.Now()
+	}
+	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.store.Now(), started: leased,
 		log: p.log.With(slog.Int64("job", job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
 	err := p.runSafely(ctx, run)
 	elapsed := slog.Duration("took", time.Since(start))
@@ -97,6 +111,11 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 	case errors.Is(err, ltm.ErrLeaseLost):
 		res.Lost++
 		run.log.Warn("pipeline job lease lost; its new holder redoes the work", elapsed)
+	case errors.As(err, &be) && be.share:
+		res.ShareWait++
+		p.postpone(bctx, run, be.retryAt, res)
+		run.log.Info("pipeline job waits: its server used its share of the model budget while others wait",
+			slog.Time("until", be.retryAt), elapsed)
 	case errors.As(err, &be):
 		res.BudgetWait = true
 		p.postpone(bctx, run, be.retryAt, res)
@@ -156,13 +175,6 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 	return p.extract(ctx, run)
 }
 
-// person is what the worker knows about someone who spoke in a batch.
-type person struct {
-	id, name  string
-	privacy   memory.Privacy
-	messageID string // their latest message in the batch
-}
-
 // extract is one run of an extraction job: read the turns after the channel's cursor,
 // extract facts (or reuse the checkpoint), decide each fact against its candidates, and
 // commit everything in one transaction.
@@ -177,8 +189,9 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		return err
 	}
 	cp := run.payload.Checkpoint
-	if cp != nil && cp.From != cursor {
-		cp, run.payload.Checkpoint = nil, nil // another run moved on; the checkpoint is stale
+	if cp != nil && (cp.From != cursor || len(cp.Records) == 0) {
+		// Another run moved on, or the checkpoint predates record numbers: redo it.
+		cp, run.payload.Checkpoint = nil, nil
 	}
 	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
 	if err != nil {
@@ -192,13 +205,18 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		return err
 	}
 	selected, through := selectTurns(turns, people, cursor)
+	records := make([]*ltm.Turn, len(selected))
+	for i := range selected {
+		records[i] = &selected[i]
+	}
 	if cp != nil {
 		through = cp.Through
+		records = recordsByID(cp.Records, turns, people)
 	}
 	batch := ltm.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
 		ChannelID: ch.ChannelID, CursorFrom: cursor, CursorTo: through}
-	speakers := speakersOf(selected, people)
-	if mode == ModeOff || len(speakers) == 0 {
+	recs := newBatchRecords(records, people)
+	if mode == ModeOff || len(recs.speakers) == 0 {
 		// Nothing to extract (pipeline off, only the bot spoke, or only people who opted
 		// out): move the cursor past these turns so they are never mined later.
 		return p.commit(ctx, run, ch, batch)
@@ -209,7 +227,8 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 			return err
 		}
 		x := ParseExtraction(reply)
-		cp = &checkpoint{From: cursor, Through: through, Extraction: x, Decisions: map[int]Decision{}}
+		cp = &checkpoint{From: cursor, Through: through, Records: turnIDs(selected), StartedAt: run.started,
+			Extraction: x, Decisions: map[int]Decision{}}
 		run.payload.Checkpoint = cp
 		for _, w := range x.Warnings {
 			run.log.Warn("extraction warning", slog.String("warning", w))
@@ -223,14 +242,26 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 	if cp.Decisions == nil {
 		cp.Decisions = map[int]Decision{}
 	}
+	// The fence of forget-me covers everything since the model first read these turns.
+	batch.StartedAt = run.started
+	if !cp.StartedAt.IsZero() && cp.StartedAt.Before(batch.StartedAt) {
+		batch.StartedAt = cp.StartedAt
+	}
+	aud := p.audience(ctx, ch)
 	for i, f := range cp.Extraction.Facts {
-		prop, ok, err := p.propose(ctx, run, mode, ch, speakers, cursor, through, i, f)
+		att, warnings, why, ok := recs.attribute(f, ch.GuildID == "")
+		for _, w := range warnings {
+			run.log.Warn("extraction warning", slog.Int("fact", i), slog.String("warning", w))
+		}
+		if !ok {
+			run.log.Warn("fact dropped", slog.Int("fact", i), slog.String("why", why))
+			continue
+		}
+		prop, err := p.propose(ctx, run, mode, ch, aud, att, cursor, through, i, f)
 		if err != nil {
 			return err
 		}
-		if ok {
-			batch.Proposals = append(batch.Proposals, prop)
-		}
+		batch.Proposals = append(batch.Proposals, prop)
 	}
 	var texts []string
 	for _, pr := range batch.Proposals {
@@ -278,7 +309,11 @@ func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
 
 // complete makes one model call within the budget.
 func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCompletionMessage) (string, error) {
-	if ok, at := p.guard.Take(); !ok {
+	key := shareKey(run.payload.GuildID, run.payload.ChannelID)
+	if spent, at := p.guard.ShareSpent(key); spent && p.othersWaiting(ctx, key, run.log) {
+		return "", &budgetError{retryAt: at, share: true}
+	}
+	if ok, at := p.guard.TakeFor(key); !ok {
 		return "", &budgetError{retryAt: at}
 	}
 	run.calls++
@@ -305,11 +340,8 @@ func (p *Pipeline) people(ctx context.Context, turns []ltm.Turn) (map[string]*pe
 			who = &person{id: t.UserID, privacy: us.Privacy}
 			out[t.UserID] = who
 		}
-		if t.Role == ltm.RoleUser {
-			if t.AuthorName != "" {
-				who.name = t.AuthorName
-			}
-			who.messageID = t.MessageID
+		if t.Role == ltm.RoleUser && t.AuthorName != "" {
+			who.name = t.AuthorName
 		}
 	}
 	return out, nil
@@ -335,14 +367,17 @@ func selectTurns(turns []ltm.Turn, people map[string]*person, cursor int64) (sel
 			through = t.ID
 			continue
 		}
-		n := len(transcriptLine(t)) + 1
+		n := len(recordJSON(len(selected)+1, t)) + 2
 		if size+n > MaxInputChars {
 			if len(selected) > 0 {
 				break
 			}
-			// One turn longer than the whole budget: keep its beginning.
-			t.Content = truncateUTF8(t.Content, MaxInputChars-(n-len(t.Content))-1)
-			n = MaxInputChars
+			// One turn longer than the whole budget: keep as much of its beginning as
+			// fits once encoded (escapes can make the record longer than the text).
+			for room := MaxInputChars - (n - len(t.Content)); n > MaxInputChars && room > 0; room -= n - MaxInputChars {
+				t.Content = truncateUTF8(t.Content, room)
+				n = len(recordJSON(1, t)) + 2
+			}
 		}
 		selected = append(selected, t)
 		size += n
@@ -365,108 +400,62 @@ func truncateUTF8(s string, maxBytes int) string {
 	return s
 }
 
-func speakersOf(turns []ltm.Turn, people map[string]*person) []*person {
-	var out []*person
-	seen := map[string]bool{}
-	for _, t := range turns {
-		if t.Role != ltm.RoleUser || seen[t.UserID] {
-			continue
-		}
-		seen[t.UserID] = true
-		if who := people[t.UserID]; who != nil {
-			out = append(out, who)
-		}
-	}
-	return out
-}
-
-// resolveSubject maps a fact's subject onto one of the people who spoke: by user id
-// (also as a <@id> mention), then by name. An empty or pronoun subject means the only
-// speaker when there is just one.
-func resolveSubject(subject string, speakers []*person) *person {
-	s := strings.TrimSpace(subject)
-	s = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(s, "<@"), "!"), ">")
-	s = strings.TrimPrefix(s, "@")
-	for _, who := range speakers {
-		if s == who.id {
-			return who
-		}
-	}
-	for _, who := range speakers {
-		if who.name != "" && strings.EqualFold(s, who.name) {
-			return who
-		}
-	}
-	if len(speakers) == 1 {
-		switch strings.ToLower(s) {
-		case "", "i", "me", "user", "the user", "you", "speaker":
-			return speakers[0]
-		}
-	}
-	return nil
-}
-
-// propose turns fact i into a proposal: resolve whose it is, apply the privacy and
-// confidence gates, find candidates, decide (with the model only when there are
-// candidates), apply the mode, and look for contradictions. ok is false for a fact that
-// cannot be attributed to anyone who spoke; it is dropped with a warning.
-func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.Channel, speakers []*person,
-	from, through int64, i int, f Fact) (prop ltm.Proposal, ok bool, err error) {
+// propose turns fact i, attributed by att, into a proposal: apply the privacy and
+// confidence gates, find candidates among the memories visible in this conversation,
+// decide (with the model only when there are candidates), apply the mode, and look for
+// contradictions.
+func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.Channel, aud *memory.Audience,
+	att attribution, from, through int64, i int, f Fact) (prop ltm.Proposal, err error) {
 	cp := run.payload.Checkpoint
-	subject := resolveSubject(f.Subject, speakers)
-	scope := f.Scope
-	if ch.GuildID == "" {
-		// A DM has no server memory; everything said there is the DM user's.
-		scope = memory.ScopePersonal
-		if subject == nil && len(speakers) == 1 {
-			subject = speakers[0]
-		}
-	}
-	var owner memory.Owner
-	switch {
-	case scope == memory.ScopeServer:
-		owner = memory.ServerOwner(ch.GuildID)
-	case subject != nil:
+	owner := memory.ServerOwner(ch.GuildID)
+	subject := att.subject
+	if subject != nil {
 		owner = memory.PersonalOwner(subject.id)
-	default:
-		run.log.Warn("fact dropped: its subject is none of the people who spoke", slog.Int("fact", i))
-		return ltm.Proposal{}, false, nil
 	}
 	prov := memory.Provenance{ChannelID: ch.ChannelID}
-	if subject != nil {
-		prov.AuthorID, prov.Author, prov.MessageID = subject.id, subject.name, subject.messageID
+	if att.author != nil {
+		prov.AuthorID, prov.Author = att.author.id, att.author.name
+	}
+	evidenceTurns := make([]int64, 0, len(att.evidence))
+	for _, t := range att.evidence {
+		evidenceTurns = append(evidenceTurns, t.ID)
+		if att.author != nil && t.UserID == att.author.id {
+			prov.MessageID = t.MessageID // the author's latest message it rests on
+		}
 	}
 	meta := map[string]any{"job": run.job.ID, "fact": i, "turns": []int64{from + 1, through},
-		"fact_confidence": f.Confidence, "mode": mode}
+		"evidence_turns": evidenceTurns, "fact_confidence": f.Confidence, "mode": mode}
 	prop = ltm.Proposal{
-		Action:   ltm.ProposeAdd,
-		Owner:    owner,
-		Memory:   memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID, Provenance: prov},
-		Metadata: meta,
+		Action: ltm.ProposeAdd,
+		Owner:  owner,
+		Memory: memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID,
+			Provenance: prov},
+		Metadata:      meta,
+		Evidence:      evidenceOf(att.evidence),
+		MayEditServer: att.mayEditServer,
 	}
-	// Privacy: nothing personal is written about people who chose partial or full
-	// privacy, and the history row keeps no content either.
-	if subject != nil && (subject.privacy == memory.PrivacyFull ||
-		(owner.Scope == memory.ScopePersonal && subject.privacy == memory.PrivacyPartial)) {
+	if subject != nil {
+		prop.Memory.SubjectID = subject.id
+	}
+	// Privacy: nothing is written about people who chose partial or full privacy (a fact
+	// about them is theirs whatever its label), and the history row keeps no content.
+	if subject != nil && (subject.privacy == memory.PrivacyFull || subject.privacy == memory.PrivacyPartial) {
 		prop.Record, prop.Redact, prop.Reason = memory.ActionBlock, true, "privacy: "+string(subject.privacy)
-		return prop, true, nil
+		return prop, nil
 	}
 	if f.Confidence < p.cfg.ConfidenceGate {
 		prop.Record = memory.ActionSkip
 		prop.Reason = fmt.Sprintf("fact confidence %.2f is below %.2f", f.Confidence, p.cfg.ConfidenceGate)
-		return prop, true, nil
+		return prop, nil
 	}
-	results, err := p.store.Search(ctx, ltm.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes),
-		Owners: []memory.Owner{owner}, Limit: MaxCandidates})
+	cands, err := p.candidates(ctx, ch, aud, owner, f)
 	if err != nil {
-		return prop, false, fmt.Errorf("couldn't find candidates for fact %d: %w", i, err)
+		return prop, fmt.Errorf("couldn't find candidates for fact %d: %w", i, err)
 	}
-	cands := make([]*memory.Memory, 0, len(results))
 	hash := memory.Hash(f.Content)
 	exact := false
-	for _, r := range results {
-		cands = append(cands, r.Memory)
-		exact = exact || r.Memory.Hash == hash
+	for _, c := range cands {
+		exact = exact || c.Hash == hash
 	}
 	var d Decision
 	switch prev, done := cp.Decisions[i]; {
@@ -481,12 +470,12 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 			// A long batch of decisions: renew the lease before the reaper takes the job,
 			// and keep the decisions made so far.
 			if err := p.heartbeat(ctx, run); err != nil {
-				return prop, false, err
+				return prop, err
 			}
 		}
 		reply, err := p.complete(ctx, run, DecisionMessages(f, cands))
 		if err != nil {
-			return prop, false, err
+			return prop, err
 		}
 		d = ParseDecision(reply, f, cands)
 		cp.Decisions[i] = d
@@ -505,7 +494,7 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	if d.Invalid != "" {
 		run.log.Warn("decision dropped", slog.Int("fact", i), slog.String("why", d.Invalid))
 		prop.Record, prop.Reason = memory.ActionSkip, d.Invalid
-		return prop, true, nil
+		return prop, nil
 	}
 	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
 	prop.Memory.Content = d.Content
@@ -519,16 +508,16 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	if d.Confidence < p.cfg.ConfidenceGate {
 		prop.Record = memory.ActionSkip
 		meta["gate"] = fmt.Sprintf("decision confidence %.2f is below %.2f", d.Confidence, p.cfg.ConfidenceGate)
-		return prop, true, nil
+		return prop, nil
 	}
 	if d.Action == ltm.ProposeNone {
-		return prop, true, nil
+		return prop, nil
 	}
 	if rec, why := mode.gate(d.Action); rec != "" {
 		prop.Record = rec
 		meta["gate"] = why
 	}
-	return prop, true, nil
+	return prop, nil
 }
 
 // maxQueryBytes bounds the recall query made from a fact: its beginning says what it is

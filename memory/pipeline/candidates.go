@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// candidateOverfetch is how many recall results per candidate slot are read before the
+// visibility filter, so that memories the conversation may not see do not crowd out those
+// it may.
+const candidateOverfetch = 4
+
+// candidates returns the memories fact f is compared with: the best MaxCandidates of
+// owner's scope that are visible where the conversation happened. That is, memories that
+// originated in the conversation's guild (in a DM, DM-origin personal memories only) and,
+// when the pipeline knows the channel's audience, that the audience allows. The decision
+// stage can only name a candidate, so a conversation never updates or deletes a memory it
+// could not see (issue "decisions cross origins").
+func (p *Pipeline) candidates(ctx context.Context, ch ltm.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
+	q := ltm.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes), Limit: MaxCandidates * candidateOverfetch}
+	if owner.Scope == memory.ScopePersonal && ch.GuildID != "" {
+		q.Visible = []ltm.Visible{{Owner: owner, OriginGuildID: ch.GuildID}}
+	} else {
+		q.Owners = []memory.Owner{owner}
+	}
+	results, err := p.store.Search(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	cands := make([]*memory.Memory, 0, MaxCandidates)
+	for _, r := range results {
+		m := r.Memory
+		if m.GuildID != ch.GuildID || !aud.Allows(m) {
+			continue
+		}
+		cands = append(cands, m)
+		if len(cands) == MaxCandidates {
+			break
+		}
+	}
+	return cands, nil
+}
+
+// audience is the channel rule of the conversation's channel, nil when there is none (a DM,
+// or no Audience provider configured).
+func (p *Pipeline) audience(ctx context.Context, ch ltm.Channel) *memory.Audience {
+	if p.cfg.Audience == nil || ch.GuildID == "" {
+		return nil
+	}
+	return p.cfg.Audience(ctx, ch.GuildID, ch.ChannelID)
+}
