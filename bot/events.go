@@ -75,7 +75,6 @@ func (b *Bot) messagesDeleted(guildID, channelID string, ids []string) {
 	if short == 0 && res.Turns == 0 && len(res.Forgotten) == 0 {
 		return
 	}
-	ids = append([]string(nil), ids...)
 	forgotten := make([]int64, 0, len(res.Forgotten))
 	for _, m := range res.Forgotten {
 		forgotten = append(forgotten, m.ID)
