@@ -82,6 +82,9 @@ type Config struct {
 	MaxImportBytes int64
 	// PageSize is the number of memories per list page; default DefaultPageSize.
 	PageSize int
+	// GuildPurgeAfter is how long a server's data is kept after the bot was removed
+	// from it; default ltm.DefaultGuildPurgeAfter.
+	GuildPurgeAfter time.Duration
 	// Now is the clock for timestamps in requests and status; default time.Now.
 	Now func() time.Time
 }
@@ -102,6 +105,9 @@ type Bot struct {
 	commandTimeout time.Duration
 	maxImportBytes int64
 	pageSize       int
+
+	guildPurgeAfter time.Duration
+	guard           messageGuard
 
 	commands map[string]commandHandler
 	started  time.Time
@@ -174,19 +180,20 @@ func New(cfg Config) (*Bot, error) {
 		now = time.Now
 	}
 	b := &Bot{
-		session:        cfg.Session,
-		store:          cfg.Store,
-		stm:            cfg.STM,
-		turner:         cfg.Turner,
-		pipe:           cfg.PipelineStatus,
-		log:            log,
-		http:           client,
-		now:            now,
-		turnTimeout:    cmp.Or(cfg.TurnTimeout, DefaultTurnTimeout),
-		commandTimeout: cmp.Or(cfg.CommandTimeout, DefaultCommandTimeout),
-		maxImportBytes: cmp.Or(cfg.MaxImportBytes, DefaultMaxImportBytes),
-		pageSize:       cmp.Or(cfg.PageSize, DefaultPageSize),
-		channels:       newChannelWatch(),
+		session:         cfg.Session,
+		store:           cfg.Store,
+		stm:             cfg.STM,
+		turner:          cfg.Turner,
+		pipe:            cfg.PipelineStatus,
+		log:             log,
+		http:            client,
+		now:             now,
+		turnTimeout:     cmp.Or(cfg.TurnTimeout, DefaultTurnTimeout),
+		commandTimeout:  cmp.Or(cfg.CommandTimeout, DefaultCommandTimeout),
+		maxImportBytes:  cmp.Or(cfg.MaxImportBytes, DefaultMaxImportBytes),
+		pageSize:        cmp.Or(cfg.PageSize, DefaultPageSize),
+		channels:        newChannelWatch(),
+		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
 	}
 	b.base, b.cancelBase = context.WithCancel(context.Background())
 	b.commands = b.commandHandlers()
@@ -213,6 +220,11 @@ func (b *Bot) Open() error {
 	b.session.AddHandler(b.onDisconnect)
 	b.session.AddHandler(b.onResumed)
 	b.session.AddHandler(b.OnMessageCreate)
+	b.session.AddHandler(b.OnMessageDelete)
+	b.session.AddHandler(b.OnMessageDeleteBulk)
+	b.session.AddHandler(b.OnMessageUpdate)
+	b.session.AddHandler(b.OnGuildDelete)
+	b.session.AddHandler(b.OnGuildCreate)
 	b.session.AddHandler(b.HandleInteraction)
 	if err := b.session.Open(); err != nil {
 		return fmt.Errorf("couldn't connect to the discord gateway: %w", err)

@@ -558,6 +558,9 @@ func describeActor(actor string) string {
 	if actor == memory.ActorPipeline {
 		return "kioku's background pipeline"
 	}
+	if actor == ltm.ActorDiscord {
+		return "Discord (a message was deleted)"
+	}
 	if id, ok := strings.CutPrefix(actor, "user:"); ok && id != "" {
 		return "<@" + id + ">"
 	}

@@ -52,12 +52,22 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		return
 	}
 	defer b.inflight.Done()
+	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
+	if !b.guard.start(m.ID) {
+		// Deleted before its turn began (handlers run concurrently): answering would
+		// store what its author took back.
+		b.stats.ignored.Add(1)
+		log.Debug("message deleted before its turn")
+		return
+	}
+	// A delete or edit handled while the turn runs is applied again once the turn has
+	// captured the message.
+	defer b.settle(m, log)
 	b.stats.inFlight.Add(1)
 	defer b.stats.inFlight.Add(-1)
 
 	ctx, cancel := context.WithTimeout(b.base, b.turnTimeout)
 	defer cancel()
-	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
 
 	// The engine ignores full-privacy users too; checking here as well keeps
 	// even the typing indicator away from someone who asked to be ignored.

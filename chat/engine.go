@@ -451,7 +451,7 @@ func (e *Engine) capture(log *slog.Logger, req Request, reply string) {
 	if req.GuildID != "" {
 		keys = append(keys, stm.ChannelKey(req.GuildID, req.ChannelID))
 	}
-	msgs := []stm.Message{{AuthorID: req.UserID, AuthorName: req.UserName, Role: stm.RoleUser, Content: req.Content, SentAt: req.At}}
+	msgs := []stm.Message{{AuthorID: req.UserID, AuthorName: req.UserName, Role: stm.RoleUser, Content: req.Content, SentAt: req.At, MessageID: req.MessageID}}
 	if reply != "" {
 		msgs = append(msgs, stm.Message{AuthorName: e.cfg.BotName, Role: stm.RoleAssistant, Content: reply, InReplyTo: req.UserID, SentAt: e.cfg.Now()})
 	}

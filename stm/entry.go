@@ -68,6 +68,10 @@ type Message struct {
 	// SentAt is when the message was sent; Append fills it from the store's
 	// clock when zero.
 	SentAt time.Time
+	// MessageID is the Discord message, for a user's message, so that a
+	// deleted or edited message can be removed or replaced (RemoveMessages,
+	// ReplaceMessage). Empty for the bot's replies and terminal chats.
+	MessageID string
 }
 
 // Entry is a snapshot of one short-term memory entry. Expired parts are

@@ -88,6 +88,10 @@ type entry struct {
 	// previous one, that one's users too. ClearUser drops a shared summary
 	// whose list names the user being forgotten.
 	summaryOf []string
+	// summaryMsgs lists the ids of the messages the summary was written
+	// from, its predecessor's included; deleting or editing one of them
+	// drops the summary, which may quote the old words.
+	summaryMsgs []string
 }
 
 // New returns an empty Store configured by opts.
@@ -132,6 +136,12 @@ func (s *Store) Append(key Key, msg Message) error {
 		msg.SentAt = now
 	}
 	e := s.getOrCreate(key, now)
+	if e.summary != "" && msg.MessageID != "" && !e.summaryAt.Before(msg.SentAt) {
+		// The summary was written after this message was sent, during its turn
+		// (capture comes last), so it may quote it.
+		e.summaryMsgs = append(e.summaryMsgs, msg.MessageID)
+		slices.Sort(e.summaryMsgs)
+	}
 	if len(e.messages) == MaxMessages {
 		// Shift in place: at ten elements a copy is cheaper than a ring
 		// buffer's bookkeeping and keeps the slice in order for snapshots.
@@ -184,7 +194,9 @@ func (s *Store) SetSummary(key Key, summary string, speakers ...string) error {
 	if len(of) > 0 && of[0] == "" {
 		of = of[1:]
 	}
+	msgs := summaryMessages(e)
 	e.summary, e.summaryAt, e.summaryOf = summary, now, of
+	e.summaryMsgs = msgs
 	return nil
 }
 

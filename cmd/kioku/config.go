@@ -52,6 +52,8 @@ type Config struct {
 	// PipelineMemberTriggers is how many high-signal turns per hour of one member start an
 	// extraction at once.
 	PipelineMemberTriggers int
+	// GuildPurgeAfter is how long a server's data is kept after the bot was removed from it.
+	GuildPurgeAfter time.Duration
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -140,6 +142,14 @@ var settings = []setting{
 		return nil
 	}},
 	{"KIOKU_PIPELINE_MEMBER_TRIGGERS", strconv.Itoa(pipeline.DefaultHighSignalPerHour), "High-signal messages per member per hour that start a background extraction at once; later ones wait for the batch or idle trigger.", positiveInt(func(c *Config) *int { return &c.PipelineMemberTriggers })},
+	{"KIOKU_GUILD_PURGE_AFTER", "30d", "How long a server's data is kept after the bot is removed from it (e.g. 30d, 72h); added back sooner, it is kept.", func(c *Config, v string) error {
+		d, err := parseDays(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration like 30d or 72h, got %q", v)
+		}
+		c.GuildPurgeAfter = d
+		return nil
+	}},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
 	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
 	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {
@@ -166,6 +176,18 @@ var settings = []setting{
 		c.LogFormat = v
 		return nil
 	}},
+}
+
+// parseDays parses a duration in whole days ("30d") or in Go's notation ("72h", "90m").
+func parseDays(v string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n > 100*365 {
+			return 0, fmt.Errorf("invalid number of days %q", v)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(v)
 }
 
 // LoadConfig builds a Config from defaults, then the optional config file named by

@@ -7,6 +7,7 @@
 //	kioku migrate                    apply database migrations
 //	kioku chat [--user U] [--guild G] chat in the terminal on the same turn engine
 //	kioku memories list|search|add|forget|recover|history|export|import
+//	kioku guilds list|purge ID       servers with data; delete one server's data now
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
 //	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
 //	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
@@ -60,6 +61,7 @@ func commands() []command {
 		{"migrate", "apply pending database migrations", runMigrate},
 		{"chat", "chat in the terminal on the same turn engine (--user, --guild)", runChat},
 		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
+		{"guilds", "servers kioku holds data about: list | purge ID [--confirm ID]", runGuilds},
 		{"doctor", "check configuration, database and providers", runDoctor},
 		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
 		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},

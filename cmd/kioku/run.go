@@ -104,6 +104,8 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		STM:     short,
 		Turner:  engine,
 		Logger:  log.With("component", "bot"),
+		// A server that removed the bot keeps its data this long, in case it comes back.
+		GuildPurgeAfter: cfg.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
 	})

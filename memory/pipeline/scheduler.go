@@ -16,7 +16,7 @@ const (
 	TaskWork      = "work"      // Tick: run due jobs
 	TaskReap      = "reap"      // Reap: requeue jobs whose worker died
 	TaskSweep     = "sweep"     // Sweep: schedule channels whose extraction was never scheduled
-	TaskRetention = "retention" // ltm retention: purge what outlived its keeping
+	TaskRetention = "retention" // ltm retention: purge what outlived its keeping, and departed guilds
 )
 
 // NewCron returns a cron scheduler (robfig/cron) that logs through log, recovers panics
@@ -145,8 +145,10 @@ func (p *Pipeline) taskFunc(name string) func(ctx context.Context) (string, erro
 	case TaskRetention:
 		return func(ctx context.Context) (string, error) {
 			r, err := p.store.Retention(ctx, p.cfg.Retention)
-			return fmt.Sprintf("embeddings=%d tombstones=%d history=%d done_jobs=%d dead_jobs=%d transcripts=%d",
-				r.Embeddings, r.Tombstones, r.History, r.DoneJobs, r.DeadJobs, r.Transcripts), err
+			// Servers that removed the bot longer ago than their grace period lose their data.
+			g, guilds, gerr := p.store.PurgeDepartedGuilds(ctx)
+			return fmt.Sprintf("embeddings=%d tombstones=%d history=%d done_jobs=%d dead_jobs=%d transcripts=%d departed_guilds=%d departed_memories=%d",
+				r.Embeddings, r.Tombstones, r.History, r.DoneJobs, r.DeadJobs, r.Transcripts, guilds, g.Memories), errors.Join(err, gerr)
 		}
 	}
 	return nil

@@ -1,0 +1,327 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Leaving a server (SPEC §2, §6): when the bot is removed from a guild, its data is deleted
+// after a grace period unless the bot is added back first; `kioku guilds purge` deletes it
+// at once.
+
+// DefaultGuildPurgeAfter is how long a departed guild's data is kept, so that a server that
+// removed the bot by mistake and adds it back finds its memory as it was.
+const DefaultGuildPurgeAfter = 30 * 24 * time.Hour
+
+// Departure is a guild the bot was removed from and whose data waits for its purge.
+type Departure struct {
+	GuildID    string    `json:"guild_id"`
+	LeftAt     time.Time `json:"left_at"`
+	PurgeAfter time.Time `json:"purge_after"`
+}
+
+// RecordDeparture notes that the bot was removed from guildID now and schedules the purge
+// of its data grace later. A guild already departed keeps its first date: a repeated event
+// must not postpone the deletion people were promised.
+func (s *Store) RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (Departure, error) {
+	if guildID == "" {
+		return Departure{}, errors.New("couldn't record departure: no guild id")
+	}
+	if grace < 0 {
+		return Departure{}, fmt.Errorf("couldn't record departure of guild %s: negative grace %s", guildID, grace)
+	}
+	now := s.Now()
+	var left, purge int64
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `INSERT INTO guild_departures (guild_id, left_at, purge_after) VALUES (?, ?, ?)
+			ON CONFLICT (guild_id) DO UPDATE SET guild_id = excluded.guild_id RETURNING left_at, purge_after`,
+			guildID, millis(now), millis(now.Add(grace))).Scan(&left, &purge)
+	})
+	if err != nil {
+		return Departure{}, fmt.Errorf("couldn't record departure of guild %s: %w", guildID, err)
+	}
+	return Departure{GuildID: guildID, LeftAt: fromMillis(left), PurgeAfter: fromMillis(purge)}, nil
+}
+
+// CancelDeparture forgets the departure of guildID because the bot was added back before
+// its purge was due, and reports whether there was one. A departure whose purge is due is
+// not cancelled (it reports false): the server was told its data would be gone by then,
+// and the next purge run deletes it. GUILD_CREATE arrives for every guild on every
+// connect, so a guild without a departure costs one read and no write.
+func (s *Store) CancelDeparture(ctx context.Context, guildID string) (bool, error) {
+	if guildID == "" {
+		return false, nil
+	}
+	var pending bool
+	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM guild_departures WHERE guild_id = ?)`,
+		guildID).Scan(&pending); err != nil {
+		return false, fmt.Errorf("couldn't read departure of guild %s: %w", guildID, err)
+	}
+	if !pending {
+		return false, nil
+	}
+	var n int
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		n, err = execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ? AND purge_after > ?`,
+			guildID, s.nowMillis())
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("couldn't cancel departure of guild %s: %w", guildID, err)
+	}
+	return n > 0, nil
+}
+
+// GuildPurge counts the rows one guild's purge deleted.
+type GuildPurge struct {
+	Memories    int `json:"memories"`
+	History     int `json:"history"`
+	Evidence    int `json:"evidence"`
+	Embeddings  int `json:"embeddings"`
+	Transcripts int `json:"transcripts"`
+	Jobs        int `json:"jobs"`
+	// Settings counts the guild's settings, channel records, extraction cursors and
+	// pending confirmations.
+	Settings int `json:"settings"`
+}
+
+// add sums o into p.
+func (p *GuildPurge) add(o GuildPurge) {
+	p.Memories += o.Memories
+	p.History += o.History
+	p.Evidence += o.Evidence
+	p.Embeddings += o.Embeddings
+	p.Transcripts += o.Transcripts
+	p.Jobs += o.Jobs
+	p.Settings += o.Settings
+}
+
+// purgeBatch is the most rows one purge transaction deletes, so a chat turn elsewhere never
+// waits long for the write lock.
+const purgeBatch = DefaultRetentionBatch
+
+// PurgeGuild hard-deletes everything kioku holds about guildID: its server memories and
+// its members' personal memories that originated there (memories of every state, with
+// their history, evidence and the embeddings no other memory uses), its transcripts,
+// extraction jobs and cursors, pending confirmations, settings and channel records, and
+// finally its departure. DM-origin personal memories of the same members, and memories
+// that originated in other guilds, are untouched. It works in transactions of at most
+// purgeBatch rows, so it can be interrupted and run again; the departure row goes last,
+// so an interrupted scheduled purge is finished by the next run.
+func (s *Store) PurgeGuild(ctx context.Context, guildID string) (GuildPurge, error) {
+	var res GuildPurge
+	if guildID == "" {
+		return res, errors.New("couldn't purge guild: no guild id")
+	}
+	serverKey := memory.ServerOwner(guildID).Key()
+	// Extraction jobs name their channel in the payload; a leased one loses its lease, so
+	// its commit fails instead of writing the guild's memories back.
+	jobsOfGuild := `SELECT id FROM memory_jobs WHERE json_valid(payload) AND json_extract(payload, '$.guild_id') = ?`
+	steps := []struct {
+		name string
+		dst  *int
+		run  func(tx *sql.Tx) (int, error)
+	}{
+		{"jobs", &res.Jobs, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (`+jobsOfGuild+` LIMIT ?)`, guildID, purgeBatch)
+		}},
+		{"history", &res.History, func(tx *sql.Tx) (int, error) {
+			// Rows of the guild's memories, and rows of proposals about its server memory
+			// that never became a memory.
+			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
+				SELECT id FROM memory_history WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?)
+					OR scope_key = ? LIMIT ?)`, guildID, serverKey, purgeBatch)
+		}},
+		{"evidence", &res.Evidence, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_evidence WHERE (memory_id, message_id) IN (
+				SELECT memory_id, message_id FROM memory_evidence
+				WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?) LIMIT ?)`, guildID, purgeBatch)
+		}},
+		{"memories", &res.Memories, func(tx *sql.Tx) (int, error) {
+			n, embeddings, err := s.purgeGuildMemoriesTx(ctx, tx, guildID)
+			res.Embeddings += embeddings
+			return n, err
+		}},
+		{"transcripts", &res.Transcripts, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
+				SELECT id FROM transcripts WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
+		}},
+		{"cursors", &res.Settings, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM pipeline_cursors WHERE (guild_id, channel_id) IN (
+				SELECT guild_id, channel_id FROM pipeline_cursors WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
+		}},
+		{"channels", &res.Settings, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM guild_channels WHERE (guild_id, channel_id) IN (
+				SELECT guild_id, channel_id FROM guild_channels WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
+		}},
+		{"confirmations", &res.Settings, func(tx *sql.Tx) (int, error) {
+			// A pending forget preview of server memory lists the memories it would forget.
+			return execCount(ctx, tx, `DELETE FROM confirmations WHERE rowid IN (
+				SELECT rowid FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
+		}},
+		{"settings", &res.Settings, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
+		}},
+		{"departure", new(int), func(tx *sql.Tx) (int, error) {
+			_, err := execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ?`, guildID)
+			return 0, err // one row: never repeat
+		}},
+	}
+	for _, step := range steps {
+		for {
+			var n int
+			err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+				var err error
+				n, err = step.run(tx)
+				return err
+			})
+			if err != nil {
+				return res, fmt.Errorf("couldn't purge %s of guild %s: %w", step.name, guildID, err)
+			}
+			*step.dst += n
+			if n < purgeBatch {
+				break
+			}
+		}
+	}
+	return res, nil
+}
+
+// purgeGuildMemoriesTx hard-deletes up to purgeBatch memories that originated in guildID
+// (server and personal, live or forgotten) and then the embeddings no remaining memory
+// uses, and drops the deleted memories from the in-memory vector index. Their history and
+// evidence rows were deleted before.
+func (s *Store) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID string) (int, int, error) {
+	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
+		SELECT id FROM memories WHERE guild_id = ? ORDER BY id LIMIT ?)
+		RETURNING id, scope, user_id, guild_id, content_hash`, guildID, purgeBatch)
+	if err != nil {
+		return 0, 0, err
+	}
+	var (
+		gone   []*memory.Memory
+		hashes []string
+	)
+	for rows.Next() {
+		m := &memory.Memory{}
+		if err := rows.Scan(&m.ID, &m.Scope, &m.UserID, &m.GuildID, &m.Hash); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		gone = append(gone, m)
+		hashes = append(hashes, m.Hash)
+	}
+	if err := rows.Close(); err != nil {
+		return 0, 0, err
+	}
+	embeddings := 0
+	if len(hashes) > 0 {
+		// Vectors are shared by content across scopes: one another memory still uses stays.
+		embeddings, err = execCount(ctx, tx, `DELETE FROM embeddings WHERE content_hash IN (SELECT value FROM json_each(?))
+			AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = embeddings.content_hash)`,
+			string(mustJSON(distinctIDs(hashes))))
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	// Out of the vector index before the commit: should the commit fail, the rows stay and
+	// only miss their vectors until the next sync, where the other order could let recall
+	// return ids of deleted memories.
+	for _, m := range gone {
+		s.unindexMemory(m)
+	}
+	return len(gone), embeddings, nil
+}
+
+// PurgeDepartedGuilds purges every departed guild whose purge is due (PurgeGuild), in
+// order of due date, and returns the sum of what was deleted and how many guilds were
+// purged. The retention task runs it.
+func (s *Store) PurgeDepartedGuilds(ctx context.Context) (GuildPurge, int, error) {
+	var total GuildPurge
+	rows, err := s.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?
+		ORDER BY purge_after, guild_id`, s.nowMillis())
+	if err != nil {
+		return total, 0, fmt.Errorf("couldn't read due departures: %w", err)
+	}
+	var due []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return total, 0, fmt.Errorf("couldn't read due departures: %w", err)
+		}
+		due = append(due, id)
+	}
+	if err := rows.Close(); err != nil {
+		return total, 0, fmt.Errorf("couldn't read due departures: %w", err)
+	}
+	for i, id := range due {
+		r, err := s.PurgeGuild(ctx, id)
+		total.add(r)
+		if err != nil {
+			return total, i, err
+		}
+	}
+	return total, len(due), nil
+}
+
+// GuildSummary is what kioku holds about one guild, for `kioku guilds list`.
+type GuildSummary struct {
+	GuildID string `json:"guild_id"`
+	// ServerMemories and PersonalMemories count live memories that originated in the
+	// guild; Forgotten counts its soft-deleted ones, still recoverable.
+	ServerMemories   int `json:"server_memories"`
+	PersonalMemories int `json:"personal_memories"`
+	Forgotten        int `json:"forgotten"`
+	Transcripts      int `json:"transcripts"`
+	// Departure is set when the bot was removed from the guild.
+	Departure *Departure `json:"departure,omitempty"`
+}
+
+// Guilds returns every guild kioku holds data about (memories, transcripts, settings,
+// channel records or a departure), by id.
+func (s *Store) Guilds(ctx context.Context) ([]GuildSummary, error) {
+	rows, err := s.read.QueryContext(ctx, `WITH ids AS (
+			SELECT guild_id FROM memories WHERE guild_id <> ''
+			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''
+			UNION SELECT guild_id FROM guild_settings
+			UNION SELECT guild_id FROM guild_channels
+			UNION SELECT guild_id FROM guild_departures)
+		SELECT ids.guild_id,
+			(SELECT count(*) FROM memories m WHERE m.guild_id = ids.guild_id AND m.scope = 'server' AND m.deleted_at IS NULL),
+			(SELECT count(*) FROM memories m WHERE m.guild_id = ids.guild_id AND m.scope = 'personal' AND m.deleted_at IS NULL),
+			(SELECT count(*) FROM memories m WHERE m.guild_id = ids.guild_id AND m.deleted_at IS NOT NULL),
+			(SELECT count(*) FROM transcripts t WHERE t.guild_id = ids.guild_id),
+			d.left_at, d.purge_after
+		FROM ids LEFT JOIN guild_departures d ON d.guild_id = ids.guild_id
+		ORDER BY ids.guild_id`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list guilds: %w", err)
+	}
+	defer rows.Close()
+	var out []GuildSummary
+	for rows.Next() {
+		var (
+			g           GuildSummary
+			left, purge sql.NullInt64
+		)
+		if err := rows.Scan(&g.GuildID, &g.ServerMemories, &g.PersonalMemories, &g.Forgotten, &g.Transcripts,
+			&left, &purge); err != nil {
+			return nil, fmt.Errorf("couldn't read guild: %w", err)
+		}
+		if left.Valid {
+			g.Departure = &Departure{GuildID: g.GuildID, LeftAt: fromMillis(left.Int64), PurgeAfter: fromMillis(purge.Int64)}
+		}
+		out = append(out, g)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't list guilds: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Deleted and edited Discord messages (SPEC §2 "Deleted messages"): the message leaves, or
+// is replaced in, the transcript and pending extraction; a pipeline memory learned only
+// from deleted messages is soft-deleted. Deliberate saves (tool, command, Remember this)
+// stay even when their message goes.
+
+// ActorDiscord is the history actor of a change Discord reported, such as a deleted
+// message; who deleted it (its author or a moderator) is not told to bots.
+const ActorDiscord = "discord"
+
+// ReasonSourceDeleted is the history reason of a pipeline memory soft-deleted because every
+// message it was learned from was deleted.
+const ReasonSourceDeleted = "source message deleted"
+
+// MessageChange reports what DeleteMessages or EditMessage changed.
+type MessageChange struct {
+	// Turns counts the transcript rows deleted or rewritten.
+	Turns int
+	// Jobs counts the channel's extraction jobs sent back to extract afresh, because they
+	// may have read the message before it changed.
+	Jobs int
+	// Forgotten lists the pipeline memories soft-deleted because every message they were
+	// learned from is now deleted.
+	Forgotten []*memory.Memory
+}
+
+// DeleteMessages handles the deletion of Discord messages of one channel (guildID "" in a
+// DM), in one short write transaction: their transcript rows go, the channel's pending
+// extraction forgets what it read of them, and each pipeline memory whose every evidence
+// row points at a deleted message is soft-deleted with history reason ReasonSourceDeleted.
+// Memories of other sources keep their evidence and stay; memories without evidence rows
+// (learned before evidence was recorded) are left alone. Messages kioku never stored cost
+// one read and no write.
+func (s *Store) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (MessageChange, error) {
+	var res MessageChange
+	ids := distinctIDs(messageIDs)
+	if channelID == "" || len(ids) == 0 {
+		return res, nil
+	}
+	list := mustJSON(ids)
+	// Most deleted messages were never addressed to the bot; a read on the pool spares
+	// them the write lock that chat turns wait for.
+	var referenced bool
+	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ?)
+		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?)))`,
+		string(list), guildID, channelID, string(list)).Scan(&referenced)
+	if err != nil {
+		return res, fmt.Errorf("couldn't look up deleted messages: %w", err)
+	}
+	if !referenced {
+		return res, nil
+	}
+	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		res = MessageChange{}
+		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
+			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ? RETURNING id`,
+			string(list), guildID, channelID)
+		if err != nil {
+			return fmt.Errorf("couldn't delete transcript rows: %w", err)
+		}
+		last, err := countMaxID(rows, &res.Turns)
+		if err != nil {
+			return fmt.Errorf("couldn't delete transcript rows: %w", err)
+		}
+		if res.Turns > 0 {
+			if res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last); err != nil {
+				return err
+			}
+		}
+		res.Forgotten, err = s.forgetUnsourcedTx(ctx, tx, string(list))
+		return err
+	})
+	if err != nil {
+		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
+	}
+	for _, m := range res.Forgotten {
+		s.unindexMemory(m)
+	}
+	return res, nil
+}
+
+// EditMessage replaces the transcript text of an edited Discord message of one channel
+// (credentials redacted, as when it was first stored) and sends the channel's pending
+// extraction back to read it afresh, in one short write transaction. Memories are not
+// changed: what was learned from the old words stays until someone forgets it. Messages
+// kioku never stored cost one read and no write.
+func (s *Store) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (MessageChange, error) {
+	var res MessageChange
+	if channelID == "" || messageID == "" {
+		return res, nil
+	}
+	var stored bool
+	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+		WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ?)`,
+		messageID, guildID, channelID, RoleUser).Scan(&stored)
+	if err != nil {
+		return res, fmt.Errorf("couldn't look up edited message: %w", err)
+	}
+	if !stored {
+		return res, nil
+	}
+	content = memory.RedactSecrets(content)
+	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		res = MessageChange{}
+		// Only a person's own turn carries a message id; the bot's replies are not
+		// edited by people.
+		rows, err := tx.QueryContext(ctx, `UPDATE transcripts SET content = ?
+			WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ? RETURNING id`,
+			content, messageID, guildID, channelID, RoleUser)
+		if err != nil {
+			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
+		}
+		last, err := countMaxID(rows, &res.Turns)
+		if err != nil {
+			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
+		}
+		if res.Turns > 0 {
+			res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last)
+		}
+		return err
+	})
+	if err != nil {
+		return MessageChange{}, fmt.Errorf("couldn't edit message %s: %w", messageID, err)
+	}
+	return res, nil
+}
+
+// rewindExtractionTx makes the channel's pending extraction forget what it read before a
+// turn up to lastTurn was deleted or edited. The transcript is the extraction buffer, so
+// only work already done on it can hold the old words: a queued job's checkpoint (model
+// results kept across a postponement) is cleared, and a running job is sent back to the
+// queue, which makes its commit fail on the lost lease instead of storing facts from the
+// old words; its next run reads the transcript as it is now. Turns the cursor has passed
+// were extracted already and concern no pending job.
+func (s *Store) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, lastTurn int64) (int, error) {
+	cursor, err := extractionCursor(ctx, tx, guildID, channelID)
+	if err != nil {
+		return 0, err
+	}
+	if lastTurn <= cursor {
+		return 0, nil
+	}
+	now := s.nowMillis()
+	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = json_remove(payload, '$.checkpoint'),
+		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END,
+		state = 'queued', lease_owner = '', leased_until = 0, updated_at = ?
+		WHERE state IN ('queued', 'leased') AND json_valid(payload)
+			AND json_extract(payload, '$.guild_id') = ? AND json_extract(payload, '$.channel_id') = ?
+			AND (state = 'leased' OR json_type(payload, '$.checkpoint') IS NOT NULL)`,
+		now, now, guildID, channelID)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't rewind extraction of channel %s: %w", channelID, err)
+	}
+	return n, nil
+}
+
+// forgetUnsourcedTx applies deleted messages (a JSON list of ids) to the memories they are
+// evidence of. A pipeline memory whose every evidence row is among them is soft-deleted;
+// a pipeline memory with evidence left loses the rows of the deleted messages, so that the
+// deletion of its last message later finds it. Deliberate saves keep their rows: forget-me
+// still needs to know whose words they were.
+func (s *Store) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list string) ([]*memory.Memory, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE source = ? AND id IN (
+		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?))) ORDER BY id`,
+		memory.SourcePipeline, list)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read memories of deleted messages: %w", err)
+	}
+	mems, err := collectMemories(rows)
+	if err != nil {
+		return nil, err
+	}
+	var forgotten []*memory.Memory
+	for _, m := range mems {
+		var left int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_evidence WHERE memory_id = ?
+			AND message_id NOT IN (SELECT value FROM json_each(?))`, m.ID, list).Scan(&left); err != nil {
+			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", m.ID, err)
+		}
+		if left == 0 && !m.Deleted() {
+			done, err := s.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, ActorDiscord, ReasonSourceDeleted)
+			if err != nil {
+				return nil, err
+			}
+			forgotten = append(forgotten, done...)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?
+			AND message_id IN (SELECT value FROM json_each(?))`, m.ID, list); err != nil {
+			return nil, fmt.Errorf("couldn't remove evidence of memory %d: %w", m.ID, err)
+		}
+	}
+	return forgotten, nil
+}
+
+// countMaxID drains rows of ids, counting them into n and returning the largest.
+func countMaxID(rows *sql.Rows, n *int) (int64, error) {
+	defer rows.Close()
+	var last int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		*n++
+		last = max(last, id)
+	}
+	return last, rows.Err()
+}
+
+// distinctIDs returns the non-empty ids, each once.
+func distinctIDs(ids []string) []string {
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
