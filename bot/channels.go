@@ -143,6 +143,13 @@ func (b *Bot) replyAudience(ctx context.Context, guildID, channelID string) *mem
 	return &memory.Audience{Channels: out}
 }
 
+// ReplyAudience is the channel rule of a conversation in a guild channel, for work done on
+// its behalf elsewhere (the background pipeline's decisions): the memories a reply there may
+// use.
+func (b *Bot) ReplyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
+	return b.replyAudience(ctx, guildID, channelID)
+}
+
 // reply returns the cached audience of a reply in channel y of the guild.
 func (w *channelWatch) reply(ga *guildAudiences, y string) map[string]bool {
 	w.mu.Lock()

@@ -205,7 +205,7 @@ func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
 			MessageID: c.i.ID},
 	}
 	m.Pinned, _ = c.boolean("pinned")
-	res, err := b.store.RememberAs(ctx, c.writeContext(), m, memory.UserActor(c.userID()))
+	res, err := b.store.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
 	}
 	ch.Reason = "edited by command"
-	m, err := b.store.ModifyAs(ctx, c.writeContext(), owner, id, ch, memory.UserActor(c.userID()))
+	m, err := b.store.ModifyAs(ctx, c.writeContext(ctx), owner, id, ch, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
-	m, err := b.store.RecoverAs(ctx, c.writeContext(), owner, id, 0, memory.UserActor(c.userID()))
+	m, err := b.store.RecoverAs(ctx, c.writeContext(ctx), owner, id, 0, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ import (
 
 // writeContext is the member running a command, where they run it: what decides which
 // existing memories their write may be deduplicated against (ltm.WriteContext).
-func (c *call) writeContext() ltm.WriteContext {
-	return ltm.WriteContext{WriterID: c.userID(), GuildID: c.guildID(), ChannelID: c.i.ChannelID}
+func (c *call) writeContext(ctx context.Context) ltm.WriteContext {
+	return ltm.WriteContext{WriterID: c.userID(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, Audience: c.audience(ctx)}
 }
 
 // errAuthorPrivate refuses to save another member's message when that member's privacy
@@ -75,7 +75,7 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 	if human {
 		m.SubjectID = author.ID
 	}
-	res, err := b.store.RememberAs(ctx, c.writeContext(), m, memory.UserActor(c.userID()), evidence...)
+	res, err := b.store.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()), evidence...)
 	if err != nil {
 		return nil, err
 	}

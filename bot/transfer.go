@@ -18,7 +18,8 @@ import (
 // the format /memory import and `kioku memories import` read. Exporting a
 // server's memory is an editor's task (it is a copy of everything the
 // server taught the bot); personal memory can always be exported by its
-// owner, at every privacy level.
+// owner, at every privacy level. Like every view, it holds only memories from channels the
+// caller can read.
 func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
@@ -27,7 +28,7 @@ func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	f, err := b.store.Export(ctx, owner)
+	f, err := b.store.ExportWithin(ctx, owner, c.audience(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +81,8 @@ func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
 	// The importer is the author; what the file claims about authors, channels and
 	// messages is not taken as provenance (ltm.Store.ImportAs).
 	res, err := b.store.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
-		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID})
+		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID,
+		Audience: c.audience(ctx)})
 	if err != nil {
 		return nil, err
 	}

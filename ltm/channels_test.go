@@ -150,3 +150,25 @@ func TestModifyMovesOriginChannel(t *testing.T) {
 		t.Fatalf("a change without a channel moved it to %q", got.Provenance.ChannelID)
 	}
 }
+
+// TestExportWithinAudience: an export is a view like any other; memories from channels the
+// caller cannot read are left out, and the whole scope is exported without an audience.
+func TestExportWithinAudience(t *testing.T) {
+	s := testkit.MustOpenStore(t)
+	public := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Raid night is Thursday", Provenance: memory.Provenance{ChannelID: "general"}})
+	testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "The vendor is banned for fraud", Provenance: memory.Provenance{ChannelID: "mods"}})
+	aud := &memory.Audience{Channels: map[string]bool{"general": true}}
+	f, err := s.ExportWithin(ctx, memory.ServerOwner("g1"), aud)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Memories) != 1 || f.Memories[0].ID != public.ID {
+		t.Fatalf("export for #general readers = %+v, want only #%d", f.Memories, public.ID)
+	}
+	all, err := s.Export(ctx, memory.ServerOwner("g1"))
+	if err != nil || len(all.Memories) != 2 {
+		t.Fatalf("whole export = %d memories, %v; want 2", len(all.Memories), err)
+	}
+}

@@ -46,6 +46,12 @@ type ExportMemory struct {
 
 // Export returns every live memory of owner's scope, oldest first.
 func (s *Store) Export(ctx context.Context, owner memory.Owner) (ExportFile, error) {
+	return s.ExportWithin(ctx, owner, nil)
+}
+
+// ExportWithin is Export of only the memories aud allows: what a member may read where the
+// export is delivered (SPEC §2 "Channel-aware memory"); a nil aud exports the whole scope.
+func (s *Store) ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ExportFile, error) {
 	if err := owner.Validate(); err != nil {
 		return ExportFile{}, err
 	}
@@ -64,6 +70,9 @@ func (s *Store) Export(ctx context.Context, owner memory.Owner) (ExportFile, err
 		f.GuildID = ""
 	}
 	for _, m := range mems {
+		if !aud.Allows(m) {
+			continue
+		}
 		em := ExportMemory{ID: m.ID, Type: m.Type, Content: m.Content, Confidence: m.Confidence,
 			Importance: m.Importance, Pinned: m.Pinned, Tags: m.Tags, Source: m.Source, Provenance: m.Provenance,
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}

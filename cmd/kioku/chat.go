@@ -6,6 +6,7 @@ import (
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -45,7 +46,7 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	// The terminal schedules extraction of what is said here like Discord turns are; the
 	// worker of a `kioku run` on the same database (or its sweep) does the work, so a
 	// REPL session makes no model calls behind the user's back.
-	pipe, err := app.newPipeline(store, model)
+	pipe, err := app.newPipeline(store, model, nil) // the terminal has no channels
 	if err != nil {
 		return err
 	}
@@ -75,9 +76,12 @@ func (app *App) newModelClient() (*llm.Client, error) {
 
 // newPipeline builds the background memory pipeline on store and model (which sends its
 // requests to KIOKU_PIPELINE_MODEL) with the operator's mode and budget. It starts nothing.
-func (app *App) newPipeline(store *ltm.Store, model *llm.Client) (*pipeline.Pipeline, error) {
+// audience, when not nil, tells the pipeline which channels' memories a conversation in a
+// guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
+func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
 	flags := pipelineFlags(app.config.PipelineMode)
 	return pipeline.New(store, model, pipeline.Config{
+		Audience:          audience,
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,

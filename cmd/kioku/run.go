@@ -16,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -74,7 +75,12 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	pipe, err := app.newPipeline(store, model)
+	// Decisions see only memories the conversation's channel may use, by the bot's channel
+	// rule; b is set below, before the pipeline starts.
+	var b *bot.Bot
+	pipe, err := app.newPipeline(store, model, func(ctx context.Context, guildID, channelID string) *memory.Audience {
+		return b.ReplyAudience(ctx, guildID, channelID)
+	})
 	if err != nil {
 		return err
 	}
@@ -98,7 +104,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := bot.New(bot.Config{
+	b, err = bot.New(bot.Config{
 		Session: session,
 		Store:   store,
 		STM:     short,
