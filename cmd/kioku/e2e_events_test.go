@@ -85,11 +85,14 @@ func TestRunDeletedAndEditedMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []int64{saved, extracted.Memory.ID} {
-		if _, err := db.Exec(`INSERT INTO memory_evidence (memory_id, message_id, user_id) VALUES (?, ?, ?)`,
-			id, msg.ID, alice.ID); err != nil {
-			t.Fatal(err)
-		}
+	// Remember this links its copy to the message itself; the pipeline's link is made here.
+	if _, err := db.Exec(`INSERT INTO memory_evidence (memory_id, message_id, user_id) VALUES (?, ?, ?)`,
+		extracted.Memory.ID, msg.ID, alice.ID); err != nil {
+		t.Fatal(err)
+	}
+	var links int
+	if err := db.QueryRow(`SELECT count(*) FROM memory_evidence WHERE memory_id = ? AND message_id = ?`, saved, msg.ID).Scan(&links); err != nil || links != 1 {
+		t.Fatalf("Remember this recorded %d evidence links to its message (%v), want 1", links, err)
 	}
 
 	if err := h.fake.DispatchMessageDelete(guildA, channelA, msg.ID); err != nil {
