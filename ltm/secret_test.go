@@ -23,7 +23,8 @@ func TestHistoryNeverKeepsACredential(t *testing.T) {
 	secret := "Staging uses DB_PASSWORD=" + fakePassword
 	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []ltm.Proposal{
 		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Reason: "new fact"},
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: target.ID, Memory: memory.Memory{Content: secret}, Reason: "newer"},
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: target.ID, Memory: memory.Memory{Content: secret}, Reason: "newer",
+			MayEditServer: true}, // an editor spoke: the refusal below is the credential's alone
 		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Record: memory.ActionShadow,
 			Reason: "shadow of " + secret, Metadata: map[string]any{"fact": secret}},
 	}})
