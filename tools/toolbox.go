@@ -276,9 +276,16 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 		// originated, which decides where it may be used later ("" for a DM).
 		m.Scope, m.UserID = memory.ScopePersonal, target.UserID
 	}
+	// A memory saved into someone else's personal memory is learned from the speaker's
+	// message alone: the evidence link lets the speaker's forget-me remove it with their
+	// other words (SPEC §2), while deleting the message leaves it, as any deliberate save.
+	var evidence []ltm.MessageRef
+	if m.Scope == memory.ScopePersonal && m.UserID != tb.conv.Speaker.UserID {
+		evidence = append(evidence, ltm.MessageRef{MessageID: tb.conv.MessageID, AuthorID: tb.conv.Speaker.UserID})
+	}
 	// Deduplicated only against what the speaker can see here: whether someone else holds
 	// the same fact must not change the result (SPEC §2).
-	res, err := tb.store.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID))
+	res, err := tb.store.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID), evidence...)
 	if err != nil {
 		return nil, err
 	}

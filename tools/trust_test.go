@@ -107,3 +107,33 @@ func TestCreateDedupsOnlyVisible(t *testing.T) {
 		t.Fatalf("second save = %+v, want already known as #%d", second, first.MemoryID)
 	}
 }
+
+// A memory the model saves into another participant's personal memory is learned only from
+// the speaker's message, so the speaker's forget-me removes it (SPEC §2: every memory whose
+// only evidence is the member's messages). Saves into the speaker's own memory and the
+// server's keep their rules: the first goes with the speaker's scope, the second stays.
+func TestSaveAboutOtherGoesWithSpeakersForgetMe(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	tb := f.box(guildConv()) // Aiko speaks, Ben takes part
+	about := mustCall(t, tb, tools.NameCreateLTM, `{"memory_content":"Ben plays chess on Tuesdays","memory_scope":"target_user","target_user":"222"}`)
+	server := mustCall(t, tb, tools.NameCreateLTM, `{"memory_content":"The raid is on Friday","memory_scope":"server_wide"}`)
+
+	ev, err := f.store.Evidence(ctx, about.MemoryID)
+	if err != nil || len(ev) != 1 || ev[0].MessageID != "m1" || ev[0].AuthorID != aiko.UserID {
+		t.Fatalf("evidence of the save about Ben = %+v, %v; want Aiko's message m1", ev, err)
+	}
+	sum, err := f.store.PreviewForgetMe(ctx, aiko.UserID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.ConfirmForgetMe(ctx, aiko.UserID, sum.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Get(ctx, memory.PersonalOwner(ben.UserID), about.MemoryID); memory.ErrorCode(err) != memory.ENOTFOUND {
+		t.Fatalf("Aiko's save about Ben after her forget-me: err = %v, want not found", err)
+	}
+	if m, err := f.store.Get(ctx, memory.ServerOwner("g1"), server.MemoryID); err != nil || m.Provenance.AuthorID != "" {
+		t.Fatalf("Aiko's server memory after her forget-me = %+v, %v; want it kept without her id", m, err)
+	}
+}
