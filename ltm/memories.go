@@ -298,6 +298,10 @@ type Change struct {
 	// ChannelID, when set, moves the memory's origin channel: new content said in a channel
 	// may only be used where that channel's words may (SPEC §2 "Channel-aware memory").
 	ChannelID *string
+	// GuildID, when set, moves a personal memory's origin guild ("" for a DM) with its
+	// channel: new content said in a DM may only be used where that DM's words may. Server
+	// memory belongs to its guild and cannot move.
+	GuildID *string
 	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
 	// version (optimistic concurrency for edits made from a stale view).
 	IfVersion int
@@ -353,6 +357,12 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	if ch.ChannelID != nil {
 		next.Provenance.ChannelID = *ch.ChannelID
 	}
+	if ch.GuildID != nil {
+		if cur.Scope != memory.ScopePersonal {
+			return nil, memory.Errorf(memory.EINVALID, "Memory #%d is server memory and stays in its server.", id)
+		}
+		next.GuildID = *ch.GuildID
+	}
 	if err := next.Prepare(); err != nil {
 		return nil, err
 	}
@@ -367,10 +377,10 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	}
 	now := s.nowMillis()
 	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, type = ?,
-		importance = ?, pinned = ?, tags = ?, channel_id = ?, updated_at = ?, version = version + 1
+		importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
 		next.Content, next.Normalized, next.Hash, next.Type, next.Importance, boolInt(next.Pinned),
-		encodeTags(next.Tags), next.Provenance.ChannelID, now, id, owner.Key())
+		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)
@@ -387,6 +397,9 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 	}
 	if cur.Provenance.ChannelID != updated.Provenance.ChannelID {
 		meta["channel_id"] = []string{cur.Provenance.ChannelID, updated.Provenance.ChannelID}
+	}
+	if cur.GuildID != updated.GuildID {
+		meta["guild_id"] = []string{cur.GuildID, updated.GuildID}
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionUpdate,
 		OldContent: cur.Content, NewContent: updated.Content, Version: updated.Version, Actor: actor,

@@ -353,10 +353,16 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 	}
 	content := args.MemoryContent
 	ch := ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}
-	if !tb.conv.IsDM() && cur.Provenance.ChannelID != tb.conv.ChannelID {
+	if cur.Provenance.ChannelID != tb.conv.ChannelID || cur.GuildID != tb.conv.GuildID {
 		// The new words were said here, where at most the memory's readers read them: from
-		// now on the memory goes only where this channel's words may.
+		// now on the memory goes only where this channel's words may. A personal memory
+		// changed in a DM (or in another server, for a member who opted into cross-server
+		// use) moves its origin here too, or words only its owner read would reach the
+		// server it came from. Server memory is only ever changed in its own guild.
 		ch.ChannelID = &tb.conv.ChannelID
+		if cur.Scope == memory.ScopePersonal && cur.GuildID != tb.conv.GuildID {
+			ch.GuildID = &tb.conv.GuildID
+		}
 	}
 	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ch, actor)
 	if err != nil {

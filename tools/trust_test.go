@@ -137,3 +137,30 @@ func TestSaveAboutOtherGoesWithSpeakersForgetMe(t *testing.T) {
 		t.Fatalf("Aiko's server memory after her forget-me = %+v, %v; want it kept without her id", m, err)
 	}
 }
+
+// Words the model writes into a memory in a DM were said where only the speaker reads them:
+// a guild-origin personal memory updated in a DM becomes DM-origin, so it no longer reaches
+// that guild's prompts (SPEC §2 channel-aware memory; a DM counts as read by its one
+// recipient).
+func TestDMUpdateMovesOriginToDM(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	mem := testkit.MustRemember(t, f.store, memory.Memory{Scope: memory.ScopePersonal, UserID: aiko.UserID, GuildID: "g1",
+		Content: "Aiko plays the cello", Provenance: memory.Provenance{AuthorID: aiko.UserID, ChannelID: "c1"}})
+	args, _ := json.Marshal(map[string]any{"memory_id": mem.ID, "memory_content": "Aiko plays the cello in the hospital orchestra"})
+	mustCall(t, f.box(dmConv()), tools.NameUpdateLTM, string(args))
+
+	got, err := f.store.Get(ctx, memory.PersonalOwner(aiko.UserID), mem.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GuildID != "" || got.Provenance.ChannelID != "dm1" {
+		t.Fatalf("after the DM update the memory originates in guild %q channel %q; want the DM (\"\", dm1)", got.GuildID, got.Provenance.ChannelID)
+	}
+	r := mustCall(t, f.box(guildConv()), tools.NameSearch, `{"query":"cello orchestra"}`)
+	for _, hit := range r.Results {
+		if hit.ID == mem.ID {
+			t.Fatalf("the guild conversation still finds the memory updated in a DM: %+v", r.Results)
+		}
+	}
+}
