@@ -228,7 +228,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 				out = append(out, ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
 				continue
 			}
-			o, err := s.applyProposalTx(ctx, tx, b.GuildID, p)
+			o, err := s.applyProposalTx(ctx, tx, b.GuildID, b.ChannelID, p)
 			if err != nil {
 				return err
 			}
@@ -262,7 +262,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 	return out, nil
 }
 
-func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p Proposal) (ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, p, p.Record, "")
 	}
@@ -270,7 +270,7 @@ func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string,
 	case ProposeAdd:
 		return s.applyAddTx(ctx, tx, p)
 	case ProposeUpdate, ProposeDelete:
-		return s.applyChangeTx(ctx, tx, guildID, p)
+		return s.applyChangeTx(ctx, tx, guildID, channelID, p)
 	case ProposeNone:
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "")
 	}
@@ -308,7 +308,7 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (Proposa
 	return ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p Proposal) (ProposalOutcome, error) {
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
@@ -355,7 +355,13 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p
 	if dup != nil {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
-	updated, err := s.modifyTx(ctx, tx, p.Owner, target.ID, Change{Content: &content, Reason: p.Reason}, memory.ActorPipeline)
+	change := Change{Content: &content, Reason: p.Reason}
+	if channelID != "" && channelID != target.Provenance.ChannelID {
+		// The new content was said in the batch's channel: from now on the memory goes only
+		// where that channel's words may (SPEC §2 channel-aware memory).
+		change.ChannelID = &channelID
+	}
+	updated, err := s.modifyTx(ctx, tx, p.Owner, target.ID, change, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}

@@ -252,3 +252,28 @@ func TestTaskRuns(t *testing.T) {
 		t.Fatalf("run %+v", r)
 	}
 }
+
+// An UPDATE writes words said in the batch's channel into the memory: from then on the
+// memory is used only where that channel's words may be (SPEC §2 channel-aware memory), or
+// a private channel's conversation would reach the public channel the memory came from.
+func TestApplyPipelineUpdateMovesChannel(t *testing.T) {
+	ctx := t.Context()
+	s := testkit.MustOpenStore(t)
+	g := memory.ServerOwner("g1")
+	public := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Raid night is Tuesday", Provenance: memory.Provenance{ChannelID: "public"}})
+	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "private", CursorFrom: 0, CursorTo: 1, Proposals: []ltm.Proposal{
+		{Action: ltm.ProposeUpdate, Owner: g, TargetID: public.ID, Memory: memory.Memory{Content: "Raid night is Tuesday, mods bring the keys"},
+			Reason: "refined", MayEditServer: true},
+	}})
+	if out[0].Action != memory.ActionUpdate {
+		t.Fatalf("outcome = %+v, want an update", out[0])
+	}
+	m, err := s.Get(ctx, g, public.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Provenance.ChannelID != "private" {
+		t.Fatalf("updated from channel private, the memory still originates in %q", m.Provenance.ChannelID)
+	}
+}
