@@ -56,10 +56,12 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		log.WarnContext(ctx, "answering without history", slog.Any("err", err))
 		turns = nil
 	}
-	history, others, authors := e.participants(ctx, log, req, turns, turnID)
-	conv.Others, conv.PromptAuthors = others, authors
+	history, others, authors, messages := e.participants(ctx, log, req, turns, turnID)
+	conv.Others, conv.PromptAuthors, conv.PromptMessages = others, authors, messages
 
 	server, personal := e.recall(ctx, log, &conv, req.Content)
+	conv.QuoteMemories(server...)
+	conv.QuoteMemories(personal...)
 	owners := make(map[string]string, 1+len(others))
 	for _, p := range conv.Participants() {
 		owners[p.UserID] = p.Name
@@ -95,7 +97,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 //
 // Every author's privacy is read, in one batched read however many there are: a cap on
 // the lookups would let the words of a full-privacy member past it into the prompt.
-func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []ltm.Turn, turnID int64) (history []contextbuild.Turn, others []tools.Participant, authors []string) {
+func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []ltm.Turn, turnID int64) (history []contextbuild.Turn, others []tools.Participant, authors, messages []string) {
 	var ids []string
 	for _, t := range turns {
 		if t.UserID != req.UserID && t.ID < turnID {
@@ -145,11 +147,14 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 		if !slices.Contains(authors, t.UserID) {
 			authors = append(authors, t.UserID)
 		}
+		if t.MessageID != "" {
+			messages = append(messages, t.MessageID)
+		}
 	}
 	if len(history) > e.cfg.HistoryTurns {
 		history = history[len(history)-e.cfg.HistoryTurns:]
 	}
-	return history, others, authors
+	return history, others, authors, messages
 }
 
 // recall gathers the memories for the prompt: the guild's pinned server memories, then

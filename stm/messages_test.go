@@ -134,3 +134,24 @@ func TestReplaceMessage(t *testing.T) {
 		t.Errorf("an empty id replaced %d messages", n)
 	}
 }
+
+// A summary in another member's own entry (their DM) may quote the member too, through a
+// memory it was written from: "forget me" drops it there as in channel entries.
+func TestClearUserDropsQuotingSummaryInOthersDM(t *testing.T) {
+	s, err := stm.New(stm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := stm.UserKey("", "dm-sam", "sam")
+	if err := s.Append(dm, stm.Message{AuthorID: "sam", Role: stm.RoleUser, Content: "what did Bob say?", SentAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSummary(dm, "Bob told Sam his locker code.", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	s.ClearUser("bob")
+	e, ok := s.Get(dm)
+	if !ok || e.Summary != "" || len(e.Messages) != 1 {
+		t.Fatalf("Sam's DM after Bob's forget-me = %+v, %v; want Sam's message without the summary", e, ok)
+	}
+}

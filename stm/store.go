@@ -163,6 +163,14 @@ func (s *Store) Append(key Key, msg Message) error {
 // entry's messages, typically the user whose turn wrote it and whose
 // message is not captured yet; "forget me" by any of them drops it.
 func (s *Store) SetSummary(key Key, summary string, speakers ...string) error {
+	return s.SetSummaryFrom(key, summary, speakers, nil)
+}
+
+// SetSummaryFrom is SetSummary for a summary written from messages beyond the entry's own:
+// the message being answered (captured only after its turn) and older turns of the
+// conversation the prompt quoted. Deleting or editing any of messageIDs drops the summary,
+// as it does for the entry's messages.
+func (s *Store) SetSummaryFrom(key Key, summary string, speakers, messageIDs []string) error {
 	if err := key.Validate(); err != nil {
 		return err
 	}
@@ -194,7 +202,9 @@ func (s *Store) SetSummary(key Key, summary string, speakers ...string) error {
 	if len(of) > 0 && of[0] == "" {
 		of = of[1:]
 	}
-	msgs := summaryMessages(e)
+	msgs := append(summaryMessages(e), nonEmpty(messageIDs)...)
+	slices.Sort(msgs)
+	msgs = slices.Compact(msgs)
 	e.summary, e.summaryAt, e.summaryOf = summary, now, of
 	e.summaryMsgs = msgs
 	return nil
@@ -293,10 +303,12 @@ func (s *Store) ClearChannel(guildID, channelID string) int {
 
 // ClearUser forgets userID everywhere: it removes every entry of that user in
 // every guild and DM, and returns how many of them held anything unexpired.
-// From channel-shared entries it removes the user's messages, the bot's
-// replies to them, and a summary written while the user took part (a summary
-// cannot be split by author, and "forget me" must leave none of their words
-// behind), so other people's messages stay. An empty userID clears nothing.
+// From every other entry (channel-shared ones, and other users' own entries,
+// whose summary may quote the user through a memory it was written from) it
+// removes the user's messages, the bot's replies to them, and a summary written
+// while the user took part or from their words (a summary cannot be split by
+// author, and "forget me" must leave none of their words behind), so other
+// people's messages stay. An empty userID clears nothing.
 func (s *Store) ClearUser(userID string) int {
 	if userID == "" {
 		return 0
@@ -312,7 +324,7 @@ func (s *Store) ClearUser(userID string) int {
 				cleared++
 			}
 			s.entries.Remove(key)
-		case key.IsShared():
+		default:
 			e := s.peek(key, now)
 			if e == nil {
 				continue

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/kioku-bot/kioku/ltm"
@@ -54,12 +55,28 @@ type Conversation struct {
 	// (authors of older turns in the history), so a short-term summary written from it
 	// is dropped by any of their forget-me.
 	PromptAuthors []string
+	// PromptMessages are the Discord message ids of the history turns the prompt quotes,
+	// so a short-term summary written from it is dropped when any of them is deleted.
+	PromptMessages []string
 }
 
 // writeContext is the speaker in this place, for writes whose outcome the model and the
 // people in the conversation see.
 func (c *Conversation) writeContext() ltm.WriteContext {
 	return ltm.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
+}
+
+// QuoteMemories records the people whose words the memories shown to the model may carry
+// (owner, author, subject) among PromptAuthors, so that a short-term summary written from
+// the prompt is dropped by any of their forget-me.
+func (c *Conversation) QuoteMemories(mems ...*memory.Memory) {
+	for _, m := range mems {
+		for _, id := range []string{m.UserID, m.Provenance.AuthorID, m.SubjectID} {
+			if id != "" && !slices.Contains(c.PromptAuthors, id) {
+				c.PromptAuthors = append(c.PromptAuthors, id)
+			}
+		}
+	}
 }
 
 // IsDM reports whether the conversation is a direct message.

@@ -81,7 +81,7 @@ type Store interface {
 
 // ShortTerm is the part of the short-term store the tools use; *stm.Store satisfies it.
 type ShortTerm interface {
-	SetSummary(key stm.Key, summary string, speakers ...string) error
+	SetSummaryFrom(key stm.Key, summary string, speakers, messageIDs []string) error
 }
 
 // searchLimit is how many memories search_memories returns: enough to find a fact, few
@@ -428,7 +428,10 @@ func (tb *Toolbox) summarize(raw string) (any, error) {
 		speakers = append(speakers, p.UserID)
 	}
 	speakers = append(speakers, tb.conv.PromptAuthors...)
-	if err := tb.short.SetSummary(tb.conv.STMKey(), args.Summary, speakers...); err != nil {
+	// It is written from the message being answered and the prompt's history too, so
+	// deleting any of those messages drops it (SPEC §2 deleted messages).
+	msgs := append([]string{tb.conv.MessageID}, tb.conv.PromptMessages...)
+	if err := tb.short.SetSummaryFrom(tb.conv.STMKey(), args.Summary, speakers, msgs); err != nil {
 		return nil, err
 	}
 	tb.stmUsed = true
@@ -473,6 +476,7 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 			names[p.UserID] = nameOf(p)
 		}
 		for _, r := range results {
+			tb.conv.QuoteMemories(r.Memory) // the next round's prompt quotes it
 			h := searchHit{ID: r.Memory.ID, Scope: string(r.Memory.Scope), Content: r.Memory.Content}
 			if r.Memory.Scope == memory.ScopePersonal {
 				h.About = names[r.Memory.UserID]

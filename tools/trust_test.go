@@ -7,6 +7,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
 )
 
@@ -162,5 +163,41 @@ func TestDMUpdateMovesOriginToDM(t *testing.T) {
 		if hit.ID == mem.ID {
 			t.Fatalf("the guild conversation still finds the memory updated in a DM: %+v", r.Results)
 		}
+	}
+}
+
+// A summary is written from the whole prompt: the message being answered (captured into
+// short-term memory only after the turn) and the older turns of its history. Deleting any
+// of those messages drops the summary, as SPEC §2 asks of a deleted message.
+func TestSummaryGoesWithDeletedPromptMessages(t *testing.T) {
+	for _, deleted := range []string{"m1", "m0"} {
+		t.Run(deleted, func(t *testing.T) {
+			f := newFixture(t)
+			c := guildConv() // answering message m1
+			c.PromptMessages = []string{"m0"}
+			mustCall(t, f.box(c), tools.NameUpdateSTM, `{"summary":"Aiko said the raid moves to Friday."}`)
+			f.short.RemoveMessages("g1", "c1", deleted)
+			if got := f.short.Context(stm.ChannelKey("g1", "c1")).Summary; got != "" {
+				t.Fatalf("summary after message %s was deleted = %q, want none", deleted, got)
+			}
+		})
+	}
+}
+
+// Memories shown to the model carry their people's words: a summary written after a search
+// that showed one is dropped by the forget-me of the memory's author (SPEC §2: forget-me
+// removes summaries that quote the member).
+func TestSummaryGoesWithQuotedMemoryAuthor(t *testing.T) {
+	f := newFixture(t)
+	testkit.MustRemember(t, f.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Cleo moved the raid to Friday", Provenance: memory.Provenance{AuthorID: "333", ChannelID: "c1"}})
+	tb := f.box(guildConv()) // Aiko and Ben talk; Cleo is not here
+	if r := mustCall(t, tb, tools.NameSearch, `{"query":"raid Friday"}`); len(r.Results) != 1 {
+		t.Fatalf("search = %+v, want Cleo's memory", r.Results)
+	}
+	mustCall(t, tb, tools.NameUpdateSTM, `{"summary":"Cleo moved the raid to Friday."}`)
+	f.short.ClearUser("333")
+	if got := f.short.Context(stm.ChannelKey("g1", "c1")).Summary; got != "" {
+		t.Fatalf("summary after the memory author's forget-me = %q, want none", got)
 	}
 }
