@@ -150,6 +150,15 @@ func (b *Bot) ReplyAudience(ctx context.Context, guildID, channelID string) *mem
 	return b.replyAudience(ctx, guildID, channelID)
 }
 
+// MemberAudience is the audience of an answer only userID reads (a DM, an ephemeral view):
+// every channel they can view, in every guild the bot knows. guildID and channelID name
+// where they asked ("" in a DM) and roles are their roles there as the interaction carried
+// them (nil when unknown). It is exported for work done on a member's behalf outside an
+// interaction, and for tests that hold the bot to its channel rule.
+func (b *Bot) MemberAudience(ctx context.Context, userID, guildID, channelID string, roles []string) *memory.Audience {
+	return b.memberAudience(ctx, userID, guildID, channelID, roles)
+}
+
 // reply returns the cached audience of a reply in channel y of the guild.
 func (w *channelWatch) reply(ga *guildAudiences, y string) map[string]bool {
 	w.mu.Lock()
