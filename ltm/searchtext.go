@@ -15,8 +15,9 @@ import (
 // client can read and write the database; what it writes without search text is indexed as
 // raw text until Reindex computes it.
 
-// storedSearchText is the value of a search-text column for s: its search text, or '' when
-// that is s itself (plain ASCII), which the triggers read as "index the text as it is".
+// storedSearchText is the value of a search-text column for s: its search text, or the
+// empty string when that is s itself (plain ASCII), which the triggers read as "index the
+// text as it is".
 func storedSearchText(s string) string {
 	if t := memory.SearchText(s); t != s {
 		return t
