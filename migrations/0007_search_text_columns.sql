@@ -30,12 +30,15 @@ CREATE TRIGGER memories_ai AFTER INSERT ON memories WHEN new.deleted_at IS NULL 
 END;
 
 -- Only content, author, search text and tombstone changes touch the indexes; access tracking
--- does not. One trigger, so the old entry is always removed before the new one is added; the
--- stale columns are cleared last, so a client with recursive triggers on re-indexes the same.
+-- does not, and the trigram index (content only) is touched only when the content or the
+-- tombstone changes. One trigger, so the old entry is always removed before the new one is
+-- added; the stale columns are cleared last, so a client with recursive triggers on
+-- re-indexes the same.
 CREATE TRIGGER memories_au AFTER UPDATE OF content, author_name, search_text, search_author, deleted_at ON memories BEGIN
     DELETE FROM memories_fts WHERE rowid = old.id AND old.deleted_at IS NULL;
     INSERT INTO memories_tri (memories_tri, rowid, content)
-        SELECT 'delete', old.id, old.content WHERE old.deleted_at IS NULL;
+        SELECT 'delete', old.id, old.content WHERE old.deleted_at IS NULL
+            AND (new.content IS NOT old.content OR new.deleted_at IS NOT NULL);
     INSERT INTO memories_fts (rowid, content, author_name)
         SELECT new.id,
             CASE WHEN new.search_text <> '' AND (new.content IS old.content OR new.search_text IS NOT old.search_text)
@@ -44,7 +47,8 @@ CREATE TRIGGER memories_au AFTER UPDATE OF content, author_name, search_text, se
                 THEN new.search_author ELSE new.author_name END
         WHERE new.deleted_at IS NULL;
     INSERT INTO memories_tri (rowid, content)
-        SELECT new.id, new.content WHERE new.deleted_at IS NULL;
+        SELECT new.id, new.content WHERE new.deleted_at IS NULL
+            AND (new.content IS NOT old.content OR old.deleted_at IS NOT NULL);
     UPDATE memories SET search_text = '' WHERE id = new.id AND new.search_text <> ''
         AND new.content IS NOT old.content AND new.search_text IS old.search_text;
     UPDATE memories SET search_author = '' WHERE id = new.id AND new.search_author <> ''
