@@ -219,6 +219,9 @@ func TestReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	if rep, err := s.Reindex(ctx); err != nil || rep != (ReindexReport{}) {
+		t.Fatalf("reindex of an empty store: %+v %v", rep, err)
+	}
 	var ids []int64
 	for _, c := range []string{"ＡＰＩの上限は毎分60回", "The raid is on Friday", "明日のdeployは15時から", "Forgotten tombstone words", "Minecraft night is Saturday"} {
 		w, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "test")
