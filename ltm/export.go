@@ -220,7 +220,7 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
 // disk (it does so at every statement savepoint), so one statement per memory spends much
-// of a bulk load flushing; 50 rows × 19 values stays far below SQLite's variable limit.
+// of a bulk load flushing; 50 rows × 22 values stays far below SQLite's variable limit.
 const insertRowsPerStatement = 50
 
 // hashSlot is where a content can live only once: its scope and its content hash.

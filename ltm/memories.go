@@ -118,13 +118,13 @@ func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory
 func insertMemorySQL(rows int) string {
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, subject_id, version) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 
 // insertArgsPerRow is how many values appendInsertArgs adds for one memory.
-const insertArgsPerRow = 20
+const insertArgsPerRow = 22
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
 // is now, a zero update time the creation time.
@@ -138,7 +138,8 @@ func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	}
 	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
 		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
-		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID)
+		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID,
+		storedSearchText(m.Content), storedSearchText(m.Provenance.Author))
 }
 
 // createAction is the history action of a memory's creation.
@@ -366,10 +367,10 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 		}
 	}
 	now := s.nowMillis()
-	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, type = ?,
-		importance = ?, pinned = ?, tags = ?, channel_id = ?, updated_at = ?, version = version + 1
+	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
+		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
-		next.Content, next.Normalized, next.Hash, next.Type, next.Importance, boolInt(next.Pinned),
+		next.Content, next.Normalized, next.Hash, storedSearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
 		encodeTags(next.Tags), next.Provenance.ChannelID, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
