@@ -8,58 +8,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/memory"
 )
-
-// Visible names one slice of memory a recall may read: an owner's scope, optionally narrowed
-// to personal memories that originated in one guild (the rule for using someone's personal
-// memory in a guild they have not opted into cross-server use for).
-type Visible struct {
-	Owner memory.Owner
-	// OriginGuildID, for a personal owner, restricts to memories made in that guild. Empty
-	// means any origin (DMs, or a user who opted into cross-server use).
-	OriginGuildID string
-}
-
-// SearchQuery describes one recall.
-type SearchQuery struct {
-	Text string
-	// Owners lists whole scopes to search. Each is put in the SQL WHERE clause.
-	Owners []memory.Owner
-	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
-	Visible []Visible
-	Limit   int // default 10, at most 100
-	// MinScore drops results whose final Score is below it (0–1).
-	MinScore float64
-	// Filters.
-	Types         []memory.Type
-	Tags          []string
-	ImportanceMin float64
-	Since         time.Time
-	PinnedOnly    bool
-	// KeywordOnly skips the vector leg even when an embedder is configured.
-	KeywordOnly bool
-	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
-	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
-	Audience *memory.Audience
-}
-
-// Result is one recalled memory with its scores.
-type Result struct {
-	Memory *memory.Memory
-	// Score is the final score, higher is better: the blended relevance plus the small
-	// tie-breaking signals (see Search).
-	Score float64
-	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
-	Keyword float64
-	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
-	// memory has no vector.
-	Vector float64
-}
 
 // Recall scoring constants (docs/recall.md explains each with the measurements behind it).
 const (
@@ -90,16 +43,17 @@ const (
 	tieBreak = 0.01
 )
 
-func (q *SearchQuery) visible() []Visible {
-	out := make([]Visible, 0, len(q.Owners)+len(q.Visible))
+// visibleScopes lists every slice of memory q may read: its whole owners, then its narrowed ones.
+func visibleScopes(q *memory.SearchQuery) []memory.Visible {
+	out := make([]memory.Visible, 0, len(q.Owners)+len(q.Visible))
 	for _, o := range q.Owners {
-		out = append(out, Visible{Owner: o})
+		out = append(out, memory.Visible{Owner: o})
 	}
 	return append(out, q.Visible...)
 }
 
 // scopeClause renders the visibility rules as SQL over the memories table alias m.
-func scopeClause(vis []Visible) (string, []any, error) {
+func scopeClause(vis []memory.Visible) (string, []any, error) {
 	if len(vis) == 0 {
 		return "", nil, memory.Errorf(memory.EINVALID, "A search needs at least one scope.")
 	}
@@ -120,7 +74,7 @@ func scopeClause(vis []Visible) (string, []any, error) {
 	return "(" + strings.Join(parts, " OR ") + ")", args, nil
 }
 
-func filterClause(q *SearchQuery) (string, []any) {
+func filterClause(q *memory.SearchQuery) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
@@ -183,7 +137,7 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 // (origin guild, type, pinned, since, importance, tags, audience), so its shortlist is spent only on
 // rows that can pass: a filter applied after the top k would let failing rows crowd out
 // passing ones. SQL re-checks everything when the rows are loaded.
-func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
+func keepFunc(v memory.Visible, q *memory.SearchQuery) func(*vecMeta) bool {
 	origin := ""
 	if v.Owner.Scope == memory.ScopePersonal {
 		origin = v.OriginGuildID
@@ -236,12 +190,12 @@ func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
 // under q.MinScore are dropped. Scope and filters are part of every SQL query; deleted
 // memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
-func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
+func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
-	vis := q.visible()
+	vis := visibleScopes(&q)
 	scope, scopeArgs, err := scopeClause(vis)
 	if err != nil {
 		return nil, err
@@ -305,7 +259,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 
 // score blends the legs and applies the documented boosts and tie-breakers; the result is
 // sorted best first.
-func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *queryPlan, vis []Visible) []Result {
+func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *queryPlan, vis []memory.Visible) []memory.SearchResult {
 	var xmax float64
 	for _, x := range kw {
 		xmax = max(xmax, x)
@@ -321,9 +275,9 @@ func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 		maxAccess = max(maxAccess, m.AccessCount)
 	}
 	alpha := s.Alpha
-	results := make([]Result, 0, len(mems))
+	results := make([]memory.SearchResult, 0, len(mems))
 	for _, m := range mems {
-		r := Result{Memory: m}
+		r := memory.SearchResult{Memory: m}
 		if x := kw[m.ID]; x > 0 {
 			r.Keyword = x / (1 + xmax)
 		}
@@ -377,7 +331,7 @@ func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 }
 
 // cosineOf looks up the cosine of a keyword-only candidate in the index of its scope.
-func (s *Store) cosineOf(q []float32, m *memory.Memory, vis []Visible) (float32, bool) {
+func (s *Store) cosineOf(q []float32, m *memory.Memory, vis []memory.Visible) (float32, bool) {
 	sv := s.recall.vectors.scope(m.Owner().Key())
 	if sv == nil {
 		return 0, false
@@ -392,7 +346,7 @@ type vectorLegResult struct {
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
 // leaves the result empty: recall then runs on keywords alone.
-func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis []Visible, k int) vectorLegResult {
+func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
 	qv, err := s.queryVector(ctx, e, q.Text)
 	if err != nil {
 		return vectorLegResult{}

@@ -79,7 +79,7 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // audience, when not nil, tells the pipeline which channels' memories a conversation in a
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
-	flags := pipelineFlags(app.config.PipelineMode)
+	flags := pipeline.ModeFlags(app.config.PipelineMode)
 	return pipeline.New(store, model, pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,

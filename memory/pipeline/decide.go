@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/contextbuild"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/sashabaranov/go-openai"
 )
@@ -18,7 +17,7 @@ const MaxCandidates = 5
 
 // Decision is the decision stage's verdict on one fact.
 type Decision struct {
-	Action ltm.ProposalAction `json:"action"`
+	Action memory.ProposalAction `json:"action"`
 	// TargetID is the candidate an UPDATE, DELETE (or NONE) refers to; always one of the
 	// candidates shown to the model.
 	TargetID int64 `json:"target_id,omitempty"`
@@ -38,7 +37,7 @@ type Decision struct {
 // addWithoutModel is the decision for a fact with no similar memory: SPEC §4 adds it
 // without asking the model.
 func addWithoutModel(f Fact) Decision {
-	return Decision{Action: ltm.ProposeAdd, Content: f.Content, Confidence: f.Confidence,
+	return Decision{Action: memory.ProposeAdd, Content: f.Content, Confidence: f.Confidence,
 		Reason: "no similar memory in this scope"}
 }
 
@@ -60,9 +59,9 @@ func ParseDecision(reply string, f Fact, candidates []*memory.Memory) Decision {
 		return d
 	}
 	action, _ := jsonString(fields["action"])
-	d.Action = ltm.ProposalAction(strings.ToUpper(strings.TrimSpace(action)))
+	d.Action = memory.ProposalAction(strings.ToUpper(strings.TrimSpace(action)))
 	switch d.Action {
-	case ltm.ProposeAdd, ltm.ProposeUpdate, ltm.ProposeDelete, ltm.ProposeNone:
+	case memory.ProposeAdd, memory.ProposeUpdate, memory.ProposeDelete, memory.ProposeNone:
 	default:
 		d.Invalid = fmt.Sprintf("decision has unknown action %q", action)
 		return d
@@ -76,7 +75,7 @@ func ParseDecision(reply string, f Fact, candidates []*memory.Memory) Decision {
 		default:
 			d.TargetID = id
 		}
-		if d.Invalid != "" && (d.Action == ltm.ProposeAdd || d.Action == ltm.ProposeNone) {
+		if d.Invalid != "" && (d.Action == memory.ProposeAdd || d.Action == memory.ProposeNone) {
 			// The target does not matter for these; keep the decision, drop the id.
 			d.Warnings = append(d.Warnings, d.Invalid+"; ignored")
 			d.Invalid, d.TargetID = "", 0
@@ -85,10 +84,10 @@ func ParseDecision(reply string, f Fact, candidates []*memory.Memory) Decision {
 			return d
 		}
 	}
-	if d.Action == ltm.ProposeAdd {
+	if d.Action == memory.ProposeAdd {
 		d.TargetID = 0
 	}
-	if (d.Action == ltm.ProposeUpdate || d.Action == ltm.ProposeDelete) && d.TargetID == 0 {
+	if (d.Action == memory.ProposeUpdate || d.Action == memory.ProposeDelete) && d.TargetID == 0 {
 		d.Invalid = fmt.Sprintf("decision %s names no target", d.Action)
 		return d
 	}
@@ -105,7 +104,7 @@ func ParseDecision(reply string, f Fact, candidates []*memory.Memory) Decision {
 		})
 	}
 	d.Content = f.Content
-	if d.Action == ltm.ProposeUpdate {
+	if d.Action == memory.ProposeUpdate {
 		if raw, ok := fields["content"]; ok && string(raw) != "null" {
 			content, ok := jsonString(raw)
 			content = memory.CollapseSpace(content)

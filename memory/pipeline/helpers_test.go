@@ -88,22 +88,22 @@ func (e *env) withEmbeddings() *env {
 }
 
 // say stores a user turn and notifies the pipeline the way the chat turn does.
-func (e *env) say(guild, channel, user, name, text string) ltm.Turn {
+func (e *env) say(guild, channel, user, name, text string) memory.Turn {
 	e.t.Helper()
-	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text})
+	return e.sayWith(memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text})
 }
 
 // sayAsEditor is say by a member who may change the guild's server memory.
-func (e *env) sayAsEditor(guild, channel, user, name, text string) ltm.Turn {
+func (e *env) sayAsEditor(guild, channel, user, name, text string) memory.Turn {
 	e.t.Helper()
-	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text, CanEditServer: true})
+	return e.sayWith(memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text, CanEditServer: true})
 }
 
 // sayWith stores user turn t (role and message id filled in) and notifies the pipeline.
-func (e *env) sayWith(t ltm.Turn) ltm.Turn {
+func (e *env) sayWith(t memory.Turn) memory.Turn {
 	e.t.Helper()
 	e.msgSeq++
-	t.Role, t.MessageID = ltm.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
+	t.Role, t.MessageID = memory.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
 	text := t.Content
 	id, err := e.store.AppendTurn(e.t.Context(), t)
 	if err != nil {
@@ -119,7 +119,7 @@ func (e *env) sayWith(t ltm.Turn) ltm.Turn {
 // reply stores an assistant turn.
 func (e *env) reply(guild, channel, user, text string) {
 	e.t.Helper()
-	t := ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: ltm.RoleAssistant, Content: text}
+	t := memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: memory.RoleAssistant, Content: text}
 	if _, err := e.store.AppendTurn(e.t.Context(), t); err != nil {
 		e.t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func (e *env) actions(owner memory.Owner) []memory.Action {
 	return out
 }
 
-func (e *env) jobs() []*ltm.Job {
+func (e *env) jobs() []*memory.Job {
 	e.t.Helper()
 	js, err := e.store.ListJobs(e.t.Context(), "", 500)
 	if err != nil {
@@ -184,7 +184,7 @@ func (e *env) jobs() []*ltm.Job {
 	return js
 }
 
-func (e *env) stats() ltm.JobStats {
+func (e *env) stats() memory.JobStats {
 	e.t.Helper()
 	st, err := e.store.JobStats(e.t.Context())
 	if err != nil {

@@ -126,7 +126,7 @@ type Config struct {
 	RetentionSchedule string
 	// Retention says how long history, jobs and transcripts are kept; zero fields are
 	// ltm's defaults (forgotten memories are purged after the store's RecoverWindow).
-	Retention ltm.RetentionPolicy
+	Retention memory.RetentionPolicy
 	// WorkerID names this process in job leases; default hostname:pid.
 	WorkerID string
 	// Logger receives one structured line per job and per scheduled run (ids and counts,
@@ -142,7 +142,7 @@ type Config struct {
 	// BeforeCommit, when set, is called after every model and embedding call of a job
 	// and right before its one write transaction. A test seam: tests block in it to
 	// crash or race a job at the worst moment. An error fails the run like any other.
-	BeforeCommit func(ctx context.Context, job *ltm.Job) error
+	BeforeCommit func(ctx context.Context, job *memory.Job) error
 }
 
 // Pipeline runs the background memory work. Create it with New.
@@ -199,7 +199,7 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 		cfg.LeaseFor = DefaultLeaseFor
 	}
 	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = ltm.DefaultMaxAttempts
+		cfg.MaxAttempts = memory.DefaultMaxAttempts
 	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = DefaultBackoffBase

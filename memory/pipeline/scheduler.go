@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/robfig/cron/v3"
 )
 
@@ -91,7 +91,7 @@ func (p *Pipeline) task(name string, fn func(ctx context.Context) (string, error
 func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context.Context) (string, error)) {
 	started := p.store.Now()
 	clock := time.Now()
-	run := ltm.TaskRun{Name: name, StartedAt: started}
+	run := memory.TaskRun{Name: name, StartedAt: started}
 	defer func() {
 		if r := recover(); r != nil {
 			run.Error = fmt.Sprintf("panic: %v", r)
@@ -107,7 +107,7 @@ func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context
 	p.finishTask(run, clock)
 }
 
-func (p *Pipeline) finishTask(run ltm.TaskRun, clock time.Time) {
+func (p *Pipeline) finishTask(run memory.TaskRun, clock time.Time) {
 	run.FinishedAt = p.store.Now()
 	took := time.Since(clock)
 	attrs := []any{slog.String("task", run.Name), slog.String("result", run.Detail), slog.Duration("took", took)}

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Status is a snapshot of the pipeline for `kioku doctor` and /kioku status.
 type Status struct {
-	Jobs ltm.JobStats `json:"jobs"`
+	Jobs memory.JobStats `json:"jobs"`
 	// DeadJobs are the newest dead-lettered jobs (at most 5), with their last error.
-	DeadJobs []*ltm.Job `json:"dead_jobs,omitempty"`
+	DeadJobs []*memory.Job `json:"dead_jobs,omitempty"`
 	// Runs are the latest run of each scheduled task, whichever process ran it.
-	Runs []ltm.TaskRun `json:"runs"`
+	Runs []memory.TaskRun `json:"runs"`
 	// Budget is the model budget of this process; nil when read from another process
 	// (doctor), which cannot see the running bot's window.
 	Budget *Budget `json:"budget,omitempty"`
@@ -39,7 +40,7 @@ func ReadStatus(ctx context.Context, store *ltm.Store) (Status, error) {
 		return st, err
 	}
 	if st.Jobs.Dead > 0 {
-		if st.DeadJobs, err = store.ListJobs(ctx, ltm.JobDead, 5); err != nil {
+		if st.DeadJobs, err = store.ListJobs(ctx, memory.JobDead, 5); err != nil {
 			return st, err
 		}
 	}

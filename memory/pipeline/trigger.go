@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/intent"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -35,18 +34,18 @@ type checkpoint struct {
 	Decisions  map[int]Decision `json:"decisions,omitempty"` // by fact index
 }
 
-func dedupKey(ch ltm.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
+func dedupKey(ch memory.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
 
 // modeFor is the effective mode in a guild: the operator's flags narrowed by the guild's
 // /kioku config mode. DMs (guildID "") follow the operator's flags alone.
-func (p *Pipeline) modeFor(ctx context.Context, guildID string) (Mode, error) {
+func (p *Pipeline) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
 	flags := p.flags
 	if guildID != "" {
 		gs, err := p.store.GuildSettings(ctx, guildID)
 		if err != nil {
 			return "", err
 		}
-		flags = flags.And(GuildFlags(gs.PipelineMode))
+		flags = flags.And(ModeFlags(gs.PipelineMode))
 	}
 	return flags.Mode(), nil
 }
@@ -62,15 +61,15 @@ func (p *Pipeline) modeFor(ctx context.Context, guildID string) (Mode, error) {
 //
 // Assistant turns, users with privacy "full" and guilds with the pipeline off schedule
 // nothing. One job per channel: repeated calls only move its time.
-func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) error {
-	if t.Role != ltm.RoleUser {
+func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
+	if t.Role != memory.RoleUser {
 		return nil
 	}
 	mode, err := p.modeFor(ctx, t.GuildID)
 	if err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
-	if mode == ModeOff {
+	if mode == memory.PipelineOff {
 		return nil
 	}
 	us, err := p.store.UserSettings(ctx, t.UserID)
@@ -87,7 +86,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) erro
 		p.log.Info("high-signal trigger over the member's hourly limit; extraction waits for the batch or idle trigger",
 			slog.String("user", t.UserID), slog.String("guild", t.GuildID), slog.String("channel", t.ChannelID))
 	}
-	if _, err := p.schedule(ctx, ltm.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
+	if _, err := p.schedule(ctx, memory.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
 	return nil
@@ -95,7 +94,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) erro
 
 // schedule enqueues or re-times the extraction job of ch from its backlog. It reports
 // whether a job was created.
-func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool) (bool, error) {
+func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal bool) (bool, error) {
 	b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
@@ -103,7 +102,7 @@ func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool
 	if b.Turns == 0 {
 		return false, nil
 	}
-	opt := ltm.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
+	opt := memory.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
 	if !highSignal && b.UserTurns < p.cfg.BatchTurns {
 		opt.RunAfter, opt.Debounce = b.LastAt.Add(p.cfg.IdleAfter), true
 	}
@@ -116,7 +115,7 @@ func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool
 // see whether any is high-signal. The worker calls it after each job (turns may have
 // arrived while the job ran, when OnTurn could not touch the running job) and the sweep
 // for channels whose scheduling was lost.
-func (p *Pipeline) rearm(ctx context.Context, ch ltm.Channel) (bool, error) {
+func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
 	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
@@ -127,7 +126,7 @@ func (p *Pipeline) rearm(ctx context.Context, ch ltm.Channel) (bool, error) {
 	}
 	high := false
 	for _, t := range turns {
-		if t.Role == ltm.RoleUser && intent.HighSignal(t.Content) {
+		if t.Role == memory.RoleUser && intent.HighSignal(t.Content) {
 			high = true
 			break
 		}
@@ -148,7 +147,7 @@ func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
 	if len(chans) == 0 {
 		return 0, nil
 	}
-	deadJobs, err := p.store.ListJobs(ctx, ltm.JobDead, 500)
+	deadJobs, err := p.store.ListJobs(ctx, memory.JobDead, 500)
 	if err != nil {
 		return 0, err
 	}

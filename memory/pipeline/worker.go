@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/sashabaranov/go-openai"
 )
@@ -75,13 +74,13 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 
 // Reap returns jobs with expired leases to the queue (or to the dead letters when their
 // attempts are used up).
-func (p *Pipeline) Reap(ctx context.Context) (ltm.ReapResult, error) {
+func (p *Pipeline) Reap(ctx context.Context) (memory.ReapResult, error) {
 	return p.store.ReapStale(ctx)
 }
 
 // jobRun is the state of one run of one job.
 type jobRun struct {
-	job     *ltm.Job
+	job     *memory.Job
 	payload jobPayload
 	log     *slog.Logger
 	calls   int
@@ -90,7 +89,7 @@ type jobRun struct {
 	started time.Time // when this run leased the job, in store time
 }
 
-func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
+func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	start := time.Now()
 	leased := job.UpdatedAt // Lease stamps the job with its lease time
 	if leased.IsZero() {
@@ -108,7 +107,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 	case err == nil:
 		res.Done++
 		run.log.Info("pipeline job done", slog.Int("model_calls", run.calls), slog.Any("outcomes", run.stats), elapsed)
-	case errors.Is(err, ltm.ErrLeaseLost):
+	case errors.Is(err, memory.ErrLeaseLost):
 		res.Lost++
 		run.log.Warn("pipeline job lease lost; its new holder redoes the work", elapsed)
 	case errors.As(err, &be) && be.share:
@@ -123,7 +122,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 	case ctx.Err() != nil:
 		p.postpone(bctx, run, p.store.Now(), res)
 		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
-	case errors.Is(err, ltm.ErrCursorMoved):
+	case errors.Is(err, memory.ErrCursorMoved):
 		run.payload.Checkpoint = nil
 		p.postpone(bctx, run, p.store.Now(), res)
 		run.log.Info("pipeline job's turns were extracted by another run; requeued", elapsed)
@@ -151,7 +150,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 
 func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
 	if err := p.store.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
-		if errors.Is(err, ltm.ErrLeaseLost) {
+		if errors.Is(err, memory.ErrLeaseLost) {
 			res.Lost++
 			return
 		}
@@ -179,7 +178,7 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 // extract facts (or reuse the checkpoint), decide each fact against its candidates, and
 // commit everything in one transaction.
 func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
-	ch := ltm.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
+	ch := memory.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
 	mode, err := p.modeFor(ctx, ch.GuildID)
 	if err != nil {
 		return err
@@ -205,7 +204,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		return err
 	}
 	selected, through := selectTurns(turns, people, cursor)
-	records := make([]*ltm.Turn, len(selected))
+	records := make([]*memory.Turn, len(selected))
 	for i := range selected {
 		records[i] = &selected[i]
 	}
@@ -213,10 +212,10 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		through = cp.Through
 		records = recordsByID(cp.Records, turns, people)
 	}
-	batch := ltm.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
+	batch := memory.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
 		ChannelID: ch.ChannelID, CursorFrom: cursor, CursorTo: through}
 	recs := newBatchRecords(records, people)
-	if mode == ModeOff || len(recs.speakers) == 0 {
+	if mode == memory.PipelineOff || len(recs.speakers) == 0 {
 		// Nothing to extract (pipeline off, only the bot spoke, or only people who opted
 		// out): move the cursor past these turns so they are never mined later.
 		return p.commit(ctx, run, ch, batch)
@@ -265,7 +264,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 	}
 	var texts []string
 	for _, pr := range batch.Proposals {
-		if pr.Record == "" && (pr.Action == ltm.ProposeAdd || pr.Action == ltm.ProposeUpdate) {
+		if pr.Record == "" && (pr.Action == memory.ProposeAdd || pr.Action == memory.ProposeUpdate) {
 			texts = append(texts, pr.Memory.Content)
 		}
 	}
@@ -278,7 +277,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
 // arrived meanwhile.
-func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch ltm.Channel, batch ltm.PipelineBatch) error {
+func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, batch memory.PipelineBatch) error {
 	if p.cfg.BeforeCommit != nil {
 		if err := p.cfg.BeforeCommit(ctx, run.job); err != nil {
 			return err
@@ -328,7 +327,7 @@ func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.Chat
 }
 
 // people loads the privacy level and latest name of everyone whose turns are in the batch.
-func (p *Pipeline) people(ctx context.Context, turns []ltm.Turn) (map[string]*person, error) {
+func (p *Pipeline) people(ctx context.Context, turns []memory.Turn) (map[string]*person, error) {
 	out := make(map[string]*person)
 	for _, t := range turns {
 		who := out[t.UserID]
@@ -340,14 +339,14 @@ func (p *Pipeline) people(ctx context.Context, turns []ltm.Turn) (map[string]*pe
 			who = &person{id: t.UserID, privacy: us.Privacy}
 			out[t.UserID] = who
 		}
-		if t.Role == ltm.RoleUser && t.AuthorName != "" {
+		if t.Role == memory.RoleUser && t.AuthorName != "" {
 			who.name = t.AuthorName
 		}
 	}
 	return out, nil
 }
 
-func turnsThrough(turns []ltm.Turn, through int64) []ltm.Turn {
+func turnsThrough(turns []memory.Turn, through int64) []memory.Turn {
 	for i, t := range turns {
 		if t.ID > through {
 			return turns[:i]
@@ -359,7 +358,7 @@ func turnsThrough(turns []ltm.Turn, through int64) []ltm.Turn {
 // selectTurns picks the turns to extract from: in order, leaving out everything of people
 // with privacy "full" (and the bot's answers to them), until MaxInputChars. through is
 // the last turn the batch covers, skipped ones included, so the cursor moves past them.
-func selectTurns(turns []ltm.Turn, people map[string]*person, cursor int64) (selected []ltm.Turn, through int64) {
+func selectTurns(turns []memory.Turn, people map[string]*person, cursor int64) (selected []memory.Turn, through int64) {
 	through = cursor
 	size := 0
 	for _, t := range turns {
@@ -404,8 +403,8 @@ func truncateUTF8(s string, maxBytes int) string {
 // confidence gates, find candidates among the memories visible in this conversation,
 // decide (with the model only when there are candidates), apply the mode, and look for
 // contradictions.
-func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.Channel, aud *memory.Audience,
-	att attribution, from, through int64, i int, f Fact) (prop ltm.Proposal, err error) {
+func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode memory.PipelineMode, ch memory.Channel, aud *memory.Audience,
+	att attribution, from, through int64, i int, f Fact) (prop memory.Proposal, err error) {
 	cp := run.payload.Checkpoint
 	owner := memory.ServerOwner(ch.GuildID)
 	subject := att.subject
@@ -425,8 +424,8 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	}
 	meta := map[string]any{"job": run.job.ID, "fact": i, "turns": []int64{from + 1, through},
 		"evidence_turns": evidenceTurns, "fact_confidence": f.Confidence, "mode": mode}
-	prop = ltm.Proposal{
-		Action: ltm.ProposeAdd,
+	prop = memory.Proposal{
+		Action: memory.ProposeAdd,
 		Owner:  owner,
 		Memory: memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID,
 			Provenance: prov},
@@ -498,7 +497,7 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	}
 	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
 	prop.Memory.Content = d.Content
-	if d.Action == ltm.ProposeAdd || d.Action == ltm.ProposeUpdate {
+	if d.Action == memory.ProposeAdd || d.Action == memory.ProposeUpdate {
 		for _, c := range cands {
 			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
 				prop.Contradicts = append(prop.Contradicts, c.ID)
@@ -510,10 +509,10 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 		meta["gate"] = fmt.Sprintf("decision confidence %.2f is below %.2f", d.Confidence, p.cfg.ConfidenceGate)
 		return prop, nil
 	}
-	if d.Action == ltm.ProposeNone {
+	if d.Action == memory.ProposeNone {
 		return prop, nil
 	}
-	if rec, why := mode.gate(d.Action); rec != "" {
+	if rec, why := gate(mode, d.Action); rec != "" {
 		prop.Record = rec
 		meta["gate"] = why
 	}
