@@ -196,7 +196,8 @@ func TestTurnHook(t *testing.T) {
 func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	p, err := pipeline.New(e.store, e.model, pipeline.Config{})
+	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store, Ledger: e.store, Transcript: e.store, Facts: e.store,
+		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Now: func() time.Time { return e.store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}

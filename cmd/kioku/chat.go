@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/llm"
@@ -80,14 +81,21 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
 	flags := pipeline.ModeFlags(app.config.PipelineMode)
-	return pipeline.New(store, model, pipeline.Config{
+	return pipeline.New(pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		Logger:            app.logger.With("component", "pipeline"),
-	})
+	}, pipelineDeps(store, model))
+}
+
+// pipelineDeps hands the store to every seam of the pipeline; the store's clock is read at
+// each call, so a test that moves it moves the pipeline with it.
+func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
+		Settings: store, Housekeeping: store, Model: model, Now: func() time.Time { return store.Now() }}
 }
 
 // newEngine builds the chat turn engine on store, model and short-term memory, giving the

@@ -26,7 +26,7 @@ func benchPipeline(b *testing.B) (*pipeline.Pipeline, *ltm.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := pipeline.New(store, client, pipeline.Config{CallsPerHour: 1 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p, err := pipeline.New(pipeline.Config{CallsPerHour: 1 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, storeDeps(store, client))
 	if err != nil {
 		b.Fatal(err)
 	}

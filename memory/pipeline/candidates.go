@@ -24,7 +24,7 @@ func (p *Pipeline) candidates(ctx context.Context, ch memory.Channel, aud *memor
 	} else {
 		q.Owners = []memory.Owner{owner}
 	}
-	results, err := p.store.Search(ctx, q)
+	results, err := p.finder.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func TestSubjectResolution(t *testing.T) {
 // all of the exponential backoff, so jobs failing together do not retry together.
 func TestDefaultBackoffHasJitter(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
-	p, err := pipeline.New(e.store, e.client, pipeline.Config{}) // default jitter
+	p, err := pipeline.New(pipeline.Config{}, storeDeps(e.store, e.client)) // default jitter
 	if err != nil {
 		t.Fatal(err)
 	}

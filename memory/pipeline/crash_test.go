@@ -83,7 +83,7 @@ func crashChild() int {
 			return nil
 		}
 	}
-	p, err := pipeline.New(store, client, cfg)
+	p, err := pipeline.New(cfg, storeDeps(store, client))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -125,7 +125,7 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.New(store, client, pipeline.Config{})
+	p, err := pipeline.New(pipeline.Config{}, storeDeps(store, client))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func newEnv(t *testing.T, cfg pipeline.Config) *env {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	e.p, err = pipeline.New(e.store, client, cfg)
+	e.p, err = pipeline.New(cfg, storeDeps(e.store, client))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,4 +295,10 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 	default:
 		return decision("ADD", 0, f, 0.9, "new information")
 	}
+}
+
+// storeDeps hands store to every seam of the pipeline, as cmd/kioku does.
+func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
+		Settings: store, Housekeeping: store, Model: model, Now: func() time.Time { return store.Now() }}
 }

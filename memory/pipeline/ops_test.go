@@ -123,7 +123,7 @@ func TestIdempotence(t *testing.T) {
 			return nil
 		}})
 		scenario(a)
-		b, err := pipeline.New(a.store, a.client, pipeline.Config{WorkerID: "b"})
+		b, err := pipeline.New(pipeline.Config{WorkerID: "b"}, storeDeps(a.store, a.client))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +373,7 @@ func TestStatus(t *testing.T) {
 	if p := st.Problems(); len(p) != 1 || !strings.Contains(p[0], "503") {
 		t.Errorf("problems %q, want the dead job with its error", p)
 	}
-	doctor, err := pipeline.ReadStatus(ctx, e.store)
+	doctor, err := pipeline.ReadStatus(ctx, e.store, e.store.Now())
 	if err != nil || doctor.Budget != nil || doctor.Jobs != st.Jobs {
 		t.Fatalf("ReadStatus %+v %v", doctor, err)
 	}

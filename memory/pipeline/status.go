@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -31,20 +30,20 @@ type Budget struct {
 	Limit int `json:"limit"` // <= 0: unlimited
 }
 
-// ReadStatus reads what the database says about the pipeline, for processes that do not
-// run it (`kioku doctor`).
-func ReadStatus(ctx context.Context, store *ltm.Store) (Status, error) {
-	st := Status{At: store.Now()}
+// ReadStatus reads what the ledger says about the pipeline at time at, for processes that
+// do not run it (`kioku doctor`).
+func ReadStatus(ctx context.Context, ledger Ledger, at time.Time) (Status, error) {
+	st := Status{At: at}
 	var err error
-	if st.Jobs, err = store.JobStats(ctx); err != nil {
+	if st.Jobs, err = ledger.JobStats(ctx); err != nil {
 		return st, err
 	}
 	if st.Jobs.Dead > 0 {
-		if st.DeadJobs, err = store.ListJobs(ctx, memory.JobDead, 5); err != nil {
+		if st.DeadJobs, err = ledger.ListJobs(ctx, memory.JobDead, 5); err != nil {
 			return st, err
 		}
 	}
-	if st.Runs, err = store.TaskRuns(ctx); err != nil {
+	if st.Runs, err = ledger.TaskRuns(ctx); err != nil {
 		return st, err
 	}
 	return st, nil
@@ -52,7 +51,7 @@ func ReadStatus(ctx context.Context, store *ltm.Store) (Status, error) {
 
 // Status is ReadStatus plus this process's budget and scheduler state.
 func (p *Pipeline) Status(ctx context.Context) (Status, error) {
-	st, err := ReadStatus(ctx, p.store)
+	st, err := ReadStatus(ctx, p.ledger, p.now())
 	if err != nil {
 		return st, err
 	}

@@ -41,7 +41,7 @@ func dedupKey(ch memory.Channel) string { return ch.GuildID + "/" + ch.ChannelID
 func (p *Pipeline) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
 	flags := p.flags
 	if guildID != "" {
-		gs, err := p.store.GuildSettings(ctx, guildID)
+		gs, err := p.settings.GuildSettings(ctx, guildID)
 		if err != nil {
 			return "", err
 		}
@@ -72,7 +72,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) e
 	if mode == memory.PipelineOff {
 		return nil
 	}
-	us, err := p.store.UserSettings(ctx, t.UserID)
+	us, err := p.settings.UserSettings(ctx, t.UserID)
 	if err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
@@ -95,7 +95,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) e
 // schedule enqueues or re-times the extraction job of ch from its backlog. It reports
 // whether a job was created.
 func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal bool) (bool, error) {
-	b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+	b, err := p.transcript.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
 	}
@@ -106,7 +106,7 @@ func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal b
 	if !highSignal && b.UserTurns < p.cfg.BatchTurns {
 		opt.RunAfter, opt.Debounce = b.LastAt.Add(p.cfg.IdleAfter), true
 	}
-	_, created, err := p.store.Enqueue(ctx, KindExtract, dedupKey(ch),
+	_, created, err := p.jobs.Enqueue(ctx, KindExtract, dedupKey(ch),
 		jobPayload{GuildID: ch.GuildID, ChannelID: ch.ChannelID}, opt)
 	return created, err
 }
@@ -116,11 +116,11 @@ func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal b
 // arrived while the job ran, when OnTurn could not touch the running job) and the sweep
 // for channels whose scheduling was lost.
 func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
-	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+	cursor, err := p.transcript.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
 	}
-	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	turns, err := p.transcript.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
 	if err != nil {
 		return false, err
 	}
@@ -140,14 +140,14 @@ func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
 // arrive after it died (or an operator requeues it): the sweep never resurrects a job
 // that kept failing. It returns the number of jobs created.
 func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
-	chans, err := p.store.ChannelsWithBacklog(ctx, p.store.Now().Add(-p.cfg.SweepWindow), 500)
+	chans, err := p.transcript.ChannelsWithBacklog(ctx, p.now().Add(-p.cfg.SweepWindow), 500)
 	if err != nil {
 		return 0, err
 	}
 	if len(chans) == 0 {
 		return 0, nil
 	}
-	deadJobs, err := p.store.ListJobs(ctx, memory.JobDead, 500)
+	deadJobs, err := p.ledger.ListJobs(ctx, memory.JobDead, 500)
 	if err != nil {
 		return 0, err
 	}
@@ -160,7 +160,7 @@ func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
 	created := 0
 	for _, ch := range chans {
 		if died, ok := diedAt[dedupKey(ch)]; ok {
-			b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+			b, err := p.transcript.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 			if err != nil {
 				return created, err
 			}

@@ -60,7 +60,7 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 			res.BudgetWait = true
 			return res, nil
 		}
-		job, err := p.store.Lease(ctx, p.nextOwner(), []string{KindExtract}, p.cfg.LeaseFor)
+		job, err := p.jobs.Lease(ctx, p.nextOwner(), []string{KindExtract}, p.cfg.LeaseFor)
 		if err != nil {
 			return res, err
 		}
@@ -75,7 +75,7 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 // Reap returns jobs with expired leases to the queue (or to the dead letters when their
 // attempts are used up).
 func (p *Pipeline) Reap(ctx context.Context) (memory.ReapResult, error) {
-	return p.store.ReapStale(ctx)
+	return p.jobs.ReapStale(ctx)
 }
 
 // jobRun is the state of one run of one job.
@@ -93,9 +93,9 @@ func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult)
 	start := time.Now()
 	leased := job.UpdatedAt // Lease stamps the job with its lease time
 	if leased.IsZero() {
-		leased = p.store.Now()
+		leased = p.now()
 	}
-	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.store.Now(), started: leased,
+	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.now(), started: leased,
 		log: p.log.With(slog.Int64("job", job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
 	err := p.runSafely(ctx, run)
 	elapsed := slog.Duration("took", time.Since(start))
@@ -120,21 +120,21 @@ func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult)
 		p.postpone(bctx, run, be.retryAt, res)
 		run.log.Info("pipeline job waits for the model budget", slog.Time("until", be.retryAt), elapsed)
 	case ctx.Err() != nil:
-		p.postpone(bctx, run, p.store.Now(), res)
+		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
 	case errors.Is(err, memory.ErrCursorMoved):
 		run.payload.Checkpoint = nil
-		p.postpone(bctx, run, p.store.Now(), res)
+		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job's turns were extracted by another run; requeued", elapsed)
 	case errors.Is(err, errBadPayload):
-		if berr := p.store.Bury(bctx, job.ID, job.LeaseOwner, err); berr != nil {
+		if berr := p.jobs.Bury(bctx, job.ID, job.LeaseOwner, err); berr != nil {
 			run.log.Error("couldn't dead-letter pipeline job", slog.Any("err", berr))
 		}
 		res.Dead++
 		run.log.Error("pipeline job dead-lettered", slog.Any("err", err), elapsed)
 	default:
 		wait := p.backoff(job.Attempts + 1)
-		dead, ferr := p.store.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
+		dead, ferr := p.jobs.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
 		switch {
 		case ferr != nil:
 			run.log.Error("couldn't record pipeline job failure", slog.Any("err", ferr), slog.Any("cause", err))
@@ -149,7 +149,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult)
 }
 
 func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
-	if err := p.store.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
+	if err := p.jobs.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
 		if errors.Is(err, memory.ErrLeaseLost) {
 			res.Lost++
 			return
@@ -183,7 +183,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 	if err != nil {
 		return err
 	}
-	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+	cursor, err := p.transcript.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -192,7 +192,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		// Another run moved on, or the checkpoint predates record numbers: redo it.
 		cp, run.payload.Checkpoint = nil, nil
 	}
-	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	turns, err := p.transcript.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
 	if err != nil {
 		return err
 	}
@@ -268,7 +268,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 			texts = append(texts, pr.Memory.Content)
 		}
 	}
-	if err := p.store.PrefetchEmbeddings(ctx, texts); err != nil {
+	if err := p.facts.PrefetchEmbeddings(ctx, texts); err != nil {
 		// The memories are written anyway; the embedding tracker fills their vectors later.
 		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
 	}
@@ -283,7 +283,7 @@ func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, b
 			return err
 		}
 	}
-	outcomes, err := p.store.ApplyPipelineBatch(ctx, batch)
+	outcomes, err := p.facts.ApplyPipelineBatch(ctx, batch)
 	if err != nil {
 		return err
 	}
@@ -299,10 +299,10 @@ func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, b
 
 // heartbeat renews the job's lease and checkpoints its model work.
 func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
-	if err := p.store.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
+	if err := p.jobs.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
 		return err
 	}
-	run.beat = p.store.Now()
+	run.beat = p.now()
 	return nil
 }
 
@@ -332,7 +332,7 @@ func (p *Pipeline) people(ctx context.Context, turns []memory.Turn) (map[string]
 	for _, t := range turns {
 		who := out[t.UserID]
 		if who == nil {
-			us, err := p.store.UserSettings(ctx, t.UserID)
+			us, err := p.settings.UserSettings(ctx, t.UserID)
 			if err != nil {
 				return nil, err
 			}
@@ -465,7 +465,7 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode memory.Pipelin
 	case done:
 		d = prev
 	default:
-		if p.store.Now().Sub(run.beat) > p.cfg.LeaseFor/3 {
+		if p.now().Sub(run.beat) > p.cfg.LeaseFor/3 {
 			// A long batch of decisions: renew the lease before the reaper takes the job,
 			// and keep the decisions made so far.
 			if err := p.heartbeat(ctx, run); err != nil {
