@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -197,7 +198,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
 	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store, Ledger: e.store, Transcript: e.store, Facts: e.store,
-		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Now: func() time.Time { return e.store.Now() }})
+		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -95,7 +96,7 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 // each call, so a test that moves it moves the pipeline with it.
 func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
-		Settings: store, Housekeeping: store, Model: model, Now: func() time.Time { return store.Now() }}
+		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }
 
 // newEngine builds the chat turn engine on store, model and short-term memory, giving the

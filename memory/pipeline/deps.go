@@ -80,6 +80,10 @@ type Deps struct {
 	Housekeeping Housekeeping
 	// Model runs the pipeline's extraction and decision prompts.
 	Model Model
+	// Quote renders what people wrote as quoted prompt data, escaped so that it cannot end
+	// the quotation or pass for an instruction or a forged "[id:N]" memory line.
+	// cmd/kioku hands it contextbuild.Quote, so every prompt quotes memories the same way.
+	Quote func(s string) string
 	// Now is the clock of leases, backoff, idle timers and the cost guard: the store's,
 	// so that a test that moves the store's clock moves the pipeline's with it.
 	Now func() time.Time
@@ -93,7 +97,7 @@ func (d Deps) validate() error {
 	}{
 		{"job queue", d.Jobs != nil}, {"ledger", d.Ledger != nil}, {"transcript", d.Transcript != nil},
 		{"fact writer", d.Facts != nil}, {"candidates", d.Candidates != nil}, {"settings", d.Settings != nil},
-		{"housekeeping", d.Housekeeping != nil}, {"model", d.Model != nil}, {"clock", d.Now != nil},
+		{"housekeeping", d.Housekeeping != nil}, {"model", d.Model != nil}, {"quoting", d.Quote != nil}, {"clock", d.Now != nil},
 	} {
 		if !dep.ok {
 			return fmt.Errorf("couldn't create pipeline: the %s is required", dep.name)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/intent"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
@@ -300,5 +301,5 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 // storeDeps hands store to every seam of the pipeline, as cmd/kioku does.
 func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
-		Settings: store, Housekeeping: store, Model: model, Now: func() time.Time { return store.Now() }}
+		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }

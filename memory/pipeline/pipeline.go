@@ -155,6 +155,7 @@ type Pipeline struct {
 	settings     Settings
 	housekeeping Housekeeping
 	model        Model
+	quote        func(string) string
 	now          func() time.Time
 	cfg          Config
 	flags        Flags
@@ -258,6 +259,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		settings:     deps.Settings,
 		housekeeping: deps.Housekeeping,
 		model:        deps.Model,
+		quote:        deps.Quote,
 		now:          deps.Now,
 		cfg:          cfg,
 		flags:        flags,

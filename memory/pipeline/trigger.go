@@ -84,7 +84,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) e
 		// batch and idle triggers, it just cannot start (and pay for) a run by itself.
 		highSignal = false
 		p.log.Info("high-signal trigger over the member's hourly limit; extraction waits for the batch or idle trigger",
-			slog.String("user", t.UserID), slog.String("guild", t.GuildID), slog.String("channel", t.ChannelID))
+			slog.String(memory.LogUserID, t.UserID), slog.String(memory.LogGuildID, t.GuildID), slog.String(memory.LogChannelID, t.ChannelID))
 	}
 	if _, err := p.schedule(ctx, memory.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)

@@ -96,7 +96,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult)
 		leased = p.now()
 	}
 	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.now(), started: leased,
-		log: p.log.With(slog.Int64("job", job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
+		log: p.log.With(slog.Int64(memory.LogJobID, job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
 	err := p.runSafely(ctx, run)
 	elapsed := slog.Duration("took", time.Since(start))
 	// Bookkeeping must reach the database even when ctx was cancelled by shutdown.
@@ -170,7 +170,7 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 	if err := json.Unmarshal(run.job.Payload, &run.payload); err != nil || run.payload.ChannelID == "" {
 		return fmt.Errorf("%w: %s", errBadPayload, string(run.job.Payload))
 	}
-	run.log = run.log.With(slog.String("guild", run.payload.GuildID), slog.String("channel", run.payload.ChannelID))
+	run.log = run.log.With(slog.String(memory.LogGuildID, run.payload.GuildID), slog.String(memory.LogChannelID, run.payload.ChannelID))
 	return p.extract(ctx, run)
 }
 
@@ -472,7 +472,7 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode memory.Pipelin
 				return prop, err
 			}
 		}
-		reply, err := p.complete(ctx, run, DecisionMessages(f, cands))
+		reply, err := p.complete(ctx, run, DecisionMessages(f, cands, p.quote))
 		if err != nil {
 			return prop, err
 		}
