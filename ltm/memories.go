@@ -65,7 +65,7 @@ type WriteResult struct {
 // Remember stores m (raw-first: the row exists before any embedding work) and returns it
 // with its id. A memory whose normalized content already exists live in the same scope is
 // not duplicated: the existing memory is returned with Created false.
-func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (WriteResult, error) {
+func (s *Store) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (WriteResult, error) {
 	if err := m.Prepare(); err != nil {
 		return WriteResult{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (Wr
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
@@ -310,7 +310,7 @@ type Change struct {
 
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
 // the old and new content in history.
-func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -327,7 +327,7 @@ func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Cha
 	return updated, nil
 }
 
-func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -399,7 +399,7 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 
 // Forget soft-deletes the given live memories of owner's scope. It is all or nothing: if any
 // id is not a live memory of the scope, nothing changes and the error names it.
-func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, act
 	return forgotten, nil
 }
 
-func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
 	var out []*memory.Memory
@@ -452,11 +452,11 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 // Recover restores a forgotten memory of owner's scope. It fails with ENOTDELETED when the
 // memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
 // is stale or the same content has been remembered again since.
-func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, nil, owner, id, ifVersion, actor)
 }
 
-func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

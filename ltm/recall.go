@@ -7,57 +7,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
-
-// Visible names one slice of memory a recall may read: an owner's scope, optionally narrowed
-// to personal memories that originated in one guild (the rule for using someone's personal
-// memory in a guild they have not opted into cross-server use for).
-type Visible struct {
-	Owner memory.Owner
-	// OriginGuildID, for a personal owner, restricts to memories made in that guild. Empty
-	// means any origin (DMs, or a user who opted into cross-server use).
-	OriginGuildID string
-}
-
-// SearchQuery describes one recall.
-type SearchQuery struct {
-	Text string
-	// Owners lists whole scopes to search. Each is put in the SQL WHERE clause.
-	Owners []memory.Owner
-	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
-	Visible []Visible
-	Limit   int // default 10, at most 100
-	// MinScore drops results whose final Score is below it (0–1).
-	MinScore float64
-	// Filters.
-	Types         []memory.Type
-	Tags          []string
-	ImportanceMin float64
-	Since         time.Time
-	PinnedOnly    bool
-	// KeywordOnly skips the vector leg even when an embedder is configured.
-	KeywordOnly bool
-	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
-	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
-	Audience *memory.Audience
-}
-
-// Result is one recalled memory with its scores.
-type Result struct {
-	Memory *memory.Memory
-	// Score is the final score, higher is better: the blended relevance plus the small
-	// tie-breaking signals (see Search).
-	Score float64
-	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
-	Keyword float64
-	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
-	// memory has no vector.
-	Vector float64
-}
 
 // DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
 const DefaultAlpha = recall.DefaultAlpha
@@ -78,16 +31,16 @@ const (
 	cjkScanMax = 20000
 )
 
-func (q *SearchQuery) visible() []Visible {
-	out := make([]Visible, 0, len(q.Owners)+len(q.Visible))
+func visibleScopes(q *memory.SearchQuery) []memory.Visible {
+	out := make([]memory.Visible, 0, len(q.Owners)+len(q.Visible))
 	for _, o := range q.Owners {
-		out = append(out, Visible{Owner: o})
+		out = append(out, memory.Visible{Owner: o})
 	}
 	return append(out, q.Visible...)
 }
 
 // scopeClause renders the visibility rules as SQL over the memories table alias m.
-func scopeClause(vis []Visible) (string, []any, error) {
+func scopeClause(vis []memory.Visible) (string, []any, error) {
 	if len(vis) == 0 {
 		return "", nil, memory.Errorf(memory.EINVALID, "A search needs at least one scope.")
 	}
@@ -108,7 +61,7 @@ func scopeClause(vis []Visible) (string, []any, error) {
 	return "(" + strings.Join(parts, " OR ") + ")", args, nil
 }
 
-func filterClause(q *SearchQuery) (string, []any) {
+func filterClause(q *memory.SearchQuery) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
@@ -177,12 +130,12 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 // results under q.MinScore. Scope and filters are part of every SQL query; deleted
 // memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
-func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
+func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
-	vis := q.visible()
+	vis := visibleScopes(&q)
 	scope, scopeArgs, err := scopeClause(vis)
 	if err != nil {
 		return nil, err
@@ -237,7 +190,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 
 // rank hands the loaded candidates with their leg scores to recall.Rank and returns its
 // ranking as results.
-func (s *Store) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []Result {
+func (s *Store) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
@@ -254,9 +207,9 @@ func (s *Store) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLeg
 		cands[i] = c
 	}
 	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
-	out := make([]Result, len(ranked))
+	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
-		out[i] = Result{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
+		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
 	}
 	return out
 }
@@ -268,7 +221,7 @@ type vectorLegResult struct {
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
 // leaves the result empty: recall then runs on keywords alone.
-func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis []Visible, k int) vectorLegResult {
+func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
 	qv, err := s.queryVector(ctx, e, q.Text)
 	if err != nil {
 		return vectorLegResult{}

@@ -19,7 +19,7 @@ func metaOf(m *memory.Memory) vecindex.Meta {
 // only on rows that can pass: a filter applied after the top k would let failing rows crowd
 // out passing ones. SQL re-checks everything when the rows are loaded. It returns nil when
 // nothing needs checking.
-func vectorFilter(v Visible, q *SearchQuery) *vecindex.Filter {
+func vectorFilter(v memory.Visible, q *memory.SearchQuery) *vecindex.Filter {
 	origin := ""
 	if v.Owner.Scope == memory.ScopePersonal {
 		origin = v.OriginGuildID

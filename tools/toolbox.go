@@ -70,13 +70,13 @@ import (
 
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
-	Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error)
-	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, evidence ...ltm.MessageRef) (ltm.WriteResult, error)
+	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
-	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
-	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error)
-	Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error)
+	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
 }
 
 // ShortTerm is the part of the short-term store the tools use; *stm.Store satisfies it.
@@ -440,7 +440,7 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	if err := args.validate(&tb.conv); err != nil {
 		return nil, err
 	}
-	q := ltm.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
+	q := memory.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
 	if args.Scope != SearchPersonal {
 		if o, ok := tb.conv.ServerOwner(); ok {
 			q.Owners = append(q.Owners, o)

@@ -206,7 +206,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		rep.Stored += stored
 		for _, q := range sc.Queries {
 			start := time.Now()
-			res, err := store.Search(ctx, ltm.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
+			res, err := store.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
 			took := time.Since(start)
 			if err != nil {
 				return Report{}, fmt.Errorf("query %s of scope %s: %w", q.ID, sc.GuildID, err)
