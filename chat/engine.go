@@ -322,9 +322,6 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	}, nil
 }
 
-// Config returns the effective configuration, defaults filled in.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Turn answers one message. See the package documentation for the steps; the returned
 // error is non-nil only for internal failures (the store, a cancelled context), never for
 // a model that failed, which gives a Reply with ModelUnavailable instead.

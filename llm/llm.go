@@ -4,7 +4,7 @@
 //
 // The client deliberately knows nothing about budgets or prompts: the chat
 // turn and the background pipeline own those and talk to this package through
-// small seams (a ChatModel interface of their own, EmbedFunc).
+// small seams they declare (a ChatModel interface, ltm.EmbedFunc).
 package llm
 
 import (
@@ -51,11 +51,6 @@ var ErrNoEmbedModel = errors.New("no embedding model configured")
 // ErrNoChatModel is returned by Complete when neither the request nor the
 // configuration names a chat model.
 var ErrNoChatModel = errors.New("no chat model configured")
-
-// EmbedFunc embeds texts, returning one vector per text in the same order.
-// It is the seam the stores and the pipeline depend on, so they can run with
-// Client.Embed, the fake server, or a plain function in tests.
-type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
 // Config configures a Client. Zero values mean the documented default.
 type Config struct {

@@ -70,10 +70,8 @@ import (
 
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
-	Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error)
 	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, evidence ...ltm.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
 	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error)
 	Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error)
