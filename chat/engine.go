@@ -204,6 +204,12 @@ type Request struct {
 	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
 	// restricts nothing beyond scope (the terminal).
 	Audience *memory.Audience
+	// Speaker and Guild are the author's settings and the guild's when the transport has
+	// already read them for this message (it looks at privacy, auto-reply channels and the
+	// editor role before the turn starts), so one message reads them once. Nil makes the
+	// turn read them itself.
+	Speaker *ltm.UserSettings
+	Guild   *ltm.GuildSettings
 }
 
 // Notice is a memory change made during the turn, for the transport to show.
@@ -341,7 +347,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 
 	// 1. Eligibility and privacy: a user at the full level is not answered and nothing of
 	// the message is kept, so this comes before anything that writes.
-	speaker, err := e.store.UserSettings(ctx, req.UserID)
+	speaker, err := e.speakerSettings(ctx, req)
 	if err != nil {
 		return Reply{}, err
 	}

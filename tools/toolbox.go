@@ -106,13 +106,12 @@ type Toolbox struct {
 }
 
 // New returns the toolbox for one turn of conv. short may be nil, in which case the
-// short-term memory tool is never offered. A nil log discards.
+// short-term memory tool is never offered. log is the turn's logger, which already carries
+// the turn's ids (guild_id, channel_id, user_id, message_id); a nil log discards.
 func New(conv Conversation, store Store, short ShortTerm, log *slog.Logger) *Toolbox {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = log.With(slog.String("guild_id", conv.GuildID), slog.String("channel_id", conv.ChannelID),
-		slog.String("user_id", conv.Speaker.UserID), slog.String("message_id", conv.MessageID))
 	return &Toolbox{conv: conv, store: store, short: short, log: log}
 }
 
