@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -48,6 +49,9 @@ type App struct {
 
 	config Config
 	logger *slog.Logger
+	// httpListener, when set, serves health and metrics in place of a listener on
+	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
+	httpListener net.Listener
 }
 
 type command struct {
