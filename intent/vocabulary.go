@@ -437,9 +437,9 @@ type indexed struct {
 }
 
 // wordIndex finds a word by its length and first letter: every word of every
-// message goes through lookupWord, and a bucket holds at most a handful of
-// words, so a lookup makes a few integer comparisons and neither hashes nor
-// allocates.
+// message goes through lookupWord, and a bucket holds at most seven words
+// (four-letter words starting with "w"), so a lookup makes a few integer
+// comparisons and neither hashes nor allocates.
 type wordIndex [maxWordLen + 1]['z' - 'a' + 1][]indexed
 
 // vocabularyIndex is built once from vocabulary.
