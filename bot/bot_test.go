@@ -338,6 +338,11 @@ func TestOnMessageCreate(t *testing.T) {
 			t.Errorf("the reply's audience %+v does not include its own channel", got.Audience)
 		}
 		got.Audience = nil
+		// The settings the bot read for the message go with it, so the turn reads them once.
+		if got.Speaker == nil || got.Speaker.UserID != alice.ID || got.Guild == nil || got.Guild.GuildID != guild {
+			t.Errorf("request carries speaker settings %+v and guild settings %+v, want the author's and the guild's", got.Speaker, got.Guild)
+		}
+		got.Speaker, got.Guild = nil, nil
 		if got != want {
 			t.Errorf("request = %+v, want %+v", got, want)
 		}

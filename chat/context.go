@@ -40,7 +40,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {
-		gs, err := e.store.GuildSettings(ctx, req.GuildID)
+		gs, err := e.guildSettings(ctx, req)
 		if err != nil {
 			return turnContext{}, err
 		}
@@ -83,6 +83,24 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		log.WarnContext(ctx, "prompt over budget", slog.Int("tokens", built.Tokens), slog.Int("budget", e.budget))
 	}
 	return turnContext{conv: conv, built: built}, nil
+}
+
+// speakerSettings returns the author's settings: those the transport sent with the
+// request, else read from the store.
+func (e *Engine) speakerSettings(ctx context.Context, req Request) (memory.UserSettings, error) {
+	if req.Speaker != nil {
+		return *req.Speaker, nil
+	}
+	return e.store.UserSettings(ctx, req.UserID)
+}
+
+// guildSettings returns the guild's settings: those the transport sent with the request,
+// else read from the store.
+func (e *Engine) guildSettings(ctx context.Context, req Request) (memory.GuildSettings, error) {
+	if req.Guild != nil {
+		return *req.Guild, nil
+	}
+	return e.store.GuildSettings(ctx, req.GuildID)
 }
 
 // participants turns the channel's recent transcript into the prompt history and finds

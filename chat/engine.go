@@ -204,6 +204,12 @@ type Request struct {
 	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
 	// restricts nothing beyond scope (the terminal).
 	Audience *memory.Audience
+	// Speaker and Guild are the author's settings and the guild's when the transport has
+	// already read them for this message (it looks at privacy, auto-reply channels and the
+	// editor role before the turn starts), so one message reads them once. Nil makes the
+	// turn read them itself.
+	Speaker *memory.UserSettings
+	Guild   *memory.GuildSettings
 }
 
 // Notice is a memory change made during the turn, for the transport to show.
@@ -322,9 +328,6 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	}, nil
 }
 
-// Config returns the effective configuration, defaults filled in.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Turn answers one message. See the package documentation for the steps; the returned
 // error is non-nil only for internal failures (the store, a cancelled context), never for
 // a model that failed, which gives a Reply with ModelUnavailable instead.
@@ -344,7 +347,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 
 	// 1. Eligibility and privacy: a user at the full level is not answered and nothing of
 	// the message is kept, so this comes before anything that writes.
-	speaker, err := e.store.UserSettings(ctx, req.UserID)
+	speaker, err := e.speakerSettings(ctx, req)
 	if err != nil {
 		return Reply{}, err
 	}

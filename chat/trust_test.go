@@ -341,3 +341,39 @@ func TestServerEditorReachesTools(t *testing.T) {
 		})
 	}
 }
+
+// TestSettingsSentWithRequestAreNotReadAgain: the transport reads the author's and the
+// guild's settings before the turn (privacy, auto-reply channels, the editor role) and
+// sends them with the request; the turn uses those and reads neither row again. Without
+// them the turn reads each once.
+func TestSettingsSentWithRequestAreNotReadAgain(t *testing.T) {
+	ctx := context.Background()
+	e, cs := countingEnv(t)
+	e.srv.Script(fakeopenai.Text("Hi!"), fakeopenai.Text("Hi again!"))
+
+	e.turn(e.guild("hello"))
+	if got := cs.snapshot(); got["UserSettings"] != 1 || got["GuildSettings"] != 1 {
+		t.Fatalf("a request without settings read user settings %d times and guild settings %d times, want 1 and 1",
+			got["UserSettings"], got["GuildSettings"])
+	}
+
+	speaker, err := e.store.UserSettings(ctx, "111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guild, err := e.store.GuildSettings(ctx, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := e.guild("hello again")
+	req.Speaker, req.Guild = &speaker, &guild
+	before := cs.snapshot()
+	if reply := e.turn(req); reply.Text != "Hi again!" {
+		t.Fatalf("reply %q", reply.Text)
+	}
+	after := cs.snapshot()
+	if after["UserSettings"] != before["UserSettings"] || after["GuildSettings"] != before["GuildSettings"] {
+		t.Errorf("a request with settings read user settings %d times and guild settings %d times, want none",
+			after["UserSettings"]-before["UserSettings"], after["GuildSettings"]-before["GuildSettings"])
+	}
+}

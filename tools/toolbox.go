@@ -70,10 +70,8 @@ import (
 
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
-	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error)
 	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
 	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
 	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
@@ -108,13 +106,12 @@ type Toolbox struct {
 }
 
 // New returns the toolbox for one turn of conv. short may be nil, in which case the
-// short-term memory tool is never offered. A nil log discards.
+// short-term memory tool is never offered. log is the turn's logger, which already carries
+// the turn's ids (guild_id, channel_id, user_id, message_id); a nil log discards.
 func New(conv Conversation, store Store, short ShortTerm, log *slog.Logger) *Toolbox {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = log.With(slog.String("guild_id", conv.GuildID), slog.String("channel_id", conv.ChannelID),
-		slog.String("user_id", conv.Speaker.UserID), slog.String("message_id", conv.MessageID))
 	return &Toolbox{conv: conv, store: store, short: short, log: log}
 }
 

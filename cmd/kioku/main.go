@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,6 +50,9 @@ type App struct {
 
 	config Config
 	logger *slog.Logger
+	// httpListener, when set, serves health and metrics in place of a listener on
+	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
+	httpListener net.Listener
 }
 
 type command struct {

@@ -172,7 +172,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		index[id] = i
 	}
 
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
+	raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
 	if err != nil {
 		return Report{}, fmt.Errorf("couldn't open baseline connection: %w", err)
 	}

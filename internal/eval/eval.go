@@ -190,7 +190,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 
 	rep := Report{Name: d.Name, K: ks}
 	// The baseline reads the same file through its own connection, as any SQLite client would.
-	plain, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "eval.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	plain, err := sql.Open("sqlite", ltm.ReadOnlyDSN(filepath.Join(dir, "eval.db")))
 	if err != nil {
 		return Report{}, fmt.Errorf("couldn't open eval database for the baseline: %w", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/backoff"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"
@@ -216,7 +217,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
 	}
 	if cfg.Jitter == nil {
-		cfg.Jitter = equalJitter
+		cfg.Jitter = backoff.EqualJitter
 	}
 	if cfg.MaxTurnsPerJob <= 0 {
 		cfg.MaxTurnsPerJob = DefaultMaxTurnsPerJob
@@ -277,22 +278,9 @@ func (p *Pipeline) Config() Config { return p.cfg }
 // Guard returns the cost guard, for status and tests.
 func (p *Pipeline) Guard() *CostGuard { return p.guard }
 
-// equalJitter waits between half and all of d.
-func equalJitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
 // backoff is the wait after a job's attempt-th failure (1-based).
 func (p *Pipeline) backoff(attempt int) time.Duration {
-	d := p.cfg.BackoffBase
-	for i := 1; i < attempt && d < p.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	return p.cfg.Jitter(min(d, p.cfg.BackoffMax))
+	return p.cfg.Jitter(backoff.Exponential(p.cfg.BackoffBase, p.cfg.BackoffMax, attempt-1))
 }
 
 // nextOwner is a lease token unique to this process and lease.
