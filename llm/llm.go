@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/backoff"
+	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/sashabaranov/go-openai"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
-	"github.com/kioku-bot/kioku/internal/vecindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 	"github.com/kioku-bot/kioku/memory"
 )
 

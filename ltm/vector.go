@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kioku-bot/kioku/internal/vecindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 	"github.com/kioku-bot/kioku/memory"
 )
 

@@ -24,7 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/backoff"
+	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"

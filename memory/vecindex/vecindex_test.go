@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kioku-bot/kioku/internal/vecindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // unit returns a random unit vector of dims.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/backoff"
+	"github.com/kioku-bot/kioku/memory/backoff"
 )
 
 func TestExponential(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/kioku-bot/kioku/internal/vecindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // benchSizes sweep one scope from a busy guild to a very large one, so growth is visible.
