@@ -4,8 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kioku-bot/kioku/memory/vecindex"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // metaOf is what the vector index may filter m on without reading SQLite.

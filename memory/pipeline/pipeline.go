@@ -24,8 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"
 )
