@@ -338,6 +338,11 @@ func TestOnMessageCreate(t *testing.T) {
 			t.Errorf("the reply's audience %+v does not include its own channel", got.Audience)
 		}
 		got.Audience = nil
+		// The settings the bot read for the message go with it, so the turn reads them once.
+		if got.Speaker == nil || got.Speaker.UserID != alice.ID || got.Guild == nil || got.Guild.GuildID != guild {
+			t.Errorf("request carries speaker settings %+v and guild settings %+v, want the author's and the guild's", got.Speaker, got.Guild)
+		}
+		got.Speaker, got.Guild = nil, nil
 		if got != want {
 			t.Errorf("request = %+v, want %+v", got, want)
 		}
@@ -407,7 +412,7 @@ func TestOnMessageCreate(t *testing.T) {
 
 	t.Run("AutoReplyChannel", func(t *testing.T) {
 		const auto = "502"
-		if err := tb.store.SaveGuildSettings(context.Background(), ltm.GuildSettings{GuildID: guild, AutoReplyChannels: []string{auto}}); err != nil {
+		if err := tb.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, AutoReplyChannels: []string{auto}}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(tb.turner.requests())
@@ -421,7 +426,7 @@ func TestOnMessageCreate(t *testing.T) {
 	t.Run("ServerMemoryRightTravelsWithTheTurn", func(t *testing.T) {
 		// The pipeline changes server memory only on behalf of members who may; the
 		// editor role on the message's member is one way to be such a member.
-		if err := tb.store.SaveGuildSettings(context.Background(), ltm.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
+		if err := tb.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(tb.turner.requests())
@@ -590,10 +595,10 @@ func TestHistoryShowsPipelineChanges(t *testing.T) {
 	g := memory.ServerOwner(guild)
 	raid := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Raid night is Tuesday at 20:00"})
 	bank := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The guild bank is open to everyone"})
-	if _, err := tb.store.ApplyPipelineBatch(t.Context(), ltm.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers", MayEditServer: true},
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
-		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},
+	if _, err := tb.store.ApplyPipelineBatch(t.Context(), memory.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []memory.Proposal{
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers", MayEditServer: true},
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
+		{Action: memory.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},
 	}}); err != nil {
 		t.Fatal(err)
 	}

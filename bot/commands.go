@@ -5,7 +5,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -202,10 +201,7 @@ func Commands() []*discordgo.ApplicationCommand {
 					&discordgo.ApplicationCommandOption{
 						Type: discordgo.ApplicationCommandOptionString, Name: "pipeline_mode",
 						Description: "Background learning: full, controlled, shadow or off",
-						Choices: []*discordgo.ApplicationCommandOptionChoice{
-							{Name: "full", Value: ltm.PipelineFull}, {Name: "controlled", Value: ltm.PipelineControlled},
-							{Name: "shadow", Value: ltm.PipelineShadow}, {Name: "off", Value: ltm.PipelineOff},
-						},
+						Choices:     pipelineModeChoices(),
 					},
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionChannel, Name: "auto_reply_add",
 						Description: "Answer every message in this channel",
@@ -238,4 +234,13 @@ func Commands() []*discordgo.ApplicationCommand {
 			Options: []*discordgo.ApplicationCommandOption{},
 		},
 	}
+}
+
+// pipelineModeChoices offers the pipeline modes a guild may choose, each by its own name.
+func pipelineModeChoices() []*discordgo.ApplicationCommandOptionChoice {
+	out := make([]*discordgo.ApplicationCommandOptionChoice, 0, len(memory.GuildPipelineModes))
+	for _, m := range memory.GuildPipelineModes {
+		out = append(out, &discordgo.ApplicationCommandOptionChoice{Name: string(m), Value: string(m)})
+	}
+	return out
 }

@@ -156,13 +156,14 @@ func (b *Bot) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
+	log := b.log.With("guild_id", e.ID)
 	cancelled, err := b.store.CancelDeparture(ctx, e.ID)
 	if err != nil {
-		b.log.Error("couldn't cancel removal from guild", "guild_id", e.ID, "err", err)
+		log.Error("couldn't cancel removal from guild", "err", err)
 		return
 	}
 	if cancelled {
-		b.log.Info("added back to guild; its data is kept", "guild_id", e.ID)
+		log.Info("added back to guild; its data is kept")
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -58,8 +58,8 @@ func TestMessageDeletedAroundItsTurn(t *testing.T) {
 	// delete arrives in the middle.
 	var deleteDuringTurn bool
 	tb.turner.fn = func(req chat.Request) (chat.Reply, error) {
-		if _, err := tb.store.AppendTurn(context.Background(), ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID,
-			UserID: req.UserID, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID}); err != nil {
+		if _, err := tb.store.AppendTurn(context.Background(), memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID,
+			UserID: req.UserID, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID}); err != nil {
 			t.Error(err)
 		}
 		if deleteDuringTurn {

@@ -124,7 +124,7 @@ func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
 	if query == "" {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
-	results, err := b.store.Search(ctx, ltm.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
+	results, err := b.store.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
 		Audience: c.audience(ctx)})
 	if err != nil {
 		return nil, err
@@ -554,20 +554,20 @@ func historyApplied(a memory.Action) bool {
 	return false
 }
 
-func describeActor(actor string) string {
+func describeActor(actor memory.Actor) string {
 	if actor == memory.ActorPipeline {
 		return "kioku's background pipeline"
 	}
-	if actor == ltm.ActorDiscord {
+	if actor == memory.ActorDiscord {
 		return "Discord (a message was deleted)"
 	}
-	if id, ok := strings.CutPrefix(actor, "user:"); ok && id != "" {
+	if id := actor.UserID(); id != "" {
 		return "<@" + id + ">"
 	}
-	if id, ok := strings.CutPrefix(actor, "model:"); ok && id != "" {
+	if id := actor.ModelUserID(); id != "" {
 		return "kioku (talking with <@" + id + ">)"
 	}
-	return actor
+	return string(actor)
 }
 
 func (b *Bot) recoverWindow() string {

@@ -13,6 +13,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -35,7 +36,11 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		return
 	}
 	b.observe(m)
-	if !b.addressed(m, self) {
+	// One logger and one read of each settings row for the whole message: whether the
+	// bot is addressed, whether the author edits server memory and the turn all use them.
+	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
+	settings := &messageSettings{store: b.store, log: log, guildID: m.GuildID}
+	if !b.addressed(m, self, settings) {
 		return
 	}
 	content := StripMention(m.Content, self)
@@ -52,7 +57,6 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		return
 	}
 	defer b.inflight.Done()
-	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
 	if !b.guard.start(m.ID) {
 		// Deleted before its turn began (handlers run concurrently): answering would
 		// store what its author took back.
@@ -71,9 +75,15 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 
 	// The engine ignores full-privacy users too; checking here as well keeps
 	// even the typing indicator away from someone who asked to be ignored.
-	if us, err := b.store.UserSettings(ctx, m.Author.ID); err == nil && us.Privacy == memory.PrivacyFull {
-		b.stats.ignored.Add(1)
-		return
+	// The settings read here go to the engine with the request, so the turn
+	// does not read them again; after a failed read the engine tries itself.
+	var speaker *memory.UserSettings
+	if us, err := b.store.UserSettings(ctx, m.Author.ID); err == nil {
+		if us.Privacy == memory.PrivacyFull {
+			b.stats.ignored.Add(1)
+			return
+		}
+		speaker = &us
 	}
 
 	req := chat.Request{
@@ -85,7 +95,13 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 		Content:   content,
 		At:        m.Timestamp,
 		// The model may change server memory others wrote only for editors.
-		ServerEditor: b.messageServerEditor(ctx, m),
+		ServerEditor: b.messageServerEditor(ctx, m, settings),
+		Speaker:      speaker,
+	}
+	if m.GuildID != "" {
+		if gs, err := settings.guild(ctx); err == nil {
+			req.Guild = &gs
+		}
 	}
 	// Everyone who can read the channel reads the reply; a DM only its author.
 	if m.GuildID != "" {
@@ -160,7 +176,7 @@ func fromHuman(m *discordgo.Message, self string) bool {
 
 // addressed reports whether the bot should answer m (already known to come
 // from a person).
-func (b *Bot) addressed(m *discordgo.Message, self string) bool {
+func (b *Bot) addressed(m *discordgo.Message, self string, settings *messageSettings) bool {
 	if IsAddressed(m, self) {
 		return true
 	}
@@ -169,12 +185,36 @@ func (b *Bot) addressed(m *discordgo.Message, self string) bool {
 	}
 	ctx, cancel := context.WithTimeout(b.base, 5*time.Second)
 	defer cancel()
-	gs, err := b.store.GuildSettings(ctx, m.GuildID)
+	gs, err := settings.guild(ctx)
 	if err != nil {
-		b.log.Error("couldn't read guild settings", "guild_id", m.GuildID, "err", err)
 		return false
 	}
 	return slices.Contains(gs.AutoReplyChannels, m.ChannelID)
+}
+
+// messageSettings are the guild settings of one message, read at most once however many
+// checks look at them. It belongs to the message's handler goroutine.
+type messageSettings struct {
+	store   *ltm.Store
+	log     *slog.Logger // the message's logger
+	guildID string
+
+	read bool
+	gs   memory.GuildSettings
+	err  error
+}
+
+// guild returns the settings of the message's guild, reading them on first use. A failed
+// read is logged once and returned to every caller.
+func (s *messageSettings) guild(ctx context.Context) (memory.GuildSettings, error) {
+	if !s.read {
+		s.read = true
+		s.gs, s.err = s.store.GuildSettings(ctx, s.guildID)
+		if s.err != nil {
+			s.log.Error("couldn't read guild settings", "err", s.err)
+		}
+	}
+	return s.gs, s.err
 }
 
 // IsAddressed reports whether m speaks to the bot self without any guild

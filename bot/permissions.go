@@ -123,7 +123,7 @@ func (b *Bot) requireWrite(ctx context.Context, c *call, owner memory.Owner) err
 // computed from the guild's roles and channel overwrites in the session state with the
 // roles that came with the message; the editor role is read from the message's member.
 // Anything unknown (no member, a guild not in state) counts as no permission.
-func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message) bool {
+func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message, settings *messageSettings) bool {
 	if m.GuildID == "" || m.Member == nil || m.Author == nil {
 		return false
 	}
@@ -136,9 +136,8 @@ func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message) boo
 	if len(m.Member.Roles) == 0 {
 		return false
 	}
-	gs, err := b.store.GuildSettings(ctx, m.GuildID)
+	gs, err := settings.guild(ctx)
 	if err != nil {
-		b.log.Warn("couldn't read guild settings", "guild_id", m.GuildID, "err", err)
 		return false
 	}
 	return gs.EditorRoleID != "" && slices.Contains(m.Member.Roles, gs.EditorRoleID)

@@ -67,10 +67,10 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 	}
 	m := memory.Memory{Scope: owner.Scope, GuildID: c.guildID(), UserID: owner.UserID,
 		Content: target.Content, Source: memory.SourceCommand, Provenance: prov}
-	var evidence []ltm.MessageRef
+	var evidence []memory.MessageRef
 	if author != nil {
 		m.Provenance.AuthorID, m.Provenance.Author = author.ID, author.DisplayName()
-		evidence = append(evidence, ltm.MessageRef{MessageID: target.ID, AuthorID: author.ID})
+		evidence = append(evidence, memory.MessageRef{MessageID: target.ID, AuthorID: author.ID})
 	}
 	if human {
 		m.SubjectID = author.ID

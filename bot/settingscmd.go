@@ -8,7 +8,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
@@ -132,7 +131,7 @@ func (b *Bot) kiokuConfig(ctx context.Context, c *call) (*response, error) {
 		gs.SelfTeaching, changed = v, true
 	}
 	if v := c.str("pipeline_mode"); v != "" {
-		gs.PipelineMode, changed = v, true
+		gs.PipelineMode, changed = memory.PipelineMode(v), true
 	}
 	if v := c.str("auto_reply_add"); v != "" && !slices.Contains(gs.AutoReplyChannels, v) {
 		gs.AutoReplyChannels, changed = append(gs.AutoReplyChannels, v), true
@@ -169,7 +168,7 @@ func (b *Bot) kiokuConfig(ctx context.Context, c *call) (*response, error) {
 	return &response{content: intro, embeds: []*discordgo.MessageEmbed{configEmbed(gs)}}, nil
 }
 
-func configEmbed(gs ltm.GuildSettings) *discordgo.MessageEmbed {
+func configEmbed(gs memory.GuildSettings) *discordgo.MessageEmbed {
 	onOff := map[bool]string{true: "on: the model may save server memories on its own", false: "off: only commands and the background pipeline write server memory"}
 	channels := "none"
 	if len(gs.AutoReplyChannels) > 0 {
@@ -192,7 +191,7 @@ func configEmbed(gs ltm.GuildSettings) *discordgo.MessageEmbed {
 		Color: colorView,
 		Fields: []*discordgo.MessageEmbedField{
 			{Name: "Self-teaching", Value: onOff[gs.SelfTeaching]},
-			{Name: "Pipeline mode", Value: gs.PipelineMode},
+			{Name: "Pipeline mode", Value: string(gs.PipelineMode)},
 			{Name: "Auto-reply channels", Value: channels},
 			{Name: "Server memory editors", Value: editors},
 			{Name: "Persona", Value: persona},
@@ -274,12 +273,12 @@ func (b *Bot) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
 	if b.pipe != nil {
 		return b.pipe(ctx)
 	}
-	return pipeline.ReadStatus(ctx, b.store)
+	return pipeline.ReadStatus(ctx, b.store, b.store.Now())
 }
 
 // taskRunsText lists the latest run of each pipeline task, one line each. Errors stay
 // out: they are for operators (`kioku doctor`), and everyone in the server may ask.
-func taskRunsText(runs []ltm.TaskRun) string {
+func taskRunsText(runs []memory.TaskRun) string {
 	if len(runs) == 0 {
 		return "none yet"
 	}

@@ -87,7 +87,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 				t.Fatalf("copy = subject %q, provenance %+v; want Carol %s and message %s", m.SubjectID, m.Provenance, carol.ID, target.ID)
 			}
 			ev, err := tb.store.Evidence(ctx, m.ID)
-			if err != nil || len(ev) != 1 || ev[0] != (ltm.MessageRef{MessageID: target.ID, AuthorID: carol.ID}) {
+			if err != nil || len(ev) != 1 || ev[0] != (memory.MessageRef{MessageID: target.ID, AuthorID: carol.ID}) {
 				t.Fatalf("evidence = %+v, %v", ev, err)
 			}
 		}
@@ -131,7 +131,7 @@ func TestMessageCarriesServerEditor(t *testing.T) {
 	tb := newTestBot(t)
 	me := tb.fake.BotUser()
 	const guild, channel, editorRole, modRole = "500", "501", "900", "901"
-	if err := tb.store.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: guild, EditorRoleID: editorRole}); err != nil {
+	if err := tb.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, EditorRoleID: editorRole}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tb.session.State.GuildAdd(&discordgo.Guild{ID: guild, OwnerID: "1", Roles: []*discordgo.Role{

@@ -41,7 +41,7 @@ type timedStore struct {
 	spent atomic.Int64
 }
 
-func (s *timedStore) Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error) {
+func (s *timedStore) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	start := time.Now()
 	res, err := s.Store.Search(ctx, q)
 	s.spent.Add(int64(time.Since(start)))
@@ -110,7 +110,7 @@ func benchmarkTurn(b *testing.B, memories int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: "g1", SelfTeaching: true}); err != nil {
+	if err := store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", SelfTeaching: true}); err != nil {
 		b.Fatal(err)
 	}
 
@@ -131,9 +131,9 @@ func benchmarkTurn(b *testing.B, memories int) {
 		b.Fatal(err)
 	}
 	for i := range 100 {
-		t := ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko", Role: ltm.RoleUser, Content: sentence(r, vocab, 15)}
+		t := memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko", Role: memory.RoleUser, Content: sentence(r, vocab, 15)}
 		if i%2 == 1 {
-			t.Role = ltm.RoleAssistant
+			t.Role = memory.RoleAssistant
 		}
 		if _, err := store.AppendTurn(ctx, t); err != nil {
 			b.Fatal(err)

@@ -91,7 +91,7 @@ func (e *env) turn(req chat.Request) chat.Reply {
 
 func (e *env) selfTeaching(guildID string, on bool) {
 	e.t.Helper()
-	if err := e.store.SaveGuildSettings(context.Background(), ltm.GuildSettings{GuildID: guildID, SelfTeaching: on}); err != nil {
+	if err := e.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guildID, SelfTeaching: on}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -441,7 +441,7 @@ func TestModelDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(turns) != 1 || turns[0].Role != ltm.RoleUser || turns[0].Content != "what did we decide about the raid?" {
+	if len(turns) != 1 || turns[0].Role != memory.RoleUser || turns[0].Content != "what did we decide about the raid?" {
 		t.Fatalf("transcript = %+v, want only the user's turn", turns)
 	}
 
@@ -461,10 +461,10 @@ func TestLongHistoryCut(t *testing.T) {
 	e := newEnv(t, cfg)
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", 20)
 	for i := range 200 {
-		t0 := ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko", Role: ltm.RoleUser,
+		t0 := memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko", Role: memory.RoleUser,
 			Content: fmt.Sprintf("turn-%03d %s", i, filler), CreatedAt: start.Add(time.Duration(i-300) * time.Minute)}
 		if i%2 == 1 {
-			t0.Role, t0.AuthorName = ltm.RoleAssistant, "kioku"
+			t0.Role, t0.AuthorName = memory.RoleAssistant, "kioku"
 		}
 		if _, err := e.store.AppendTurn(ctx, t0); err != nil {
 			t.Fatal(err)
@@ -635,8 +635,8 @@ func TestScopesInPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	say := func(user, name string, ago time.Duration) {
-		if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: name,
-			Role: ltm.RoleUser, Content: "hi from " + name, CreatedAt: start.Add(-ago)}); err != nil {
+		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: name,
+			Role: memory.RoleUser, Content: "hi from " + name, CreatedAt: start.Add(-ago)}); err != nil {
 			t.Fatal(err)
 		}
 	}

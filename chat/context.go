@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/kioku-bot/kioku/contextbuild"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
@@ -25,7 +24,7 @@ type turnContext struct {
 // guild's settings, recent history and the memories visible in this conversation, and
 // builds the prompt. Reading settings fails the turn (without them privacy and
 // self-teaching are unknown); recall and history only degrade the prompt when they fail.
-func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker ltm.UserSettings, turnID int64, explicit bool) (turnContext, error) {
+func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker memory.UserSettings, turnID int64, explicit bool) (turnContext, error) {
 	conv := tools.Conversation{
 		GuildID:   req.GuildID,
 		ChannelID: req.ChannelID,
@@ -41,7 +40,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {
-		gs, err := e.store.GuildSettings(ctx, req.GuildID)
+		gs, err := e.guildSettings(ctx, req)
 		if err != nil {
 			return turnContext{}, err
 		}
@@ -88,6 +87,24 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 	return turnContext{conv: conv, built: built}, nil
 }
 
+// speakerSettings returns the author's settings: those the transport sent with the
+// request, else read from the store.
+func (e *Engine) speakerSettings(ctx context.Context, req Request) (memory.UserSettings, error) {
+	if req.Speaker != nil {
+		return *req.Speaker, nil
+	}
+	return e.store.UserSettings(ctx, req.UserID)
+}
+
+// guildSettings returns the guild's settings: those the transport sent with the request,
+// else read from the store.
+func (e *Engine) guildSettings(ctx context.Context, req Request) (memory.GuildSettings, error) {
+	if req.Guild != nil {
+		return *req.Guild, nil
+	}
+	return e.store.GuildSettings(ctx, req.GuildID)
+}
+
 // participants turns the channel's recent transcript into the prompt history and finds
 // the other people taking part: authors of user turns within ParticipantWindow of the
 // message, most recent first, at most MaxParticipants. Turns of anyone whose privacy is
@@ -97,7 +114,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 //
 // Every author's privacy is read, in one batched read however many there are: a cap on
 // the lookups would let the words of a full-privacy member past it into the prompt.
-func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []ltm.Turn, turnID int64) (history []contextbuild.Turn, others []tools.Participant, authors, messages []string) {
+func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request, turns []memory.Turn, turnID int64) (history []contextbuild.Turn, others []tools.Participant, authors, messages []string) {
 	var ids []string
 	for _, t := range turns {
 		if t.UserID != req.UserID && t.ID < turnID {
@@ -109,16 +126,16 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 		// Unknown privacy: treat everyone else as the most private level rather than
 		// guess; the turn goes on with the speaker's own words.
 		log.WarnContext(ctx, "couldn't read participant settings", slog.Int("authors", len(ids)), slog.Any("err", err))
-		settings = make(map[string]ltm.UserSettings, len(ids))
+		settings = make(map[string]memory.UserSettings, len(ids))
 		for _, id := range ids {
-			settings[id] = ltm.UserSettings{UserID: id, Privacy: memory.PrivacyFull}
+			settings[id] = memory.UserSettings{UserID: id, Privacy: memory.PrivacyFull}
 		}
 	}
 	seen := map[string]bool{}
 	since := req.At.Add(-e.cfg.ParticipantWindow)
 	for i := len(turns) - 1; i >= 0; i-- {
 		t := turns[i]
-		if t.UserID == req.UserID || t.Role != ltm.RoleUser || t.ID >= turnID || seen[t.UserID] {
+		if t.UserID == req.UserID || t.Role != memory.RoleUser || t.ID >= turnID || seen[t.UserID] {
 			continue
 		}
 		seen[t.UserID] = true
@@ -139,7 +156,7 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 			continue
 		}
 		h := contextbuild.Turn{Role: contextbuild.RoleUser, AuthorID: t.UserID, AuthorName: t.AuthorName, Content: t.Content, At: t.CreatedAt}
-		if t.Role == ltm.RoleAssistant {
+		if t.Role == memory.RoleAssistant {
 			h.Role, h.AuthorID = contextbuild.RoleAssistant, ""
 		}
 		history = append(history, h)
@@ -166,7 +183,7 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 // kind, best first. Pinned memories come first among server memories so the budget drops
 // them last. Failures degrade to fewer memories.
 func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conversation, text string) (server, personal []*memory.Memory) {
-	q := ltm.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience}
+	q := memory.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience}
 	if owner, ok := conv.ServerOwner(); ok {
 		q.Owners = []memory.Owner{owner}
 		pinned, err := e.pinned.get(ctx, e.store, conv.GuildID)

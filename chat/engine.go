@@ -109,12 +109,12 @@ type ChatModel interface {
 type Store interface {
 	tools.Store
 	List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error)
-	AppendTurn(ctx context.Context, t ltm.Turn) (int64, error)
-	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]ltm.Turn, error)
-	UserSettings(ctx context.Context, userID string) (ltm.UserSettings, error)
-	UsersSettings(ctx context.Context, ids []string) (map[string]ltm.UserSettings, error)
+	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
+	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
+	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
+	UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error)
 	PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error)
-	GuildSettings(ctx context.Context, guildID string) (ltm.GuildSettings, error)
+	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
 }
 
 // ShortTerm is the part of the short-term store a turn uses; *stm.Store satisfies it.
@@ -169,7 +169,7 @@ type Config struct {
 // highSignal is true when the intent gate fired or the message carries decision or
 // preference language (intent.HighSignal). (*pipeline.Pipeline).OnTurn has this shape;
 // a func type keeps chat from depending on the pipeline.
-type TurnHook func(ctx context.Context, t ltm.Turn, highSignal bool) error
+type TurnHook func(ctx context.Context, t memory.Turn, highSignal bool) error
 
 // Deps are the parts an Engine works with.
 type Deps struct {
@@ -204,6 +204,12 @@ type Request struct {
 	// "Channel-aware memory"): the transport computes it from who can read the reply. Nil
 	// restricts nothing beyond scope (the terminal).
 	Audience *memory.Audience
+	// Speaker and Guild are the author's settings and the guild's when the transport has
+	// already read them for this message (it looks at privacy, auto-reply channels and the
+	// editor role before the turn starts), so one message reads them once. Nil makes the
+	// turn read them itself.
+	Speaker *memory.UserSettings
+	Guild   *memory.GuildSettings
 }
 
 // Notice is a memory change made during the turn, for the transport to show.
@@ -322,9 +328,6 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	}, nil
 }
 
-// Config returns the effective configuration, defaults filled in.
-func (e *Engine) Config() Config { return e.cfg }
-
 // Turn answers one message. See the package documentation for the steps; the returned
 // error is non-nil only for internal failures (the store, a cancelled context), never for
 // a model that failed, which gives a Reply with ModelUnavailable instead.
@@ -344,7 +347,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 
 	// 1. Eligibility and privacy: a user at the full level is not answered and nothing of
 	// the message is kept, so this comes before anything that writes.
-	speaker, err := e.store.UserSettings(ctx, req.UserID)
+	speaker, err := e.speakerSettings(ctx, req)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -368,8 +371,8 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	req.Content = memory.RedactSecrets(req.Content)
 
 	// 2. Raw-first: the user's words are durable before any model call.
-	stored := ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: req.UserName, Role: ltm.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
+	stored := memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
+		AuthorName: req.UserName, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
 		CanEditServer: req.GuildID != "" && req.ServerEditor}
 	turnID, err := e.store.AppendTurn(ctx, stored)
 	if err != nil {
@@ -420,8 +423,8 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	default:
 		reply.Text = emptyReplyText
 	}
-	if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: e.cfg.BotName, Role: ltm.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now()}); err != nil {
+	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
+		AuthorName: e.cfg.BotName, Role: memory.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now()}); err != nil {
 		// The answer exists and the user's turn is stored; losing the bot's own words
 		// from the transcript is not worth withholding the reply.
 		log.ErrorContext(ctx, "couldn't record reply", slog.Any("err", err))
@@ -467,7 +470,7 @@ func (e *Engine) capture(log *slog.Logger, req Request, reply string) {
 // notifyTurn calls the turn hook for a stored user turn. It runs before the model is
 // asked so that a high-signal turn is scheduled even when the model then fails or the
 // process dies mid-turn; the hook only writes a queue row, outside any transaction.
-func (e *Engine) notifyTurn(ctx context.Context, log *slog.Logger, t ltm.Turn, explicit bool) {
+func (e *Engine) notifyTurn(ctx context.Context, log *slog.Logger, t memory.Turn, explicit bool) {
 	if e.onTurn == nil {
 		return
 	}

@@ -73,9 +73,9 @@ func TestTurnRedactsCredentials(t *testing.T) {
 	e := newEnv(t, chat.Config{})
 	e.selfTeaching("g1", true)
 	logs := &syncBuffer{}
-	var hooked []ltm.Turn
+	var hooked []memory.Turn
 	engine, err := chat.New(chat.Config{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn ltm.Turn, _ bool) error {
+		chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn memory.Turn, _ bool) error {
 			hooked = append(hooked, turn)
 			return nil
 		}})

@@ -38,12 +38,12 @@ func (c *countingStore) snapshot() map[string]int {
 	return maps.Clone(c.calls)
 }
 
-func (c *countingStore) Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error) {
+func (c *countingStore) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error) {
 	c.count("Remember")
 	return c.Store.Remember(ctx, m, actor)
 }
 
-func (c *countingStore) RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, ev ...ltm.MessageRef) (ltm.WriteResult, error) {
+func (c *countingStore) RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, ev ...memory.MessageRef) (ltm.WriteResult, error) {
 	c.count("RememberAs")
 	return c.Store.RememberAs(ctx, w, m, actor, ev...)
 }
@@ -53,22 +53,22 @@ func (c *countingStore) Get(ctx context.Context, owner memory.Owner, id int64) (
 	return c.Store.Get(ctx, owner, id)
 }
 
-func (c *countingStore) Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error) {
+func (c *countingStore) Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("Modify")
 	return c.Store.Modify(ctx, owner, id, ch, actor)
 }
 
-func (c *countingStore) ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error) {
+func (c *countingStore) ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("ModifyAs")
 	return c.Store.ModifyAs(ctx, w, owner, id, ch, actor)
 }
 
-func (c *countingStore) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+func (c *countingStore) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	c.count("Forget")
 	return c.Store.Forget(ctx, owner, ids, actor, reason)
 }
 
-func (c *countingStore) Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error) {
+func (c *countingStore) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	c.count("Search")
 	return c.Store.Search(ctx, q)
 }
@@ -78,22 +78,22 @@ func (c *countingStore) List(ctx context.Context, owner memory.Owner, opt ltm.Li
 	return c.Store.List(ctx, owner, opt)
 }
 
-func (c *countingStore) AppendTurn(ctx context.Context, t ltm.Turn) (int64, error) {
+func (c *countingStore) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 	c.count("AppendTurn")
 	return c.Store.AppendTurn(ctx, t)
 }
 
-func (c *countingStore) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]ltm.Turn, error) {
+func (c *countingStore) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	c.count("RecentTurns")
 	return c.Store.RecentTurns(ctx, guildID, channelID, userID, limit)
 }
 
-func (c *countingStore) UserSettings(ctx context.Context, userID string) (ltm.UserSettings, error) {
+func (c *countingStore) UserSettings(ctx context.Context, userID string) (memory.UserSettings, error) {
 	c.count("UserSettings")
 	return c.Store.UserSettings(ctx, userID)
 }
 
-func (c *countingStore) UsersSettings(ctx context.Context, ids []string) (map[string]ltm.UserSettings, error) {
+func (c *countingStore) UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error) {
 	c.count("UsersSettings")
 	return c.Store.UsersSettings(ctx, ids)
 }
@@ -103,7 +103,7 @@ func (c *countingStore) PinnedVersion(ctx context.Context, owner memory.Owner) (
 	return c.Store.PinnedVersion(ctx, owner)
 }
 
-func (c *countingStore) GuildSettings(ctx context.Context, guildID string) (ltm.GuildSettings, error) {
+func (c *countingStore) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
 	c.count("GuildSettings")
 	return c.Store.GuildSettings(ctx, guildID)
 }
@@ -143,8 +143,8 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 				Provenance: memory.Provenance{AuthorID: "111"}}).ID
 		}
 		// Aiko spoke just now, so she takes part and Ben may save about her.
-		if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko",
-			Role: ltm.RoleUser, Content: "hi all", CreatedAt: start.Add(-time.Minute)}); err != nil {
+		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko",
+			Role: memory.RoleUser, Content: "hi all", CreatedAt: start.Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
 		e.srv.Script(
@@ -209,8 +209,8 @@ func TestFullPrivacyExclusionHasNoCap(t *testing.T) {
 	e := newEnv(t, chat.Config{})
 	say := func(user, content string, ago time.Duration) {
 		t.Helper()
-		if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: "user " + user,
-			Role: ltm.RoleUser, Content: content, CreatedAt: start.Add(-ago)}); err != nil {
+		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: "user " + user,
+			Role: memory.RoleUser, Content: content, CreatedAt: start.Add(-ago)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -238,8 +238,8 @@ func TestFullPrivacyExclusionHasNoCap(t *testing.T) {
 func TestSummaryDroppedByQuotedAuthorsForgetMe(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "333", AuthorName: "Cleo",
-		Role: ltm.RoleUser, Content: "I am moving to Osaka next month", CreatedAt: start.Add(-3 * time.Hour)}); err != nil {
+	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "333", AuthorName: "Cleo",
+		Role: memory.RoleUser, Content: "I am moving to Osaka next month", CreatedAt: start.Add(-3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Script(
@@ -339,5 +339,41 @@ func TestServerEditorReachesTools(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSettingsSentWithRequestAreNotReadAgain: the transport reads the author's and the
+// guild's settings before the turn (privacy, auto-reply channels, the editor role) and
+// sends them with the request; the turn uses those and reads neither row again. Without
+// them the turn reads each once.
+func TestSettingsSentWithRequestAreNotReadAgain(t *testing.T) {
+	ctx := context.Background()
+	e, cs := countingEnv(t)
+	e.srv.Script(fakeopenai.Text("Hi!"), fakeopenai.Text("Hi again!"))
+
+	e.turn(e.guild("hello"))
+	if got := cs.snapshot(); got["UserSettings"] != 1 || got["GuildSettings"] != 1 {
+		t.Fatalf("a request without settings read user settings %d times and guild settings %d times, want 1 and 1",
+			got["UserSettings"], got["GuildSettings"])
+	}
+
+	speaker, err := e.store.UserSettings(ctx, "111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	guild, err := e.store.GuildSettings(ctx, "g1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := e.guild("hello again")
+	req.Speaker, req.Guild = &speaker, &guild
+	before := cs.snapshot()
+	if reply := e.turn(req); reply.Text != "Hi again!" {
+		t.Fatalf("reply %q", reply.Text)
+	}
+	after := cs.snapshot()
+	if after["UserSettings"] != before["UserSettings"] || after["GuildSettings"] != before["GuildSettings"] {
+		t.Errorf("a request with settings read user settings %d times and guild settings %d times, want none",
+			after["UserSettings"]-before["UserSettings"], after["GuildSettings"]-before["GuildSettings"])
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -22,7 +23,7 @@ import (
 
 // hookCall is what the turn hook saw, plus the state of the world when it was called.
 type hookCall struct {
-	turn       ltm.Turn
+	turn       memory.Turn
 	highSignal bool
 	stored     bool // the turn was already in the transcript
 	modelCalls int  // chat requests the fake had received by then
@@ -41,13 +42,13 @@ type hooked struct {
 func newHooked(t *testing.T, e *env, cfg chat.Config) *hooked {
 	t.Helper()
 	h := &hooked{logs: &bytes.Buffer{}}
-	hook := func(ctx context.Context, turn ltm.Turn, highSignal bool) error {
+	hook := func(ctx context.Context, turn memory.Turn, highSignal bool) error {
 		recent, err := e.store.RecentTurns(ctx, turn.GuildID, turn.ChannelID, turn.UserID, 5)
 		if err != nil {
 			t.Error(err)
 		}
 		c := hookCall{turn: turn, highSignal: highSignal, modelCalls: e.srv.ChatCount(), inWriteTx: e.store.InWriteTx(),
-			stored: slices.ContainsFunc(recent, func(r ltm.Turn) bool { return r.ID == turn.ID && r.Content == turn.Content })}
+			stored: slices.ContainsFunc(recent, func(r memory.Turn) bool { return r.ID == turn.ID && r.Content == turn.Content })}
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.calls = append(h.calls, c)
@@ -97,8 +98,8 @@ func TestTurnHook(t *testing.T) {
 				t.Fatalf("turn %q: %d hook calls in all, want %d", tc.req.Content, len(h.calls), i+1)
 			}
 			c := h.calls[i]
-			want := ltm.Turn{ID: c.turn.ID, GuildID: tc.req.GuildID, ChannelID: tc.req.ChannelID, UserID: "111", AuthorName: "Aiko",
-				Role: ltm.RoleUser, Content: tc.req.Content, MessageID: tc.req.MessageID, CreatedAt: start}
+			want := memory.Turn{ID: c.turn.ID, GuildID: tc.req.GuildID, ChannelID: tc.req.ChannelID, UserID: "111", AuthorName: "Aiko",
+				Role: memory.RoleUser, Content: tc.req.Content, MessageID: tc.req.MessageID, CreatedAt: start}
 			if c.turn.ID == 0 || c.turn != want {
 				t.Errorf("turn %q: hook got %+v, want %+v", tc.req.Content, c.turn, want)
 			}
@@ -125,7 +126,7 @@ func TestTurnHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			i := slices.IndexFunc(recent, func(r ltm.Turn) bool { return r.ID == c.turn.ID })
+			i := slices.IndexFunc(recent, func(r memory.Turn) bool { return r.ID == c.turn.ID })
 			if c.turn.CanEditServer != can || i < 0 || recent[i].CanEditServer != can {
 				t.Errorf("CanEditServer %v: the hook saw %v, the transcript holds %+v", can, c.turn.CanEditServer, recent)
 			}
@@ -196,7 +197,8 @@ func TestTurnHook(t *testing.T) {
 func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	p, err := pipeline.New(e.store, e.model, pipeline.Config{})
+	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store, Ledger: e.store, Transcript: e.store, Facts: e.store,
+		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jobs, err := e.store.ListJobs(ctx, ltm.JobQueued, 10)
+	jobs, err := e.store.ListJobs(ctx, memory.JobQueued, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

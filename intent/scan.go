@@ -110,7 +110,7 @@ func (sc *scanner) scanWord() word {
 	if !known {
 		return wOther
 	}
-	return lookupWord(key[:n])
+	return lookupWord(&key, n)
 }
 
 // decodeAt decodes the rune at s[i], with a fast path for ASCII.

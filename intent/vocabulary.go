@@ -1,5 +1,7 @@
 package intent
 
+import "encoding/binary"
+
 // word identifies one of the English words the rules look at. Every other word
 // is wOther: the rules only need to know that a word is there, not which one,
 // so scanning never builds strings and a message costs no allocation.
@@ -181,357 +183,6 @@ const (
 	numWords
 )
 
-// maxWordLen is the longest vocabulary word ("conversations" has 13 letters)
-// with some slack; a longer word cannot be in the vocabulary, so the scanner
-// stops copying it.
-const maxWordLen = 16
-
-// lookupWord maps a lowercased word with its apostrophes removed ("dont" for
-// "Don't") to its id. A switch rather than a map: the compiler turns it into
-// a search on length and bytes that neither hashes nor allocates, and every
-// word of every message goes through it.
-func lookupWord(key []byte) word {
-	switch string(key) {
-	case "a":
-		return wA
-	case "absolutely":
-		return wAbsolutely
-	case "actually":
-		return wActually
-	case "adore":
-		return wAdore
-	case "against":
-		return wAgainst
-	case "already":
-		return wAlready
-	case "alright":
-		return wAlright
-	case "also":
-		return wAlso
-	case "always":
-		return wAlways
-	case "an":
-		return wAn
-	case "and":
-		return wAnd
-	case "ask":
-		return wAsk
-	case "asked":
-		return wAsked
-	case "asking":
-		return wAsking
-	case "be":
-		return wBe
-	case "btw":
-		return wBtw
-	case "but":
-		return wBut
-	case "can":
-		return wCan
-	case "cannot":
-		return wCannot
-	case "cant":
-		return wCant
-	case "chats":
-		return wChats
-	case "commit":
-		return wCommit
-	case "conversation":
-		return wConversation
-	case "conversations":
-		return wConversations
-	case "could":
-		return wCould
-	case "couldnt":
-		return wCouldnt
-	case "decided":
-		return wDecided
-	case "definitely":
-		return wDefinitely
-	case "did":
-		return wDid
-	case "didnt":
-		return wDidnt
-	case "dislike":
-		return wDislike
-	case "do":
-		return wDo
-	case "does":
-		return wDoes
-	case "doesnt":
-		return wDoesnt
-	case "dont":
-		return wDont
-	case "down":
-		return wDown
-	case "enjoy":
-		return wEnjoy
-	case "especially":
-		return wEspecially
-	case "even":
-		return wEven
-	case "ever":
-		return wEver
-	case "fav":
-		return wFav
-	case "fave":
-		return wFave
-	case "favorite":
-		return wFavorite
-	case "favorites":
-		return wFavorites
-	case "favourite":
-		return wFavourite
-	case "favourites":
-		return wFavourites
-	case "finally":
-		return wFinally
-	case "for":
-		return wFor
-	case "forget":
-		return wForget
-	case "forward":
-		return wForward
-	case "from":
-		return wFrom
-	case "future":
-		return wFuture
-	case "generally":
-		return wGenerally
-	case "genuinely":
-		return wGenuinely
-	case "go":
-		return wGo
-	case "going":
-		return wGoing
-	case "gotta":
-		return wGotta
-	case "has":
-		return wHas
-	case "hate":
-		return wHate
-	case "have":
-		return wHave
-	case "he":
-		return wHe
-	case "her":
-		return wHer
-	case "here":
-		return wHere
-	case "hey":
-		return wHey
-	case "hi":
-		return wHi
-	case "his":
-		return wHis
-	case "honestly":
-		return wHonestly
-	case "i":
-		return wI
-	case "id":
-		return wId
-	case "ill":
-		return wIll
-	case "im":
-		return wIm
-	case "it":
-		return wIt
-	case "ive":
-		return wIve
-	case "just":
-		return wJust
-	case "k":
-		return wK
-	case "kinda":
-		return wKinda
-	case "kindly":
-		return wKindly
-	case "kk":
-		return wKk
-	case "let":
-		return wLet
-	case "lets":
-		return wLets
-	case "like":
-		return wLike
-	case "loathe":
-		return wLoathe
-	case "love":
-		return wLove
-	case "make":
-		return wMake
-	case "may":
-		return wMay
-	case "me":
-		return wMe
-	case "memory":
-		return wMemory
-	case "mental":
-		return wMental
-	case "might":
-		return wMight
-	case "mind":
-		return wMind
-	case "mostly":
-		return wMostly
-	case "moving":
-		return wMoving
-	case "much":
-		return wMuch
-	case "must":
-		return wMust
-	case "my":
-		return wMy
-	case "need":
-		return wNeed
-	case "never":
-		return wNever
-	case "not":
-		return wNot
-	case "note":
-		return wNote
-	case "notes":
-		return wNotes
-	case "now":
-		return wNow
-	case "officially":
-		return wOfficially
-	case "oh":
-		return wOh
-	case "ok":
-		return wOk
-	case "okay":
-		return wOkay
-	case "on":
-		return wOn
-	case "our":
-		return wOur
-	case "people":
-		return wPeople
-	case "personally":
-		return wPersonally
-	case "please":
-		return wPlease
-	case "pls":
-		return wPls
-	case "plz":
-		return wPlz
-	case "prefer":
-		return wPrefer
-	case "rather":
-		return wRather
-	case "really":
-		return wReally
-	case "reference":
-		return wReference
-	case "remember":
-		return wRemember
-	case "seriously":
-		return wSeriously
-	case "shall":
-		return wShall
-	case "she":
-		return wShe
-	case "should":
-		return wShould
-	case "shouldnt":
-		return wShouldnt
-	case "simply":
-		return wSimply
-	case "so":
-		return wSo
-	case "sorta":
-		return wSorta
-	case "stand":
-		return wStand
-	case "still":
-		return wStill
-	case "strongly":
-		return wStrongly
-	case "sure":
-		return wSure
-	case "take":
-		return wTake
-	case "thanks":
-		return wThanks
-	case "that":
-		return wThat
-	case "the":
-		return wThe
-	case "their":
-		return wTheir
-	case "them":
-		return wThem
-	case "then":
-		return wThen
-	case "these":
-		return wThese
-	case "they":
-		return wThey
-	case "theyll":
-		return wTheyll
-	case "theyve":
-		return wTheyve
-	case "this":
-		return wThis
-	case "those":
-		return wThose
-	case "thx":
-		return wThx
-	case "to":
-		return wTo
-	case "today":
-		return wToday
-	case "totally":
-		return wTotally
-	case "truly":
-		return wTruly
-	case "ty":
-		return wTy
-	case "u":
-		return wU
-	case "us":
-		return wUs
-	case "usually":
-		return wUsually
-	case "want":
-		return wWant
-	case "wanted":
-		return wWanted
-	case "we":
-		return wWe
-	case "well":
-		return wWell
-	case "weve":
-		return wWeve
-	case "when":
-		return wWhen
-	case "who":
-		return wWho
-	case "will":
-		return wWill
-	case "with":
-		return wWith
-	case "wont":
-		return wWont
-	case "would":
-		return wWould
-	case "wouldnt":
-		return wWouldnt
-	case "yo":
-		return wYo
-	case "you":
-		return wYou
-	case "youll":
-		return wYoull
-	case "your":
-		return wYour
-	case "youre":
-		return wYoure
-	}
-	return wOther
-}
-
 // class is a set of roles a word plays in the rules. A word may play several:
 // "i" is a subject, a blocker before "remember" and an object after it.
 type class uint32
@@ -582,147 +233,243 @@ const (
 	clsYou
 )
 
-// classes gives the roles of every vocabulary word; words absent here play
-// none and are in the vocabulary because a rule names them directly.
-var classes = [numWords]class{
-	wA:             clsBlocker,
-	wAbsolutely:    clsAdverb,
-	wActually:      clsAdverb,
-	wAdore:         clsPreferVerb,
-	wAgainst:       clsDecisionComplement,
-	wAlready:       clsAdverb,
-	wAlright:       clsTag,
-	wAlso:          clsFiller | clsAdverb,
-	wAlways:        clsFiller | clsAdverb,
-	wAn:            clsBlocker,
-	wAnd:           clsFiller,
-	wBtw:           clsFiller,
-	wBut:           clsFiller,
-	wCan:           clsBlocker | clsModal,
-	wCannot:        clsBlocker,
-	wCant:          clsBlocker,
-	wChats:         clsFutureTopic,
-	wConversation:  clsFutureTopic,
-	wConversations: clsFutureTopic,
-	wCould:         clsBlocker | clsModal,
-	wCouldnt:       clsBlocker,
-	wDefinitely:    clsAdverb,
-	wDid:           clsBlocker,
-	wDidnt:         clsBlocker,
-	wDislike:       clsPreferVerb,
-	wDo:            clsBlocker | clsAdverb,
-	wDoes:          clsBlocker,
-	wDoesnt:        clsBlocker,
-	wDont:          clsBlocker | clsAdverb,
-	wDown:          clsNoteObject,
-	wEnjoy:         clsPreferVerb,
-	wEspecially:    clsAdverb,
-	wEven:          clsAdverb,
-	wEver:          clsBlocker,
-	wFav:           clsFavorite,
-	wFave:          clsFavorite,
-	wFavorite:      clsFavorite,
-	wFavorites:     clsFavorite,
-	wFavourite:     clsFavorite,
-	wFavourites:    clsFavorite,
-	wFinally:       clsAdverb,
-	wFor:           clsRememberObject,
-	wGenerally:     clsAdverb,
-	wGenuinely:     clsAdverb,
-	wHas:           clsDecider,
-	wHate:          clsPreferVerb,
-	wHave:          clsDecider,
-	wHe:            clsBlocker,
-	wHer:           clsBlocker,
-	wHey:           clsFiller,
-	wHi:            clsFiller,
-	wHis:           clsBlocker,
-	wHonestly:      clsAdverb,
-	wI:             clsBlocker | clsRememberObject | clsSubject | clsDecider,
-	wId:            clsBlocker | clsRememberObject,
-	wIll:           clsBlocker | clsRememberObject,
-	wIm:            clsBlocker | clsRememberObject,
-	wIt:            clsBlocker | clsRememberObject | clsNoteObject | clsCommitObject,
-	wIve:           clsBlocker | clsRememberObject | clsDecider,
-	wJust:          clsFiller | clsAdverb,
-	wK:             clsTag,
-	wKinda:         clsAdverb,
-	wKindly:        clsFiller | clsPolite,
-	wKk:            clsTag,
-	wLike:          clsPreferVerb,
-	wLoathe:        clsPreferVerb,
-	wLove:          clsPreferVerb,
-	wMay:           clsBlocker,
-	wMe:            clsRememberObject,
-	wMight:         clsBlocker,
-	wMostly:        clsAdverb,
-	wMuch:          clsAdverb,
-	wMust:          clsBlocker,
-	wMy:            clsBlocker | clsRememberObject,
-	wNever:         clsBlocker | clsAdverb,
-	wNot:           clsBlocker | clsAdverb,
-	wNow:           clsFiller,
-	wOfficially:    clsAdverb,
-	wOh:            clsFiller,
-	wOk:            clsFiller | clsTag,
-	wOkay:          clsFiller | clsTag,
-	wOn:            clsDecisionComplement,
-	wOur:           clsBlocker | clsRememberObject,
-	wPeople:        clsBlocker,
-	wPersonally:    clsAdverb,
-	wPlease:        clsFiller | clsPolite | clsTag,
-	wPls:           clsFiller | clsPolite | clsTag,
-	wPlz:           clsFiller | clsPolite | clsTag,
-	wPrefer:        clsPreferVerb,
-	wRather:        clsAdverb,
-	wReally:        clsAdverb,
-	wReference:     clsFutureTopic,
-	wSeriously:     clsAdverb,
-	wShall:         clsBlocker,
-	wShe:           clsBlocker,
-	wShould:        clsBlocker,
-	wShouldnt:      clsBlocker,
-	wSimply:        clsAdverb,
-	wSo:            clsFiller | clsAdverb,
-	wSorta:         clsAdverb,
-	wStill:         clsBlocker | clsAdverb,
-	wStrongly:      clsAdverb,
-	wThanks:        clsTag,
-	wThat:          clsRememberObject | clsNoteObject | clsCommitObject | clsDecisionComplement,
-	wThe:           clsBlocker,
-	wTheir:         clsBlocker,
-	wThem:          clsCommitObject,
-	wThen:          clsFiller,
-	wThese:         clsRememberObject | clsNoteObject | clsCommitObject,
-	wThey:          clsBlocker | clsDecider,
-	wTheyll:        clsBlocker,
-	wTheyve:        clsDecider,
-	wThis:          clsRememberObject | clsNoteObject | clsCommitObject,
-	wThose:         clsRememberObject | clsCommitObject,
-	wThx:           clsTag,
-	wTo:            clsBlocker | clsRememberObject | clsDecisionComplement,
-	wTotally:       clsAdverb,
-	wTruly:         clsAdverb,
-	wTy:            clsTag,
-	wU:             clsBlocker | clsYou,
-	wUsually:       clsAdverb,
-	wWe:            clsBlocker | clsSubject | clsDecider,
-	wWell:          clsBlocker, // "we'll"; a leading "Well," is followed by a comma
-	wWeve:          clsBlocker | clsDecider,
-	wWho:           clsBlocker,
-	wWill:          clsBlocker | clsModal,
-	wWont:          clsBlocker,
-	wWould:         clsBlocker | clsModal,
-	wWouldnt:       clsBlocker,
-	wYo:            clsFiller,
-	wYou:           clsBlocker | clsYou,
-	wYoull:         clsBlocker,
-	wYour:          clsBlocker,
-	wYoure:         clsBlocker,
+// entry is one vocabulary word: its spelling, lowercased with apostrophes
+// removed ("dont" for "Don't"), and the roles it plays in the rules.
+type entry struct {
+	text  string
+	roles class
+}
+
+// vocabulary is every word the rules look at. A word with no roles is here
+// because a rule names it directly.
+var vocabulary = [numWords]entry{
+	wA:             {"a", clsBlocker},
+	wAbsolutely:    {"absolutely", clsAdverb},
+	wActually:      {"actually", clsAdverb},
+	wAdore:         {"adore", clsPreferVerb},
+	wAgainst:       {"against", clsDecisionComplement},
+	wAlready:       {"already", clsAdverb},
+	wAlright:       {"alright", clsTag},
+	wAlso:          {"also", clsFiller | clsAdverb},
+	wAlways:        {"always", clsFiller | clsAdverb},
+	wAn:            {"an", clsBlocker},
+	wAnd:           {"and", clsFiller},
+	wAsk:           {"ask", 0},
+	wAsked:         {"asked", 0},
+	wAsking:        {"asking", 0},
+	wBe:            {"be", 0},
+	wBtw:           {"btw", clsFiller},
+	wBut:           {"but", clsFiller},
+	wCan:           {"can", clsBlocker | clsModal},
+	wCannot:        {"cannot", clsBlocker},
+	wCant:          {"cant", clsBlocker},
+	wChats:         {"chats", clsFutureTopic},
+	wCommit:        {"commit", 0},
+	wConversation:  {"conversation", clsFutureTopic},
+	wConversations: {"conversations", clsFutureTopic},
+	wCould:         {"could", clsBlocker | clsModal},
+	wCouldnt:       {"couldnt", clsBlocker},
+	wDecided:       {"decided", 0},
+	wDefinitely:    {"definitely", clsAdverb},
+	wDid:           {"did", clsBlocker},
+	wDidnt:         {"didnt", clsBlocker},
+	wDislike:       {"dislike", clsPreferVerb},
+	wDo:            {"do", clsBlocker | clsAdverb},
+	wDoes:          {"does", clsBlocker},
+	wDoesnt:        {"doesnt", clsBlocker},
+	wDont:          {"dont", clsBlocker | clsAdverb},
+	wDown:          {"down", clsNoteObject},
+	wEnjoy:         {"enjoy", clsPreferVerb},
+	wEspecially:    {"especially", clsAdverb},
+	wEven:          {"even", clsAdverb},
+	wEver:          {"ever", clsBlocker},
+	wFav:           {"fav", clsFavorite},
+	wFave:          {"fave", clsFavorite},
+	wFavorite:      {"favorite", clsFavorite},
+	wFavorites:     {"favorites", clsFavorite},
+	wFavourite:     {"favourite", clsFavorite},
+	wFavourites:    {"favourites", clsFavorite},
+	wFinally:       {"finally", clsAdverb},
+	wFor:           {"for", clsRememberObject},
+	wForget:        {"forget", 0},
+	wForward:       {"forward", 0},
+	wFrom:          {"from", 0},
+	wFuture:        {"future", 0},
+	wGenerally:     {"generally", clsAdverb},
+	wGenuinely:     {"genuinely", clsAdverb},
+	wGo:            {"go", 0},
+	wGoing:         {"going", 0},
+	wGotta:         {"gotta", 0},
+	wHas:           {"has", clsDecider},
+	wHate:          {"hate", clsPreferVerb},
+	wHave:          {"have", clsDecider},
+	wHe:            {"he", clsBlocker},
+	wHer:           {"her", clsBlocker},
+	wHere:          {"here", 0},
+	wHey:           {"hey", clsFiller},
+	wHi:            {"hi", clsFiller},
+	wHis:           {"his", clsBlocker},
+	wHonestly:      {"honestly", clsAdverb},
+	wI:             {"i", clsBlocker | clsRememberObject | clsSubject | clsDecider},
+	wId:            {"id", clsBlocker | clsRememberObject},
+	wIll:           {"ill", clsBlocker | clsRememberObject},
+	wIm:            {"im", clsBlocker | clsRememberObject},
+	wIt:            {"it", clsBlocker | clsRememberObject | clsNoteObject | clsCommitObject},
+	wIve:           {"ive", clsBlocker | clsRememberObject | clsDecider},
+	wJust:          {"just", clsFiller | clsAdverb},
+	wK:             {"k", clsTag},
+	wKinda:         {"kinda", clsAdverb},
+	wKindly:        {"kindly", clsFiller | clsPolite},
+	wKk:            {"kk", clsTag},
+	wLet:           {"let", 0},
+	wLets:          {"lets", 0},
+	wLike:          {"like", clsPreferVerb},
+	wLoathe:        {"loathe", clsPreferVerb},
+	wLove:          {"love", clsPreferVerb},
+	wMake:          {"make", 0},
+	wMay:           {"may", clsBlocker},
+	wMe:            {"me", clsRememberObject},
+	wMemory:        {"memory", 0},
+	wMental:        {"mental", 0},
+	wMight:         {"might", clsBlocker},
+	wMind:          {"mind", 0},
+	wMostly:        {"mostly", clsAdverb},
+	wMoving:        {"moving", 0},
+	wMuch:          {"much", clsAdverb},
+	wMust:          {"must", clsBlocker},
+	wMy:            {"my", clsBlocker | clsRememberObject},
+	wNeed:          {"need", 0},
+	wNever:         {"never", clsBlocker | clsAdverb},
+	wNot:           {"not", clsBlocker | clsAdverb},
+	wNote:          {"note", 0},
+	wNotes:         {"notes", 0},
+	wNow:           {"now", clsFiller},
+	wOfficially:    {"officially", clsAdverb},
+	wOh:            {"oh", clsFiller},
+	wOk:            {"ok", clsFiller | clsTag},
+	wOkay:          {"okay", clsFiller | clsTag},
+	wOn:            {"on", clsDecisionComplement},
+	wOur:           {"our", clsBlocker | clsRememberObject},
+	wPeople:        {"people", clsBlocker},
+	wPersonally:    {"personally", clsAdverb},
+	wPlease:        {"please", clsFiller | clsPolite | clsTag},
+	wPls:           {"pls", clsFiller | clsPolite | clsTag},
+	wPlz:           {"plz", clsFiller | clsPolite | clsTag},
+	wPrefer:        {"prefer", clsPreferVerb},
+	wRather:        {"rather", clsAdverb},
+	wReally:        {"really", clsAdverb},
+	wReference:     {"reference", clsFutureTopic},
+	wRemember:      {"remember", 0},
+	wSeriously:     {"seriously", clsAdverb},
+	wShall:         {"shall", clsBlocker},
+	wShe:           {"she", clsBlocker},
+	wShould:        {"should", clsBlocker},
+	wShouldnt:      {"shouldnt", clsBlocker},
+	wSimply:        {"simply", clsAdverb},
+	wSo:            {"so", clsFiller | clsAdverb},
+	wSorta:         {"sorta", clsAdverb},
+	wStand:         {"stand", 0},
+	wStill:         {"still", clsBlocker | clsAdverb},
+	wStrongly:      {"strongly", clsAdverb},
+	wSure:          {"sure", 0},
+	wTake:          {"take", 0},
+	wThanks:        {"thanks", clsTag},
+	wThat:          {"that", clsRememberObject | clsNoteObject | clsCommitObject | clsDecisionComplement},
+	wThe:           {"the", clsBlocker},
+	wTheir:         {"their", clsBlocker},
+	wThem:          {"them", clsCommitObject},
+	wThen:          {"then", clsFiller},
+	wThese:         {"these", clsRememberObject | clsNoteObject | clsCommitObject},
+	wThey:          {"they", clsBlocker | clsDecider},
+	wTheyll:        {"theyll", clsBlocker},
+	wTheyve:        {"theyve", clsDecider},
+	wThis:          {"this", clsRememberObject | clsNoteObject | clsCommitObject},
+	wThose:         {"those", clsRememberObject | clsCommitObject},
+	wThx:           {"thx", clsTag},
+	wTo:            {"to", clsBlocker | clsRememberObject | clsDecisionComplement},
+	wToday:         {"today", 0},
+	wTotally:       {"totally", clsAdverb},
+	wTruly:         {"truly", clsAdverb},
+	wTy:            {"ty", clsTag},
+	wU:             {"u", clsBlocker | clsYou},
+	wUs:            {"us", 0},
+	wUsually:       {"usually", clsAdverb},
+	wWant:          {"want", 0},
+	wWanted:        {"wanted", 0},
+	wWe:            {"we", clsBlocker | clsSubject | clsDecider},
+	wWell:          {"well", clsBlocker}, // "we'll"; a leading "Well," is followed by a comma
+	wWeve:          {"weve", clsBlocker | clsDecider},
+	wWhen:          {"when", 0},
+	wWho:           {"who", clsBlocker},
+	wWill:          {"will", clsBlocker | clsModal},
+	wWith:          {"with", 0},
+	wWont:          {"wont", clsBlocker},
+	wWould:         {"would", clsBlocker | clsModal},
+	wWouldnt:       {"wouldnt", clsBlocker},
+	wYo:            {"yo", clsFiller},
+	wYou:           {"you", clsBlocker | clsYou},
+	wYoull:         {"youll", clsBlocker},
+	wYour:          {"your", clsBlocker},
+	wYoure:         {"youre", clsBlocker},
 }
 
 // is reports whether w plays any role in c.
-func (w word) is(c class) bool { return classes[w]&c != 0 }
+func (w word) is(c class) bool { return vocabulary[w].roles&c != 0 }
+
+// maxWordLen is the longest vocabulary word ("conversations" has 13 letters)
+// with some slack; a longer word cannot be in the vocabulary, so the scanner
+// stops copying it.
+const maxWordLen = 16
+
+// packedWord is a word of up to maxWordLen bytes read as two integers, zero
+// padded, so comparing two words is two integer comparisons.
+type packedWord [2]uint64
+
+// pack reads a word held in a zero-padded array.
+func pack(b *[maxWordLen]byte) packedWord {
+	return packedWord{binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])}
+}
+
+// indexed is one word of a bucket of wordIndex.
+type indexed struct {
+	key  packedWord
+	word word
+}
+
+// wordIndex finds a word by its length and first letter: every word of every
+// message goes through lookupWord, and a bucket holds at most seven words
+// (four-letter words starting with "w"), so a lookup makes a few integer
+// comparisons and neither hashes nor allocates.
+type wordIndex [maxWordLen + 1]['z' - 'a' + 1][]indexed
+
+// vocabularyIndex is built once from vocabulary.
+var vocabularyIndex = func() *wordIndex {
+	var ix wordIndex
+	for w := wA; w < numWords; w++ {
+		t := vocabulary[w].text
+		var b [maxWordLen]byte
+		copy(b[:], t)
+		bucket := &ix[len(t)][t[0]-'a']
+		*bucket = append(*bucket, indexed{pack(&b), w})
+	}
+	return &ix
+}()
+
+// lookupWord maps the first n bytes of key, a lowercased word with its
+// apostrophes removed ("dont" for "Don't") and zeros after it, to its id;
+// wOther when it is not in the vocabulary.
+func lookupWord(key *[maxWordLen]byte, n int) word {
+	if n == 0 || key[0] < 'a' || key[0] > 'z' {
+		return wOther
+	}
+	k := pack(key)
+	for _, e := range vocabularyIndex[n][key[0]-'a'] {
+		if e.key == k {
+			return e.word
+		}
+	}
+	return wOther
+}
 
 // leadIn is a run of words that, right before a trigger, makes it a request
 // of the bot: "can you remember …", "I want you to remember …".

@@ -4,7 +4,7 @@
 //
 // The client deliberately knows nothing about budgets or prompts: the chat
 // turn and the background pipeline own those and talk to this package through
-// small seams (a ChatModel interface of their own, EmbedFunc).
+// small seams they declare (a ChatModel interface, ltm.EmbedFunc).
 package llm
 
 import (
@@ -12,11 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"sync/atomic"
 	"time"
 
+	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/sashabaranov/go-openai"
 )
 
@@ -51,11 +51,6 @@ var ErrNoEmbedModel = errors.New("no embedding model configured")
 // ErrNoChatModel is returned by Complete when neither the request nor the
 // configuration names a chat model.
 var ErrNoChatModel = errors.New("no chat model configured")
-
-// EmbedFunc embeds texts, returning one vector per text in the same order.
-// It is the seam the stores and the pipeline depend on, so they can run with
-// Client.Embed, the fake server, or a plain function in tests.
-type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
 // Config configures a Client. Zero values mean the documented default.
 type Config struct {
@@ -186,7 +181,7 @@ func New(cfg Config) (*Client, error) {
 		cfg:    cfg,
 		log:    log,
 		Sleep:  sleep,
-		Jitter: equalJitter,
+		Jitter: backoff.EqualJitter,
 	}, nil
 }
 
@@ -305,7 +300,8 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 		if ctx.Err() != nil || !IsRetryable(err) || n >= c.cfg.MaxRetries {
 			return err
 		}
-		wait := c.Jitter(c.backoff(n))
+		// The un-jittered wait before retry n+1 is MinBackoff doubled n times, capped.
+		wait := c.Jitter(backoff.Exponential(c.cfg.MinBackoff, c.cfg.MaxBackoff, n))
 		c.log.WarnContext(ctx, "retrying LLM call",
 			slog.String("op", op), slog.Int("attempt", n+1), slog.Duration("wait", wait), slog.Any("err", err))
 		if serr := c.Sleep(ctx, wait); serr != nil {
@@ -331,28 +327,6 @@ func (c *Client) try(ctx context.Context, attempt func(ctx context.Context) erro
 		c.errors.Add(1)
 	}
 	return err
-}
-
-// backoff is the un-jittered wait before retry n+1: MinBackoff doubled n
-// times, capped at MaxBackoff.
-func (c *Client) backoff(n int) time.Duration {
-	d := c.cfg.MinBackoff
-	for range n {
-		if d >= c.cfg.MaxBackoff/2 {
-			return c.cfg.MaxBackoff
-		}
-		d *= 2
-	}
-	return min(d, c.cfg.MaxBackoff)
-}
-
-// equalJitter waits between half and all of d.
-func equalJitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
 }
 
 // sleep waits d or until ctx ends, whichever comes first.

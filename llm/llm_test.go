@@ -18,6 +18,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 // sleeps records the backoff waits a client asked for, without waiting.
@@ -522,7 +523,7 @@ func TestEmbed(t *testing.T) {
 
 	t.Run("EmbedFuncSeam", func(t *testing.T) {
 		c, _, _ := newClient(t, nil)
-		var embed llm.EmbedFunc = c.Embed
+		var embed ltm.EmbedFunc = c.Embed
 		vecs, err := embed(ctx, []string{"a", "b"})
 		if err != nil || len(vecs) != 2 {
 			t.Fatalf("got %d vectors, %v", len(vecs), err)

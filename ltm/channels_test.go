@@ -89,7 +89,7 @@ func TestRecallAudience(t *testing.T) {
 		elsewhere := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: "uA", GuildID: "gA",
 			Content: "my pizza order is always late", Provenance: memory.Provenance{ChannelID: "c-private"}})
 
-		q := ltm.SearchQuery{Text: "pizza", Owners: []memory.Owner{owner, user},
+		q := memory.SearchQuery{Text: "pizza", Owners: []memory.Owner{owner, user},
 			Audience: &memory.Audience{Channels: map[string]bool{"c-general": true}}}
 		wantOnly(t, mustSearch(t, s, q), general.ID, old.ID, dm.ID)
 
@@ -124,7 +124,7 @@ func TestRecallAudienceFiltersVectorsBeforeTopK(t *testing.T) {
 	}
 	target := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "gV",
 		Content: "the lantern hangs by the pizza oven", Provenance: memory.Provenance{ChannelID: "c-general"}})
-	res := mustSearch(t, s, ltm.SearchQuery{Text: "lamp", Limit: 10, Owners: []memory.Owner{memory.ServerOwner("gV")},
+	res := mustSearch(t, s, memory.SearchQuery{Text: "lamp", Limit: 10, Owners: []memory.Owner{memory.ServerOwner("gV")},
 		Audience: &memory.Audience{Channels: map[string]bool{"c-general": true}}})
 	if r, ok := find(res, target.ID); !ok || math.Abs(r.Vector-math.Sqrt2/2) > 1e-5 || len(res) != 1 {
 		t.Fatalf("want only #%d by its vector:%s", target.ID, describe(res))

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // EmbedFunc embeds texts, returning one vector per text in the same order. It is the seam
@@ -59,7 +59,7 @@ func (s *Store) SetEmbedder(fn EmbedFunc, model string) {
 	}
 	old := r.emb.Swap(e)
 	if old == nil || e == nil || old.model != e.model {
-		r.vectors.reset()
+		r.vectors.Reset()
 		r.clearQueryCache()
 	}
 	r.downUntil.Store(0)
@@ -81,7 +81,7 @@ type EmbedStatus struct {
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
 func (s *Store) EmbedStatus() EmbedStatus {
 	r := &s.recall
-	st := EmbedStatus{Vectors: r.vectors.len()}
+	st := EmbedStatus{Vectors: r.vectors.Len()}
 	if e := r.emb.Load(); e != nil {
 		st.Model = e.model
 	}
@@ -123,13 +123,13 @@ func (s *Store) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 			continue
 		}
 		key := m.Owner().Key()
-		if r.vectors.has(key, m.ID, m.Hash) {
-			r.vectors.setMeta(key, m.ID, metaOf(m))
+		if r.vectors.Has(key, m.ID, m.Hash) {
+			r.vectors.SetMeta(key, m.ID, metaOf(m))
 			continue
 		}
 		// A changed content must not keep answering with the old content's vector while
 		// the new one is fetched (or if fetching fails).
-		r.vectors.remove(key, m.ID)
+		r.vectors.Remove(key, m.ID)
 		need = append(need, m)
 	}
 	if len(need) == 0 || r.down(s.Now()) {
@@ -147,19 +147,14 @@ func (s *Store) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	}
 	for _, m := range need {
 		if v := vecs[m.Hash]; v != nil {
-			r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
+			r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
 		}
 	}
 }
 
 // unindexMemory is the delete hook: the memory leaves the index at once.
 func (s *Store) unindexMemory(m *memory.Memory) {
-	s.recall.vectors.remove(m.Owner().Key(), m.ID)
-}
-
-func metaOf(m *memory.Memory) vecMeta {
-	return vecMeta{originGuild: m.GuildID, channel: m.Provenance.ChannelID, createdAt: millis(m.CreatedAt), typ: m.Type, pinned: m.Pinned,
-		importance: m.Importance, tags: slices.Clone(m.Tags)}
+	s.recall.vectors.Remove(m.Owner().Key(), m.ID)
 }
 
 type embedItem struct{ hash, text string }
@@ -331,7 +326,7 @@ func (s *Store) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
 			rows.Close()
 			return res, fmt.Errorf("couldn't read memory to index: %w", err)
 		}
-		if v := decodeVector(blob); v != nil && r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
+		if v := decodeVector(blob); v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
 			res.Indexed++
 			continue
 		}
@@ -349,7 +344,7 @@ func (s *Store) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
 		vecs, err := s.vectorsFor(ctx, e, items)
 		res.Embedded += len(vecs)
 		for _, m := range part {
-			if v := vecs[m.Hash]; v != nil && r.vectors.upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
+			if v := vecs[m.Hash]; v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
 				res.Indexed++
 			}
 		}
@@ -400,7 +395,7 @@ func (s *Store) queryVector(ctx context.Context, e *embedder, text string) ([]fl
 		return nil, err
 	}
 	v = append([]float32(nil), vecs[0]...)
-	if !normalize(v) {
+	if !vecindex.Normalize(v) {
 		return nil, errors.New("couldn't embed query: zero vector")
 	}
 	r.mu.Lock()
@@ -430,7 +425,7 @@ func placeholders(n int) string {
 // indexMemories and unindexMemory.
 type recallState struct {
 	emb       atomic.Pointer[embedder]
-	vectors   *vectorIndex
+	vectors   *vecindex.Index
 	downUntil atomic.Int64 // unix ms until which embedding is skipped
 
 	mu        sync.Mutex
@@ -442,7 +437,7 @@ type recallState struct {
 }
 
 func (r *recallState) init(s *Store) {
-	r.vectors = newVectorIndex()
+	r.vectors = vecindex.New()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(s)
 }

@@ -108,7 +108,7 @@ func ParseExport(data []byte) (ExportFile, error) {
 
 // Import writes the memories of f into owner's scope for an importer without a Discord
 // identity (the operator CLI): ImportAs with only the actor.
-func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor string) (ImportResult, error) {
+func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor memory.Actor) (ImportResult, error) {
 	return s.ImportAs(ctx, owner, f, Importer{Actor: actor})
 }
 
@@ -116,7 +116,7 @@ func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, ac
 // the importer as the history actor and as the author, learned where the import ran.
 type Importer struct {
 	// Actor is recorded in history ("user:<id>", "cli").
-	Actor string
+	Actor memory.Actor
 	// AuthorID and AuthorName are the importing member; empty for the CLI.
 	AuthorID, AuthorName string
 	// GuildID and ChannelID are where the import ran ("" for a DM or the CLI); MessageID
@@ -178,7 +178,7 @@ func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, 
 // the write lock long enough to stall chat turns.
 const rememberManyBatch = 500
 
-func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor string, batchSize int) (ImportResult, error) {
+func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
@@ -208,7 +208,7 @@ func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []
 // RememberMany stores already-built memories in batched transactions for callers that have
 // memories rather than an export file (evaluation, benchmarks, bulk tools). Each memory is
 // validated first; nothing is written if any is invalid.
-func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor string) (ImportResult, error) {
+func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor memory.Actor) (ImportResult, error) {
 	for i := range mems {
 		if err := mems[i].Prepare(); err != nil {
 			return ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
@@ -220,7 +220,7 @@ func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor st
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
 // disk (it does so at every statement savepoint), so one statement per memory spends much
-// of a bulk load flushing; 50 rows × 19 values stays far below SQLite's variable limit.
+// of a bulk load flushing; 50 rows × 22 values stays far below SQLite's variable limit.
 const insertRowsPerStatement = 50
 
 // hashSlot is where a content can live only once: its scope and its content hash.
@@ -231,7 +231,7 @@ type hashSlot struct{ scopeKey, hash string }
 // the created memories and, in batch order, the id each memory of batch now has: its new
 // id, or the id of the live memory that already held its content. With a writer, only
 // memories the writer can see count as already there (WriteContext).
-func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor string) ([]*memory.Memory, []int64, error) {
+func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
 	var (
 		existing map[hashSlot]int64
@@ -341,7 +341,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[
 
 // addImportHistory records the creation of each memory of created, in multi-row
 // statements: the same rows rememberTx writes one at a time.
-func (s *Store) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor string) error {
+func (s *Store) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
 	now := s.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]

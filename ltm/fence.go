@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Forget-me fences in-flight pipeline work (SPEC §2, issue "forget-me loses a race"): a job
@@ -74,7 +76,7 @@ const NoteFenced = "fenced: a member it involves was forgotten after the job sta
 
 // batchFencesTx returns the members involved in b's proposals who were forgotten at or
 // after b.StartedAt.
-func batchFencesTx(ctx context.Context, tx *sql.Tx, b PipelineBatch) (map[string]bool, error) {
+func batchFencesTx(ctx context.Context, tx *sql.Tx, b memory.PipelineBatch) (map[string]bool, error) {
 	if b.StartedAt.IsZero() {
 		return nil, nil
 	}
@@ -92,7 +94,7 @@ func batchFencesTx(ctx context.Context, tx *sql.Tx, b PipelineBatch) (map[string
 }
 
 // involved lists the members a proposal is about or learned from.
-func involved(p Proposal) []string {
+func involved(p memory.Proposal) []string {
 	ids := []string{p.Owner.UserID, p.Memory.SubjectID, p.Memory.Provenance.AuthorID}
 	for _, e := range p.Evidence {
 		ids = append(ids, e.AuthorID)
@@ -100,7 +102,7 @@ func involved(p Proposal) []string {
 	return ids
 }
 
-func involvesAny(p Proposal, users map[string]bool) bool {
+func involvesAny(p memory.Proposal, users map[string]bool) bool {
 	if len(users) == 0 {
 		return false
 	}

@@ -9,10 +9,6 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// ActorForgotten replaces a forgotten member's id as the actor of history rows that stay
-// (their edits of server memory): the change is still on record, the person is not.
-const ActorForgotten = "forgotten member"
-
 // ForgetMeSummary counts what forget-me erases (PreviewForgetMe) or erased
 // (ConfirmForgetMe). Each memory is counted once, under the first category it falls in.
 type ForgetMeSummary struct {
@@ -205,9 +201,9 @@ func (s *Store) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, 
 		{"memories", `DELETE FROM memories WHERE id IN (SELECT id FROM temp.forget_me_ids)`, nil, nil},
 		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT id FROM temp.forget_me_ids) OR user_id = ?`,
 			[]any{userID}, nil},
-		{"authorship", `UPDATE memories SET author_id = '', author_name = '', message_id = '' WHERE author_id = ?`,
+		{"authorship", `UPDATE memories SET author_id = '', author_name = '', search_author = '', message_id = '' WHERE author_id = ?`,
 			[]any{userID}, &sum.Anonymised},
-		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{ActorForgotten}, actors...), nil},
+		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM memories)`, nil, nil},

@@ -86,7 +86,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"shared-evidence":   "survivorcheetah7788",
 		"bob-server-author": "survivorbobname4321",
 	}
-	remember := func(m memory.Memory, actor string) *memory.Memory {
+	remember := func(m memory.Memory, actor memory.Actor) *memory.Memory {
 		t.Helper()
 		res, err := s.Remember(ctx, m, actor)
 		if err != nil || !res.Created {
@@ -137,10 +137,10 @@ func TestForgetMeCompleteness(t *testing.T) {
 	evidence(shared.ID, "m-bob-2", bob)
 	// Pipeline writes: Alice's own fact, a server fact learned only from her message, and
 	// a proposal about her recorded in shadow mode.
-	outcomes, err := s.ApplyPipelineBatch(ctx, ltm.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]}},
-		{Action: ltm.ProposeAdd, Owner: server, Memory: memory.Memory{Content: "The release is named " + secret["pipeline-server"]}},
-		{Action: ltm.ProposeAdd, Owner: server, Record: memory.ActionShadow,
+	outcomes, err := s.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []memory.Proposal{
+		{Action: memory.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]}},
+		{Action: memory.ProposeAdd, Owner: server, Memory: memory.Memory{Content: "The release is named " + secret["pipeline-server"]}},
+		{Action: memory.ProposeAdd, Owner: server, Record: memory.ActionShadow,
 			Memory: memory.Memory{SubjectID: alice, Content: "Alice dislikes " + secret["pipeline-shadow"]}},
 	}})
 	if err != nil {
@@ -148,10 +148,10 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}
 	evidence(outcomes[1].MemoryID, "m-alice-3", alice)
 	// Transcripts: Alice's message and the bot's reply to her.
-	for _, turn := range []ltm.Turn{
-		{GuildID: guild, ChannelID: "c1", UserID: alice, AuthorName: "Alice", Role: ltm.RoleUser, Content: "hi " + secret["turn"]},
-		{GuildID: guild, ChannelID: "c1", UserID: alice, Role: ltm.RoleAssistant, Content: "hello " + secret["reply"]},
-		{GuildID: guild, ChannelID: "c1", UserID: bob, AuthorName: "Bob", Role: ltm.RoleUser, Content: "hey " + survivor["bob-turn"]},
+	for _, turn := range []memory.Turn{
+		{GuildID: guild, ChannelID: "c1", UserID: alice, AuthorName: "Alice", Role: memory.RoleUser, Content: "hi " + secret["turn"]},
+		{GuildID: guild, ChannelID: "c1", UserID: alice, Role: memory.RoleAssistant, Content: "hello " + secret["reply"]},
+		{GuildID: guild, ChannelID: "c1", UserID: bob, AuthorName: "Bob", Role: memory.RoleUser, Content: "hey " + survivor["bob-turn"]},
 	} {
 		if _, err := s.AppendTurn(ctx, turn); err != nil {
 			t.Fatal(err)
@@ -162,9 +162,9 @@ func TestForgetMeCompleteness(t *testing.T) {
 		return map[string]any{"guild_id": guild, "channel_id": "c1",
 			"checkpoint": map[string]any{"extraction": map[string]any{"facts": []string{"Alice likes " + word}}}}
 	}
-	runJob := func(key, word string) *ltm.Job {
+	runJob := func(key, word string) *memory.Job {
 		t.Helper()
-		if _, _, err := s.Enqueue(ctx, "extract", key, checkpoint(word), ltm.EnqueueOptions{}); err != nil {
+		if _, _, err := s.Enqueue(ctx, "extract", key, checkpoint(word), memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		j, err := s.Lease(ctx, "worker-"+key, []string{"extract"}, time.Minute)
@@ -189,7 +189,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	running := runJob("g/running", secret["leased-job"])
-	if _, _, err := s.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), ltm.EnqueueOptions{
+	if _, _, err := s.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), memory.EnqueueOptions{
 		RunAfter: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	bobServer := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob set up " + survivor["bob-server"],
 		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob " + survivor["bob-server-author"]}}, memory.UserActor(bob))
 	// A search puts Alice's query text in the query-vector cache.
-	if _, err := s.Search(ctx, ltm.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
+	if _, err := s.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -221,13 +221,13 @@ func TestForgetMeCompleteness(t *testing.T) {
 
 	t.Run("RunningJobCannotWriteItsCheckpointBack", func(t *testing.T) {
 		err := s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpoint(secret["leased-job"]))
-		if !errors.Is(err, ltm.ErrLeaseLost) {
+		if !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("heartbeat of a job running during forget-me: %v, want ErrLeaseLost", err)
 		}
 	})
 	t.Run("QueryCacheForgetsTheirQueries", func(t *testing.T) {
 		before := embedCalls.Load()
-		if _, err := s.Search(ctx, ltm.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{bobMe}}); err != nil {
+		if _, err := s.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{bobMe}}); err != nil {
 			t.Fatal(err)
 		}
 		if embedCalls.Load() == before {
@@ -346,7 +346,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ev := range hist {
-			if strings.Contains(ev.Actor, alice) {
+			if strings.Contains(string(ev.Actor), alice) {
 				t.Errorf("history of the memory Alice added still names her: %+v", ev)
 			}
 		}

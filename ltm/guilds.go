@@ -78,21 +78,8 @@ func (s *Store) CancelDeparture(ctx context.Context, guildID string) (bool, erro
 	return n > 0, nil
 }
 
-// GuildPurge counts the rows one guild's purge deleted.
-type GuildPurge struct {
-	Memories    int `json:"memories"`
-	History     int `json:"history"`
-	Evidence    int `json:"evidence"`
-	Embeddings  int `json:"embeddings"`
-	Transcripts int `json:"transcripts"`
-	Jobs        int `json:"jobs"`
-	// Settings counts the guild's settings, channel records, extraction cursors and
-	// pending confirmations.
-	Settings int `json:"settings"`
-}
-
-// add sums o into p.
-func (p *GuildPurge) add(o GuildPurge) {
+// addPurge sums o into p.
+func addPurge(p *memory.GuildPurge, o memory.GuildPurge) {
 	p.Memories += o.Memories
 	p.History += o.History
 	p.Evidence += o.Evidence
@@ -114,8 +101,8 @@ const purgeBatch = DefaultRetentionBatch
 // that originated in other guilds, are untouched. It works in transactions of at most
 // purgeBatch rows, so it can be interrupted and run again; the departure row goes last,
 // so an interrupted scheduled purge is finished by the next run.
-func (s *Store) PurgeGuild(ctx context.Context, guildID string) (GuildPurge, error) {
-	var res GuildPurge
+func (s *Store) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPurge, error) {
+	var res memory.GuildPurge
 	if guildID == "" {
 		return res, errors.New("couldn't purge guild: no guild id")
 	}
@@ -242,8 +229,8 @@ func (s *Store) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID st
 // PurgeDepartedGuilds purges every departed guild whose purge is due (PurgeGuild), in
 // order of due date, and returns the sum of what was deleted and how many guilds were
 // purged. The retention task runs it.
-func (s *Store) PurgeDepartedGuilds(ctx context.Context) (GuildPurge, int, error) {
-	var total GuildPurge
+func (s *Store) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error) {
+	var total memory.GuildPurge
 	rows, err := s.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?
 		ORDER BY purge_after, guild_id`, s.nowMillis())
 	if err != nil {
@@ -263,7 +250,7 @@ func (s *Store) PurgeDepartedGuilds(ctx context.Context) (GuildPurge, int, error
 	}
 	for i, id := range due {
 		r, err := s.PurgeGuild(ctx, id)
-		total.add(r)
+		addPurge(&total, r)
 		if err != nil {
 			return total, i, err
 		}

@@ -26,13 +26,13 @@ func seedGuild(t *testing.T, s *ltm.Store, guild string) []*memory.Memory {
 	for _, m := range []*memory.Memory{srv, mine} {
 		mustExec(t, db, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at) VALUES (?, 'e', 1, x'00000000', 0)`, m.Hash)
 	}
-	mustTurn(t, s, ltm.Turn{GuildID: guild, ChannelID: guild + "-c1", UserID: "alice", Content: "talk in " + guild, MessageID: guild + "-m1"})
-	if _, _, err := s.Enqueue(ctx, "extract", guild+"/c1", channelCheckpointPayload(guild, guild+"-c1"), ltm.EnqueueOptions{}); err != nil {
+	mustTurn(t, s, memory.Turn{GuildID: guild, ChannelID: guild + "-c1", UserID: "alice", Content: "talk in " + guild, MessageID: guild + "-m1"})
+	if _, _, err := s.Enqueue(ctx, "extract", guild+"/c1", channelCheckpointPayload(guild, guild+"-c1"), memory.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mustExec(t, db, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at) VALUES (?, ?, 1, 0)`, guild, guild+"-c1")
 	mustExec(t, db, `INSERT INTO guild_channels (guild_id, channel_id, updated_at) VALUES (?, ?, 0)`, guild, guild+"-c1")
-	if err := s.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
+	if err := s.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
 		t.Fatal(err)
 	}
 	return []*memory.Memory{srv, forgotten, mine}
@@ -76,10 +76,10 @@ func TestPurgeGuild(t *testing.T) {
 	dm := testkit.MustRemember(t, s, personal("alice", "", "Alice told me in a DM that she mains healer"))
 	addEvidence(t, db, dm.ID, "alice", "dm-m1")
 	shared := testkit.MustRemember(t, s, personal("bob", "", "Alice plays healer in g1"))
-	mustTurn(t, s, ltm.Turn{ChannelID: "dm1", UserID: "alice", Content: "a DM", MessageID: "dm-m1"})
+	mustTurn(t, s, memory.Turn{ChannelID: "dm1", UserID: "alice", Content: "a DM", MessageID: "dm-m1"})
 	// More transcript than one batch holds.
 	for i := range 1200 {
-		mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "g1-c2", UserID: "bob", Content: fmt.Sprintf("chatter %d", i)})
+		mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "g1-c2", UserID: "bob", Content: fmt.Sprintf("chatter %d", i)})
 	}
 	beforeKept := guildRows(t, s, "g2", kept)
 	for table, n := range beforeKept {
@@ -129,7 +129,7 @@ func TestPurgeGuild(t *testing.T) {
 		t.Errorf("alice has %d personal memories, want her DM one and her g2 one", len(mems))
 	}
 	// Running it again finds nothing left.
-	if res, err := s.PurgeGuild(ctx, "g1"); err != nil || res != (ltm.GuildPurge{}) {
+	if res, err := s.PurgeGuild(ctx, "g1"); err != nil || res != (memory.GuildPurge{}) {
 		t.Errorf("second purge: %+v %v", res, err)
 	}
 }

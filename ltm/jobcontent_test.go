@@ -26,7 +26,7 @@ func onlyIDs(payload []byte) bool {
 	return json.Unmarshal(payload, &p) == nil && len(p) == 2 && p["guild_id"] == "g1" && p["channel_id"] == "c1"
 }
 
-func leaseWithCheckpoint(t *testing.T, s *ltm.Store, key string, opt ltm.EnqueueOptions) *ltm.Job {
+func leaseWithCheckpoint(t *testing.T, s *ltm.Store, key string, opt memory.EnqueueOptions) *memory.Job {
 	t.Helper()
 	if _, _, err := s.Enqueue(t.Context(), "extract", key, checkpointPayload(), opt); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	ctx := t.Context()
 	t.Run("Complete", func(t *testing.T) {
 		s, _ := jobStore(t)
-		j := leaseWithCheckpoint(t, s, "a", ltm.EnqueueOptions{})
+		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{})
 		if err := s.Complete(ctx, j.ID, j.LeaseOwner); err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	})
 	t.Run("Bury", func(t *testing.T) {
 		s, _ := jobStore(t)
-		j := leaseWithCheckpoint(t, s, "a", ltm.EnqueueOptions{})
+		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{})
 		// What the worker reports for a payload it cannot use: the payload itself.
 		if err := s.Bury(ctx, j.ID, j.LeaseOwner, fmt.Errorf("bad job payload: %s", j.Payload)); err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	})
 	t.Run("FailKeepsCheckpointUntilDead", func(t *testing.T) {
 		s, _ := jobStore(t)
-		j := leaseWithCheckpoint(t, s, "a", ltm.EnqueueOptions{MaxAttempts: 2})
+		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{MaxAttempts: 2})
 		if _, err := s.Fail(ctx, j.ID, j.LeaseOwner, errors.New("provider down"), 0); err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	})
 	t.Run("ReapedToDead", func(t *testing.T) {
 		s, clock := jobStore(t)
-		j := leaseWithCheckpoint(t, s, "a", ltm.EnqueueOptions{MaxAttempts: 1})
+		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{MaxAttempts: 1})
 		clock.Advance(2 * time.Minute)
 		if res, err := s.ReapStale(ctx); err != nil || res.Dead != 1 {
 			t.Fatalf("reap: %+v %v", res, err)
@@ -103,11 +103,11 @@ func TestPrivacySwitchClearsCheckpoints(t *testing.T) {
 	for _, level := range []memory.Privacy{memory.PrivacyPartial, memory.PrivacyFull} {
 		t.Run(string(level), func(t *testing.T) {
 			s, _ := jobStore(t)
-			running := leaseWithCheckpoint(t, s, "running", ltm.EnqueueOptions{})
+			running := leaseWithCheckpoint(t, s, "running", memory.EnqueueOptions{})
 			if err := s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload()); err != nil {
 				t.Fatal(err)
 			}
-			queued, _, err := s.Enqueue(ctx, "extract", "queued", checkpointPayload(), ltm.EnqueueOptions{})
+			queued, _, err := s.Enqueue(ctx, "extract", "queued", checkpointPayload(), memory.EnqueueOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,12 +122,12 @@ func TestPrivacySwitchClearsCheckpoints(t *testing.T) {
 			}
 			for _, id := range []int64{queued, running.ID} {
 				got := mustJob(t, s, id)
-				if !onlyIDs(got.Payload) || got.State != ltm.JobQueued || got.Attempts != 0 {
+				if !onlyIDs(got.Payload) || got.State != memory.JobQueued || got.Attempts != 0 {
 					t.Errorf("job %d after the switch: %+v", id, got)
 				}
 			}
 			err = s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload())
-			if !errors.Is(err, ltm.ErrLeaseLost) {
+			if !errors.Is(err, memory.ErrLeaseLost) {
 				t.Errorf("a job running during the switch could still write its checkpoint: %v", err)
 			}
 		})
@@ -152,7 +152,7 @@ func TestPurgeTakesHistoryText(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(s.RecoverWindow + time.Hour)
-	if r, err := s.Retention(ctx, ltm.RetentionPolicy{}); err != nil || r.Tombstones != 1 {
+	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Tombstones != 1 {
 		t.Fatalf("retention: %+v %v", r, err)
 	}
 	hist, err := s.History(ctx, owner, res.Memory.ID)
@@ -178,11 +178,11 @@ func TestRetentionDropsOldFences(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.Advance(23 * time.Hour)
-	if r, err := s.Retention(ctx, ltm.RetentionPolicy{}); err != nil || r.Fences != 0 {
+	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 0 {
 		t.Fatalf("retention after 23 h: %+v %v", r, err)
 	}
 	clock.Advance(2 * time.Hour)
-	if r, err := s.Retention(ctx, ltm.RetentionPolicy{}); err != nil || r.Fences != 1 {
+	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 1 {
 		t.Fatalf("retention after 25 h: %+v %v", r, err)
 	}
 }

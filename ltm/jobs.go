@@ -12,47 +12,12 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// Job states of memory_jobs.
-const (
-	JobQueued = "queued" // waiting for run_after
-	JobLeased = "leased" // a worker holds it until leased_until
-	JobDone   = "done"   // finished; purged by retention
-	JobDead   = "dead"   // gave up after max attempts; kept for inspection and Requeue
-)
-
-// DefaultMaxAttempts is how many failed runs a job gets before it is dead-lettered: enough
-// to ride out a provider outage of an hour or so with exponential backoff, few enough that a
-// poisoned job stops costing model calls within the hour.
-const DefaultMaxAttempts = 5
-
-// ErrLeaseLost is returned when a worker acts on a job it no longer holds: its lease
-// expired and the reaper gave the job to someone else, or the job finished meanwhile. The
-// worker must drop whatever it computed; the job's current holder redoes it.
-var ErrLeaseLost = errors.New("job lease lost")
-
-// Job is one memory_jobs row.
-type Job struct {
-	ID          int64           `json:"id"`
-	Kind        string          `json:"kind"`
-	DedupKey    string          `json:"dedup_key"`
-	Payload     json.RawMessage `json:"payload"`
-	State       string          `json:"state"`
-	Attempts    int             `json:"attempts"` // failed runs so far
-	MaxAttempts int             `json:"max_attempts"`
-	RunAfter    time.Time       `json:"run_after"`
-	LeaseOwner  string          `json:"lease_owner,omitempty"`
-	LeasedUntil time.Time       `json:"leased_until,omitzero"`
-	LastError   string          `json:"last_error,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-}
-
 const jobColumns = `id, kind, dedup_key, payload, state, attempts, max_attempts, run_after, lease_owner,
 	leased_until, last_error, created_at, updated_at`
 
-func scanJob(row scanner) (*Job, error) {
+func scanJob(row scanner) (*memory.Job, error) {
 	var (
-		j                              Job
+		j                              memory.Job
 		payload                        string
 		runAfter, leased, created, upd int64
 	)
@@ -66,25 +31,12 @@ func scanJob(row scanner) (*Job, error) {
 	return &j, nil
 }
 
-// EnqueueOptions tunes Enqueue.
-type EnqueueOptions struct {
-	// RunAfter is the earliest time the job may run; zero means now.
-	RunAfter time.Time
-	// MaxAttempts is the number of failed runs before the job is dead; default
-	// DefaultMaxAttempts.
-	MaxAttempts int
-	// Debounce makes a repeated enqueue move a waiting job to RunAfter even when that is
-	// later (an idle timer restarted by new activity). A job that is already due is never
-	// pushed back. Without Debounce the sooner time wins.
-	Debounce bool
-}
-
 // Enqueue adds a job unless one of the same kind and dedup key is already queued or
 // running. It returns the id of the job that will do the work and whether it was created.
 // When a queued duplicate exists, its run_after moves as EnqueueOptions says and its
 // payload is kept; a running duplicate is left alone (its worker re-checks for new work
 // when it finishes).
-func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt EnqueueOptions) (int64, bool, error) {
+func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (int64, bool, error) {
 	if kind == "" || dedupKey == "" {
 		return 0, false, fmt.Errorf("couldn't enqueue job: kind and dedup key are required")
 	}
@@ -93,7 +45,7 @@ func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any,
 		return 0, false, fmt.Errorf("couldn't enqueue %s job: %w", kind, err)
 	}
 	if opt.MaxAttempts <= 0 {
-		opt.MaxAttempts = DefaultMaxAttempts
+		opt.MaxAttempts = memory.DefaultMaxAttempts
 	}
 	var (
 		id      int64
@@ -110,7 +62,7 @@ func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any,
 			WHERE kind = ? AND dedup_key = ? AND state IN ('queued', 'leased')`, kind, dedupKey).Scan(&id, &state, &existing)
 		switch {
 		case err == nil:
-			if state != JobQueued {
+			if state != memory.JobQueued {
 				return nil
 			}
 			next := min(existing, runAfter)
@@ -162,7 +114,7 @@ func encodePayload(payload any) (string, error) {
 // empty) for owner until leaseFor from now. It returns nil without error when no job is
 // due. owner must be unique per lease (a worker id plus a counter), because it is the
 // token every later call on the job is checked against.
-func (s *Store) Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*Job, error) {
+func (s *Store) Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error) {
 	if owner == "" || leaseFor <= 0 {
 		return nil, fmt.Errorf("couldn't lease job: owner and a positive lease are required")
 	}
@@ -173,7 +125,7 @@ func (s *Store) Lease(ctx context.Context, owner string, kinds []string, leaseFo
 			args = append(args, k)
 		}
 	}
-	var job *Job
+	var job *memory.Job
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		now := s.nowMillis()
 		qargs := append([]any{owner, now + leaseFor.Milliseconds(), now, now}, args...)
@@ -203,7 +155,7 @@ func holdsLease(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
 		return fmt.Errorf("couldn't check lease of job %d: %w", id, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+		return fmt.Errorf("job %d: %w", id, memory.ErrLeaseLost)
 	}
 	return nil
 }
@@ -217,7 +169,7 @@ func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, 
 		return fmt.Errorf("couldn't update job %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+		return fmt.Errorf("job %d: %w", id, memory.ErrLeaseLost)
 	}
 	return nil
 }
@@ -245,16 +197,16 @@ func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, r
 		err := tx.QueryRowContext(ctx, `SELECT attempts, max_attempts, payload FROM memory_jobs WHERE id = ? AND state = 'leased'
 			AND lease_owner = ?`, id, owner).Scan(&attempts, &maxAttempts, &payload)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+			return fmt.Errorf("job %d: %w", id, memory.ErrLeaseLost)
 		}
 		if err != nil {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
 		now := s.nowMillis()
 		dead = attempts+1 >= maxAttempts
-		state := JobQueued
+		state := memory.JobQueued
 		if dead {
-			state = JobDead
+			state = memory.JobDead
 		}
 		return leasedUpdate(ctx, tx, id, owner, `state = ?, payload = CASE WHEN ? THEN `+jobIDsPayload+` ELSE payload END,
 			attempts = attempts + 1, run_after = ?, lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`,
@@ -272,7 +224,7 @@ func (s *Store) Bury(ctx context.Context, id int64, owner string, cause error) e
 		err := tx.QueryRowContext(ctx, `SELECT payload FROM memory_jobs WHERE id = ? AND state = 'leased'
 			AND lease_owner = ?`, id, owner).Scan(&payload)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("job %d: %w", id, ErrLeaseLost)
+			return fmt.Errorf("job %d: %w", id, memory.ErrLeaseLost)
 		}
 		if err != nil {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
@@ -320,17 +272,11 @@ func (s *Store) Heartbeat(ctx context.Context, id int64, owner string, leaseFor 
 	})
 }
 
-// ReapResult counts what ReapStale did.
-type ReapResult struct {
-	Requeued int `json:"requeued"`
-	Dead     int `json:"dead"`
-}
-
 // ReapStale returns jobs whose lease expired (their worker crashed or hung) to the queue.
 // An expired lease counts as a failed attempt, so a job that kills its worker every time
 // still ends dead after max attempts instead of looping forever.
-func (s *Store) ReapStale(ctx context.Context) (ReapResult, error) {
-	var res ReapResult
+func (s *Store) ReapStale(ctx context.Context) (memory.ReapResult, error) {
+	var res memory.ReapResult
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		now := s.nowMillis()
 		rows, err := tx.QueryContext(ctx, `UPDATE memory_jobs SET
@@ -348,7 +294,7 @@ func (s *Store) ReapStale(ctx context.Context) (ReapResult, error) {
 			if err := rows.Scan(&state); err != nil {
 				return fmt.Errorf("couldn't reap stale jobs: %w", err)
 			}
-			if state == JobDead {
+			if state == memory.JobDead {
 				res.Dead++
 			} else {
 				res.Requeued++
@@ -371,7 +317,7 @@ func (s *Store) Requeue(ctx context.Context, id int64) error {
 		if err != nil {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
-		if state != JobDead {
+		if state != memory.JobDead {
 			return memory.Errorf(memory.ECONFLICT, "Job #%d is %s, not dead; only dead jobs can be requeued.", id, state)
 		}
 		var live int64
@@ -394,7 +340,7 @@ func (s *Store) Requeue(ctx context.Context, id int64) error {
 }
 
 // GetJob returns one job.
-func (s *Store) GetJob(ctx context.Context, id int64) (*Job, error) {
+func (s *Store) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
 	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.Errorf(memory.ENOTFOUND, "There is no job #%d.", id)
@@ -406,7 +352,7 @@ func (s *Store) GetJob(ctx context.Context, id int64) (*Job, error) {
 }
 
 // ListJobs returns up to limit jobs in state (any state when empty), newest first.
-func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*Job, error) {
+func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*memory.Job, error) {
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
@@ -420,7 +366,7 @@ func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*Job, 
 		return nil, fmt.Errorf("couldn't list jobs: %w", err)
 	}
 	defer rows.Close()
-	var out []*Job
+	var out []*memory.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -431,28 +377,10 @@ func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*Job, 
 	return out, rows.Err()
 }
 
-// JobStats summarises the queue.
-type JobStats struct {
-	Queued int `json:"queued"`
-	// Ready counts queued jobs that are due now (the rest wait for backoff or an idle timer).
-	Ready  int `json:"ready"`
-	Leased int `json:"leased"`
-	// Stale counts leased jobs whose lease expired and that the reaper has not seen yet.
-	Stale int `json:"stale"`
-	Done  int `json:"done"`
-	Dead  int `json:"dead"`
-	// OldestReady is the run_after of the longest-waiting due job; zero when none is due.
-	// A growing age means the worker is not keeping up or is not running.
-	OldestReady time.Time `json:"oldest_ready,omitzero"`
-}
-
-// Depth is the number of jobs not finished yet.
-func (st JobStats) Depth() int { return st.Queued + st.Leased }
-
 // JobStats counts jobs by state.
-func (s *Store) JobStats(ctx context.Context) (JobStats, error) {
+func (s *Store) JobStats(ctx context.Context) (memory.JobStats, error) {
 	var (
-		st     JobStats
+		st     memory.JobStats
 		oldest sql.NullInt64
 	)
 	now := s.nowMillis()

@@ -22,7 +22,7 @@ func jobStore(t *testing.T) (*ltm.Store, *testkit.Clock) {
 	return s, clock
 }
 
-func mustEnqueue(t *testing.T, s *ltm.Store, kind, key string, opt ltm.EnqueueOptions) int64 {
+func mustEnqueue(t *testing.T, s *ltm.Store, kind, key string, opt memory.EnqueueOptions) int64 {
 	t.Helper()
 	id, _, err := s.Enqueue(t.Context(), kind, key, map[string]string{"key": key}, opt)
 	if err != nil {
@@ -31,7 +31,7 @@ func mustEnqueue(t *testing.T, s *ltm.Store, kind, key string, opt ltm.EnqueueOp
 	return id
 }
 
-func mustLease(t *testing.T, s *ltm.Store, owner string) *ltm.Job {
+func mustLease(t *testing.T, s *ltm.Store, owner string) *memory.Job {
 	t.Helper()
 	j, err := s.Lease(t.Context(), owner, nil, time.Minute)
 	if err != nil {
@@ -43,7 +43,7 @@ func mustLease(t *testing.T, s *ltm.Store, owner string) *ltm.Job {
 	return j
 }
 
-func mustJob(t *testing.T, s *ltm.Store, id int64) *ltm.Job {
+func mustJob(t *testing.T, s *ltm.Store, id int64) *memory.Job {
 	t.Helper()
 	j, err := s.GetJob(t.Context(), id)
 	if err != nil {
@@ -56,43 +56,43 @@ func TestEnqueueDedup(t *testing.T) {
 	s, _ := jobStore(t)
 	ctx := t.Context()
 	t.Run("SameKindAndKeyIsOneJob", func(t *testing.T) {
-		a, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, ltm.EnqueueOptions{})
+		a, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
 		if err != nil || !created {
 			t.Fatalf("first enqueue: id %d created %v err %v", a, created, err)
 		}
-		b, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, ltm.EnqueueOptions{})
+		b, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
 		if err != nil || created || b != a {
 			t.Fatalf("second enqueue: id %d (first %d) created %v err %v", b, a, created, err)
 		}
 	})
 	t.Run("OtherKeyOrKindIsAnotherJob", func(t *testing.T) {
-		a := mustEnqueue(t, s, "extract", "g/c2", ltm.EnqueueOptions{})
-		b := mustEnqueue(t, s, "extract", "g/c3", ltm.EnqueueOptions{})
-		c := mustEnqueue(t, s, "other", "g/c2", ltm.EnqueueOptions{})
+		a := mustEnqueue(t, s, "extract", "g/c2", memory.EnqueueOptions{})
+		b := mustEnqueue(t, s, "extract", "g/c3", memory.EnqueueOptions{})
+		c := mustEnqueue(t, s, "other", "g/c2", memory.EnqueueOptions{})
 		if a == b || a == c || b == c {
 			t.Fatalf("ids %d %d %d should differ", a, b, c)
 		}
 	})
 	t.Run("LeasedDuplicateIsLeftAlone", func(t *testing.T) {
 		s, _ := jobStore(t)
-		id := mustEnqueue(t, s, "extract", "k", ltm.EnqueueOptions{})
+		id := mustEnqueue(t, s, "extract", "k", memory.EnqueueOptions{})
 		mustLease(t, s, "w1")
-		again, created, err := s.Enqueue(ctx, "extract", "k", nil, ltm.EnqueueOptions{})
+		again, created, err := s.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
 		if err != nil || created || again != id {
 			t.Fatalf("enqueue while leased: id %d created %v err %v; want %d, false", again, created, err, id)
 		}
-		if j := mustJob(t, s, id); j.State != ltm.JobLeased {
+		if j := mustJob(t, s, id); j.State != memory.JobLeased {
 			t.Fatalf("state %s, want leased", j.State)
 		}
 	})
 	t.Run("DoneJobFreesTheKey", func(t *testing.T) {
 		s, _ := jobStore(t)
-		id := mustEnqueue(t, s, "extract", "k", ltm.EnqueueOptions{})
+		id := mustEnqueue(t, s, "extract", "k", memory.EnqueueOptions{})
 		j := mustLease(t, s, "w1")
 		if err := s.Complete(ctx, j.ID, "w1"); err != nil {
 			t.Fatal(err)
 		}
-		next, created, err := s.Enqueue(ctx, "extract", "k", nil, ltm.EnqueueOptions{})
+		next, created, err := s.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
 		if err != nil || !created || next == id {
 			t.Fatalf("enqueue after done: id %d created %v err %v", next, created, err)
 		}
@@ -103,37 +103,37 @@ func TestEnqueueTiming(t *testing.T) {
 	ctx := t.Context()
 	t.Run("SoonerWins", func(t *testing.T) {
 		s, _ := jobStore(t)
-		id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: jobsEpoch.Add(10 * time.Minute)})
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: jobsEpoch.Add(20 * time.Minute)})
+		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: jobsEpoch.Add(10 * time.Minute)})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: jobsEpoch.Add(20 * time.Minute)})
 		if got := mustJob(t, s, id).RunAfter; !got.Equal(jobsEpoch.Add(10 * time.Minute)) {
 			t.Fatalf("run_after %v, want the sooner +10m", got)
 		}
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		if got := mustJob(t, s, id).RunAfter; !got.Equal(jobsEpoch) {
 			t.Fatalf("run_after %v, want now", got)
 		}
 	})
 	t.Run("DebounceRestartsTheTimer", func(t *testing.T) {
 		s, clock := jobStore(t)
-		id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: jobsEpoch.Add(10 * time.Minute), Debounce: true})
+		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: jobsEpoch.Add(10 * time.Minute), Debounce: true})
 		clock.Advance(5 * time.Minute)
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: clock.Now().Add(10 * time.Minute), Debounce: true})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: clock.Now().Add(10 * time.Minute), Debounce: true})
 		if got := mustJob(t, s, id).RunAfter; !got.Equal(jobsEpoch.Add(15 * time.Minute)) {
 			t.Fatalf("run_after %v, want pushed to +15m", got)
 		}
 	})
 	t.Run("DebounceNeverDelaysADueJob", func(t *testing.T) {
 		s, clock := jobStore(t)
-		id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		clock.Advance(time.Minute)
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: clock.Now().Add(10 * time.Minute), Debounce: true})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: clock.Now().Add(10 * time.Minute), Debounce: true})
 		if got := mustJob(t, s, id).RunAfter; !got.Equal(jobsEpoch) {
 			t.Fatalf("run_after %v, want still due at %v", got, jobsEpoch)
 		}
 	})
 	t.Run("NotLeasedBeforeRunAfter", func(t *testing.T) {
 		s, clock := jobStore(t)
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{RunAfter: jobsEpoch.Add(time.Minute)})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: jobsEpoch.Add(time.Minute)})
 		if j, err := s.Lease(ctx, "w", nil, time.Minute); err != nil || j != nil {
 			t.Fatalf("leased a job not due yet: %+v %v", j, err)
 		}
@@ -152,13 +152,13 @@ func TestLease(t *testing.T) {
 	})
 	t.Run("OldestDueFirstAndKindsFilter", func(t *testing.T) {
 		s, _ := jobStore(t)
-		a := mustEnqueue(t, s, "a", "1", ltm.EnqueueOptions{})
-		b := mustEnqueue(t, s, "b", "1", ltm.EnqueueOptions{})
+		a := mustEnqueue(t, s, "a", "1", memory.EnqueueOptions{})
+		b := mustEnqueue(t, s, "b", "1", memory.EnqueueOptions{})
 		j, err := s.Lease(ctx, "w", []string{"b"}, time.Minute)
 		if err != nil || j == nil || j.ID != b {
 			t.Fatalf("lease kind b: %+v %v, want job %d", j, err, b)
 		}
-		if j.State != ltm.JobLeased || j.LeaseOwner != "w" || !j.LeasedUntil.Equal(jobsEpoch.Add(time.Minute)) {
+		if j.State != memory.JobLeased || j.LeaseOwner != "w" || !j.LeasedUntil.Equal(jobsEpoch.Add(time.Minute)) {
 			t.Fatalf("leased job %+v", j)
 		}
 		if j := mustLease(t, s, "w2"); j.ID != a {
@@ -172,7 +172,7 @@ func TestLease(t *testing.T) {
 		s, _ := jobStore(t)
 		const jobs, workers = 30, 6
 		for i := range jobs {
-			mustEnqueue(t, s, "k", fmt.Sprint(i), ltm.EnqueueOptions{})
+			mustEnqueue(t, s, "k", fmt.Sprint(i), memory.EnqueueOptions{})
 		}
 		var (
 			mu   sync.Mutex
@@ -210,7 +210,7 @@ func TestLease(t *testing.T) {
 func TestFailBackoffAndDeadLetter(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{MaxAttempts: 3})
+	id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{MaxAttempts: 3})
 	cause := errors.New("provider down")
 	for attempt := 1; attempt <= 3; attempt++ {
 		j := mustLease(t, s, fmt.Sprintf("w%d", attempt))
@@ -223,7 +223,7 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 			t.Fatalf("after failure %d: attempts %d, last error %q", attempt, got.Attempts, got.LastError)
 		}
 		if attempt < 3 {
-			if dead || got.State != ltm.JobQueued || !got.RunAfter.Equal(clock.Now().Add(time.Duration(attempt)*time.Minute)) {
+			if dead || got.State != memory.JobQueued || !got.RunAfter.Equal(clock.Now().Add(time.Duration(attempt)*time.Minute)) {
 				t.Fatalf("after failure %d: dead %v, %+v", attempt, dead, got)
 			}
 			if j, _ := s.Lease(ctx, "early", nil, time.Minute); j != nil {
@@ -232,7 +232,7 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 			clock.Advance(time.Duration(attempt) * time.Minute)
 			continue
 		}
-		if !dead || got.State != ltm.JobDead {
+		if !dead || got.State != memory.JobDead {
 			t.Fatalf("after the last attempt: dead %v, state %s", dead, got.State)
 		}
 	}
@@ -248,7 +248,7 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 func TestLeaseOwnership(t *testing.T) {
 	s, _ := jobStore(t)
 	ctx := t.Context()
-	mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w1")
 	for name, err := range map[string]error{
 		"Complete":  s.Complete(ctx, j.ID, "w2"),
@@ -257,11 +257,11 @@ func TestLeaseOwnership(t *testing.T) {
 		"Postpone":  s.Postpone(ctx, j.ID, "w2", time.Time{}, nil),
 		"Heartbeat": s.Heartbeat(ctx, j.ID, "w2", time.Minute, nil),
 	} {
-		if !errors.Is(err, ltm.ErrLeaseLost) {
+		if !errors.Is(err, memory.ErrLeaseLost) {
 			t.Errorf("%s by another owner: %v, want ErrLeaseLost", name, err)
 		}
 	}
-	if got := mustJob(t, s, j.ID); got.State != ltm.JobLeased || got.Attempts != 0 {
+	if got := mustJob(t, s, j.ID); got.State != memory.JobLeased || got.Attempts != 0 {
 		t.Fatalf("job changed by a non-owner: %+v", got)
 	}
 }
@@ -270,9 +270,9 @@ func TestReapStale(t *testing.T) {
 	ctx := t.Context()
 	t.Run("ExpiredLeaseIsRequeuedAsAnAttempt", func(t *testing.T) {
 		s, clock := jobStore(t)
-		id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		mustLease(t, s, "crashed")
-		if res, err := s.ReapStale(ctx); err != nil || res != (ltm.ReapResult{}) {
+		if res, err := s.ReapStale(ctx); err != nil || res != (memory.ReapResult{}) {
 			t.Fatalf("reaped a live lease: %+v %v", res, err)
 		}
 		clock.Advance(2 * time.Minute)
@@ -280,14 +280,14 @@ func TestReapStale(t *testing.T) {
 			t.Fatalf("stale = %d, want 1", st.Stale)
 		}
 		res, err := s.ReapStale(ctx)
-		if err != nil || res != (ltm.ReapResult{Requeued: 1}) {
+		if err != nil || res != (memory.ReapResult{Requeued: 1}) {
 			t.Fatalf("reap: %+v %v", res, err)
 		}
 		got := mustJob(t, s, id)
-		if got.State != ltm.JobQueued || got.Attempts != 1 || got.LeaseOwner != "" || got.LastError == "" {
+		if got.State != memory.JobQueued || got.Attempts != 1 || got.LeaseOwner != "" || got.LastError == "" {
 			t.Fatalf("reaped job %+v", got)
 		}
-		if err := s.Complete(ctx, id, "crashed"); !errors.Is(err, ltm.ErrLeaseLost) {
+		if err := s.Complete(ctx, id, "crashed"); !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("the crashed worker completed a reaped job: %v", err)
 		}
 		if j := mustLease(t, s, "w2"); j.ID != id {
@@ -296,7 +296,7 @@ func TestReapStale(t *testing.T) {
 	})
 	t.Run("RespectsMaxAttempts", func(t *testing.T) {
 		s, clock := jobStore(t)
-		id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{MaxAttempts: 2})
+		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{MaxAttempts: 2})
 		for range 2 {
 			mustLease(t, s, "crashing")
 			clock.Advance(2 * time.Minute)
@@ -304,13 +304,13 @@ func TestReapStale(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if got := mustJob(t, s, id); got.State != ltm.JobDead || got.Attempts != 2 {
+		if got := mustJob(t, s, id); got.State != memory.JobDead || got.Attempts != 2 {
 			t.Fatalf("job that crashed its worker twice: %+v, want dead after 2 attempts", got)
 		}
 	})
 	t.Run("HeartbeatKeepsTheLease", func(t *testing.T) {
 		s, clock := jobStore(t)
-		mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		j := mustLease(t, s, "w")
 		clock.Advance(50 * time.Second)
 		if err := s.Heartbeat(ctx, j.ID, "w", time.Minute, map[string]int{"step": 2}); err != nil {
@@ -329,13 +329,13 @@ func TestReapStale(t *testing.T) {
 func TestPostponeAndBury(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+	id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w")
 	if err := s.Postpone(ctx, id, "w", clock.Now().Add(time.Hour), map[string]bool{"checkpoint": true}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustJob(t, s, id)
-	if got.State != ltm.JobQueued || got.Attempts != 0 || !got.RunAfter.Equal(jobsEpoch.Add(time.Hour)) ||
+	if got.State != memory.JobQueued || got.Attempts != 0 || !got.RunAfter.Equal(jobsEpoch.Add(time.Hour)) ||
 		string(got.Payload) != `{"checkpoint":true}` {
 		t.Fatalf("postponed job %+v", got)
 	}
@@ -344,7 +344,7 @@ func TestPostponeAndBury(t *testing.T) {
 	if err := s.Bury(ctx, j.ID, "w2", errors.New("bad payload")); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustJob(t, s, id); got.State != ltm.JobDead || got.Attempts != 1 || got.LastError != "bad payload" {
+	if got := mustJob(t, s, id); got.State != memory.JobDead || got.Attempts != 1 || got.LastError != "bad payload" {
 		t.Fatalf("buried job %+v", got)
 	}
 }
@@ -352,7 +352,7 @@ func TestPostponeAndBury(t *testing.T) {
 func TestRequeue(t *testing.T) {
 	s, _ := jobStore(t)
 	ctx := t.Context()
-	id := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{MaxAttempts: 1})
+	id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{MaxAttempts: 1})
 	j := mustLease(t, s, "w")
 	t.Run("NotDead", func(t *testing.T) {
 		if err := s.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
@@ -368,7 +368,7 @@ func TestRequeue(t *testing.T) {
 		}
 	})
 	t.Run("ConflictWithALiveDuplicate", func(t *testing.T) {
-		other := mustEnqueue(t, s, "k", "a", ltm.EnqueueOptions{})
+		other := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		if err := s.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
 			t.Fatalf("requeue next to a live duplicate: %v", err)
 		}
@@ -385,7 +385,7 @@ func TestRequeue(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := mustJob(t, s, id)
-		if got.State != ltm.JobQueued || got.Attempts != 0 {
+		if got.State != memory.JobQueued || got.Attempts != 0 {
 			t.Fatalf("requeued job %+v", got)
 		}
 		if j := mustLease(t, s, "w3"); j.ID != id {
@@ -397,17 +397,17 @@ func TestRequeue(t *testing.T) {
 func TestJobStats(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	mustEnqueue(t, s, "k", "leased", ltm.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "leased", memory.EnqueueOptions{})
 	mustLease(t, s, "w")
-	mustEnqueue(t, s, "k", "due1", ltm.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "due1", memory.EnqueueOptions{})
 	clock.Advance(time.Minute)
-	mustEnqueue(t, s, "k", "due2", ltm.EnqueueOptions{})
-	mustEnqueue(t, s, "k", "later", ltm.EnqueueOptions{RunAfter: clock.Now().Add(time.Hour)})
+	mustEnqueue(t, s, "k", "due2", memory.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "later", memory.EnqueueOptions{RunAfter: clock.Now().Add(time.Hour)})
 	st, err := s.JobStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ltm.JobStats{Queued: 3, Ready: 2, Leased: 1, OldestReady: jobsEpoch}
+	want := memory.JobStats{Queued: 3, Ready: 2, Leased: 1, OldestReady: jobsEpoch}
 	if st != want {
 		t.Fatalf("stats %+v, want %+v", st, want)
 	}

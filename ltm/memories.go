@@ -65,7 +65,7 @@ type WriteResult struct {
 // Remember stores m (raw-first: the row exists before any embedding work) and returns it
 // with its id. A memory whose normalized content already exists live in the same scope is
 // not duplicated: the existing memory is returned with Created false.
-func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (WriteResult, error) {
+func (s *Store) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (WriteResult, error) {
 	if err := m.Prepare(); err != nil {
 		return WriteResult{}, err
 	}
@@ -85,7 +85,7 @@ func (s *Store) Remember(ctx context.Context, m memory.Memory, actor string) (Wr
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor, reason string) (WriteResult, error) {
+func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
@@ -118,13 +118,13 @@ func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory
 func insertMemorySQL(rows int) string {
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, subject_id, version) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 
 // insertArgsPerRow is how many values appendInsertArgs adds for one memory.
-const insertArgsPerRow = 20
+const insertArgsPerRow = 22
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
 // is now, a zero update time the creation time.
@@ -138,7 +138,8 @@ func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	}
 	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
 		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
-		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID)
+		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID,
+		storedSearchText(m.Content), storedSearchText(m.Provenance.Author))
 }
 
 // createAction is the history action of a memory's creation.
@@ -313,7 +314,7 @@ type Change struct {
 
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
 // the old and new content in history.
-func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -330,7 +331,7 @@ func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Cha
 	return updated, nil
 }
 
-func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -376,10 +377,10 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 		}
 	}
 	now := s.nowMillis()
-	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, type = ?,
-		importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, updated_at = ?, version = version + 1
+	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
+		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
-		next.Content, next.Normalized, next.Hash, next.Type, next.Importance, boolInt(next.Pinned),
+		next.Content, next.Normalized, next.Hash, storedSearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
 		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
@@ -411,7 +412,7 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 
 // Forget soft-deletes the given live memories of owner's scope. It is all or nothing: if any
 // id is not a live memory of the scope, nothing changes and the error names it.
-func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -433,7 +434,7 @@ func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, act
 	return forgotten, nil
 }
 
-func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error) {
+func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
 	var out []*memory.Memory
@@ -464,11 +465,11 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 // Recover restores a forgotten memory of owner's scope. It fails with ENOTDELETED when the
 // memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
 // is stale or the same content has been remembered again since.
-func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, nil, owner, id, ifVersion, actor)
 }
 
-func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

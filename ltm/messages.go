@@ -14,10 +14,6 @@ import (
 // from deleted messages is soft-deleted. Deliberate saves (tool, command, Remember this)
 // stay even when their message goes.
 
-// ActorDiscord is the history actor of a change Discord reported, such as a deleted
-// message; who deleted it (its author or a moderator) is not told to bots.
-const ActorDiscord = "discord"
-
 // ReasonSourceDeleted is the history reason of a pipeline memory soft-deleted because every
 // message it was learned from was deleted.
 const ReasonSourceDeleted = "source message deleted"
@@ -103,7 +99,7 @@ func (s *Store) EditMessage(ctx context.Context, guildID, channelID, messageID, 
 	var stored bool
 	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
 		WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ?)`,
-		messageID, guildID, channelID, RoleUser).Scan(&stored)
+		messageID, guildID, channelID, memory.RoleUser).Scan(&stored)
 	if err != nil {
 		return res, fmt.Errorf("couldn't look up edited message: %w", err)
 	}
@@ -117,7 +113,7 @@ func (s *Store) EditMessage(ctx context.Context, guildID, channelID, messageID, 
 		// edited by people.
 		rows, err := tx.QueryContext(ctx, `UPDATE transcripts SET content = ?
 			WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ? RETURNING id`,
-			content, messageID, guildID, channelID, RoleUser)
+			content, messageID, guildID, channelID, memory.RoleUser)
 		if err != nil {
 			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
 		}
@@ -189,7 +185,7 @@ func (s *Store) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list string) 
 			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", m.ID, err)
 		}
 		if left == 0 && !m.Deleted() {
-			done, err := s.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, ActorDiscord, ReasonSourceDeleted)
+			done, err := s.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 			if err != nil {
 				return nil, err
 			}

@@ -48,10 +48,10 @@ func addEvidence(t *testing.T, db *sql.DB, id int64, user string, messages ...st
 	}
 }
 
-func mustTurn(t *testing.T, s *ltm.Store, turn ltm.Turn) int64 {
+func mustTurn(t *testing.T, s *ltm.Store, turn memory.Turn) int64 {
 	t.Helper()
 	if turn.Role == "" {
-		turn.Role = ltm.RoleUser
+		turn.Role = memory.RoleUser
 	}
 	id, err := s.AppendTurn(ctx, turn)
 	if err != nil {
@@ -88,12 +88,12 @@ func TestDeleteMessages(t *testing.T) {
 	s, _ := jobStore(t)
 	db := rawDB(t, s)
 
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m1"})
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Role: ltm.RoleAssistant, Content: "Noted."})
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "bob", Content: "mine is 7781", MessageID: "m2"})
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "carol", Content: "hello", MessageID: "m3"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m1"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Role: memory.RoleAssistant, Content: "Noted."})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "bob", Content: "mine is 7781", MessageID: "m2"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "carol", Content: "hello", MessageID: "m3"})
 	// The same id elsewhere is another channel's business.
-	mustTurn(t, s, ltm.Turn{GuildID: "g2", ChannelID: "c9", UserID: "alice", Content: "other server", MessageID: "m1"})
+	mustTurn(t, s, memory.Turn{GuildID: "g2", ChannelID: "c9", UserID: "alice", Content: "other server", MessageID: "m1"})
 
 	onlyM1 := testkit.MustRemember(t, s, withSource(server("g1", "Alice's locker code is 4412"), memory.SourcePipeline))
 	addEvidence(t, db, onlyM1.ID, "alice", "m1")
@@ -140,7 +140,7 @@ func TestDeleteMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := hist[len(hist)-1]
-	if last.Action != memory.ActionDelete || last.Reason != ltm.ReasonSourceDeleted || last.Actor != ltm.ActorDiscord ||
+	if last.Action != memory.ActionDelete || last.Reason != ltm.ReasonSourceDeleted || last.Actor != memory.ActorDiscord ||
 		last.Version != 2 || last.OldContent != onlyM1.Content {
 		t.Errorf("last history row = %+v, want a versioned delete for %q", last, ltm.ReasonSourceDeleted)
 	}
@@ -185,7 +185,7 @@ func TestDeleteMessagesBulk(t *testing.T) {
 	for i := range 120 {
 		id := "b" + string(rune('a'+i%26)) + string(rune('a'+i/26))
 		ids = append(ids, id)
-		mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "spammer", Content: "spam " + id, MessageID: id})
+		mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "spammer", Content: "spam " + id, MessageID: id})
 	}
 	fact := testkit.MustRemember(t, s, withSource(server("g1", "Spam links were posted"), memory.SourcePipeline))
 	addEvidence(t, db, fact.ID, "spammer", ids[3], ids[90])
@@ -204,12 +204,12 @@ func TestDeleteMessagesBulk(t *testing.T) {
 func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 	s, _ := jobStore(t)
 	db := rawDB(t, s)
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m1"})
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c2", UserID: "alice", Content: "my locker code is 4412", MessageID: "m2"})
-	mustTurn(t, s, ltm.Turn{ChannelID: "dm1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m3"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m1"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "alice", Content: "my locker code is 4412", MessageID: "m2"})
+	mustTurn(t, s, memory.Turn{ChannelID: "dm1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m3"})
 
 	enqueue := func(guild, channel string) int64 {
-		id, _, err := s.Enqueue(ctx, "extract", guild+"/"+channel, channelCheckpointPayload(guild, channel), ltm.EnqueueOptions{})
+		id, _, err := s.Enqueue(ctx, "extract", guild+"/"+channel, channelCheckpointPayload(guild, channel), memory.EnqueueOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,7 +241,7 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 	if hasCheckpoint(queued) {
 		t.Error("the channel's queued job kept its checkpoint of the deleted message")
 	}
-	if j := mustJob(t, s, queued); j.State != ltm.JobQueued {
+	if j := mustJob(t, s, queued); j.State != memory.JobQueued {
 		t.Errorf("queued job is %s", j.State)
 	}
 	if !hasCheckpoint(other) {
@@ -252,16 +252,16 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 	if err != nil || res.Jobs != 1 {
 		t.Fatalf("DM delete: %+v %v, want the running job rewound", res, err)
 	}
-	if j := mustJob(t, s, running); j.State != ltm.JobQueued || j.LeaseOwner != "" || hasCheckpoint(running) {
+	if j := mustJob(t, s, running); j.State != memory.JobQueued || j.LeaseOwner != "" || hasCheckpoint(running) {
 		t.Errorf("running job after the delete: %+v, want it queued again without a checkpoint", j)
 	}
 	// Its worker can no longer commit what it extracted from the deleted message.
-	if err := s.Complete(ctx, running, "worker-1"); !errors.Is(err, ltm.ErrLeaseLost) {
+	if err := s.Complete(ctx, running, "worker-1"); !errors.Is(err, memory.ErrLeaseLost) {
 		t.Errorf("the old worker's commit: %v, want ErrLeaseLost", err)
 	}
 
 	// Turns the cursor has passed were extracted already: no pending job holds them.
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c2", UserID: "alice", Content: "later", MessageID: "m4"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "alice", Content: "later", MessageID: "m4"})
 	mustExec(t, db, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at) VALUES ('g1', 'c2', 2, 0)`)
 	if res, err := s.DeleteMessages(ctx, "g1", "c2", []string{"m2"}); err != nil || res.Turns != 1 || res.Jobs != 0 {
 		t.Errorf("delete of an extracted turn: %+v %v, want the row gone and no job touched", res, err)
@@ -274,12 +274,12 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 func TestEditMessage(t *testing.T) {
 	s, _ := jobStore(t)
 	db := rawDB(t, s)
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "meet at 5", MessageID: "m1"})
-	mustTurn(t, s, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Role: ltm.RoleAssistant, Content: "See you at 5."})
-	mustTurn(t, s, ltm.Turn{GuildID: "g2", ChannelID: "c1", UserID: "alice", Content: "meet at 5", MessageID: "m1"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Content: "meet at 5", MessageID: "m1"})
+	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "alice", Role: memory.RoleAssistant, Content: "See you at 5."})
+	mustTurn(t, s, memory.Turn{GuildID: "g2", ChannelID: "c1", UserID: "alice", Content: "meet at 5", MessageID: "m1"})
 	fact := testkit.MustRemember(t, s, withSource(server("g1", "The meeting is at 5"), memory.SourcePipeline))
 	addEvidence(t, db, fact.ID, "alice", "m1")
-	if _, _, err := s.Enqueue(ctx, "extract", "g1/c1", channelCheckpointPayload("g1", "c1"), ltm.EnqueueOptions{}); err != nil {
+	if _, _, err := s.Enqueue(ctx, "extract", "g1/c1", channelCheckpointPayload("g1", "c1"), memory.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,7 +9,7 @@ import "github.com/kioku-bot/kioku/memory"
 const NoteNeedsEditor = "needs a member with the server-memory permission or the memory's author"
 
 // authoredByEvidence reports whether one of the evidence speakers wrote m.
-func authoredByEvidence(m *memory.Memory, evidence []MessageRef) bool {
+func authoredByEvidence(m *memory.Memory, evidence []memory.MessageRef) bool {
 	if m.Provenance.AuthorID == "" {
 		return false
 	}

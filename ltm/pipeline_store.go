@@ -14,11 +14,6 @@ import (
 // been extracted, and one short transaction that applies a whole job's proposals, moves the
 // cursor and completes the job together. Model and embedding calls all happen before it.
 
-// ErrCursorMoved is returned by ApplyPipelineBatch when the channel's extraction cursor is
-// no longer where the job started: another run already extracted those turns. The batch
-// is dropped; nothing was written.
-var ErrCursorMoved = errors.New("extraction cursor moved")
-
 // ExtractionCursor returns the id of the last transcript turn of a channel that extraction
 // has read, 0 when it never ran there.
 func (s *Store) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
@@ -38,18 +33,10 @@ func extractionCursor(ctx context.Context, q querier, guildID, channelID string)
 	return id, nil
 }
 
-// Backlog describes the transcript turns of a channel not extracted yet.
-type Backlog struct {
-	Cursor    int64     // last extracted turn id
-	Turns     int       // turns after the cursor
-	UserTurns int       // of which said by people (not the bot)
-	LastAt    time.Time // time of the newest turn after the cursor; zero when none
-}
-
 // ExtractionBacklog counts the turns of a channel after its extraction cursor.
-func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string) (Backlog, error) {
+func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
 	var (
-		b    Backlog
+		b    memory.Backlog
 		last sql.NullInt64
 		err  error
 	)
@@ -68,15 +55,9 @@ func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string
 	return b, nil
 }
 
-// Channel names one conversation: a guild channel, or a DM channel with GuildID "".
-type Channel struct {
-	GuildID   string `json:"guild_id"`
-	ChannelID string `json:"channel_id"`
-}
-
 // ChannelsWithBacklog lists up to limit channels that have turns newer than since after
 // their extraction cursor, for the sweep that re-arms extraction lost to a crash.
-func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]Channel, error) {
+func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -88,9 +69,9 @@ func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit 
 		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
 	}
 	defer rows.Close()
-	var out []Channel
+	var out []memory.Channel
 	for rows.Next() {
-		var c Channel
+		var c memory.Channel
 		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
 			return nil, fmt.Errorf("couldn't read channel row: %w", err)
 		}
@@ -99,107 +80,19 @@ func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit 
 	return out, rows.Err()
 }
 
-// ProposalAction is what the pipeline's decision stage proposes for one fact.
-type ProposalAction string
-
-// Proposal actions (SPEC §4 decision stage).
-const (
-	ProposeAdd    ProposalAction = "ADD"
-	ProposeUpdate ProposalAction = "UPDATE"
-	ProposeDelete ProposalAction = "DELETE"
-	ProposeNone   ProposalAction = "NONE"
-)
-
-// Proposal is one decided fact, ready to apply or to record.
-type Proposal struct {
-	Action ProposalAction
-	// Owner is the scope the fact belongs to; every lookup is confined to it.
-	Owner memory.Owner
-	// Memory is the memory to create for ADD (Source is forced to pipeline). For UPDATE
-	// only its Content is used.
-	Memory memory.Memory
-	// TargetID is the existing memory an UPDATE, DELETE or NONE refers to.
-	TargetID int64
-	// Record, when set, records the proposal in history under this action (shadow,
-	// skipped, blocked) instead of applying it.
-	Record memory.Action
-	// Redact keeps the content out of the history row, for proposals about people whose
-	// privacy level forbids storing anything personal about them.
-	Redact bool
-	// Reason is the decision's or the gate's reason, shown in history.
-	Reason string
-	// Metadata is merged into the history row's metadata (job id, fact index, confidence).
-	Metadata map[string]any
-	// Contradicts lists live memories of the same scope the new content seems to
-	// contradict. An applied ADD or UPDATE records a review_needed row on each of them and
-	// on the new content's memory.
-	Contradicts []int64
-	// Evidence are the transcript messages the fact was learned from. An applied ADD
-	// records them in memory_evidence (deleted messages and forget-me follow these links);
-	// their speakers are checked against forget-me fences.
-	Evidence []MessageRef
-	// MayEditServer says that a speaker of the evidence could change the guild's server
-	// memory when they spoke. Without it, an UPDATE or DELETE of a server memory applies
-	// only when an evidence speaker wrote the target; otherwise it is recorded as
-	// review_needed (SPEC §4 full mode: the model changes server memory only on behalf of
-	// people who may).
-	MayEditServer bool
-}
-
-// ProposalOutcome is what ApplyPipelineBatch did with one proposal.
-type ProposalOutcome struct {
-	// Action is the history action recorded: create, update, delete, or deduped, skipped,
-	// blocked, shadow when nothing changed.
-	Action memory.Action
-	// MemoryID is the memory the row is about (the new or changed memory, the duplicate
-	// that already held the content, the target); 0 when there is none.
-	MemoryID int64
-	// Memory is the memory after an applied change.
-	Memory *memory.Memory
-	// Note says why an applied-looking proposal was not applied ("pinned", "target gone").
-	Note string
-}
-
-// Applied reports whether the outcome changed a memory.
-func (o ProposalOutcome) Applied() bool {
-	return o.Action == memory.ActionCreate || o.Action == memory.ActionUpdate || o.Action == memory.ActionDelete
-}
-
-// PipelineBatch is everything one extraction run writes.
-type PipelineBatch struct {
-	// JobID and LeaseOwner, when LeaseOwner is set, make the batch apply only while that
-	// lease holds, and complete the job in the same transaction: either the facts, the
-	// cursor and the job's completion are all committed, or none is.
-	JobID      int64
-	LeaseOwner string
-	// The channel whose cursor moves from CursorFrom to CursorTo. The batch applies only if
-	// the cursor is still at CursorFrom, so the same turns are never extracted twice.
-	GuildID    string
-	ChannelID  string
-	CursorFrom int64
-	CursorTo   int64
-	Proposals  []Proposal
-	// StartedAt is when the work behind the proposals began: when the worker leased the
-	// job, or when the run whose checkpoint it reuses did. Every proposal involving a
-	// member forgotten at or after it (owner, subject, author or evidence speaker) is
-	// dropped without writing anything, not even history. Zero skips the fence (callers
-	// that hold no job).
-	StartedAt time.Time
-}
-
 // ApplyPipelineBatch applies a job's proposals in one short write transaction: the hash
 // dedup, the pinned and liveness checks, ADD/UPDATE/DELETE through the same versioned write
 // paths as commands, one history row per proposal, review_needed rows for contradictions,
 // the cursor move and the job's completion. It fails with ErrLeaseLost or ErrCursorMoved
 // (wrapped) when another run got there first; nothing is written then.
-func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]ProposalOutcome, error) {
+func (s *Store) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
 	for i, p := range b.Proposals {
 		if err := p.Owner.Validate(); err != nil {
 			return nil, fmt.Errorf("couldn't apply proposal %d: %w", i, err)
 		}
 	}
 	var (
-		out     []ProposalOutcome
+		out     []memory.ProposalOutcome
 		changed []*memory.Memory
 		removed []*memory.Memory
 	)
@@ -215,7 +108,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 			return err
 		}
 		if cur != b.CursorFrom {
-			return fmt.Errorf("channel %s at turn %d, batch starts at %d: %w", b.ChannelID, cur, b.CursorFrom, ErrCursorMoved)
+			return fmt.Errorf("channel %s at turn %d, batch starts at %d: %w", b.ChannelID, cur, b.CursorFrom, memory.ErrCursorMoved)
 		}
 		fenced, err := batchFencesTx(ctx, tx, b)
 		if err != nil {
@@ -225,7 +118,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 			if involvesAny(p, fenced) {
 				// The member asked to be forgotten after this work began: write nothing of
 				// it, not even a history row with its content.
-				out = append(out, ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
+				out = append(out, memory.ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
 				continue
 			}
 			o, err := s.applyProposalTx(ctx, tx, b.GuildID, b.ChannelID, p)
@@ -262,22 +155,22 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b PipelineBatch) ([]Prop
 	return out, nil
 }
 
-func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, p, p.Record, "")
 	}
 	switch p.Action {
-	case ProposeAdd:
+	case memory.ProposeAdd:
 		return s.applyAddTx(ctx, tx, p)
-	case ProposeUpdate, ProposeDelete:
+	case memory.ProposeUpdate, memory.ProposeDelete:
 		return s.applyChangeTx(ctx, tx, guildID, channelID, p)
-	case ProposeNone:
+	case memory.ProposeNone:
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "")
 	}
 	return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "unknown action")
 }
 
-func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
 	m := p.Memory
 	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
 	m.Source = memory.SourcePipeline
@@ -286,7 +179,7 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (Proposa
 	}
 	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), m.Hash)
 	if err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if dup != nil {
 		p.TargetID = dup.ID
@@ -294,27 +187,27 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p Proposal) (Proposa
 	}
 	res, err := s.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
 	if err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if err := annotateLastHistory(ctx, tx, res.Memory.ID, p.Metadata); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if err := addEvidenceTx(ctx, tx, res.Memory.ID, p.Evidence); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if err := s.recordContradictionsTx(ctx, tx, p, res.Memory); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
-	return ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
+	return memory.ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p Proposal) (ProposalOutcome, error) {
+func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
 	}
 	if err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if target.GuildID != guildID {
 		// A memory that originated elsewhere (a DM-origin personal memory, another guild's)
@@ -330,15 +223,15 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 	if target.Scope == memory.ScopeServer && !p.MayEditServer && !authoredByEvidence(target, p.Evidence) {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionReview, NoteNeedsEditor)
 	}
-	if p.Action == ProposeDelete {
+	if p.Action == memory.ProposeDelete {
 		gone, err := s.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
 		if err != nil {
-			return ProposalOutcome{}, err
+			return memory.ProposalOutcome{}, err
 		}
 		if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
-			return ProposalOutcome{}, err
+			return memory.ProposalOutcome{}, err
 		}
-		return ProposalOutcome{Action: memory.ActionDelete, MemoryID: target.ID, Memory: gone[0]}, nil
+		return memory.ProposalOutcome{Action: memory.ActionDelete, MemoryID: target.ID, Memory: gone[0]}, nil
 	}
 	content, err := memory.CleanContent(p.Memory.Content)
 	if err != nil {
@@ -350,7 +243,7 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 	}
 	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), hash)
 	if err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if dup != nil {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
@@ -366,19 +259,19 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
 	if err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
 	if err := s.recordContradictionsTx(ctx, tx, p, updated); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
-	return ProposalOutcome{Action: memory.ActionUpdate, MemoryID: target.ID, Memory: updated}, nil
+	return memory.ProposalOutcome{Action: memory.ActionUpdate, MemoryID: target.ID, Memory: updated}, nil
 }
 
 // recordProposalTx writes the history row of a proposal that changed nothing.
-func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p Proposal, action memory.Action, note string) (ProposalOutcome, error) {
+func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
 	meta := make(map[string]any, len(p.Metadata)+3)
 	for k, v := range p.Metadata {
 		meta[k] = v
@@ -401,7 +294,7 @@ func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p Proposal, ac
 			if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
 				ev.OldContent, ev.Version = t.Content, t.Version
 			} else if memory.ErrorCode(err) != memory.ENOTFOUND {
-				return ProposalOutcome{}, err
+				return memory.ProposalOutcome{}, err
 			} else {
 				ev.MemoryID = 0 // never point a row at a memory of another scope
 			}
@@ -410,14 +303,14 @@ func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p Proposal, ac
 		ev.MemoryID = 0
 	}
 	if err := s.addHistory(ctx, tx, ev); err != nil {
-		return ProposalOutcome{}, err
+		return memory.ProposalOutcome{}, err
 	}
-	return ProposalOutcome{Action: action, MemoryID: ev.MemoryID, Note: note}, nil
+	return memory.ProposalOutcome{Action: action, MemoryID: ev.MemoryID, Note: note}, nil
 }
 
 // recordContradictionsTx flags each live memory p.Contradicts names, and m itself, for
 // review. Nothing is changed: a person decides which statement is right.
-func (s *Store) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p Proposal, m *memory.Memory) error {
+func (s *Store) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
 	for _, id := range p.Contradicts {
 		if id == m.ID {
 			continue
@@ -496,7 +389,7 @@ func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 // Revert restores the content a memory had before the update recorded in history row
 // historyID, as a new versioned update (so the revert itself can be reverted). It is how
 // an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
-func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor string) (*memory.Memory, error) {
+func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -527,20 +420,8 @@ func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID in
 	return restored, nil
 }
 
-// TaskRun is the latest run of one scheduled pipeline task.
-type TaskRun struct {
-	Name       string    `json:"name"`
-	StartedAt  time.Time `json:"started_at"`
-	FinishedAt time.Time `json:"finished_at"`
-	OK         bool      `json:"ok"`
-	Error      string    `json:"error,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
-	Runs       int       `json:"runs"`     // since the database was created
-	Failures   int       `json:"failures"` // of those runs
-}
-
 // RecordRun stores r as the latest run of its task and counts it.
-func (s *Store) RecordRun(ctx context.Context, r TaskRun) error {
+func (s *Store) RecordRun(ctx context.Context, r memory.TaskRun) error {
 	fail := 0
 	if !r.OK {
 		fail = 1
@@ -559,17 +440,17 @@ func (s *Store) RecordRun(ctx context.Context, r TaskRun) error {
 }
 
 // TaskRuns returns the latest run of every task that ever ran, by name.
-func (s *Store) TaskRuns(ctx context.Context) ([]TaskRun, error) {
+func (s *Store) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
 		FROM pipeline_runs ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read task runs: %w", err)
 	}
 	defer rows.Close()
-	var out []TaskRun
+	var out []memory.TaskRun
 	for rows.Next() {
 		var (
-			r                 TaskRun
+			r                 memory.TaskRun
 			started, finished int64
 			ok                int
 		)

@@ -11,12 +11,12 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-func addProposal(owner memory.Owner, content string, meta map[string]any) ltm.Proposal {
-	return ltm.Proposal{Action: ltm.ProposeAdd, Owner: owner, Memory: memory.Memory{Content: content, Confidence: 0.9},
+func addProposal(owner memory.Owner, content string, meta map[string]any) memory.Proposal {
+	return memory.Proposal{Action: memory.ProposeAdd, Owner: owner, Memory: memory.Memory{Content: content, Confidence: 0.9},
 		Reason: "new", Metadata: meta}
 }
 
-func mustApply(t *testing.T, s *ltm.Store, b ltm.PipelineBatch) []ltm.ProposalOutcome {
+func mustApply(t *testing.T, s *ltm.Store, b memory.PipelineBatch) []memory.ProposalOutcome {
 	t.Helper()
 	out, err := s.ApplyPipelineBatch(t.Context(), b)
 	if err != nil {
@@ -46,15 +46,15 @@ func TestApplyPipelineBatchActions(t *testing.T) {
 	doomed := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The guild bank is open to all"})
 	other := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Another guild's memory"})
 
-	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 0, CursorTo: 7, Proposals: []ltm.Proposal{
+	out := mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 0, CursorTo: 7, Proposals: []memory.Proposal{
 		addProposal(g, "Movie night is on Saturdays", map[string]any{"job": 1, "fact": 0}),
 		addProposal(g, "raid night is tuesday.", nil),
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night moved to Wednesday"}, Reason: "moved", Metadata: map[string]any{"fact": 2}, MayEditServer: true},
-		{Action: ltm.ProposeDelete, Owner: g, TargetID: doomed.ID, Reason: "bank closed", MayEditServer: true},
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: pinned.ID, Memory: memory.Memory{Content: "The rules changed somehow"}, Reason: "x"},
-		{Action: ltm.ProposeDelete, Owner: g, TargetID: other.ID, Reason: "another scope"},
-		{Action: ltm.ProposeNone, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night is Wednesday"}, Reason: "known"},
-		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "Shadowed fact about the raid"}, Record: memory.ActionShadow, Reason: "shadow"},
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night moved to Wednesday"}, Reason: "moved", Metadata: map[string]any{"fact": 2}, MayEditServer: true},
+		{Action: memory.ProposeDelete, Owner: g, TargetID: doomed.ID, Reason: "bank closed", MayEditServer: true},
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: pinned.ID, Memory: memory.Memory{Content: "The rules changed somehow"}, Reason: "x"},
+		{Action: memory.ProposeDelete, Owner: g, TargetID: other.ID, Reason: "another scope"},
+		{Action: memory.ProposeNone, Owner: g, TargetID: editable.ID, Memory: memory.Memory{Content: "Raid night is Wednesday"}, Reason: "known"},
+		{Action: memory.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "Shadowed fact about the raid"}, Record: memory.ActionShadow, Reason: "shadow"},
 	}})
 	want := []memory.Action{memory.ActionCreate, memory.ActionDedup, memory.ActionUpdate, memory.ActionDelete,
 		memory.ActionBlock, memory.ActionSkip, memory.ActionSkip, memory.ActionShadow}
@@ -127,22 +127,22 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
 	g := memory.ServerOwner("g1")
-	id := mustEnqueue(t, s, "extract", "g1/c1", ltm.EnqueueOptions{})
+	id := mustEnqueue(t, s, "extract", "g1/c1", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w1")
-	batch := ltm.PipelineBatch{JobID: id, LeaseOwner: "w1", GuildID: "g1", ChannelID: "c1", CursorFrom: 0, CursorTo: 3,
-		Proposals: []ltm.Proposal{addProposal(g, "The first fact of the batch", nil)}}
+	batch := memory.PipelineBatch{JobID: id, LeaseOwner: "w1", GuildID: "g1", ChannelID: "c1", CursorFrom: 0, CursorTo: 3,
+		Proposals: []memory.Proposal{addProposal(g, "The first fact of the batch", nil)}}
 
 	t.Run("CursorMoved", func(t *testing.T) {
 		b := batch
 		b.CursorFrom = 1
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, ltm.ErrCursorMoved) {
+		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
 			t.Fatalf("err %v, want ErrCursorMoved", err)
 		}
 	})
 	t.Run("LeaseLost", func(t *testing.T) {
 		b := batch
 		b.LeaseOwner = "someone-else"
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, ltm.ErrLeaseLost) {
+		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("err %v, want ErrLeaseLost", err)
 		}
 	})
@@ -156,14 +156,14 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 	if out[0].Action != memory.ActionCreate {
 		t.Fatalf("outcome %+v", out[0])
 	}
-	if got := mustJob(t, s, j.ID); got.State != ltm.JobDone {
+	if got := mustJob(t, s, j.ID); got.State != memory.JobDone {
 		t.Fatalf("job state %s, want done in the same transaction", got.State)
 	}
 	t.Run("ReplayAfterCommitIsRefused", func(t *testing.T) {
 		clock.Advance(time.Hour)
 		b := batch
 		b.LeaseOwner = ""
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, ltm.ErrCursorMoved) {
+		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
 			t.Fatalf("replay: %v, want ErrCursorMoved", err)
 		}
 		if _, n, _ := s.List(ctx, g, ltm.ListOptions{}); n != 1 {
@@ -177,10 +177,10 @@ func TestApplyPipelineBatchPrivacyAndReview(t *testing.T) {
 	ctx := t.Context()
 	u := memory.PersonalOwner("u1")
 	old := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: "u1", GuildID: "g1", Content: "Alice likes jazz music a lot"})
-	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 2, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeAdd, Owner: memory.PersonalOwner("u2"), Memory: memory.Memory{Content: "Bob's secret hobby is knitting"},
+	out := mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 2, Proposals: []memory.Proposal{
+		{Action: memory.ProposeAdd, Owner: memory.PersonalOwner("u2"), Memory: memory.Memory{Content: "Bob's secret hobby is knitting"},
 			Record: memory.ActionBlock, Redact: true, Reason: "privacy: partial"},
-		{Action: ltm.ProposeAdd, Owner: u, Memory: memory.Memory{Content: "Alice does not like jazz music", GuildID: "g1"},
+		{Action: memory.ProposeAdd, Owner: u, Memory: memory.Memory{Content: "Alice does not like jazz music", GuildID: "g1"},
 			Reason: "new", Contradicts: []int64{old.ID}},
 	}})
 	blocked := scopeHistory(t, s, memory.PersonalOwner("u2"))
@@ -205,13 +205,13 @@ func TestApplyPipelineBatchPrivacyAndReview(t *testing.T) {
 func TestExtractionBacklog(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	for i, role := range []string{ltm.RoleUser, ltm.RoleAssistant, ltm.RoleUser} {
+	for i, role := range []string{memory.RoleUser, memory.RoleAssistant, memory.RoleUser} {
 		clock.Advance(time.Minute)
-		if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: role, Content: "turn"}); err != nil {
+		if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: role, Content: "turn"}); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
 	}
-	if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c2", UserID: "u1", Role: ltm.RoleUser, Content: "x"}); err != nil {
+	if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "u1", Role: memory.RoleUser, Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := s.ExtractionBacklog(ctx, "g1", "c1")
@@ -222,11 +222,11 @@ func TestExtractionBacklog(t *testing.T) {
 	if err != nil || len(chans) != 2 {
 		t.Fatalf("channels %+v %v", chans, err)
 	}
-	mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 2})
+	mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 2})
 	if b, _ := s.ExtractionBacklog(ctx, "g1", "c1"); b.Cursor != 2 || b.Turns != 1 || b.UserTurns != 1 {
 		t.Fatalf("backlog after cursor 2: %+v", b)
 	}
-	mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 2, CursorTo: 3})
+	mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 2, CursorTo: 3})
 	chans, _ = s.ChannelsWithBacklog(ctx, jobsEpoch, 10)
 	if len(chans) != 1 || chans[0].ChannelID != "c2" {
 		t.Fatalf("channels after extraction %+v", chans)
@@ -236,11 +236,11 @@ func TestExtractionBacklog(t *testing.T) {
 func TestTaskRuns(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	if err := s.RecordRun(ctx, ltm.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), OK: true, Detail: "done=1"}); err != nil {
+	if err := s.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), OK: true, Detail: "done=1"}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
-	if err := s.RecordRun(ctx, ltm.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), Error: "boom"}); err != nil {
+	if err := s.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
 	runs, err := s.TaskRuns(ctx)
@@ -262,8 +262,8 @@ func TestApplyPipelineUpdateMovesChannel(t *testing.T) {
 	g := memory.ServerOwner("g1")
 	public := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
 		Content: "Raid night is Tuesday", Provenance: memory.Provenance{ChannelID: "public"}})
-	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "private", CursorFrom: 0, CursorTo: 1, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: public.ID, Memory: memory.Memory{Content: "Raid night is Tuesday, mods bring the keys"},
+	out := mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "private", CursorFrom: 0, CursorTo: 1, Proposals: []memory.Proposal{
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: public.ID, Memory: memory.Memory{Content: "Raid night is Tuesday, mods bring the keys"},
 			Reason: "refined", MayEditServer: true},
 	}})
 	if out[0].Action != memory.ActionUpdate {

@@ -16,11 +16,11 @@ const usersPerQuery = 500
 // users who never changed a setting get the defaults. It has no cap on how many users it
 // answers for, so a caller that must exclude users at the full privacy level can exclude
 // every one of them, however many people spoke.
-func (s *Store) UsersSettings(ctx context.Context, ids []string) (map[string]UserSettings, error) {
+func (s *Store) UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
-	out := make(map[string]UserSettings, len(ids))
+	out := make(map[string]memory.UserSettings, len(ids))
 	for _, id := range ids {
-		out[id] = UserSettings{UserID: id, Privacy: memory.PrivacyNormal}
+		out[id] = memory.UserSettings{UserID: id, Privacy: memory.PrivacyNormal}
 	}
 	for lo := 0; lo < len(ids); lo += usersPerQuery {
 		part := ids[lo:min(lo+usersPerQuery, len(ids))]
@@ -35,7 +35,7 @@ func (s *Store) UsersSettings(ctx context.Context, ids []string) (map[string]Use
 		}
 		for rows.Next() {
 			var (
-				us      UserSettings
+				us      memory.UserSettings
 				cross   int
 				updated int64
 			)

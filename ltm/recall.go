@@ -3,103 +3,44 @@ package ltm
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 )
 
-// Visible names one slice of memory a recall may read: an owner's scope, optionally narrowed
-// to personal memories that originated in one guild (the rule for using someone's personal
-// memory in a guild they have not opted into cross-server use for).
-type Visible struct {
-	Owner memory.Owner
-	// OriginGuildID, for a personal owner, restricts to memories made in that guild. Empty
-	// means any origin (DMs, or a user who opted into cross-server use).
-	OriginGuildID string
-}
+// DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
+const DefaultAlpha = recall.DefaultAlpha
 
-// SearchQuery describes one recall.
-type SearchQuery struct {
-	Text string
-	// Owners lists whole scopes to search. Each is put in the SQL WHERE clause.
-	Owners []memory.Owner
-	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
-	Visible []Visible
-	Limit   int // default 10, at most 100
-	// MinScore drops results whose final Score is below it (0–1).
-	MinScore float64
-	// Filters.
-	Types         []memory.Type
-	Tags          []string
-	ImportanceMin float64
-	Since         time.Time
-	PinnedOnly    bool
-	// KeywordOnly skips the vector leg even when an embedder is configured.
-	KeywordOnly bool
-	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
-	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
-	Audience *memory.Audience
-}
-
-// Result is one recalled memory with its scores.
-type Result struct {
-	Memory *memory.Memory
-	// Score is the final score, higher is better: the blended relevance plus the small
-	// tie-breaking signals (see Search).
-	Score float64
-	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
-	Keyword float64
-	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
-	// memory has no vector.
-	Vector float64
-}
-
-// Recall scoring constants (docs/recall.md explains each with the measurements behind it).
+// Candidate search constants (docs/recall.md explains each with the measurements behind
+// it); the scoring constants are memory/recall's.
 const (
-	// DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
-	DefaultAlpha = 0.7
 	// candidatePool is how many candidates each leg contributes before the blend.
 	candidatePool = 50
 	// topFactor sizes the global FTS5 top list ranked before the scope join (wordLeg).
 	topFactor = 4
 	// authorWeight is the BM25 weight of the author column relative to content (1).
 	authorWeight = 2.0
-	// currentBoost scales relevance by 1 + currentBoost×recency for "what is it now"
-	// questions, so the newer of two matching statements wins.
-	currentBoost = 0.5
-	// whenBoost scales relevance by 1 + whenBoost for memories stating a date or time
-	// when the question asks when.
-	whenBoost = 0.3
-	// monthBoost scales relevance by 1 + monthBoost for memories created in a month the
-	// query names ("what did we decide in september").
-	monthBoost = 0.2
 	// cjkWeight weighs the CJK n-gram leg's BM25 against the word leg's.
 	cjkWeight = 1.0
 	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams (two-character
 	// words the trigram index cannot match); larger scopes use the trigram index alone.
 	cjkScanMax = 20000
-	// tieBreak bounds the signals added after the blend: at most 0.01, so they reorder
-	// only near-equal matches.
-	tieBreak = 0.01
 )
 
-func (q *SearchQuery) visible() []Visible {
-	out := make([]Visible, 0, len(q.Owners)+len(q.Visible))
+func visibleScopes(q *memory.SearchQuery) []memory.Visible {
+	out := make([]memory.Visible, 0, len(q.Owners)+len(q.Visible))
 	for _, o := range q.Owners {
-		out = append(out, Visible{Owner: o})
+		out = append(out, memory.Visible{Owner: o})
 	}
 	return append(out, q.Visible...)
 }
 
 // scopeClause renders the visibility rules as SQL over the memories table alias m.
-func scopeClause(vis []Visible) (string, []any, error) {
+func scopeClause(vis []memory.Visible) (string, []any, error) {
 	if len(vis) == 0 {
 		return "", nil, memory.Errorf(memory.EINVALID, "A search needs at least one scope.")
 	}
@@ -120,7 +61,7 @@ func scopeClause(vis []Visible) (string, []any, error) {
 	return "(" + strings.Join(parts, " OR ") + ")", args, nil
 }
 
-func filterClause(q *SearchQuery) (string, []any) {
+func filterClause(q *memory.SearchQuery) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
@@ -179,69 +120,22 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 	return open + " OR " + prefix + "channel_id IN (" + placeholders(len(ids)) + "))", args
 }
 
-// keepFunc mirrors the scope and filter rules the vector index can check without SQL
-// (origin guild, type, pinned, since, importance, tags, audience), so its shortlist is spent only on
-// rows that can pass: a filter applied after the top k would let failing rows crowd out
-// passing ones. SQL re-checks everything when the rows are loaded.
-func keepFunc(v Visible, q *SearchQuery) func(*vecMeta) bool {
-	origin := ""
-	if v.Owner.Scope == memory.ScopePersonal {
-		origin = v.OriginGuildID
-	}
-	since := millis(q.Since)
-	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && q.ImportanceMin <= 0 && len(q.Tags) == 0 && q.Audience == nil {
-		return nil
-	}
-	tags := make([]string, len(q.Tags))
-	for i, t := range q.Tags {
-		tags[i] = strings.ToLower(t)
-	}
-	return func(m *vecMeta) bool {
-		if (origin != "" && m.originGuild != origin) ||
-			(len(q.Types) > 0 && !slices.Contains(q.Types, m.typ)) ||
-			(q.PinnedOnly && !m.pinned) || m.createdAt < since ||
-			(q.ImportanceMin > 0 && m.importance < q.ImportanceMin) ||
-			(q.Audience != nil && m.channel != "" && m.originGuild != "" && !q.Audience.Channels[m.channel]) {
-			return false
-		}
-		for _, t := range tags {
-			if !slices.Contains(m.tags, t) {
-				return false
-			}
-		}
-		return true
-	}
-}
-
 // Search recalls the memories that best match q.Text inside the visible scopes.
 //
 // Two legs find candidates: the keyword leg (FTS5 BM25 over words with Porter stemming,
 // author names and query phrases, plus character n-grams for CJK text) and, when an
 // embedding model is configured, the vector leg (cosine over the in-memory index). Every
-// candidate gets both scores when both legs ran:
-//
-//	keyword k = x / (1 + xmax)         x = −bm25 (FTS5's bm25 is negative, better = more
-//	                                   negative), xmax the best x of this query, so k ∈ [0,1)
-//	                                   and a better match scores higher
-//	vector  v = max(0, cos)
-//	rel       = alpha·v + (1−alpha)·k  when both legs scored; else k or v alone
-//	rel      ×= 1 + 0.5·recency        "now" questions ("what time is standup now")
-//	rel      ×= 1 + 0.3                "when" questions, memory states a date or time
-//	rel      ×= 1 + 0.2                the memory was created in a month the query names
-//	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
-//
-// recency is the memory's creation time scaled to [0,1] across the candidates (newest 1),
-// importance is in [0,1] (pinned counts as 1), and access is log(1+count) scaled by the
-// largest among the candidates: tie-breakers that reorder near-equal matches only. Results
-// under q.MinScore are dropped. Scope and filters are part of every SQL query; deleted
+// candidate gets both scores when both legs ran, and recall.Rank blends them (alpha×vector
+// + (1−alpha)×normalized keyword), applies the query's boosts and tie-breakers and drops
+// results under q.MinScore. Scope and filters are part of every SQL query; deleted
 // memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
-func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
+func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
-	vis := q.visible()
+	vis := visibleScopes(&q)
 	scope, scopeArgs, err := scopeClause(vis)
 	if err != nil {
 		return nil, err
@@ -249,7 +143,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 	filter, filterArgs := filterClause(&q)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
-	plan := analyzeQuery(q.Text)
+	plan := recall.Analyze(q.Text)
 	pool := max(candidatePool, 3*q.Limit)
 
 	var (
@@ -285,16 +179,7 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	results := s.score(mems, kw, &vec, &plan, vis)
-	out := results[:0]
-	for _, r := range results {
-		if r.Score >= q.MinScore {
-			out = append(out, r)
-		}
-	}
-	if len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
+	out := s.rank(mems, kw, &vec, &plan, q.MinScore, q.Limit)
 	recalled := make([]int64, len(out))
 	for i, r := range out {
 		recalled[i] = r.Memory.ID
@@ -303,86 +188,30 @@ func (s *Store) Search(ctx context.Context, q SearchQuery) ([]Result, error) {
 	return out, nil
 }
 
-// score blends the legs and applies the documented boosts and tie-breakers; the result is
-// sorted best first.
-func (s *Store) score(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *queryPlan, vis []Visible) []Result {
-	var xmax float64
-	for _, x := range kw {
-		xmax = max(xmax, x)
-	}
-	kwOn, vecOn := xmax > 0, vec.q != nil
-	var (
-		oldest, newest int64 = math.MaxInt64, math.MinInt64
-		maxAccess      int
-	)
-	for _, m := range mems {
-		c := millis(m.CreatedAt)
-		oldest, newest = min(oldest, c), max(newest, c)
-		maxAccess = max(maxAccess, m.AccessCount)
-	}
-	alpha := s.Alpha
-	results := make([]Result, 0, len(mems))
-	for _, m := range mems {
-		r := Result{Memory: m}
-		if x := kw[m.ID]; x > 0 {
-			r.Keyword = x / (1 + xmax)
-		}
+// rank hands the loaded candidates with their leg scores to recall.Rank and returns its
+// ranking as results.
+func (s *Store) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []memory.SearchResult {
+	vecOn := vec.q != nil
+	cands := make([]recall.Candidate, len(mems))
+	for i, m := range mems {
+		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
+			Importance: m.Importance, Pinned: m.Pinned, AccessCount: m.AccessCount}
 		if vecOn {
-			if c, ok := vec.hits[m.ID]; ok {
-				r.Vector = float64(c)
-			} else if c, ok := s.cosineOf(vec.q, m, vis); ok {
-				r.Vector = float64(c)
+			if cos, ok := vec.hits[m.ID]; ok {
+				c.Vector = float64(cos)
+			} else if cos, ok := s.recall.vectors.Cosine(m.Owner().Key(), vec.q, m.ID); ok {
+				// A keyword-only candidate still gets its cosine from the index of its scope.
+				c.Vector = float64(cos)
 			}
 		}
-		var rel float64
-		switch {
-		case kwOn && vecOn:
-			rel = alpha*max(0, r.Vector) + (1-alpha)*r.Keyword
-		case vecOn:
-			rel = max(0, r.Vector)
-		default:
-			rel = r.Keyword
-		}
-		recency := 1.0
-		if newest > oldest {
-			recency = float64(millis(m.CreatedAt)-oldest) / float64(newest-oldest)
-		}
-		if plan.current {
-			rel *= 1 + currentBoost*recency
-		}
-		if plan.when && hasDateOrTime(m.Content) {
-			rel *= 1 + whenBoost
-		}
-		if len(plan.months) > 0 && slices.Contains(plan.months, m.CreatedAt.Month()) {
-			rel *= 1 + monthBoost
-		}
-		importance := m.Importance
-		if m.Pinned {
-			importance = 1
-		}
-		access := 0.0
-		if maxAccess > 0 {
-			access = math.Log1p(float64(m.AccessCount)) / math.Log1p(float64(maxAccess))
-		}
-		r.Score = rel + tieBreak*(0.5*recency+0.3*importance+0.2*access)
-		results = append(results, r)
+		cands[i] = c
 	}
-	sort.Slice(results, func(i, j int) bool {
-		if results[i].Score != results[j].Score {
-			return results[i].Score > results[j].Score
-		}
-		return results[i].Memory.ID > results[j].Memory.ID
-	})
-	return results
-}
-
-// cosineOf looks up the cosine of a keyword-only candidate in the index of its scope.
-func (s *Store) cosineOf(q []float32, m *memory.Memory, vis []Visible) (float32, bool) {
-	sv := s.recall.vectors.scope(m.Owner().Key())
-	if sv == nil {
-		return 0, false
+	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
+	out := make([]memory.SearchResult, len(ranked))
+	for i, r := range ranked {
+		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
 	}
-	return sv.cosine(q, m.ID)
+	return out
 }
 
 type vectorLegResult struct {
@@ -392,20 +221,16 @@ type vectorLegResult struct {
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
 // leaves the result empty: recall then runs on keywords alone.
-func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis []Visible, k int) vectorLegResult {
+func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
 	qv, err := s.queryVector(ctx, e, q.Text)
 	if err != nil {
 		return vectorLegResult{}
 	}
 	res := vectorLegResult{q: qv, hits: map[int64]float32{}}
 	for _, v := range vis {
-		sv := s.recall.vectors.scope(v.Owner.Key())
-		if sv == nil {
-			continue
-		}
-		for _, h := range sv.search(qv, k, keepFunc(v, q), false) {
-			if c, ok := res.hits[h.id]; !ok || h.cos > c {
-				res.hits[h.id] = h.cos
+		for _, h := range s.recall.vectors.Search(v.Owner.Key(), qv, k, vectorFilter(v, q), false) {
+			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
+				res.hits[h.ID] = h.Cosine
 			}
 		}
 	}
@@ -414,14 +239,14 @@ func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *SearchQuery, vis 
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
 // memories: word BM25 plus, for CJK text, n-gram BM25.
-func (s *Store) keywordLeg(ctx context.Context, plan *queryPlan, where string, args []any, limit int) (map[int64]float64, error) {
+func (s *Store) keywordLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
-	if expr := plan.ftsExpr(true); expr != "" {
+	if expr := ftsExpr(plan, true); expr != "" {
 		if err := s.wordLeg(ctx, expr, where, args, limit, out); err != nil {
 			return nil, err
 		}
 	}
-	if len(plan.cjk) > 0 {
+	if len(plan.CJK) > 0 {
 		if err := s.cjkLeg(ctx, plan, where, args, limit, out); err != nil {
 			return nil, err
 		}
@@ -544,7 +369,7 @@ func (s *Store) collectScores(ctx context.Context, query, expr string, args []an
 // bigrams in the NFKC-normalized content and scored with BM25 computed here (the scan sees
 // every row holding a bigram, so document frequencies are exact); large scopes use the
 // trigram FTS index instead.
-func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args []any, limit int, out map[int64]float64) error {
+func (s *Store) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
 	var n int
 	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
 		return fmt.Errorf("couldn't count memories: %w", err)
@@ -553,7 +378,7 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 		return nil
 	}
 	if n > cjkScanMax {
-		tri := plan.cjkGrams(3)
+		tri := plan.CJKGrams(3)
 		var terms []string
 		for _, t := range tri {
 			if len([]rune(t)) >= 3 {
@@ -569,21 +394,21 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	}
 	// Latin words written inside Japanese text ("ＡＰＩのrate limit") are one token to
 	// unicode61, so the scan looks for the query's words too.
-	grams := plan.cjkGrams(2)
-	latinFrom := len(grams)
-	for _, t := range plan.terms {
+	grams := plan.CJKGrams(2)
+	var words []string
+	for _, t := range plan.Terms {
 		if len(t) >= 2 {
-			grams = append(grams, t)
+			words = append(words, t)
 		}
 	}
-	if len(grams) == 0 {
+	if len(grams)+len(words) == 0 {
 		return nil
 	}
-	conds := make([]string, len(grams))
-	qargs := make([]any, 0, len(args)+len(grams))
+	conds := make([]string, 0, len(grams)+len(words))
+	qargs := make([]any, 0, len(args)+len(grams)+len(words))
 	qargs = append(qargs, args...)
-	for i, g := range grams {
-		conds[i] = "instr(m.normalized || ' ' || lower(m.author_name), ?) > 0"
+	for _, g := range slices.Concat(grams, words) {
+		conds = append(conds, "instr(m.normalized || ' ' || lower(m.author_name), ?) > 0")
 		qargs = append(qargs, g)
 	}
 	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.normalized || ' ' || lower(m.author_name) FROM memories m WHERE m.deleted_at IS NULL AND `+
@@ -591,20 +416,21 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
 	}
-	type doc struct {
-		id   int64
-		text string
-	}
-	var docs []doc
-	var totalLen int
+	var (
+		ids  []int64
+		docs []string
+	)
 	for rows.Next() {
-		var d doc
-		if err := rows.Scan(&d.id, &d.text); err != nil {
+		var (
+			id   int64
+			text string
+		)
+		if err := rows.Scan(&id, &text); err != nil {
 			rows.Close()
 			return fmt.Errorf("couldn't read search row: %w", err)
 		}
-		docs = append(docs, d)
-		totalLen += len([]rune(d.text))
+		ids = append(ids, id)
+		docs = append(docs, text)
 	}
 	if err := rows.Close(); err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
@@ -612,41 +438,13 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 	if len(docs) == 0 {
 		return nil
 	}
-	// BM25 (k1 1.2, b 0.75) over bigrams; the average length is taken over the matching
-	// rows, a fair stand-in for the scope's.
-	const k1, b = 1.2, 0.75
-	avg := float64(totalLen) / float64(len(docs))
-	tf := make([][]int, len(docs))
-	df := make([]int, len(grams))
-	for i, d := range docs {
-		tf[i] = make([]int, len(grams))
-		for j, g := range grams {
-			count := strings.Count
-			if j >= latinFrom {
-				count = countWholeWord
-			}
-			if c := count(d.text, g); c > 0 {
-				tf[i][j] = c
-				df[j]++
-			}
-		}
-	}
+	xs := recall.ScanBM25(docs, grams, words, n)
 	scored := make([]struct {
 		id int64
 		x  float64
 	}, len(docs))
-	for i, d := range docs {
-		var x float64
-		dl := float64(len([]rune(d.text)))
-		for j := range grams {
-			if tf[i][j] == 0 {
-				continue
-			}
-			idf := math.Log(1 + (float64(n)-float64(df[j])+0.5)/(float64(df[j])+0.5))
-			f := float64(tf[i][j])
-			x += idf * f * (k1 + 1) / (f + k1*(1-b+b*dl/avg))
-		}
-		scored[i].id, scored[i].x = d.id, x
+	for i := range docs {
+		scored[i].id, scored[i].x = ids[i], xs[i]
 	}
 	sort.Slice(scored, func(i, j int) bool { return scored[i].x > scored[j].x })
 	for _, sc := range scored[:min(limit, len(scored))] {
@@ -655,31 +453,6 @@ func (s *Store) cjkLeg(ctx context.Context, plan *queryPlan, where string, args 
 		}
 	}
 	return nil
-}
-
-// countWholeWord counts the occurrences of a Latin word that are whole words: inside CJK
-// text ("明日のdeployは") or standing alone, but not inside another word ("api" in "rapid").
-// The scan reads the NFKC-folded text, so full-width ＡＰＩ counts as api.
-func countWholeWord(text, word string) int {
-	n := 0
-	for i := 0; ; {
-		j := strings.Index(text[i:], word)
-		if j < 0 {
-			return n
-		}
-		start, end := i+j, i+j+len(word)
-		before, _ := utf8.DecodeLastRuneInString(text[:start])
-		after, _ := utf8.DecodeRuneInString(text[end:])
-		if !isWordRune(before) && !isWordRune(after) {
-			n++
-		}
-		i = end
-	}
-}
-
-// isWordRune reports a Latin-script letter or digit: a rune that would continue a Latin word.
-func isWordRune(r rune) bool {
-	return r != utf8.RuneError && !memory.IsCJK(r) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 func (s *Store) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {

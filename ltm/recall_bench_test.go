@@ -218,7 +218,7 @@ func BenchmarkSearch(b *testing.B) {
 			}{{"keyword", true}, {"hybrid", false}} {
 				b.Run(mode.name, func(b *testing.B) {
 					search := func(text string) {
-						q := ltm.SearchQuery{Text: text, Owners: []memory.Owner{benchOwner}, Limit: 10, KeywordOnly: mode.keywordOnly}
+						q := memory.SearchQuery{Text: text, Owners: []memory.Owner{benchOwner}, Limit: 10, KeywordOnly: mode.keywordOnly}
 						if _, err := s.Search(ctx, q); err != nil {
 							b.Fatal(err)
 						}

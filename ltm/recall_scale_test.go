@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -32,7 +31,7 @@ func TestRecallSmallScopeInLargeDatabase(t *testing.T) {
 		}
 	}
 	for _, limit := range []int{2, 10} {
-		res, err := s.Search(ctx, ltm.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("small")}, Limit: limit, KeywordOnly: true})
+		res, err := s.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("small")}, Limit: limit, KeywordOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +46,7 @@ func TestRecallSmallScopeInLargeDatabase(t *testing.T) {
 	}
 	// The dominant server's own search takes the global top list directly and is still
 	// ordered best first.
-	res, err := s.Search(ctx, ltm.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("big")}, Limit: 10, KeywordOnly: true})
+	res, err := s.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("big")}, Limit: 10, KeywordOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,7 +112,7 @@ func forEachMode(t *testing.T, f func(t *testing.T, hybrid bool)) {
 	t.Run("HybridStore", func(t *testing.T) { f(t, true) })
 }
 
-func mustSearch(t *testing.T, s *ltm.Store, q ltm.SearchQuery) []ltm.Result {
+func mustSearch(t *testing.T, s *ltm.Store, q memory.SearchQuery) []memory.SearchResult {
 	t.Helper()
 	if q.Limit == 0 {
 		q.Limit = 100
@@ -129,16 +129,16 @@ func mustSearch(t *testing.T, s *ltm.Store, q ltm.SearchQuery) []ltm.Result {
 	return res
 }
 
-func find(res []ltm.Result, id int64) (ltm.Result, bool) {
+func find(res []memory.SearchResult, id int64) (memory.SearchResult, bool) {
 	for _, r := range res {
 		if r.Memory.ID == id {
 			return r, true
 		}
 	}
-	return ltm.Result{}, false
+	return memory.SearchResult{}, false
 }
 
-func idsOf(res []ltm.Result) []int64 {
+func idsOf(res []memory.SearchResult) []int64 {
 	out := make([]int64, len(res))
 	for i, r := range res {
 		out[i] = r.Memory.ID
@@ -146,7 +146,7 @@ func idsOf(res []ltm.Result) []int64 {
 	return out
 }
 
-func describe(res []ltm.Result) string {
+func describe(res []memory.SearchResult) string {
 	var b strings.Builder
 	for _, r := range res {
 		fmt.Fprintf(&b, "\n  #%d %q score=%.4f kw=%.4f vec=%.4f", r.Memory.ID, r.Memory.Content, r.Score, r.Keyword, r.Vector)
@@ -157,9 +157,9 @@ func describe(res []ltm.Result) string {
 // matched reports whether either leg matched the result: a keyword hit or a positive
 // cosine. A hybrid store may return unmatched rows of a small scope (score 0 plus
 // tie-breakers) because the vector leg returns the nearest rows whatever their cosine.
-func matched(r ltm.Result) bool { return r.Keyword > 0 || r.Vector > 1e-6 }
+func matched(r memory.SearchResult) bool { return r.Keyword > 0 || r.Vector > 1e-6 }
 
-func wantOnly(t *testing.T, res []ltm.Result, want ...int64) {
+func wantOnly(t *testing.T, res []memory.SearchResult, want ...int64) {
 	t.Helper()
 	got := idsOf(res)
 	slices.Sort(got)
@@ -178,9 +178,9 @@ func TestRecallBlend(t *testing.T) {
 	vectorOnly := testkit.MustRemember(t, s, server("gBlend", "espresso tasting notes"))                         // cos 1, no shared word
 	both := testkit.MustRemember(t, s, server("gBlend", "coffee and guitar practice"))                           // cos 1/√2
 	neither := testkit.MustRemember(t, s, server("gBlend", "guitar strings"))                                    // cos 0
-	q := ltm.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}}
+	q := memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}}
 
-	checkBlend := func(t *testing.T, res []ltm.Result, alpha float64) {
+	checkBlend := func(t *testing.T, res []memory.SearchResult, alpha float64) {
 		t.Helper()
 		for _, r := range res {
 			if r.Keyword < 0 || r.Keyword >= 1 {
@@ -265,7 +265,7 @@ func TestRecallKeywordNormalization(t *testing.T) {
 	weak := testkit.MustRemember(t, s, server("gKw", "we hung one lantern above the long wooden porch yesterday evening"))
 	testkit.MustRemember(t, s, server("gKw", "nothing relevant here"))
 
-	res := mustSearch(t, s, ltm.SearchQuery{Text: "lantern", Owners: []memory.Owner{owner}})
+	res := mustSearch(t, s, memory.SearchQuery{Text: "lantern", Owners: []memory.Owner{owner}})
 	wantOnly(t, res, best.ID, mid.ID, weak.ID)
 
 	t.Run("BetterBM25MatchScoresHigher", func(t *testing.T) {
@@ -341,20 +341,20 @@ func TestRecallFilters(t *testing.T) {
 
 		cases := []struct {
 			name string
-			set  func(*ltm.SearchQuery)
+			set  func(*memory.SearchQuery)
 			want []int64
 		}{
-			{"NoFilterFindsAll", func(*ltm.SearchQuery) {}, all},
-			{"TypesKeepsDecisionOnly", func(q *ltm.SearchQuery) { q.Types = []memory.Type{memory.TypeDecision} }, []int64{decision.ID}},
-			{"TwoTypesKeepEither", func(q *ltm.SearchQuery) {
+			{"NoFilterFindsAll", func(*memory.SearchQuery) {}, all},
+			{"TypesKeepsDecisionOnly", func(q *memory.SearchQuery) { q.Types = []memory.Type{memory.TypeDecision} }, []int64{decision.ID}},
+			{"TwoTypesKeepEither", func(q *memory.SearchQuery) {
 				q.Types = []memory.Type{memory.TypeDecision, memory.TypeFact}
 			}, []int64{plain.ID, decision.ID, tagged.ID, important.ID, recent.ID, pinned.ID}},
-			{"TagsKeepsTaggedOnly", func(q *ltm.SearchQuery) { q.Tags = []string{"CAMPING"} }, []int64{tagged.ID}},
-			{"UnknownTagKeepsNothing", func(q *ltm.SearchQuery) { q.Tags = []string{"fishing"} }, nil},
-			{"ImportanceMinKeepsImportantOnly", func(q *ltm.SearchQuery) { q.ImportanceMin = 0.8 }, []int64{important.ID}},
-			{"SinceKeepsRecentOnly", func(q *ltm.SearchQuery) { q.Since = day(10) }, []int64{recent.ID}},
-			{"PinnedOnlyKeepsPinnedOnly", func(q *ltm.SearchQuery) { q.PinnedOnly = true }, []int64{pinned.ID}},
-			{"FiltersCombineWithAnd", func(q *ltm.SearchQuery) { q.PinnedOnly, q.Since = true, day(10) }, nil},
+			{"TagsKeepsTaggedOnly", func(q *memory.SearchQuery) { q.Tags = []string{"CAMPING"} }, []int64{tagged.ID}},
+			{"UnknownTagKeepsNothing", func(q *memory.SearchQuery) { q.Tags = []string{"fishing"} }, nil},
+			{"ImportanceMinKeepsImportantOnly", func(q *memory.SearchQuery) { q.ImportanceMin = 0.8 }, []int64{important.ID}},
+			{"SinceKeepsRecentOnly", func(q *memory.SearchQuery) { q.Since = day(10) }, []int64{recent.ID}},
+			{"PinnedOnlyKeepsPinnedOnly", func(q *memory.SearchQuery) { q.PinnedOnly = true }, []int64{pinned.ID}},
+			{"FiltersCombineWithAnd", func(q *memory.SearchQuery) { q.PinnedOnly, q.Since = true, day(10) }, nil},
 		}
 		// "lantern" reaches every memory through both legs; "lamp" shares no word with them,
 		// so in the hybrid store it exercises the vector leg's own filtering.
@@ -369,7 +369,7 @@ func TestRecallFilters(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(group+"/"+c.name, func(t *testing.T) {
-					q := ltm.SearchQuery{Text: text, Owners: []memory.Owner{owner}}
+					q := memory.SearchQuery{Text: text, Owners: []memory.Owner{owner}}
 					c.set(&q)
 					res := mustSearch(t, s, q)
 					wantOnly(t, res, c.want...)
@@ -398,29 +398,29 @@ func TestRecallScopeIsolation(t *testing.T) {
 
 		type scopeCase struct {
 			name   string
-			q      ltm.SearchQuery
+			q      memory.SearchQuery
 			banned []int64
 			want   []int64 // must be found (by keyword, or by vector in the hybrid store)
 		}
 		cases := []scopeCase{
-			{"GuildBNeverSeesGuildA", ltm.SearchQuery{Text: "puppy Biscuit", Owners: []memory.Owner{gB}}, []int64{a.ID, x.ID, y.ID, xB.ID, xDM.ID}, nil},
-			{"GuildANeverSeesGuildB", ltm.SearchQuery{Text: "dog Pepper", Owners: []memory.Owner{gA}}, []int64{b.ID, x.ID, y.ID, xB.ID, xDM.ID}, nil},
-			{"UserXNeverSeesUserY", ltm.SearchQuery{Text: "puppy Mochi", Owners: []memory.Owner{uX}}, []int64{y.ID, a.ID, b.ID}, nil},
-			{"UserYNeverSeesUserX", ltm.SearchQuery{Text: "hound Rex", Owners: []memory.Owner{uY}}, []int64{x.ID, xB.ID, xDM.ID, a.ID, b.ID}, nil},
-			{"OriginGuildKeepsThatGuildsPersonalOnly", ltm.SearchQuery{Text: "hound Rex",
-				Visible: []ltm.Visible{{Owner: uX, OriginGuildID: "gA"}}}, []int64{xB.ID, xDM.ID, y.ID, a.ID, b.ID}, []int64{x.ID}},
-			{"NoOriginKeepsEveryPersonal", ltm.SearchQuery{Text: "hound Rex",
-				Visible: []ltm.Visible{{Owner: uX}}}, []int64{y.ID, a.ID, b.ID}, []int64{x.ID, xB.ID, xDM.ID}},
-			{"OwnersAndVisibleAddUp", ltm.SearchQuery{Text: "dog Pepper hound Rex", Owners: []memory.Owner{gB},
-				Visible: []ltm.Visible{{Owner: uX, OriginGuildID: "gB"}}}, []int64{a.ID, x.ID, xDM.ID, y.ID}, []int64{b.ID, xB.ID}},
+			{"GuildBNeverSeesGuildA", memory.SearchQuery{Text: "puppy Biscuit", Owners: []memory.Owner{gB}}, []int64{a.ID, x.ID, y.ID, xB.ID, xDM.ID}, nil},
+			{"GuildANeverSeesGuildB", memory.SearchQuery{Text: "dog Pepper", Owners: []memory.Owner{gA}}, []int64{b.ID, x.ID, y.ID, xB.ID, xDM.ID}, nil},
+			{"UserXNeverSeesUserY", memory.SearchQuery{Text: "puppy Mochi", Owners: []memory.Owner{uX}}, []int64{y.ID, a.ID, b.ID}, nil},
+			{"UserYNeverSeesUserX", memory.SearchQuery{Text: "hound Rex", Owners: []memory.Owner{uY}}, []int64{x.ID, xB.ID, xDM.ID, a.ID, b.ID}, nil},
+			{"OriginGuildKeepsThatGuildsPersonalOnly", memory.SearchQuery{Text: "hound Rex",
+				Visible: []memory.Visible{{Owner: uX, OriginGuildID: "gA"}}}, []int64{xB.ID, xDM.ID, y.ID, a.ID, b.ID}, []int64{x.ID}},
+			{"NoOriginKeepsEveryPersonal", memory.SearchQuery{Text: "hound Rex",
+				Visible: []memory.Visible{{Owner: uX}}}, []int64{y.ID, a.ID, b.ID}, []int64{x.ID, xB.ID, xDM.ID}},
+			{"OwnersAndVisibleAddUp", memory.SearchQuery{Text: "dog Pepper hound Rex", Owners: []memory.Owner{gB},
+				Visible: []memory.Visible{{Owner: uX, OriginGuildID: "gB"}}}, []int64{a.ID, x.ID, xDM.ID, y.ID}, []int64{b.ID, xB.ID}},
 		}
 		if hybrid {
 			// Synonyms only: these reach the banned memories through the vector leg alone.
 			cases = append(cases,
-				scopeCase{"VectorLegGuildBNeverSeesGuildA", ltm.SearchQuery{Text: "dog", Owners: []memory.Owner{gB}}, []int64{a.ID}, []int64{b.ID}},
-				scopeCase{"VectorLegUserYNeverSeesUserX", ltm.SearchQuery{Text: "dog", Owners: []memory.Owner{uY}}, []int64{x.ID, xB.ID, xDM.ID}, []int64{y.ID}},
-				scopeCase{"VectorLegOriginGuildKeepsThatGuildsPersonalOnly", ltm.SearchQuery{Text: "dog",
-					Visible: []ltm.Visible{{Owner: uX, OriginGuildID: "gA"}}}, []int64{xB.ID, xDM.ID}, []int64{x.ID}},
+				scopeCase{"VectorLegGuildBNeverSeesGuildA", memory.SearchQuery{Text: "dog", Owners: []memory.Owner{gB}}, []int64{a.ID}, []int64{b.ID}},
+				scopeCase{"VectorLegUserYNeverSeesUserX", memory.SearchQuery{Text: "dog", Owners: []memory.Owner{uY}}, []int64{x.ID, xB.ID, xDM.ID}, []int64{y.ID}},
+				scopeCase{"VectorLegOriginGuildKeepsThatGuildsPersonalOnly", memory.SearchQuery{Text: "dog",
+					Visible: []memory.Visible{{Owner: uX, OriginGuildID: "gA"}}}, []int64{xB.ID, xDM.ID}, []int64{x.ID}},
 			)
 		}
 		for _, c := range cases {
@@ -451,8 +451,8 @@ func TestRecallForgottenAndModified(t *testing.T) {
 		if hybrid {
 			texts = append(texts, "lamp") // vector leg only
 		}
-		search := func(t *testing.T, text string) []ltm.Result {
-			return mustSearch(t, s, ltm.SearchQuery{Text: text, Owners: []memory.Owner{owner}})
+		search := func(t *testing.T, text string) []memory.SearchResult {
+			return mustSearch(t, s, memory.SearchQuery{Text: text, Owners: []memory.Owner{owner}})
 		}
 		indexed := s.EmbedStatus().Vectors
 		if _, err := s.Forget(ctx, owner, []int64{gone.ID}, "test", ""); err != nil {
@@ -520,7 +520,7 @@ func TestRecallModifiedWhileProviderDown(t *testing.T) {
 	s, e := recallStore(t, true)
 	owner := memory.ServerOwner("gM")
 	pet := testkit.MustRemember(t, s, server("gM", "our mascot is a puppy named Rex"))
-	q := ltm.SearchQuery{Text: "dog", Owners: []memory.Owner{owner}}
+	q := memory.SearchQuery{Text: "dog", Owners: []memory.Owner{owner}}
 	if r, ok := find(mustSearch(t, s, q), pet.ID); !ok || r.Vector < 0.99 {
 		t.Fatalf("before the change: %+v, want a vector match", r) // also caches the query vector
 	}
@@ -548,7 +548,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 	t.Run("EmbedderErrorAnswersFromKeywords", func(t *testing.T) {
 		s, e, clock, kw, vec := setup(t)
 		e.fail.Store(true)
-		res, err := s.Search(ctx, ltm.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
+		res, err := s.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatalf("search with a failing embedder returned an error: %v", err)
 		}
@@ -561,7 +561,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		}
 		t.Run("ProviderNotAskedWhileDown", func(t *testing.T) {
 			calls := e.calls.Load()
-			if _, err := s.Search(ctx, ltm.SearchQuery{Text: "coffee pantry", Owners: []memory.Owner{owner}}); err != nil {
+			if _, err := s.Search(ctx, memory.SearchQuery{Text: "coffee pantry", Owners: []memory.Owner{owner}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := e.calls.Load(); got != calls {
@@ -571,7 +571,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		t.Run("VectorLegBackAfterRetryWindow", func(t *testing.T) {
 			e.fail.Store(false)
 			clock.Advance(s.EmbedRetryAfter + time.Second)
-			res := mustSearch(t, s, ltm.SearchQuery{Text: "coffee beans", Owners: []memory.Owner{owner}})
+			res := mustSearch(t, s, memory.SearchQuery{Text: "coffee beans", Owners: []memory.Owner{owner}})
 			if r, ok := find(res, vec.ID); !ok || r.Vector < 0.99 {
 				t.Fatalf("vector-only memory not recalled after the provider recovered:%s", describe(res))
 			}
@@ -581,7 +581,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		s, e := recallStore(t, true)
 		e.fail.Store(true)
 		kw := testkit.MustRemember(t, s, server("gE", "coffee beans are in the pantry"))
-		res, err := s.Search(ctx, ltm.SearchQuery{Text: "pantry", Owners: []memory.Owner{owner}})
+		res, err := s.Search(ctx, memory.SearchQuery{Text: "pantry", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -591,7 +591,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		s, e, _, kw, _ := setup(t)
 		s.QueryEmbedTimeout = 50 * time.Millisecond
 		e.block.Store(true)
-		res, err := s.Search(ctx, ltm.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
+		res, err := s.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -600,7 +600,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 	t.Run("KeywordOnlySkipsVectorLeg", func(t *testing.T) {
 		s, e, _, kw, vec := setup(t)
 		calls := e.calls.Load()
-		res := mustSearch(t, s, ltm.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}, KeywordOnly: true})
+		res := mustSearch(t, s, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}, KeywordOnly: true})
 		if got := e.calls.Load(); got != calls {
 			t.Fatalf("KeywordOnly search called the embedder %d times", got-calls)
 		}
@@ -610,7 +610,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		}
 		// The same query with the vector leg does reach the synonym, so the above is not
 		// vacuous.
-		if _, ok := find(mustSearch(t, s, ltm.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}}), vec.ID); !ok {
+		if _, ok := find(mustSearch(t, s, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}}), vec.ID); !ok {
 			t.Fatal("hybrid search did not find the vector-only memory")
 		}
 	})
@@ -647,7 +647,7 @@ func TestSearchJapanese(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := mustSearch(t, s, ltm.SearchQuery{Text: c.text, Owners: []memory.Owner{owner}})
+			res := mustSearch(t, s, memory.SearchQuery{Text: c.text, Owners: []memory.Owner{owner}})
 			r, ok := find(res, c.want)
 			switch {
 			case !ok || r.Keyword <= 0:
@@ -660,7 +660,7 @@ func TestSearchJapanese(t *testing.T) {
 		})
 	}
 	t.Run("UnrelatedJapaneseFindsNothing", func(t *testing.T) {
-		if res := mustSearch(t, s, ltm.SearchQuery{Text: "駐車場", Owners: []memory.Owner{owner}}); len(res) != 0 {
+		if res := mustSearch(t, s, memory.SearchQuery{Text: "駐車場", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Fatalf("unrelated query matched:%s", describe(res))
 		}
 	})
@@ -672,7 +672,7 @@ func TestSearchMixedScriptQueryRanking(t *testing.T) {
 	apiJa := testkit.MustRemember(t, s, server("gJ", "ＡＰＩの利用制限は毎分60回です"))
 	apiEn := testkit.MustRemember(t, s, server("gJ", "The API gateway runs behind the proxy"))
 	rapid := testkit.MustRemember(t, s, server("gJ", "The rapid train leaves at noon"))
-	res := mustSearch(t, s, ltm.SearchQuery{Text: "API 制限", Owners: []memory.Owner{owner}})
+	res := mustSearch(t, s, memory.SearchQuery{Text: "API 制限", Owners: []memory.Owner{owner}})
 	t.Run("LatinQueryWordIsNotMatchedInsideOtherWords", func(t *testing.T) {
 		if _, ok := find(res, rapid.ID); ok {
 			t.Fatalf("%q matched the word rapid:%s", "API", describe(res))
@@ -713,15 +713,15 @@ func TestRecallVectorLegFiltersBeforeTopK(t *testing.T) {
 
 	cases := []struct {
 		name string
-		q    ltm.SearchQuery
+		q    memory.SearchQuery
 		want int64
 	}{
-		{"TypesKeepsTheMatchingVectorHit", ltm.SearchQuery{Owners: []memory.Owner{owner}, Types: []memory.Type{memory.TypeDecision}}, target.ID},
-		{"SinceKeepsTheMatchingVectorHit", ltm.SearchQuery{Owners: []memory.Owner{owner}, Since: day(10)}, target.ID},
-		{"PinnedOnlyKeepsTheMatchingVectorHit", ltm.SearchQuery{Owners: []memory.Owner{owner}, PinnedOnly: true}, target.ID},
-		{"OriginGuildKeepsTheMatchingVectorHit", ltm.SearchQuery{Visible: []ltm.Visible{{Owner: user, OriginGuildID: "gA"}}}, personalTarget.ID},
-		{"TagsKeepsTheMatchingVectorHit", ltm.SearchQuery{Owners: []memory.Owner{owner}, Tags: []string{"garden"}}, target.ID},
-		{"ImportanceMinKeepsTheMatchingVectorHit", ltm.SearchQuery{Owners: []memory.Owner{owner}, ImportanceMin: 0.8}, target.ID},
+		{"TypesKeepsTheMatchingVectorHit", memory.SearchQuery{Owners: []memory.Owner{owner}, Types: []memory.Type{memory.TypeDecision}}, target.ID},
+		{"SinceKeepsTheMatchingVectorHit", memory.SearchQuery{Owners: []memory.Owner{owner}, Since: day(10)}, target.ID},
+		{"PinnedOnlyKeepsTheMatchingVectorHit", memory.SearchQuery{Owners: []memory.Owner{owner}, PinnedOnly: true}, target.ID},
+		{"OriginGuildKeepsTheMatchingVectorHit", memory.SearchQuery{Visible: []memory.Visible{{Owner: user, OriginGuildID: "gA"}}}, personalTarget.ID},
+		{"TagsKeepsTheMatchingVectorHit", memory.SearchQuery{Owners: []memory.Owner{owner}, Tags: []string{"garden"}}, target.ID},
+		{"ImportanceMinKeepsTheMatchingVectorHit", memory.SearchQuery{Owners: []memory.Owner{owner}, ImportanceMin: 0.8}, target.ID},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -762,7 +762,7 @@ func TestRecallAccessTracking(t *testing.T) {
 	}
 	search := func() {
 		t.Helper()
-		res := mustSearch(t, s, ltm.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}})
+		res := mustSearch(t, s, memory.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}})
 		wantOnly(t, res, hit.ID)
 	}
 

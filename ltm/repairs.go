@@ -21,8 +21,9 @@ const (
 )
 
 // repairOrder runs the redaction and the stripping before the vacuum, so the pages they
-// free are cleared too.
-var repairOrder = []string{repairRedact, repairStrip, repairVacuum}
+// free are cleared too. Filling the search text (migration 0007) frees nothing secret, so it
+// comes last.
+var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText}
 
 // repairBatch is the most rows one repair transaction touches, so the write lock is never
 // held long enough for a chat turn to notice.
@@ -49,13 +50,15 @@ type RepairReport struct {
 	Jobs        int `json:"jobs"`
 	// Stripped counts finished jobs reduced to their ids.
 	Stripped int `json:"stripped"`
+	// SearchText counts memories given their stored search text.
+	SearchText int `json:"search_text"`
 	// Vacuumed is true when the database file was rebuilt without its freed pages.
 	Vacuumed bool `json:"vacuumed"`
 }
 
 // Empty reports whether the run had nothing to do.
 func (r RepairReport) Empty() bool {
-	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped == 0 && !r.Vacuumed
+	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText == 0 && !r.Vacuumed
 }
 
 // repairConfig tunes runRepairs; tests use small batches and stop after one.
@@ -67,7 +70,8 @@ type repairConfig struct {
 // RunRepairs runs the pending one-time repairs: credentials in stored memories, history,
 // transcripts and job payloads are redacted with the current detector; finished jobs lose
 // their content; then the full-text indexes are merged and the file is vacuumed, so what
-// was deleted before secure_delete was on leaves the file. It is safe to run while the bot
+// was deleted before secure_delete was on leaves the file; and memories written before
+// search text was stored get theirs. It is safe to run while the bot
 // serves, and cheap once everything is done. On error (a cancelled ctx included) it
 // returns what was done so far; the next run resumes.
 func (s *Store) RunRepairs(ctx context.Context) (RepairReport, error) {
@@ -108,6 +112,8 @@ func (s *Store) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport,
 			s.reindex(ctx, changed)
 		case repairStrip:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(&rep)})
+		case repairSearchText:
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(nil, &rep.SearchText)})
 		case repairVacuum:
 			err = s.vacuum(ctx, &rep)
 		}
@@ -216,10 +222,10 @@ func (s *Store) redactMemories(rep *RepairReport, changed *[]int64) repairPhase 
 				}
 			}
 			var version int
-			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?,
+			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
 				deleted_at = CASE WHEN ? THEN ? ELSE deleted_at END, updated_at = ?, version = version + 1
 				WHERE id = ? RETURNING version`,
-				content, memory.Normalize(content), hash, dupe, now, now, r.id).Scan(&version); err != nil {
+				content, memory.Normalize(content), hash, storedSearchText(content), dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?

@@ -171,12 +171,12 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("job %d payload is no longer JSON: %s", j.ID, j.Payload)
 			}
 			_, hasCheckpoint := p["checkpoint"]
-			if hasCheckpoint != (j.State == JobQueued) || strings.Contains(string(j.Payload), "sk-proj") ||
+			if hasCheckpoint != (j.State == memory.JobQueued) || strings.Contains(string(j.Payload), "sk-proj") ||
 				strings.Contains(string(j.Payload), "Alice") || strings.Contains(j.LastError, "{") {
 				t.Errorf("job %d (%s): payload %s, error %q", j.ID, j.State, j.Payload, j.LastError)
 			}
 		}
-		found, err := s.Search(ctx, SearchQuery{Text: "QUOKKAsecret0123456789abcdef", Owners: []memory.Owner{memory.ServerOwner("1")}})
+		found, err := s.Search(ctx, memory.SearchQuery{Text: "QUOKKAsecret0123456789abcdef", Owners: []memory.Owner{memory.ServerOwner("1")}})
 		if err != nil || len(found) != 0 {
 			t.Errorf("search for the key found %d memories (%v)", len(found), err)
 		}

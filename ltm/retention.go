@@ -32,28 +32,8 @@ const (
 	orphanEmbeddingGrace = 24 * time.Hour
 )
 
-// RetentionPolicy says how long each kind of row is kept. Zero fields mean the defaults.
-type RetentionPolicy struct {
-	History     time.Duration
-	DoneJobs    time.Duration
-	DeadJobs    time.Duration
-	Transcripts time.Duration
-	Batch       int
-	MaxBatches  int
-}
-
-// RetentionResult counts the rows one retention run deleted, by step.
-type RetentionResult struct {
-	Embeddings  int `json:"embeddings"`
-	Tombstones  int `json:"tombstones"`
-	History     int `json:"history"`
-	DoneJobs    int `json:"done_jobs"`
-	DeadJobs    int `json:"dead_jobs"`
-	Transcripts int `json:"transcripts"`
-	Fences      int `json:"fences"`
-}
-
-func (p *RetentionPolicy) fill() {
+// fillRetention copies the defaults into p's zero fields.
+func fillRetention(p *memory.RetentionPolicy) {
 	if p.History <= 0 {
 		p.History = DefaultHistoryRetention
 	}
@@ -81,10 +61,10 @@ func (p *RetentionPolicy) fill() {
 // merges the full-text indexes so the purged words leave the file.
 // Every step deletes in its own short transactions of at most pol.Batch rows. It returns
 // what was done so far with the first error.
-func (s *Store) Retention(ctx context.Context, pol RetentionPolicy) (RetentionResult, error) {
-	pol.fill()
+func (s *Store) Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error) {
+	fillRetention(&pol)
 	now := s.Now()
-	var res RetentionResult
+	var res memory.RetentionResult
 	tombstoneCut := millis(now.Add(-s.RecoverWindow))
 	// The knowledge graph has no tables yet; when it does, its links of expired
 	// tombstones go first, before the rows they point at.

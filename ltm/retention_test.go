@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -37,16 +36,16 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: "old turn"}); err != nil {
+		if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "old turn"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustEnqueue(t, s, "k", "done-old", ltm.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "done-old", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w")
 	if err := s.Complete(ctx, j.ID, "w"); err != nil {
 		t.Fatal(err)
 	}
-	mustEnqueue(t, s, "k", "dead-old", ltm.EnqueueOptions{MaxAttempts: 1})
+	mustEnqueue(t, s, "k", "dead-old", memory.EnqueueOptions{MaxAttempts: 1})
 	j = mustLease(t, s, "w")
 	if _, err := s.Fail(ctx, j.ID, "w", errors.New("x"), 0); err != nil {
 		t.Fatal(err)
@@ -57,25 +56,25 @@ func TestRetention(t *testing.T) {
 
 	t.Run("NothingYoungIsTouched", func(t *testing.T) {
 		clock.Advance(2 * 24 * time.Hour)
-		res, err := s.Retention(ctx, ltm.RetentionPolicy{})
-		if err != nil || res != (ltm.RetentionResult{}) {
+		res, err := s.Retention(ctx, memory.RetentionPolicy{})
+		if err != nil || res != (memory.RetentionResult{}) {
 			t.Fatalf("retention on young data: %+v %v", res, err)
 		}
 	})
 	clock.Advance(29 * 24 * time.Hour) // day 31: past the recover window and the transcript, done and dead job limits
-	mustEnqueue(t, s, "k", "done-new", ltm.EnqueueOptions{})
+	mustEnqueue(t, s, "k", "done-new", memory.EnqueueOptions{})
 	j = mustLease(t, s, "w")
 	if err := s.Complete(ctx, j.ID, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: "new turn"}); err != nil {
+	if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "new turn"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Retention(ctx, ltm.RetentionPolicy{Batch: 2}) // small batches exercise the loop
+	res, err := s.Retention(ctx, memory.RetentionPolicy{Batch: 2}) // small batches exercise the loop
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ltm.RetentionResult{Embeddings: 1, Tombstones: 2, DoneJobs: 1, DeadJobs: 1, Transcripts: 5}
+	want := memory.RetentionResult{Embeddings: 1, Tombstones: 2, DoneJobs: 1, DeadJobs: 1, Transcripts: 5}
 	if res != want {
 		t.Fatalf("retention %+v, want %+v", res, want)
 	}
@@ -103,7 +102,7 @@ func TestRetention(t *testing.T) {
 
 	t.Run("HistoryAfterHalfAYear", func(t *testing.T) {
 		clock.Advance(150 * 24 * time.Hour) // day 181
-		res, err := s.Retention(ctx, ltm.RetentionPolicy{})
+		res, err := s.Retention(ctx, memory.RetentionPolicy{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -21,11 +20,11 @@ func TestHistoryNeverKeepsACredential(t *testing.T) {
 	g := memory.ServerOwner("g1")
 	target := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Staging runs on the old cluster"})
 	secret := "Staging uses DB_PASSWORD=" + fakePassword
-	out := mustApply(t, s, ltm.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []ltm.Proposal{
-		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Reason: "new fact"},
-		{Action: ltm.ProposeUpdate, Owner: g, TargetID: target.ID, Memory: memory.Memory{Content: secret}, Reason: "newer",
+	out := mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []memory.Proposal{
+		{Action: memory.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Reason: "new fact"},
+		{Action: memory.ProposeUpdate, Owner: g, TargetID: target.ID, Memory: memory.Memory{Content: secret}, Reason: "newer",
 			MayEditServer: true}, // an editor spoke: the refusal below is the credential's alone
-		{Action: ltm.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Record: memory.ActionShadow,
+		{Action: memory.ProposeAdd, Owner: g, Memory: memory.Memory{Content: secret}, Record: memory.ActionShadow,
 			Reason: "shadow of " + secret, Metadata: map[string]any{"fact": secret}},
 	}})
 	for i, o := range out {
@@ -73,7 +72,7 @@ func TestTranscriptReadsRedactOldRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, turns := range [][]ltm.Turn{recent, after} {
+	for _, turns := range [][]memory.Turn{recent, after} {
 		if len(turns) != 1 {
 			t.Fatalf("turns = %+v", turns)
 		}

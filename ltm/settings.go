@@ -6,24 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// UserSettings are a user's global choices.
-type UserSettings struct {
-	UserID  string
-	Privacy memory.Privacy
-	// CrossServer lets the user's personal memories from one guild (or DMs) be used in the
-	// other guilds they talk in. Off by default: a memory stays where it was made.
-	CrossServer bool
-	UpdatedAt   time.Time
-}
-
 // UserSettings returns the user's settings, or the defaults when they never changed any.
-func (s *Store) UserSettings(ctx context.Context, userID string) (UserSettings, error) {
-	us := UserSettings{UserID: userID, Privacy: memory.PrivacyNormal}
+func (s *Store) UserSettings(ctx context.Context, userID string) (memory.UserSettings, error) {
+	us := memory.UserSettings{UserID: userID, Privacy: memory.PrivacyNormal}
 	var (
 		cross   int
 		updated int64
@@ -77,32 +66,9 @@ func (s *Store) SetCrossServer(ctx context.Context, userID string, on bool) erro
 	})
 }
 
-// Pipeline modes a guild can choose (SPEC §4).
-const (
-	PipelineFull       = "full"       // ADD, UPDATE and DELETE applied
-	PipelineControlled = "controlled" // ADD and NONE applied; UPDATE/DELETE recorded only
-	PipelineShadow     = "shadow"     // everything recorded in history, nothing applied
-	PipelineOff        = "off"        // no extraction at all
-)
-
-// GuildSettings are a guild's /kioku config values.
-type GuildSettings struct {
-	GuildID string
-	// SelfTeaching offers the model the long-term memory tools in this guild. Off by default:
-	// an admin decides whether the bot may write server memory on its own.
-	SelfTeaching      bool
-	PipelineMode      string
-	AutoReplyChannels []string
-	Persona           string
-	// EditorRoleID, when set, lets members with that role edit server memory in addition to
-	// those with Manage Server.
-	EditorRoleID string
-	UpdatedAt    time.Time
-}
-
 // GuildSettings returns a guild's settings, or the defaults.
-func (s *Store) GuildSettings(ctx context.Context, guildID string) (GuildSettings, error) {
-	gs := GuildSettings{GuildID: guildID, PipelineMode: PipelineFull}
+func (s *Store) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
+	gs := memory.GuildSettings{GuildID: guildID, PipelineMode: memory.PipelineFull}
 	var (
 		teach   int
 		chans   string
@@ -125,14 +91,12 @@ func (s *Store) GuildSettings(ctx context.Context, guildID string) (GuildSetting
 }
 
 // SaveGuildSettings stores gs whole.
-func (s *Store) SaveGuildSettings(ctx context.Context, gs GuildSettings) error {
-	switch gs.PipelineMode {
-	case PipelineFull, PipelineControlled, PipelineShadow, PipelineOff:
-	case "":
-		gs.PipelineMode = PipelineFull
-	default:
-		return memory.Errorf(memory.EINVALID, "Unknown pipeline mode %q: use full, controlled, shadow or off.", gs.PipelineMode)
+func (s *Store) SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error {
+	mode, err := gs.PipelineMode.ValidateGuild()
+	if err != nil {
+		return err
 	}
+	gs.PipelineMode = mode
 	if len([]rune(gs.Persona)) > 4000 {
 		return memory.Errorf(memory.EINVALID, "The persona prompt can be at most 4000 characters.")
 	}

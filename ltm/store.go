@@ -84,7 +84,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	read, err := sql.Open("sqlite", DSN(path)+"&_pragma=query_only(1)")
+	read, err := sql.Open("sqlite", ReadOnlyDSN(path))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
@@ -117,6 +117,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 func DSN(path string) string {
 	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)"+
 		"&_pragma=synchronous(normal)&_pragma=secure_delete(on)", path, DefaultBusyTimeout.Milliseconds())
+}
+
+// ReadOnlyDSN is DSN for a connection that only reads: the store's reader pool and tools
+// that read a kioku database beside it (the eval and bench baselines).
+func ReadOnlyDSN(path string) string {
+	return DSN(path) + "&_pragma=query_only(1)"
 }
 
 // Close closes both connection pools after checkpointing the WAL, so the database file is

@@ -131,7 +131,7 @@ func TestScopeIsolation(t *testing.T) {
 					t.Fatalf("List of %v shows #%d", c.owner, c.id)
 				}
 			}
-			res, err := s.Search(ctx, ltm.SearchQuery{Text: "secret plan cat Miso", Owners: []memory.Owner{c.owner}})
+			res, err := s.Search(ctx, memory.SearchQuery{Text: "secret plan cat Miso", Owners: []memory.Owner{c.owner}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,14 +162,14 @@ func TestScopeIsolation(t *testing.T) {
 	})
 	t.Run("PersonalOriginRestrictsVisibility", func(t *testing.T) {
 		testkit.MustRemember(t, s, personal("uZ", "gB", "Z plays the oboe"))
-		res, err := s.Search(ctx, ltm.SearchQuery{Text: "oboe", Visible: []ltm.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gA"}}})
+		res, err := s.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gA"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res) != 0 {
 			t.Fatal("a personal memory from guild B was recalled in guild A without opt-in")
 		}
-		res, _ = s.Search(ctx, ltm.SearchQuery{Text: "oboe", Visible: []ltm.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gB"}}})
+		res, _ = s.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gB"}}})
 		if len(res) != 1 {
 			t.Fatalf("origin guild search found %d, want 1", len(res))
 		}
@@ -192,7 +192,7 @@ func TestForgetRecover(t *testing.T) {
 		if list, n, _ := s.List(ctx, owner, ltm.ListOptions{}); n != 0 || len(list) != 0 {
 			t.Errorf("List shows %d forgotten memories", n)
 		}
-		if res, _ := s.Search(ctx, ltm.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 0 {
+		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Errorf("Search returned a forgotten memory")
 		}
 		if list, n, _ := s.List(ctx, owner, ltm.ListOptions{Deleted: true}); n != 1 || list[0].ID != m.ID {
@@ -212,7 +212,7 @@ func TestForgetRecover(t *testing.T) {
 		if got.Content != m.Content || got.Deleted() || got.Version != 3 {
 			t.Fatalf("recovered %+v", got)
 		}
-		if res, _ := s.Search(ctx, ltm.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 1 {
+		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 1 {
 			t.Errorf("recovered memory not searchable")
 		}
 	})
@@ -251,10 +251,10 @@ func TestModify(t *testing.T) {
 		if got.Version != 2 || got.Content != newContent || got.Hash != memory.Hash(newContent) {
 			t.Fatalf("modified %+v", got)
 		}
-		if res, _ := s.Search(ctx, ltm.SearchQuery{Text: "wednesday", Owners: []memory.Owner{owner}}); len(res) != 1 {
+		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wednesday", Owners: []memory.Owner{owner}}); len(res) != 1 {
 			t.Error("FTS index not updated on modify")
 		}
-		if res, _ := s.Search(ctx, ltm.SearchQuery{Text: "monday", Owners: []memory.Owner{owner}}); len(res) != 0 {
+		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "monday", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Error("FTS index still has the old content")
 		}
 	})
@@ -464,10 +464,10 @@ func TestForgetMe(t *testing.T) {
 	s.Forget(ctx, memory.PersonalOwner("u1"), []int64{gone.ID}, "user:u1", "")
 	keepOther := testkit.MustRemember(t, s, personal("u2", "", "my cat is Miso"))
 	keepServer := testkit.MustRemember(t, s, server("g1", "u1 likes trains"))
-	for _, tr := range []ltm.Turn{
-		{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: "hi"},
-		{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleAssistant, Content: "hello"},
-		{GuildID: "g1", ChannelID: "c1", UserID: "u2", Role: ltm.RoleUser, Content: "hey"},
+	for _, tr := range []memory.Turn{
+		{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "hi"},
+		{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleAssistant, Content: "hello"},
+		{GuildID: "g1", ChannelID: "c1", UserID: "u2", Role: memory.RoleUser, Content: "hey"},
 	} {
 		if _, err := s.AppendTurn(ctx, tr); err != nil {
 			t.Fatal(err)
@@ -529,7 +529,7 @@ func TestSettings(t *testing.T) {
 	wantCode(t, s.SetPrivacy(ctx, "u1", "secret"), memory.EINVALID)
 
 	gs, _ := s.GuildSettings(ctx, "g1")
-	if gs.SelfTeaching || gs.PipelineMode != ltm.PipelineFull {
+	if gs.SelfTeaching || gs.PipelineMode != memory.PipelineFull {
 		t.Errorf("guild defaults %+v", gs)
 	}
 	gs.SelfTeaching, gs.AutoReplyChannels, gs.Persona = true, []string{"c1", "c2"}, "You are a cheerful librarian."
@@ -546,7 +546,7 @@ func TestSettings(t *testing.T) {
 
 func TestTranscriptRedactsSecrets(t *testing.T) {
 	s := testkit.MustOpenStore(t)
-	_, err := s.AppendTurn(ctx, ltm.Turn{ChannelID: "dm1", UserID: "u1", Role: ltm.RoleUser,
+	_, err := s.AppendTurn(ctx, memory.Turn{ChannelID: "dm1", UserID: "u1", Role: memory.RoleUser,
 		Content: "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 keep it"})
 	if err != nil {
 		t.Fatal(err)
@@ -586,7 +586,7 @@ func TestConcurrentWriters(t *testing.T) {
 						return
 					}
 				}
-				if _, err := s.Search(ctx, ltm.SearchQuery{Text: "trains", Owners: []memory.Owner{owner}, Limit: 5}); err != nil {
+				if _, err := s.Search(ctx, memory.SearchQuery{Text: "trains", Owners: []memory.Owner{owner}, Limit: 5}); err != nil {
 					errs <- err
 					return
 				}
@@ -674,7 +674,7 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 	if err != nil || len(ev) != 1 || ev[0].Action != memory.ActionCreate || ev[0].NewContent != in[999].Content || ev[0].Version != 1 {
 		t.Fatalf("history of a bulk memory: %+v %v", ev, err)
 	}
-	hits, err := s.Search(ctx, ltm.SearchQuery{Text: "zeppelins number 1117", Owners: []memory.Owner{memory.ServerOwner("g1")}, Limit: 3, KeywordOnly: true})
+	hits, err := s.Search(ctx, memory.SearchQuery{Text: "zeppelins number 1117", Owners: []memory.Owner{memory.ServerOwner("g1")}, Limit: 3, KeywordOnly: true})
 	if err != nil || len(hits) == 0 || hits[0].Memory.ID != res.IDs[1117] {
 		t.Fatalf("search for a bulk memory: %+v %v", hits, err)
 	}

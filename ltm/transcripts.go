@@ -4,41 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// Turn is one transcript row.
-type Turn struct {
-	ID        int64
-	GuildID   string // "" in DMs
-	ChannelID string
-	// UserID is whose conversation this is: the author of a user turn, the person an
-	// assistant turn answered.
-	UserID     string
-	AuthorName string
-	Role       string // "user" or "assistant"
-	Content    string
-	MessageID  string
-	CreatedAt  time.Time
-	// CanEditServer records that the speaker of a user turn could change the guild's server
-	// memory when they spoke (Manage Server or the editor role). The pipeline lets a
-	// conversation update or delete server memory only through such a speaker or the
-	// memory's author.
-	CanEditServer bool
-}
-
-// Transcript roles.
-const (
-	RoleUser      = "user"
-	RoleAssistant = "assistant"
-)
-
 // AppendTurn durably stores a turn (with credentials redacted) and returns its id. The chat
 // turn calls it before any model call, so a failing model never loses what people said.
-func (s *Store) AppendTurn(ctx context.Context, t Turn) (int64, error) {
-	if t.Role != RoleUser && t.Role != RoleAssistant {
+func (s *Store) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
+	if t.Role != memory.RoleUser && t.Role != memory.RoleAssistant {
 		return 0, fmt.Errorf("couldn't append turn: unknown role %q", t.Role)
 	}
 	if t.ChannelID == "" || t.UserID == "" {
@@ -64,7 +37,7 @@ func (s *Store) AppendTurn(ctx context.Context, t Turn) (int64, error) {
 // RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
 // (guildID "") only turns of userID are returned; in a guild channel every participant's
 // turns are, since they were said in front of everyone there.
-func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]Turn, error) {
+func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 20
 	}
@@ -89,7 +62,7 @@ func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID stri
 
 // TurnsAfter returns up to limit turns of a channel with id > afterID, oldest first; the
 // pipeline reads what it has not extracted yet with it.
-func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]Turn, error) {
+func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -98,16 +71,16 @@ func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, after
 		guildID, channelID, afterID, limit)
 }
 
-func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]Turn, error) {
+func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
 	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read transcript: %w", err)
 	}
 	defer rows.Close()
-	var out []Turn
+	var out []memory.Turn
 	for rows.Next() {
 		var (
-			t       Turn
+			t       memory.Turn
 			created int64
 			canEdit int
 		)

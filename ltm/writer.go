@@ -55,21 +55,11 @@ func (w WriteContext) CanSee(m *memory.Memory, crossServer bool) bool {
 	return false
 }
 
-// MessageRef names a Discord message a memory was learned from and its author, recorded as
-// evidence (memory_evidence) so that the author's forget-me and the message's deletion
-// can find the memory.
-type MessageRef struct {
-	// MessageID is the Discord message id, or "turn:<transcript id>" for a turn that has
-	// none (the terminal chat), so the link still names its speaker.
-	MessageID string
-	AuthorID  string
-}
-
 // RememberAs is Remember for a writer in a place: m is deduplicated only against the live
 // memories of its scope that w can see (WriteContext.CanSee); when there is none, a fresh
 // row is inserted even if an identical memory the writer cannot see exists. evidence, when
 // given, links the memory (new or existing) to the messages it was taken from.
-func (s *Store) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor string, evidence ...MessageRef) (WriteResult, error) {
+func (s *Store) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (WriteResult, error) {
 	if err := m.Prepare(); err != nil {
 		return WriteResult{}, err
 	}
@@ -135,7 +125,7 @@ func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) 
 
 // addEvidenceTx links memory id to the messages it was taken from; links that exist
 // already are kept.
-func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []MessageRef) error {
+func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []memory.MessageRef) error {
 	for _, ev := range evidence {
 		if ev.MessageID == "" {
 			continue
@@ -149,15 +139,15 @@ func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []Message
 }
 
 // Evidence returns the messages memory id was learned from, as recorded.
-func (s *Store) Evidence(ctx context.Context, id int64) ([]MessageRef, error) {
+func (s *Store) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
 	}
 	defer rows.Close()
-	var out []MessageRef
+	var out []memory.MessageRef
 	for rows.Next() {
-		var ref MessageRef
+		var ref memory.MessageRef
 		if err := rows.Scan(&ref.MessageID, &ref.AuthorID); err != nil {
 			return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
 		}
@@ -171,14 +161,14 @@ func (s *Store) Evidence(ctx context.Context, id int64) ([]MessageRef, error) {
 
 // ModifyAs is Modify for a writer in a place: the content it sets conflicts only with a
 // memory the writer can see; an identical memory it cannot see does not stop the change.
-func (s *Store) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor string) (*memory.Memory, error) {
+func (s *Store) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	ch.writer = &w
 	return s.Modify(ctx, owner, id, ch, actor)
 }
 
 // RecoverAs is Recover for a writer in a place: only a live memory the writer can see
 // holding the same content stops the recovery.
-func (s *Store) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor string) (*memory.Memory, error) {
+func (s *Store) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, &w, owner, id, ifVersion, actor)
 }
 

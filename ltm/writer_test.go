@@ -160,7 +160,7 @@ func TestImportIgnoresForgedProvenance(t *testing.T) {
 		run    func() (ltm.ImportResult, error)
 		owner  memory.Owner
 		author string
-		actor  string
+		actor  memory.Actor
 	}{
 		{"Command", func() (ltm.ImportResult, error) {
 			return s.ImportAs(ctx, memory.ServerOwner("g1"), f, ltm.Importer{Actor: memory.UserActor(importer), AuthorID: importer,
@@ -263,7 +263,7 @@ func TestPinnedVersion(t *testing.T) {
 		testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Rule one", Pinned: true})
 	})
 	step("access tracking", false, func() {
-		if _, err := s.Search(ctx, ltm.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}}); err != nil {
+		if _, err := s.Search(ctx, memory.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.FlushAccess(ctx); err != nil {

@@ -33,21 +33,8 @@ type HistoryEvent struct {
 	OldContent string          `json:"old_content,omitempty"`
 	NewContent string          `json:"new_content,omitempty"`
 	Version    int             `json:"version,omitempty"`
-	Actor      string          `json:"actor"`
+	Actor      Actor           `json:"actor"`
 	Reason     string          `json:"reason,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 }
-
-// Actor strings name who caused a change: "user:<id>", "model:<user id>", "pipeline", "cli".
-func UserActor(userID string) string { return "user:" + userID }
-
-// ModelActor names a change the chat model made on behalf of the user it was talking to.
-func ModelActor(userID string) string { return "model:" + userID }
-
-// Fixed actors.
-const (
-	ActorPipeline  = "pipeline"
-	ActorCLI       = "cli"
-	ActorRetention = "retention"
-)

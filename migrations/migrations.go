@@ -86,8 +86,21 @@ func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error
 	return out, rows.Err()
 }
 
+// applyOne applies one file in its own transaction, on a connection that has
+// kioku_search_text when the file calls it (see searchTextConn).
 func applyOne(ctx context.Context, db *sql.DB, name, body, checksum string) error {
-	tx, err := db.BeginTx(ctx, nil)
+	var conn interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	} = db
+	if needsSearchText(body) {
+		c, err := searchTextConn(ctx, db)
+		if err != nil {
+			return fmt.Errorf("couldn't apply migration %s: %w", name, err)
+		}
+		defer c.Close()
+		conn = c
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("couldn't begin migration %s: %w", name, err)
 	}

@@ -183,3 +183,78 @@ func TestSearchTextUpgrade(t *testing.T) {
 		t.Errorf("a purged memory still matches: %v", got)
 	}
 }
+
+// TestSearchTextColumns: since 0007 the schema calls no function of kioku's. The word index
+// takes a memory's stored search text, or its raw text when a client wrote none; a client
+// that changes the text without its search text gets the raw text indexed and the stale
+// search text cleared, so the index never holds words the row no longer has.
+func TestSearchTextColumns(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE sql LIKE '%kioku_search_text%'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d schema objects still call kioku_search_text (%v)", n, err)
+	}
+	exec := func(query string, args ...any) {
+		t.Helper()
+		if _, err := db.Exec(query, args...); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}
+	match := func(query string) string {
+		t.Helper()
+		rows, err := db.Query(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid`, query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []int
+		for rows.Next() {
+			var id int
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return fmt.Sprint(ids)
+	}
+	column := func(id int) string {
+		t.Helper()
+		var s string
+		if err := db.QueryRow(`SELECT search_text FROM memories WHERE id = ?`, id).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	insert := `INSERT INTO memories (id, scope, scope_key, guild_id, type, content, normalized, content_hash, source,
+		author_name, search_text, search_author, created_at, updated_at) VALUES (?, 'server', 'g:1', '1', 'fact', ?, '', ?, 'import', ?, ?, ?, 1, 1)`
+	exec(insert, 1, "ＡＰＩの上限は毎分60回", "h1", "Ｍａｒｉ", "api の上限は毎分 60 回", "mari")
+	exec(`INSERT INTO memories (id, scope, scope_key, guild_id, type, content, normalized, content_hash, source, author_name,
+		created_at, updated_at) VALUES (2, 'server', 'g:1', '1', 'fact', 'Café opens at nine', '', 'h2', 'import', 'Ｋｅｎ', 1, 1)`)
+	if got := match("api AND mari"); got != "[1]" {
+		t.Errorf("stored search text: api AND mari matches %s", got)
+	}
+	if got := match("cafe AND nine"); got != "[2]" {
+		t.Errorf("raw text of a row without search text: %s", got)
+	}
+	exec(`UPDATE memories SET content = 'The VPN moved' WHERE id = 1`)
+	if got := match("api"); got != "[]" {
+		t.Errorf("after an edit without search text the old words still match %s", got)
+	}
+	if got := match("vpn AND mari"); got != "[1]" {
+		t.Errorf("after an edit without search text: vpn AND mari matches %s", got)
+	}
+	if s := column(1); s != "" {
+		t.Errorf("stale search text kept: %q", s)
+	}
+	exec(`UPDATE memories SET content = 'ＶＰＮは移動した', search_text = 'vpn は移動した' WHERE id = 1`)
+	if got := match("vpn"); got != "[1]" {
+		t.Errorf("after an edit with search text: vpn matches %s", got)
+	}
+	exec(`UPDATE memories SET deleted_at = 5 WHERE id = 1`)
+	exec(`UPDATE memories SET deleted_at = NULL WHERE id = 1`)
+	if got := match("vpn AND mari"); got != "[1]" || column(1) != "vpn は移動した" {
+		t.Errorf("after forget and recover: %s, %q", got, column(1))
+	}
+}

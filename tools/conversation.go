@@ -99,8 +99,8 @@ func (c *Conversation) ServerOwner() (memory.Owner, bool) {
 // SPEC §2: in a DM the speaker's whole personal memory; in a guild each participant's
 // memories that originated in this guild, or all of them when that participant opted into
 // cross-server use. Participants whose privacy is partial or full contribute nothing.
-func (c *Conversation) PersonalVisible() []ltm.Visible {
-	var out []ltm.Visible
+func (c *Conversation) PersonalVisible() []memory.Visible {
+	var out []memory.Visible
 	for _, p := range c.Participants() {
 		if v, ok := c.personalVisible(p); ok {
 			out = append(out, v)
@@ -109,11 +109,11 @@ func (c *Conversation) PersonalVisible() []ltm.Visible {
 	return out
 }
 
-func (c *Conversation) personalVisible(p Participant) (ltm.Visible, bool) {
+func (c *Conversation) personalVisible(p Participant) (memory.Visible, bool) {
 	if p.UserID == "" || !p.personalAllowed() {
-		return ltm.Visible{}, false
+		return memory.Visible{}, false
 	}
-	v := ltm.Visible{Owner: memory.PersonalOwner(p.UserID)}
+	v := memory.Visible{Owner: memory.PersonalOwner(p.UserID)}
 	if !c.IsDM() && !p.CrossServer {
 		v.OriginGuildID = c.GuildID
 	}

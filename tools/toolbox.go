@@ -70,13 +70,11 @@ import (
 
 // Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
 type Store interface {
-	Remember(ctx context.Context, m memory.Memory, actor string) (ltm.WriteResult, error)
-	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor string, evidence ...ltm.MessageRef) (ltm.WriteResult, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
-	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor string) (*memory.Memory, error)
-	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor, reason string) ([]*memory.Memory, error)
-	Search(ctx context.Context, q ltm.SearchQuery) ([]ltm.Result, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
 }
 
 // ShortTerm is the part of the short-term store the tools use; *stm.Store satisfies it.
@@ -108,13 +106,12 @@ type Toolbox struct {
 }
 
 // New returns the toolbox for one turn of conv. short may be nil, in which case the
-// short-term memory tool is never offered. A nil log discards.
+// short-term memory tool is never offered. log is the turn's logger, which already carries
+// the turn's ids (guild_id, channel_id, user_id, message_id); a nil log discards.
 func New(conv Conversation, store Store, short ShortTerm, log *slog.Logger) *Toolbox {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	log = log.With(slog.String("guild_id", conv.GuildID), slog.String("channel_id", conv.ChannelID),
-		slog.String("user_id", conv.Speaker.UserID), slog.String("message_id", conv.MessageID))
 	return &Toolbox{conv: conv, store: store, short: short, log: log}
 }
 
@@ -279,9 +276,9 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 	// A memory saved into someone else's personal memory is learned from the speaker's
 	// message alone: the evidence link lets the speaker's forget-me remove it with their
 	// other words (SPEC §2), while deleting the message leaves it, as any deliberate save.
-	var evidence []ltm.MessageRef
+	var evidence []memory.MessageRef
 	if m.Scope == memory.ScopePersonal && m.UserID != tb.conv.Speaker.UserID {
-		evidence = append(evidence, ltm.MessageRef{MessageID: tb.conv.MessageID, AuthorID: tb.conv.Speaker.UserID})
+		evidence = append(evidence, memory.MessageRef{MessageID: tb.conv.MessageID, AuthorID: tb.conv.Speaker.UserID})
 	}
 	// Deduplicated only against what the speaker can see here: whether someone else holds
 	// the same fact must not change the result (SPEC §2).
@@ -456,7 +453,7 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	if err := args.validate(&tb.conv); err != nil {
 		return nil, err
 	}
-	q := ltm.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
+	q := memory.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
 	if args.Scope != SearchPersonal {
 		if o, ok := tb.conv.ServerOwner(); ok {
 			q.Owners = append(q.Owners, o)

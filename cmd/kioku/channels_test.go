@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"strconv"
 	"testing"
 
@@ -152,7 +153,21 @@ func TestRunChannelAwareMemory(t *testing.T) {
 		if err := h.fake.Dispatch("CHANNEL_DELETE", closed); err != nil {
 			t.Fatal(err)
 		}
-		waitLog(t, h.stderr, "recorded deleted channel")
+		// The bot records the deletion in the background; a channel gone from the state
+		// keeps the rule the store holds for it, so the prompts below wait for that row.
+		store, _ := h.in(t).openDB()
+		waitFor(t, h, "the deleted channel to be recorded", func() bool {
+			chans, err := store.GuildChannels(context.Background(), guildA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range chans {
+				if c.ChannelID == modsChannel && !c.DeletedAt.IsZero() {
+					return true
+				}
+			}
+			return false
+		})
 		prompt := ask(t, channelA, mod, modRoles)
 		mustContain(t, "prompt in #general after #mods was deleted", prompt, "picnic is on Friday")
 		mustNotContain(t, "prompt in #general after #mods was deleted", prompt, modsWords...)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -79,15 +81,22 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // audience, when not nil, tells the pipeline which channels' memories a conversation in a
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
-	flags := pipelineFlags(app.config.PipelineMode)
-	return pipeline.New(store, model, pipeline.Config{
+	flags := pipeline.ModeFlags(app.config.PipelineMode)
+	return pipeline.New(pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		Logger:            app.logger.With("component", "pipeline"),
-	})
+	}, pipelineDeps(store, model))
+}
+
+// pipelineDeps hands the store to every seam of the pipeline; the store's clock is read at
+// each call, so a test that moves it moves the pipeline with it.
+func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
+		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }
 
 // newEngine builds the chat turn engine on store, model and short-term memory, giving the

@@ -10,23 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
-
-// pipelineFrozen is the operator-only pipeline mode that records every proposal as
-// blocked: the halt to pull when the pipeline misbehaves. Guilds cannot choose it.
-const pipelineFrozen = "frozen"
-
-// pipelineFlags maps KIOKU_PIPELINE_MODE onto the pipeline's flags.
-func pipelineFlags(mode string) pipeline.Flags {
-	if mode == pipelineFrozen {
-		f := pipeline.DefaultFlags()
-		f.AutonomousFrozen = true
-		return f
-	}
-	return pipeline.GuildFlags(mode)
-}
 
 // Config is everything kioku reads from its environment. cmd/kioku is the only place that
 // reads it; every package below gets plain values.
@@ -43,7 +29,7 @@ type Config struct {
 
 	// PipelineMode is the operator's mode for the background pipeline (SPEC §4): full,
 	// controlled, shadow, frozen or off. Each guild's /kioku config mode can only narrow it.
-	PipelineMode string
+	PipelineMode memory.PipelineMode
 	// PipelineCallsPerHour caps the pipeline's model calls per hour (the cost guard).
 	PipelineCallsPerHour int
 	// PipelineGuildShare is the part of that budget one server may use while others wait
@@ -125,12 +111,12 @@ var settings = []setting{
 		return nil
 	}},
 	{"KIOKU_PIPELINE_MODE", "full", "Background memory pipeline for the whole bot: full, controlled, shadow, frozen or off (a server's /kioku config can only narrow it).", func(c *Config, v string) error {
-		switch v = strings.ToLower(v); v {
-		case pipelineFrozen, ltm.PipelineFull, ltm.PipelineControlled, ltm.PipelineShadow, ltm.PipelineOff:
-			c.PipelineMode = v
-			return nil
+		mode, err := memory.ParsePipelineMode(v)
+		if err != nil {
+			return fmt.Errorf("want full, controlled, shadow, frozen or off, got %q", strings.ToLower(v))
 		}
-		return fmt.Errorf("want full, controlled, shadow, frozen or off, got %q", v)
+		c.PipelineMode = mode
+		return nil
 	}},
 	{"KIOKU_PIPELINE_BUDGET", strconv.Itoa(pipeline.DefaultCallsPerHour), "Most model calls per hour for the background pipeline; over it, jobs wait.", positiveInt(func(c *Config) *int { return &c.PipelineCallsPerHour })},
 	{"KIOKU_PIPELINE_SERVER_SHARE", strconv.FormatFloat(pipeline.DefaultGuildShare, 'g', -1, 64), "Part of the pipeline budget one server (or one member's DMs) may use while others wait, above 0 and at most 1 (1: no limit).", func(c *Config, v string) error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/sashabaranov/go-openai"
 )
@@ -91,8 +92,8 @@ func (app *App) checkStore(ctx context.Context) []check {
 // dead jobs and the last run of each task in one line, then one warning line per problem
 // (dead jobs, expired leases, failed runs, a due job nobody works on). Doctor runs in its
 // own process, so the running bot's model budget is not known here.
-func pipelineChecks(ctx context.Context, store *ltm.Store, mode string) []check {
-	st, err := pipeline.ReadStatus(ctx, store)
+func pipelineChecks(ctx context.Context, store *ltm.Store, mode memory.PipelineMode) []check {
+	st, err := pipeline.ReadStatus(ctx, store, store.Now())
 	if err != nil {
 		return []check{{"pipeline", "fail", err.Error()}}
 	}
@@ -101,7 +102,7 @@ func pipelineChecks(ctx context.Context, store *ltm.Store, mode string) []check 
 		summary += "; no task has run yet (the pipeline runs inside `kioku run`)"
 	}
 	if mode != "" {
-		summary = "mode " + mode + ": " + summary
+		summary = "mode " + string(mode) + ": " + summary
 	}
 	out := []check{{"pipeline", "ok", summary}}
 	for _, p := range st.Problems() {

@@ -33,7 +33,7 @@ func TestGuildsCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := store.AppendTurn(ctx, ltm.Turn{GuildID: "111", ChannelID: "1", UserID: "42", Role: ltm.RoleUser, Content: "hi"}); err != nil {
+	if _, err := store.AppendTurn(ctx, memory.Turn{GuildID: "111", ChannelID: "1", UserID: "42", Role: memory.RoleUser, Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := store.RecordDeparture(ctx, "111", 30*24*time.Hour); err != nil {

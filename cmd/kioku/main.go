@@ -8,6 +8,7 @@
 //	kioku chat [--user U] [--guild G] chat in the terminal on the same turn engine
 //	kioku memories list|search|add|forget|recover|history|export|import
 //	kioku guilds list|purge ID       servers with data; delete one server's data now
+//	kioku reindex [--json]           rebuild search text and full-text indexes from the rows
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
 //	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
 //	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
@@ -22,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -48,6 +50,9 @@ type App struct {
 
 	config Config
 	logger *slog.Logger
+	// httpListener, when set, serves health and metrics in place of a listener on
+	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
+	httpListener net.Listener
 }
 
 type command struct {
@@ -62,6 +67,7 @@ func commands() []command {
 		{"chat", "chat in the terminal on the same turn engine (--user, --guild)", runChat},
 		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
 		{"guilds", "servers kioku holds data about: list | purge ID [--confirm ID]", runGuilds},
+		{"reindex", "rebuild search text and full-text indexes from the rows [--json]", runReindex},
 		{"doctor", "check configuration, database and providers", runDoctor},
 		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
 		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},

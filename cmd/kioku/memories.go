@@ -117,7 +117,7 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if len(pos) == 0 {
 		return usagef("kioku memories search QUERY")
 	}
-	results, err := store.Search(ctx, ltm.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
+	results, err := store.Search(ctx, memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
 	if err != nil {
 		return err
 	}

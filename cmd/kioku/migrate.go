@@ -53,6 +53,9 @@ func describeRepairs(rep ltm.RepairReport) string {
 	parts := []string{fmt.Sprintf("credentials redacted in %d memories (%d forgotten as duplicates), %d history rows, %d transcript turns, %d jobs",
 		rep.Memories, rep.Duplicates, rep.History, rep.Transcripts, rep.Jobs),
 		fmt.Sprintf("%d finished jobs stripped to their ids", rep.Stripped)}
+	if rep.SearchText > 0 {
+		parts = append(parts, fmt.Sprintf("search text stored for %d memories", rep.SearchText))
+	}
 	if rep.Vacuumed {
 		parts = append(parts, "freed space cleared")
 	}

@@ -116,7 +116,7 @@ func TestChatSchedulesExtraction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	jobs, err := store.ListJobs(context.Background(), ltm.JobQueued, 10)
+	jobs, err := store.ListJobs(context.Background(), memory.JobQueued, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, ltm.EnqueueOptions{MaxAttempts: 1})
+	id, _, err := store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 		t.Fatalf("fail: dead %v, %v", dead, err)
 	}
 	now := time.Now()
-	if err := store.RecordRun(ctx, ltm.TaskRun{Name: pipeline.TaskWork, StartedAt: now, FinishedAt: now, OK: true, Detail: "done=0"}); err != nil {
+	if err := store.RecordRun(ctx, memory.TaskRun{Name: pipeline.TaskWork, StartedAt: now, FinishedAt: now, OK: true, Detail: "done=0"}); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()
@@ -189,13 +189,13 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 // TestPipelineModeSetting: KIOKU_PIPELINE_MODE accepts the operator modes and names
 // itself when wrong; frozen is the operator's halt, which guilds cannot choose.
 func TestPipelineModeSetting(t *testing.T) {
-	for mode, want := range map[string]pipeline.Mode{"full": pipeline.ModeFull, "Controlled": pipeline.ModeControlled,
-		"shadow": pipeline.ModeShadow, "frozen": pipeline.ModeFrozen, "off": pipeline.ModeOff} {
+	for mode, want := range map[string]memory.PipelineMode{"full": memory.PipelineFull, "Controlled": memory.PipelineControlled,
+		"shadow": memory.PipelineShadow, "frozen": memory.PipelineFrozen, "off": memory.PipelineOff} {
 		cfg, err := LoadConfig(only("KIOKU_PIPELINE_MODE", mode))
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
-		if got := pipelineFlags(cfg.PipelineMode).Mode(); got != want {
+		if got := pipeline.ModeFlags(cfg.PipelineMode).Mode(); got != want {
 			t.Errorf("KIOKU_PIPELINE_MODE=%s gives mode %s, want %s", mode, got, want)
 		}
 	}

@@ -120,11 +120,13 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	}
 
 	var srv *http.Server
-	if cfg.HTTPAddr != "" {
-		ln, err := net.Listen("tcp", cfg.HTTPAddr)
-		if err != nil {
+	ln := app.httpListener
+	if ln == nil && cfg.HTTPAddr != "" {
+		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
 			return fmt.Errorf("invalid KIOKU_HTTP_ADDR: couldn't listen on %s: %w", cfg.HTTPAddr, err)
 		}
+	}
+	if ln != nil {
 		srv = &http.Server{Handler: opsHandler(store, b, model), ReadHeaderTimeout: 5 * time.Second}
 		log.Info("serving health and metrics", "addr", ln.Addr().String())
 		background.Go(func() {

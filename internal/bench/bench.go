@@ -172,7 +172,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		index[id] = i
 	}
 
-	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=query_only(1)&_pragma=busy_timeout(5000)")
+	raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
 	if err != nil {
 		return Report{}, fmt.Errorf("couldn't open baseline connection: %w", err)
 	}
@@ -183,14 +183,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	var srcANN, srcExact, srcHybrid, overlap float64
 	// One untimed round warms caches and the query-vector cache equally for every leg.
 	for _, q := range c.queries[:min(20, len(c.queries))] {
-		if _, err := store.Search(ctx, ltm.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}}); err != nil {
+		if _, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}}); err != nil {
 			return Report{}, err
 		}
 	}
 	progress("running %d queries", len(c.queries))
 	for _, q := range c.queries {
 		t := time.Now()
-		res, err := store.Search(ctx, ltm.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10})
+		res, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10})
 		recall = append(recall, time.Since(t))
 		if err != nil {
 			return Report{}, err
@@ -203,7 +203,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 
 		t = time.Now()
-		if _, err := store.Search(ctx, ltm.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10, KeywordOnly: true}); err != nil {
+		if _, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10, KeywordOnly: true}); err != nil {
 			return Report{}, err
 		}
 		keyword = append(keyword, time.Since(t))

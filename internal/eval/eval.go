@@ -190,7 +190,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 
 	rep := Report{Name: d.Name, K: ks}
 	// The baseline reads the same file through its own connection, as any SQLite client would.
-	plain, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "eval.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	plain, err := sql.Open("sqlite", ltm.ReadOnlyDSN(filepath.Join(dir, "eval.db")))
 	if err != nil {
 		return Report{}, fmt.Errorf("couldn't open eval database for the baseline: %w", err)
 	}
@@ -206,7 +206,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		rep.Stored += stored
 		for _, q := range sc.Queries {
 			start := time.Now()
-			res, err := store.Search(ctx, ltm.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
+			res, err := store.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
 			took := time.Since(start)
 			if err != nil {
 				return Report{}, fmt.Errorf("query %s of scope %s: %w", q.ID, sc.GuildID, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
@@ -139,7 +140,7 @@ func newHarness(t *testing.T, seed uint64) *harness {
 	t.Cleanup(func() { store.Close() })
 	store.Now = h.clock.Now
 	h.store = store
-	db, err := sql.Open("sqlite", ltm.DSN(path)+"&_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatalf("open oracle connection: %v", err)
 	}
@@ -181,8 +182,8 @@ func newHarness(t *testing.T, seed uint64) *harness {
 				t.Fatal(err)
 			}
 		}
-		if err := store.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: guildID(g), SelfTeaching: true,
-			PipelineMode: ltm.PipelineFull}); err != nil {
+		if err := store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guildID(g), SelfTeaching: true,
+			PipelineMode: memory.PipelineFull}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -192,7 +193,7 @@ func newHarness(t *testing.T, seed uint64) *harness {
 	// pipeline request belongs to the one leased job; the engine with a small context
 	// window (the prompt stays small, the checks cheap) and no rate limit.
 	var b *bot.Bot
-	h.pipe, err = pipeline.New(store, model, pipeline.Config{
+	h.pipe, err = pipeline.New(pipeline.Config{
 		Audience:          func(ctx context.Context, g, c string) *memory.Audience { return b.ReplyAudience(ctx, g, c) },
 		CallsPerHour:      -1,
 		GuildShare:        -1,
@@ -200,7 +201,8 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		MaxJobsPerTick:    1,
 		WorkerID:          "isolation",
 		Jitter:            func(d time.Duration) time.Duration { return d },
-	})
+	}, pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
+		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +742,7 @@ func (h *harness) views() {
 		mems = list
 	case k == 1 && query != "":
 		what = "search " + query
-		res, err := h.store.Search(h.ctx, ltm.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: 10, Audience: aud})
+		res, err := h.store.Search(h.ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: 10, Audience: aud})
 		if err != nil {
 			h.t.Fatal(err)
 		}

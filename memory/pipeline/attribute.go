@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -38,7 +37,7 @@ type attribution struct {
 	author *person
 	// evidence are the records the fact is learned from: for a member's fact only that
 	// member's own messages, for a server fact every cited message of a person.
-	evidence []ltm.Turn
+	evidence []memory.Turn
 	// mayEditServer is set when a speaker of the evidence could change server memory
 	// when they spoke.
 	mayEditServer bool
@@ -47,16 +46,16 @@ type attribution struct {
 // batchRecords are the records of one extraction batch: records[n-1] is record n, nil when
 // its turn is gone (deleted, or its speaker chose privacy full since the extraction ran).
 type batchRecords struct {
-	records  []*ltm.Turn
+	records  []*memory.Turn
 	people   map[string]*person
 	speakers []*person // people with at least one record, in order of first appearance
 }
 
-func newBatchRecords(records []*ltm.Turn, people map[string]*person) batchRecords {
+func newBatchRecords(records []*memory.Turn, people map[string]*person) batchRecords {
 	b := batchRecords{records: records, people: people}
 	seen := map[string]bool{}
 	for _, t := range records {
-		if t == nil || t.Role != ltm.RoleUser || seen[t.UserID] {
+		if t == nil || t.Role != memory.RoleUser || seen[t.UserID] {
 			continue
 		}
 		seen[t.UserID] = true
@@ -78,10 +77,10 @@ func (b batchRecords) speaker(id string) *person {
 }
 
 // userRecords returns the person records of id, or of everyone when id is "".
-func (b batchRecords) userRecords(id string) []ltm.Turn {
-	var out []ltm.Turn
+func (b batchRecords) userRecords(id string) []memory.Turn {
+	var out []memory.Turn
 	for _, t := range b.records {
-		if t != nil && t.Role == ltm.RoleUser && (id == "" || t.UserID == id) {
+		if t != nil && t.Role == memory.RoleUser && (id == "" || t.UserID == id) {
 			out = append(out, *t)
 		}
 	}
@@ -92,12 +91,12 @@ func (b batchRecords) userRecords(id string) []ltm.Turn {
 // stored for; why says which rule dropped it (it names ids and record numbers, never
 // content). warnings report ignored evidence numbers.
 func (b batchRecords) attribute(f Fact, dm bool) (att attribution, warnings []string, why string, ok bool) {
-	var cited []ltm.Turn
+	var cited []memory.Turn
 	for _, n := range f.Evidence {
 		switch {
 		case n < 1 || n > len(b.records) || b.records[n-1] == nil:
 			warnings = append(warnings, fmt.Sprintf("evidence record %d does not exist; ignored", n))
-		case b.records[n-1].Role != ltm.RoleUser:
+		case b.records[n-1].Role != memory.RoleUser:
 			warnings = append(warnings, fmt.Sprintf("evidence record %d is the bot's; ignored", n))
 		default:
 			cited = append(cited, *b.records[n-1])
@@ -186,19 +185,19 @@ func subjectID(s string) (id string, kind int) {
 }
 
 // evidenceOf turns an attribution's records into the store's evidence links.
-func evidenceOf(turns []ltm.Turn) []ltm.MessageRef {
-	out := make([]ltm.MessageRef, 0, len(turns))
+func evidenceOf(turns []memory.Turn) []memory.MessageRef {
+	out := make([]memory.MessageRef, 0, len(turns))
 	for _, t := range turns {
 		msg := t.MessageID
 		if msg == "" {
 			msg = "turn:" + strconv.FormatInt(t.ID, 10)
 		}
-		out = append(out, ltm.MessageRef{MessageID: msg, AuthorID: t.UserID})
+		out = append(out, memory.MessageRef{MessageID: msg, AuthorID: t.UserID})
 	}
 	return out
 }
 
-func turnIDs(turns []ltm.Turn) []int64 {
+func turnIDs(turns []memory.Turn) []int64 {
 	ids := make([]int64, len(turns))
 	for i, t := range turns {
 		ids[i] = t.ID
@@ -208,12 +207,12 @@ func turnIDs(turns []ltm.Turn) []int64 {
 
 // recordsByID rebuilds a checkpoint's records from the turns read now: a turn that is gone,
 // or whose speaker has since chosen privacy full, leaves its record empty.
-func recordsByID(ids []int64, turns []ltm.Turn, people map[string]*person) []*ltm.Turn {
-	byID := make(map[int64]*ltm.Turn, len(turns))
+func recordsByID(ids []int64, turns []memory.Turn, people map[string]*person) []*memory.Turn {
+	byID := make(map[int64]*memory.Turn, len(turns))
 	for i := range turns {
 		byID[turns[i].ID] = &turns[i]
 	}
-	out := make([]*ltm.Turn, len(ids))
+	out := make([]*memory.Turn, len(ids))
 	for i, id := range ids {
 		t := byID[id]
 		if t == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
@@ -25,7 +26,7 @@ func benchPipeline(b *testing.B) (*pipeline.Pipeline, *ltm.Store) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := pipeline.New(store, client, pipeline.Config{CallsPerHour: 1 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	p, err := pipeline.New(pipeline.Config{CallsPerHour: 1 << 30, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}, storeDeps(store, client))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -48,8 +49,8 @@ func BenchmarkOnTurn(b *testing.B) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				t := ltm.Turn{GuildID: "g1", ChannelID: fmt.Sprintf("c%d", i%50), UserID: fmt.Sprintf("u%d", i%7),
-					AuthorName: "someone", Role: ltm.RoleUser, Content: "we were talking about the raid schedule", CreatedAt: time.Now()}
+				t := memory.Turn{GuildID: "g1", ChannelID: fmt.Sprintf("c%d", i%50), UserID: fmt.Sprintf("u%d", i%7),
+					AuthorName: "someone", Role: memory.RoleUser, Content: "we were talking about the raid schedule", CreatedAt: time.Now()}
 				i++
 				id, err := store.AppendTurn(ctx, t)
 				if err != nil {
@@ -84,8 +85,8 @@ func BenchmarkExtractionJob(b *testing.B) {
 		channel := fmt.Sprintf("c%d", ch)
 		ch++
 		for j, text := range lines {
-			t := ltm.Turn{GuildID: "g1", ChannelID: channel, UserID: fmt.Sprintf("%d", 100+j%3), AuthorName: fmt.Sprintf("user%d", j%3),
-				Role: ltm.RoleUser, Content: fmt.Sprintf("%s (%d)", text, ch), CreatedAt: time.Now()}
+			t := memory.Turn{GuildID: "g1", ChannelID: channel, UserID: fmt.Sprintf("%d", 100+j%3), AuthorName: fmt.Sprintf("user%d", j%3),
+				Role: memory.RoleUser, Content: fmt.Sprintf("%s (%d)", text, ch), CreatedAt: time.Now()}
 			id, err := store.AppendTurn(ctx, t)
 			if err != nil {
 				b.Fatal(err)

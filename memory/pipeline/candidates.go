@@ -3,7 +3,6 @@ package pipeline
 import (
 	"context"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -18,14 +17,14 @@ const candidateOverfetch = 4
 // when the pipeline knows the channel's audience, that the audience allows. The decision
 // stage can only name a candidate, so a conversation never updates or deletes a memory it
 // could not see (issue "decisions cross origins").
-func (p *Pipeline) candidates(ctx context.Context, ch ltm.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
-	q := ltm.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes), Limit: MaxCandidates * candidateOverfetch}
+func (p *Pipeline) candidates(ctx context.Context, ch memory.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
+	q := memory.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes), Limit: MaxCandidates * candidateOverfetch}
 	if owner.Scope == memory.ScopePersonal && ch.GuildID != "" {
-		q.Visible = []ltm.Visible{{Owner: owner, OriginGuildID: ch.GuildID}}
+		q.Visible = []memory.Visible{{Owner: owner, OriginGuildID: ch.GuildID}}
 	} else {
 		q.Owners = []memory.Owner{owner}
 	}
-	results, err := p.store.Search(ctx, q)
+	results, err := p.finder.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +44,7 @@ func (p *Pipeline) candidates(ctx context.Context, ch ltm.Channel, aud *memory.A
 
 // audience is the channel rule of the conversation's channel, nil when there is none (a DM,
 // or no Audience provider configured).
-func (p *Pipeline) audience(ctx context.Context, ch ltm.Channel) *memory.Audience {
+func (p *Pipeline) audience(ctx context.Context, ch memory.Channel) *memory.Audience {
 	if p.cfg.Audience == nil || ch.GuildID == "" {
 		return nil
 	}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/sashabaranov/go-openai"
@@ -142,7 +141,7 @@ func TestSubjectResolution(t *testing.T) {
 // all of the exponential backoff, so jobs failing together do not retry together.
 func TestDefaultBackoffHasJitter(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
-	p, err := pipeline.New(e.store, e.client, pipeline.Config{}) // default jitter
+	p, err := pipeline.New(pipeline.Config{}, storeDeps(e.store, e.client)) // default jitter
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +150,7 @@ func TestDefaultBackoffHasJitter(t *testing.T) {
 	id := e.jobs()[0].ID
 	jittered := false
 	// The job was enqueued with the default five attempts: four retries, then dead.
-	for attempt := 1; attempt < ltm.DefaultMaxAttempts; attempt++ {
+	for attempt := 1; attempt < memory.DefaultMaxAttempts; attempt++ {
 		if r, err := p.Tick(t.Context()); err != nil || r.Retried != 1 {
 			t.Fatalf("attempt %d: %+v %v", attempt, r, err)
 		}
@@ -171,7 +170,7 @@ func TestDefaultBackoffHasJitter(t *testing.T) {
 	if !jittered {
 		t.Error("every retry waited the full backoff: no jitter")
 	}
-	if j, _ := e.store.GetJob(t.Context(), id); j.State != ltm.JobQueued || j.Attempts != ltm.DefaultMaxAttempts-1 {
+	if j, _ := e.store.GetJob(t.Context(), id); j.State != memory.JobQueued || j.Attempts != memory.DefaultMaxAttempts-1 {
 		t.Fatalf("job %+v", j)
 	}
 }

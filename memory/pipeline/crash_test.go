@@ -77,13 +77,13 @@ func crashChild() int {
 		Logger:   slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 	if os.Getenv(childPause) == "before-commit" {
-		cfg.BeforeCommit = func(context.Context, *ltm.Job) error {
+		cfg.BeforeCommit = func(context.Context, *memory.Job) error {
 			fmt.Println(childPaused)
 			time.Sleep(time.Hour) // hang here until the parent kills the process
 			return nil
 		}
 	}
-	p, err := pipeline.New(store, client, cfg)
+	p, err := pipeline.New(cfg, storeDeps(store, client))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -125,7 +125,7 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.New(store, client, pipeline.Config{})
+	p, err := pipeline.New(pipeline.Config{}, storeDeps(store, client))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 		{"u2", "Bob", "Movie night happens on Saturdays"},
 	} {
 		// Both may edit server memory, so the run applies its updates and deletes.
-		tr := ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: turn.user, AuthorName: turn.name, Role: ltm.RoleUser,
+		tr := memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: turn.user, AuthorName: turn.name, Role: memory.RoleUser,
 			Content: turn.text, CanEditServer: true}
 		if tr.ID, err = store.AppendTurn(ctx, tr); err != nil {
 			t.Fatal(err)
@@ -289,7 +289,7 @@ func TestWorkerProcessKilledMidJob(t *testing.T) {
 			}
 			defer s.Close()
 			jobs, _ := s.ListJobs(t.Context(), "", 10)
-			if len(jobs) != 1 || jobs[0].State != ltm.JobDone || jobs[0].Attempts != 1 {
+			if len(jobs) != 1 || jobs[0].State != memory.JobDone || jobs[0].Attempts != 1 {
 				t.Fatalf("jobs %+v, want the one job done after one reaped attempt", jobs)
 			}
 		})

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/sashabaranov/go-openai"
 )
@@ -370,7 +369,7 @@ const botSpeaker = "kioku (bot)"
 
 // ExtractionMessages builds the extraction request for a batch of transcript turns: turn i
 // is record number i+1, and facts cite those numbers as their evidence.
-func ExtractionMessages(turns []ltm.Turn, guildID string) []openai.ChatCompletionMessage {
+func ExtractionMessages(turns []memory.Turn, guildID string) []openai.ChatCompletionMessage {
 	var b strings.Builder
 	if guildID == "" {
 		b.WriteString("A direct message conversation.\n")
@@ -394,9 +393,9 @@ func ExtractionMessages(turns []ltm.Turn, guildID string) []openai.ChatCompletio
 // recordJSON renders turn t as record n. encoding/json escapes quotes, control characters,
 // U+2028/U+2029 and "<", ">" and "&", so no text can close the record, the array or the
 // <conversation> block.
-func recordJSON(n int, t ltm.Turn) string {
+func recordJSON(n int, t memory.Turn) string {
 	r := Record{N: n, SpeakerID: t.UserID, Speaker: t.AuthorName, Text: t.Content}
-	if t.Role == ltm.RoleAssistant {
+	if t.Role == memory.RoleAssistant {
 		r.SpeakerID, r.Speaker, r.Bot = "", botSpeaker, true
 	} else if r.Speaker == "" {
 		r.Speaker = "user"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"golang.org/x/time/rate"
 )
 
@@ -41,12 +41,12 @@ func shareKey(guildID, channelID string) string {
 // othersWaiting reports whether a due extraction job of another share key is queued. A
 // read error counts as no: the share rule must never stop the pipeline on its own.
 func (p *Pipeline) othersWaiting(ctx context.Context, key string, log *slog.Logger) bool {
-	jobs, err := p.store.ListJobs(ctx, ltm.JobQueued, 500)
+	jobs, err := p.ledger.ListJobs(ctx, memory.JobQueued, 500)
 	if err != nil {
 		log.Warn("couldn't check the queue for the budget share", slog.Any("err", err))
 		return false
 	}
-	now := p.store.Now()
+	now := p.now()
 	for _, j := range jobs {
 		if j.Kind != KindExtract || j.RunAfter.After(now) {
 			continue

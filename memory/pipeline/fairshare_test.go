@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
@@ -72,7 +71,7 @@ func TestOneServerCannotDrainTheBudget(t *testing.T) {
 		t.Fatalf("%d model calls, budget %d", n, budget)
 	}
 	for _, j := range e.jobs() {
-		if j.Attempts != 0 || j.State == ltm.JobDead {
+		if j.Attempts != 0 || j.State == memory.JobDead {
 			t.Fatalf("job %+v was charged an attempt for waiting its turn", j)
 		}
 	}
@@ -99,7 +98,7 @@ func TestHighSignalTriggersPerMember(t *testing.T) {
 	due := func(channel string) bool {
 		t.Helper()
 		for _, j := range e.jobs() {
-			if j.DedupKey == "g1/"+channel && j.State == ltm.JobQueued {
+			if j.DedupKey == "g1/"+channel && j.State == memory.JobQueued {
 				return !j.RunAfter.After(e.clock.Now())
 			}
 		}

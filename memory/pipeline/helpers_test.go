@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/intent"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
@@ -74,7 +75,7 @@ func newEnv(t *testing.T, cfg pipeline.Config) *env {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	e.p, err = pipeline.New(e.store, client, cfg)
+	e.p, err = pipeline.New(cfg, storeDeps(e.store, client))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,22 +89,22 @@ func (e *env) withEmbeddings() *env {
 }
 
 // say stores a user turn and notifies the pipeline the way the chat turn does.
-func (e *env) say(guild, channel, user, name, text string) ltm.Turn {
+func (e *env) say(guild, channel, user, name, text string) memory.Turn {
 	e.t.Helper()
-	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text})
+	return e.sayWith(memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text})
 }
 
 // sayAsEditor is say by a member who may change the guild's server memory.
-func (e *env) sayAsEditor(guild, channel, user, name, text string) ltm.Turn {
+func (e *env) sayAsEditor(guild, channel, user, name, text string) memory.Turn {
 	e.t.Helper()
-	return e.sayWith(ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text, CanEditServer: true})
+	return e.sayWith(memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, AuthorName: name, Content: text, CanEditServer: true})
 }
 
 // sayWith stores user turn t (role and message id filled in) and notifies the pipeline.
-func (e *env) sayWith(t ltm.Turn) ltm.Turn {
+func (e *env) sayWith(t memory.Turn) memory.Turn {
 	e.t.Helper()
 	e.msgSeq++
-	t.Role, t.MessageID = ltm.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
+	t.Role, t.MessageID = memory.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
 	text := t.Content
 	id, err := e.store.AppendTurn(e.t.Context(), t)
 	if err != nil {
@@ -119,7 +120,7 @@ func (e *env) sayWith(t ltm.Turn) ltm.Turn {
 // reply stores an assistant turn.
 func (e *env) reply(guild, channel, user, text string) {
 	e.t.Helper()
-	t := ltm.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: ltm.RoleAssistant, Content: text}
+	t := memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: memory.RoleAssistant, Content: text}
 	if _, err := e.store.AppendTurn(e.t.Context(), t); err != nil {
 		e.t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func (e *env) actions(owner memory.Owner) []memory.Action {
 	return out
 }
 
-func (e *env) jobs() []*ltm.Job {
+func (e *env) jobs() []*memory.Job {
 	e.t.Helper()
 	js, err := e.store.ListJobs(e.t.Context(), "", 500)
 	if err != nil {
@@ -184,7 +185,7 @@ func (e *env) jobs() []*ltm.Job {
 	return js
 }
 
-func (e *env) stats() ltm.JobStats {
+func (e *env) stats() memory.JobStats {
 	e.t.Helper()
 	st, err := e.store.JobStats(e.t.Context())
 	if err != nil {
@@ -295,4 +296,10 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 	default:
 		return decision("ADD", 0, f, 0.9, "new information")
 	}
+}
+
+// storeDeps hands store to every seam of the pipeline, as cmd/kioku does.
+func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
+		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -30,16 +29,18 @@ type Flags struct {
 // DefaultFlags is full mode: enabled, updates and deletes allowed, nothing frozen.
 func DefaultFlags() Flags { return Flags{Enabled: true, AllowUpdateDelete: true} }
 
-// GuildFlags maps a guild's /kioku config pipeline mode onto the flags. An empty or
-// unknown value is the default, full.
-func GuildFlags(mode string) Flags {
+// ModeFlags maps a pipeline mode (the operator's KIOKU_PIPELINE_MODE or a guild's
+// /kioku config choice) onto the flags. An empty or unknown value is the default, full.
+func ModeFlags(mode memory.PipelineMode) Flags {
 	f := DefaultFlags()
 	switch mode {
-	case ltm.PipelineControlled:
+	case memory.PipelineControlled:
 		f.AllowUpdateDelete = false
-	case ltm.PipelineShadow:
+	case memory.PipelineShadow:
 		f.ShadowMode = true
-	case ltm.PipelineOff:
+	case memory.PipelineFrozen:
+		f.AutonomousFrozen = true
+	case memory.PipelineOff:
 		f.Enabled = false
 	}
 	return f
@@ -56,54 +57,33 @@ func (f Flags) And(g Flags) Flags {
 	}
 }
 
-// Mode is the effective behaviour the flags add up to.
-type Mode string
-
-// Effective modes, from most to least restrictive.
-const (
-	ModeOff        Mode = "off"        // nothing is extracted
-	ModeFrozen     Mode = "frozen"     // proposals recorded as blocked, none applied
-	ModeShadow     Mode = "shadow"     // proposals recorded as shadow, none applied
-	ModeControlled Mode = "controlled" // ADD applied; UPDATE and DELETE recorded as blocked
-	ModeFull       Mode = "full"       // ADD, UPDATE and DELETE applied
-)
-
-// Mode returns the effective mode of f.
-func (f Flags) Mode() Mode {
+// Mode returns the effective mode the flags add up to.
+func (f Flags) Mode() memory.PipelineMode {
 	switch {
 	case !f.Enabled:
-		return ModeOff
+		return memory.PipelineOff
 	case f.AutonomousFrozen:
-		return ModeFrozen
+		return memory.PipelineFrozen
 	case f.ShadowMode:
-		return ModeShadow
+		return memory.PipelineShadow
 	case f.MutationsFrozen || !f.AllowUpdateDelete:
-		return ModeControlled
+		return memory.PipelineControlled
 	}
-	return ModeFull
+	return memory.PipelineFull
 }
 
 // gate says how mode m treats a valid, confident proposal: "" to apply it, or the history
 // action to record it under instead, with the reason.
-func (m Mode) gate(a ltm.ProposalAction) (memory.Action, string) {
+func gate(m memory.PipelineMode, a memory.ProposalAction) (memory.Action, string) {
 	switch m {
-	case ModeOff, ModeFrozen:
+	case memory.PipelineOff, memory.PipelineFrozen:
 		return memory.ActionBlock, "autonomous writes are frozen"
-	case ModeShadow:
+	case memory.PipelineShadow:
 		return memory.ActionShadow, "shadow mode: recorded, not applied"
-	case ModeControlled:
-		if a == ltm.ProposeUpdate || a == ltm.ProposeDelete {
+	case memory.PipelineControlled:
+		if a == memory.ProposeUpdate || a == memory.ProposeDelete {
 			return memory.ActionBlock, "controlled mode: updates and deletes are not applied"
 		}
 	}
 	return "", ""
-}
-
-// GuildModes lists the pipeline modes a guild can choose, with a line each for
-// /kioku config.
-var GuildModes = []struct{ Value, Description string }{
-	{ltm.PipelineFull, "add, update and forget memories from conversations (default)"},
-	{ltm.PipelineControlled, "only add memories; proposed edits and deletions are recorded, not applied"},
-	{ltm.PipelineShadow, "record what would be remembered in history, change nothing"},
-	{ltm.PipelineOff, "don't extract memories from conversations"},
 }

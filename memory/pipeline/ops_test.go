@@ -32,7 +32,7 @@ func TestNoModelOrEmbeddingCallInsideAWriteTransaction(t *testing.T) {
 			t.Errorf("%s called while a write transaction is open", r.URL.Path)
 		}
 	})
-	seedModes(t, e, ltm.PipelineFull)
+	seedModes(t, e, memory.PipelineFull)
 	e.say("g1", "c2", "u1", "Alice", "I prefer green tea over coffee")
 	for range 3 {
 		e.tick()
@@ -68,7 +68,7 @@ func TestIdempotence(t *testing.T) {
 
 	t.Run("FailureBeforeCommitThenRerun", func(t *testing.T) {
 		crash := true
-		e := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *ltm.Job) error {
+		e := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *memory.Job) error {
 			if crash {
 				crash = false
 				return errors.New("disk full")
@@ -95,7 +95,7 @@ func TestIdempotence(t *testing.T) {
 	})
 	t.Run("PanicBeforeCommitThenRerun", func(t *testing.T) {
 		crash := true
-		e := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *ltm.Job) error {
+		e := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *memory.Job) error {
 			if crash {
 				crash = false
 				panic("worker bug")
@@ -115,7 +115,7 @@ func TestIdempotence(t *testing.T) {
 	t.Run("LeaseTakenOverWhileBlockedBeforeCommit", func(t *testing.T) {
 		entered, release := make(chan struct{}), make(chan struct{})
 		var blocked atomic.Bool
-		a := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *ltm.Job) error {
+		a := newEnv(t, pipeline.Config{BeforeCommit: func(context.Context, *memory.Job) error {
 			if blocked.CompareAndSwap(false, true) {
 				close(entered)
 				<-release
@@ -123,7 +123,7 @@ func TestIdempotence(t *testing.T) {
 			return nil
 		}})
 		scenario(a)
-		b, err := pipeline.New(a.store, a.client, pipeline.Config{WorkerID: "b"})
+		b, err := pipeline.New(pipeline.Config{WorkerID: "b"}, storeDeps(a.store, a.client))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +239,7 @@ func TestCostGuardUnderBurst(t *testing.T) {
 			t.Fatalf("hour %d: %d model calls, budget %d", hour, calls, budget)
 		}
 		for _, j := range e.jobs() {
-			if j.Attempts != 0 || j.State == ltm.JobDead {
+			if j.Attempts != 0 || j.State == memory.JobDead {
 				t.Fatalf("hour %d: job %+v was charged an attempt for waiting", hour, j)
 			}
 		}
@@ -373,7 +373,7 @@ func TestStatus(t *testing.T) {
 	if p := st.Problems(); len(p) != 1 || !strings.Contains(p[0], "503") {
 		t.Errorf("problems %q, want the dead job with its error", p)
 	}
-	doctor, err := pipeline.ReadStatus(ctx, e.store)
+	doctor, err := pipeline.ReadStatus(ctx, e.store, e.store.Now())
 	if err != nil || doctor.Budget != nil || doctor.Jobs != st.Jobs {
 		t.Fatalf("ReadStatus %+v %v", doctor, err)
 	}

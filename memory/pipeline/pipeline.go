@@ -3,11 +3,12 @@
 // fact whether it is new, refines or retracts an existing memory, or is already known,
 // and applies those decisions through controlled writes that are audited in history.
 //
-// Everything durable lives in SQLite through ltm: the job queue, the per-channel
-// extraction cursor, checkpoints of work done so far. Model and embedding calls happen
-// only between transactions; each job ends in one short transaction that writes its facts,
-// moves the cursor and completes the job together, so a crash at any point either loses
-// the whole run (which is then redone) or none of it, and never duplicates a fact.
+// Everything durable lives in the store, behind the small interfaces of deps.go: the job
+// queue, the per-channel extraction cursor, checkpoints of work done so far. Model and
+// embedding calls happen only between transactions; each job ends in one short
+// transaction that writes its facts, moves the cursor and completes the job together, so a
+// crash at any point either loses the whole run (which is then redone) or none of it, and
+// never duplicates a fact.
 //
 // A chat turn calls OnTurn after storing a user turn; `kioku run` calls Start and Stop.
 // Tests drive the same work by hand with Tick, Reap and Sweep.
@@ -23,8 +24,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"
 )
@@ -105,7 +106,7 @@ type Config struct {
 	HighSignalPerHour int
 	// LeaseFor is how long a job is held between heartbeats; default DefaultLeaseFor.
 	LeaseFor time.Duration
-	// MaxAttempts is the failed runs before a job is dead; default ltm.DefaultMaxAttempts.
+	// MaxAttempts is the failed runs before a job is dead; default memory.DefaultMaxAttempts.
 	MaxAttempts int
 	// BackoffBase and BackoffMax bound the exponential wait after a failure.
 	BackoffBase time.Duration
@@ -125,8 +126,8 @@ type Config struct {
 	SweepSchedule     string
 	RetentionSchedule string
 	// Retention says how long history, jobs and transcripts are kept; zero fields are
-	// ltm's defaults (forgotten memories are purged after the store's RecoverWindow).
-	Retention ltm.RetentionPolicy
+	// the store's defaults (forgotten memories are purged after the store's RecoverWindow).
+	Retention memory.RetentionPolicy
 	// WorkerID names this process in job leases; default hostname:pid.
 	WorkerID string
 	// Logger receives one structured line per job and per scheduled run (ids and counts,
@@ -142,17 +143,25 @@ type Config struct {
 	// BeforeCommit, when set, is called after every model and embedding call of a job
 	// and right before its one write transaction. A test seam: tests block in it to
 	// crash or race a job at the worst moment. An error fails the run like any other.
-	BeforeCommit func(ctx context.Context, job *ltm.Job) error
+	BeforeCommit func(ctx context.Context, job *memory.Job) error
 }
 
 // Pipeline runs the background memory work. Create it with New.
 type Pipeline struct {
-	store *ltm.Store
-	model Model
-	cfg   Config
-	flags Flags
-	log   *slog.Logger
-	guard *CostGuard
+	jobs         JobQueue
+	ledger       Ledger
+	transcript   Transcript
+	facts        FactWriter
+	finder       Candidates
+	settings     Settings
+	housekeeping Housekeeping
+	model        Model
+	quote        func(string) string
+	now          func() time.Time
+	cfg          Config
+	flags        Flags
+	log          *slog.Logger
+	guard        *CostGuard
 	// triggers limits each member's high-signal extraction triggers.
 	triggers *memberTriggers
 
@@ -167,11 +176,11 @@ type Pipeline struct {
 	running bool
 }
 
-// New returns a pipeline over store and model. It starts nothing: call Start for the
-// scheduled background work, or Tick, Reap and Sweep by hand.
-func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
-	if store == nil || model == nil {
-		return nil, fmt.Errorf("couldn't create pipeline: store and model are required")
+// New returns a pipeline over its collaborators (every one is required). It starts
+// nothing: call Start for the scheduled background work, or Tick, Reap and Sweep by hand.
+func New(cfg Config, deps Deps) (*Pipeline, error) {
+	if err := deps.validate(); err != nil {
+		return nil, err
 	}
 	flags := DefaultFlags()
 	if cfg.Flags != nil {
@@ -199,7 +208,7 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 		cfg.LeaseFor = DefaultLeaseFor
 	}
 	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = ltm.DefaultMaxAttempts
+		cfg.MaxAttempts = memory.DefaultMaxAttempts
 	}
 	if cfg.BackoffBase <= 0 {
 		cfg.BackoffBase = DefaultBackoffBase
@@ -208,7 +217,7 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 		cfg.BackoffMax = max(DefaultBackoffMax, cfg.BackoffBase)
 	}
 	if cfg.Jitter == nil {
-		cfg.Jitter = equalJitter
+		cfg.Jitter = backoff.EqualJitter
 	}
 	if cfg.MaxTurnsPerJob <= 0 {
 		cfg.MaxTurnsPerJob = DefaultMaxTurnsPerJob
@@ -243,14 +252,22 @@ func New(store *ltm.Store, model Model, cfg Config) (*Pipeline, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &Pipeline{
-		store:    store,
-		model:    model,
-		cfg:      cfg,
-		flags:    flags,
-		log:      log,
-		guard:    NewCostGuard(cfg.CallsPerHour, time.Hour, func() time.Time { return store.Now() }).WithShare(cfg.GuildShare),
-		triggers: newMemberTriggers(cfg.HighSignalPerHour, func() time.Time { return store.Now() }),
-		nonce:    rand.Uint32(),
+		jobs:         deps.Jobs,
+		ledger:       deps.Ledger,
+		transcript:   deps.Transcript,
+		facts:        deps.Facts,
+		finder:       deps.Candidates,
+		settings:     deps.Settings,
+		housekeeping: deps.Housekeeping,
+		model:        deps.Model,
+		quote:        deps.Quote,
+		now:          deps.Now,
+		cfg:          cfg,
+		flags:        flags,
+		log:          log,
+		guard:        NewCostGuard(cfg.CallsPerHour, time.Hour, deps.Now).WithShare(cfg.GuildShare),
+		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
+		nonce:        rand.Uint32(),
 	}
 	return p, nil
 }
@@ -261,22 +278,9 @@ func (p *Pipeline) Config() Config { return p.cfg }
 // Guard returns the cost guard, for status and tests.
 func (p *Pipeline) Guard() *CostGuard { return p.guard }
 
-// equalJitter waits between half and all of d.
-func equalJitter(d time.Duration) time.Duration {
-	if d <= 1 {
-		return d
-	}
-	half := d / 2
-	return half + rand.N(d-half+1)
-}
-
 // backoff is the wait after a job's attempt-th failure (1-based).
 func (p *Pipeline) backoff(attempt int) time.Duration {
-	d := p.cfg.BackoffBase
-	for i := 1; i < attempt && d < p.cfg.BackoffMax; i++ {
-		d *= 2
-	}
-	return p.cfg.Jitter(min(d, p.cfg.BackoffMax))
+	return p.cfg.Jitter(backoff.Exponential(p.cfg.BackoffBase, p.cfg.BackoffMax, attempt-1))
 }
 
 // nextOwner is a lease token unique to this process and lease.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/kioku-bot/kioku/intent"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
@@ -29,10 +28,10 @@ func TestTriggerSanity(t *testing.T) {
 func TestTriggers(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
 	ctx := t.Context()
-	job := func(channel string) *ltm.Job {
+	job := func(channel string) *memory.Job {
 		t.Helper()
 		for _, j := range e.jobs() {
-			if j.DedupKey == "g1/"+channel && (j.State == ltm.JobQueued || j.State == ltm.JobLeased) {
+			if j.DedupKey == "g1/"+channel && (j.State == memory.JobQueued || j.State == memory.JobLeased) {
 				return j
 			}
 		}
@@ -85,7 +84,7 @@ func TestTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.say("g1", "c5", "u9", "Zed", decisive)
-		if err := e.store.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: "g2", PipelineMode: ltm.PipelineOff}); err != nil {
+		if err := e.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g2", PipelineMode: memory.PipelineOff}); err != nil {
 			t.Fatal(err)
 		}
 		e.say("g2", "c6", "u1", "Alice", decisive)
@@ -145,7 +144,7 @@ func TestExtractionEndToEnd(t *testing.T) {
 		t.Errorf("history %+v", evs)
 	}
 	t.Run("ReplayOfTheSameTurnsDoesNothing", func(t *testing.T) {
-		if _, _, err := e.store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, ltm.EnqueueOptions{}); err != nil {
+		if _, _, err := e.store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(e.fake.ChatRequests())
@@ -160,10 +159,10 @@ func TestExtractionEndToEnd(t *testing.T) {
 
 // seedModes prepares a guild with memories the default brain will update, delete and
 // leave alone, and the turns that make it do so.
-func seedModes(t *testing.T, e *env, mode string) (editable, doomed, pinned *memory.Memory) {
+func seedModes(t *testing.T, e *env, mode memory.PipelineMode) (editable, doomed, pinned *memory.Memory) {
 	t.Helper()
 	ctx := t.Context()
-	if err := e.store.SaveGuildSettings(ctx, ltm.GuildSettings{GuildID: "g1", PipelineMode: mode}); err != nil {
+	if err := e.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", PipelineMode: mode}); err != nil {
 		t.Fatal(err)
 	}
 	remember := func(content string, pin bool) *memory.Memory {
@@ -190,7 +189,7 @@ func TestModes(t *testing.T) {
 	t.Run("Full", func(t *testing.T) {
 		e := newEnv(t, pipeline.Config{})
 		ctx := t.Context()
-		editable, doomed, pinned := seedModes(t, e, ltm.PipelineFull)
+		editable, doomed, pinned := seedModes(t, e, memory.PipelineFull)
 		if r := e.tick(); r.Done != 1 {
 			t.Fatalf("tick %+v\n%s", r, e.logs)
 		}
@@ -223,7 +222,7 @@ func TestModes(t *testing.T) {
 	})
 	t.Run("Controlled", func(t *testing.T) {
 		e := newEnv(t, pipeline.Config{})
-		seedModes(t, e, ltm.PipelineControlled)
+		seedModes(t, e, memory.PipelineControlled)
 		e.tick()
 		got := e.contents(g)
 		slices.Sort(got)
@@ -242,7 +241,7 @@ func TestModes(t *testing.T) {
 	})
 	t.Run("Shadow", func(t *testing.T) {
 		e := newEnv(t, pipeline.Config{})
-		seedModes(t, e, ltm.PipelineShadow)
+		seedModes(t, e, memory.PipelineShadow)
 		before := e.memories(g)
 		e.tick()
 		if diff := cmp.Diff(before, e.memories(g)); diff != "" {
@@ -257,7 +256,7 @@ func TestModes(t *testing.T) {
 		flags := pipeline.DefaultFlags()
 		flags.AutonomousFrozen = true
 		e := newEnv(t, pipeline.Config{Flags: &flags})
-		seedModes(t, e, ltm.PipelineFull)
+		seedModes(t, e, memory.PipelineFull)
 		before := e.memories(g)
 		e.tick()
 		if diff := cmp.Diff(before, e.memories(g)); diff != "" {
@@ -269,12 +268,12 @@ func TestModes(t *testing.T) {
 	})
 	t.Run("Off", func(t *testing.T) {
 		e := newEnv(t, pipeline.Config{})
-		seedModes(t, e, ltm.PipelineOff)
+		seedModes(t, e, memory.PipelineOff)
 		if st := e.stats(); st.Depth() != 0 {
 			t.Fatalf("pipeline off scheduled jobs: %+v", st)
 		}
 		// A job queued before the switch only moves the cursor.
-		if _, _, err := e.store.Enqueue(t.Context(), pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, ltm.EnqueueOptions{}); err != nil {
+		if _, _, err := e.store.Enqueue(t.Context(), pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		e.tick()
@@ -379,8 +378,8 @@ func TestPrivacyInsideThePipeline(t *testing.T) {
 	}
 	// The chat turn never stores a full-privacy user's words; make sure the pipeline
 	// ignores them even if some were stored before the switch.
-	if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u3", AuthorName: "Carol",
-		Role: ltm.RoleUser, Content: "CAROLSECRET I prefer to stay invisible"}); err != nil {
+	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u3", AuthorName: "Carol",
+		Role: memory.RoleUser, Content: "CAROLSECRET I prefer to stay invisible"}); err != nil {
 		t.Fatal(err)
 	}
 	e.say("g1", "c1", "u2", "Bob", "I prefer window seats on trains")
@@ -442,7 +441,7 @@ func TestProviderDownRetryDeadRequeue(t *testing.T) {
 		}
 		if attempt < 3 {
 			wait := pipeline.DefaultBackoffBase << (attempt - 1)
-			if r.Retried != 1 || got.State != ltm.JobQueued || !got.RunAfter.Equal(e.clock.Now().Add(wait)) {
+			if r.Retried != 1 || got.State != memory.JobQueued || !got.RunAfter.Equal(e.clock.Now().Add(wait)) {
 				t.Fatalf("attempt %d: %+v, job %+v; want a retry after %v", attempt, r, got, wait)
 			}
 			if r := e.tick(); r != (pipeline.TickResult{}) {
@@ -451,7 +450,7 @@ func TestProviderDownRetryDeadRequeue(t *testing.T) {
 			e.clock.Advance(wait)
 			continue
 		}
-		if r.Dead != 1 || got.State != ltm.JobDead {
+		if r.Dead != 1 || got.State != memory.JobDead {
 			t.Fatalf("last attempt: %+v, job %+v; want dead", r, got)
 		}
 	}
@@ -513,7 +512,7 @@ func TestStaleLeaseIsReaped(t *testing.T) {
 func TestFollowUpForTurnsDuringAJob(t *testing.T) {
 	var e *env
 	first := true
-	e = newEnv(t, pipeline.Config{BeforeCommit: func(_ context.Context, _ *ltm.Job) error {
+	e = newEnv(t, pipeline.Config{BeforeCommit: func(_ context.Context, _ *memory.Job) error {
 		if first {
 			first = false
 			// A turn arrives while the job runs: OnTurn cannot touch the leased job.
@@ -579,7 +578,7 @@ func TestSweep(t *testing.T) {
 	e := newEnv(t, pipeline.Config{MaxAttempts: 1})
 	ctx := t.Context()
 	// Turns stored, but the process died before OnTurn scheduled them.
-	if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: decisive}); err != nil {
+	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: decisive}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := e.p.Sweep(ctx)
@@ -599,7 +598,7 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("sweep resurrected a dead job's channel: %d", n)
 		}
 		e.clock.Advance(time.Minute)
-		if _, err := e.store.AppendTurn(ctx, ltm.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: ltm.RoleUser, Content: calm}); err != nil {
+		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: calm}); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := e.p.Sweep(ctx); n != 1 {

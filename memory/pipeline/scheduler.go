@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/robfig/cron/v3"
 )
 
@@ -16,7 +16,7 @@ const (
 	TaskWork      = "work"      // Tick: run due jobs
 	TaskReap      = "reap"      // Reap: requeue jobs whose worker died
 	TaskSweep     = "sweep"     // Sweep: schedule channels whose extraction was never scheduled
-	TaskRetention = "retention" // ltm retention: purge what outlived its keeping, and departed guilds
+	TaskRetention = "retention" // the store's retention: purge what outlived its keeping, and departed guilds
 )
 
 // NewCron returns a cron scheduler (robfig/cron) that logs through log, recovers panics
@@ -89,9 +89,9 @@ func (p *Pipeline) task(name string, fn func(ctx context.Context) (string, error
 }
 
 func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context.Context) (string, error)) {
-	started := p.store.Now()
+	started := p.now()
 	clock := time.Now()
-	run := ltm.TaskRun{Name: name, StartedAt: started}
+	run := memory.TaskRun{Name: name, StartedAt: started}
 	defer func() {
 		if r := recover(); r != nil {
 			run.Error = fmt.Sprintf("panic: %v", r)
@@ -107,8 +107,8 @@ func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context
 	p.finishTask(run, clock)
 }
 
-func (p *Pipeline) finishTask(run ltm.TaskRun, clock time.Time) {
-	run.FinishedAt = p.store.Now()
+func (p *Pipeline) finishTask(run memory.TaskRun, clock time.Time) {
+	run.FinishedAt = p.now()
 	took := time.Since(clock)
 	attrs := []any{slog.String("task", run.Name), slog.String("result", run.Detail), slog.Duration("took", took)}
 	if run.OK {
@@ -118,7 +118,7 @@ func (p *Pipeline) finishTask(run ltm.TaskRun, clock time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := p.store.RecordRun(ctx, run); err != nil {
+	if err := p.ledger.RecordRun(ctx, run); err != nil {
 		p.log.Warn("couldn't record pipeline task run", slog.String("task", run.Name), slog.Any("err", err))
 	}
 }
@@ -144,9 +144,9 @@ func (p *Pipeline) taskFunc(name string) func(ctx context.Context) (string, erro
 		}
 	case TaskRetention:
 		return func(ctx context.Context) (string, error) {
-			r, err := p.store.Retention(ctx, p.cfg.Retention)
+			r, err := p.housekeeping.Retention(ctx, p.cfg.Retention)
 			// Servers that removed the bot longer ago than their grace period lose their data.
-			g, guilds, gerr := p.store.PurgeDepartedGuilds(ctx)
+			g, guilds, gerr := p.housekeeping.PurgeDepartedGuilds(ctx)
 			return fmt.Sprintf("embeddings=%d tombstones=%d history=%d done_jobs=%d dead_jobs=%d transcripts=%d departed_guilds=%d departed_memories=%d",
 				r.Embeddings, r.Tombstones, r.History, r.DoneJobs, r.DeadJobs, r.Transcripts, guilds, g.Memories), errors.Join(err, gerr)
 		}

@@ -6,16 +6,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Status is a snapshot of the pipeline for `kioku doctor` and /kioku status.
 type Status struct {
-	Jobs ltm.JobStats `json:"jobs"`
+	Jobs memory.JobStats `json:"jobs"`
 	// DeadJobs are the newest dead-lettered jobs (at most 5), with their last error.
-	DeadJobs []*ltm.Job `json:"dead_jobs,omitempty"`
+	DeadJobs []*memory.Job `json:"dead_jobs,omitempty"`
 	// Runs are the latest run of each scheduled task, whichever process ran it.
-	Runs []ltm.TaskRun `json:"runs"`
+	Runs []memory.TaskRun `json:"runs"`
 	// Budget is the model budget of this process; nil when read from another process
 	// (doctor), which cannot see the running bot's window.
 	Budget *Budget `json:"budget,omitempty"`
@@ -30,20 +30,20 @@ type Budget struct {
 	Limit int `json:"limit"` // <= 0: unlimited
 }
 
-// ReadStatus reads what the database says about the pipeline, for processes that do not
-// run it (`kioku doctor`).
-func ReadStatus(ctx context.Context, store *ltm.Store) (Status, error) {
-	st := Status{At: store.Now()}
+// ReadStatus reads what the ledger says about the pipeline at time at, for processes that
+// do not run it (`kioku doctor`).
+func ReadStatus(ctx context.Context, ledger Ledger, at time.Time) (Status, error) {
+	st := Status{At: at}
 	var err error
-	if st.Jobs, err = store.JobStats(ctx); err != nil {
+	if st.Jobs, err = ledger.JobStats(ctx); err != nil {
 		return st, err
 	}
 	if st.Jobs.Dead > 0 {
-		if st.DeadJobs, err = store.ListJobs(ctx, ltm.JobDead, 5); err != nil {
+		if st.DeadJobs, err = ledger.ListJobs(ctx, memory.JobDead, 5); err != nil {
 			return st, err
 		}
 	}
-	if st.Runs, err = store.TaskRuns(ctx); err != nil {
+	if st.Runs, err = ledger.TaskRuns(ctx); err != nil {
 		return st, err
 	}
 	return st, nil
@@ -51,7 +51,7 @@ func ReadStatus(ctx context.Context, store *ltm.Store) (Status, error) {
 
 // Status is ReadStatus plus this process's budget and scheduler state.
 func (p *Pipeline) Status(ctx context.Context) (Status, error) {
-	st, err := ReadStatus(ctx, p.store)
+	st, err := ReadStatus(ctx, p.ledger, p.now())
 	if err != nil {
 		return st, err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/intent"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -35,18 +34,18 @@ type checkpoint struct {
 	Decisions  map[int]Decision `json:"decisions,omitempty"` // by fact index
 }
 
-func dedupKey(ch ltm.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
+func dedupKey(ch memory.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
 
 // modeFor is the effective mode in a guild: the operator's flags narrowed by the guild's
 // /kioku config mode. DMs (guildID "") follow the operator's flags alone.
-func (p *Pipeline) modeFor(ctx context.Context, guildID string) (Mode, error) {
+func (p *Pipeline) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
 	flags := p.flags
 	if guildID != "" {
-		gs, err := p.store.GuildSettings(ctx, guildID)
+		gs, err := p.settings.GuildSettings(ctx, guildID)
 		if err != nil {
 			return "", err
 		}
-		flags = flags.And(GuildFlags(gs.PipelineMode))
+		flags = flags.And(ModeFlags(gs.PipelineMode))
 	}
 	return flags.Mode(), nil
 }
@@ -62,18 +61,18 @@ func (p *Pipeline) modeFor(ctx context.Context, guildID string) (Mode, error) {
 //
 // Assistant turns, users with privacy "full" and guilds with the pipeline off schedule
 // nothing. One job per channel: repeated calls only move its time.
-func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) error {
-	if t.Role != ltm.RoleUser {
+func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
+	if t.Role != memory.RoleUser {
 		return nil
 	}
 	mode, err := p.modeFor(ctx, t.GuildID)
 	if err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
-	if mode == ModeOff {
+	if mode == memory.PipelineOff {
 		return nil
 	}
-	us, err := p.store.UserSettings(ctx, t.UserID)
+	us, err := p.settings.UserSettings(ctx, t.UserID)
 	if err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
@@ -85,9 +84,9 @@ func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) erro
 		// batch and idle triggers, it just cannot start (and pay for) a run by itself.
 		highSignal = false
 		p.log.Info("high-signal trigger over the member's hourly limit; extraction waits for the batch or idle trigger",
-			slog.String("user", t.UserID), slog.String("guild", t.GuildID), slog.String("channel", t.ChannelID))
+			slog.String(memory.LogUserID, t.UserID), slog.String(memory.LogGuildID, t.GuildID), slog.String(memory.LogChannelID, t.ChannelID))
 	}
-	if _, err := p.schedule(ctx, ltm.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
+	if _, err := p.schedule(ctx, memory.Channel{GuildID: t.GuildID, ChannelID: t.ChannelID}, highSignal); err != nil {
 		return fmt.Errorf("couldn't schedule extraction: %w", err)
 	}
 	return nil
@@ -95,19 +94,19 @@ func (p *Pipeline) OnTurn(ctx context.Context, t ltm.Turn, highSignal bool) erro
 
 // schedule enqueues or re-times the extraction job of ch from its backlog. It reports
 // whether a job was created.
-func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool) (bool, error) {
-	b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal bool) (bool, error) {
+	b, err := p.transcript.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
 	}
 	if b.Turns == 0 {
 		return false, nil
 	}
-	opt := ltm.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
+	opt := memory.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
 	if !highSignal && b.UserTurns < p.cfg.BatchTurns {
 		opt.RunAfter, opt.Debounce = b.LastAt.Add(p.cfg.IdleAfter), true
 	}
-	_, created, err := p.store.Enqueue(ctx, KindExtract, dedupKey(ch),
+	_, created, err := p.jobs.Enqueue(ctx, KindExtract, dedupKey(ch),
 		jobPayload{GuildID: ch.GuildID, ChannelID: ch.ChannelID}, opt)
 	return created, err
 }
@@ -116,18 +115,18 @@ func (p *Pipeline) schedule(ctx context.Context, ch ltm.Channel, highSignal bool
 // see whether any is high-signal. The worker calls it after each job (turns may have
 // arrived while the job ran, when OnTurn could not touch the running job) and the sweep
 // for channels whose scheduling was lost.
-func (p *Pipeline) rearm(ctx context.Context, ch ltm.Channel) (bool, error) {
-	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
+	cursor, err := p.transcript.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
 	}
-	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	turns, err := p.transcript.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
 	if err != nil {
 		return false, err
 	}
 	high := false
 	for _, t := range turns {
-		if t.Role == ltm.RoleUser && intent.HighSignal(t.Content) {
+		if t.Role == memory.RoleUser && intent.HighSignal(t.Content) {
 			high = true
 			break
 		}
@@ -141,14 +140,14 @@ func (p *Pipeline) rearm(ctx context.Context, ch ltm.Channel) (bool, error) {
 // arrive after it died (or an operator requeues it): the sweep never resurrects a job
 // that kept failing. It returns the number of jobs created.
 func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
-	chans, err := p.store.ChannelsWithBacklog(ctx, p.store.Now().Add(-p.cfg.SweepWindow), 500)
+	chans, err := p.transcript.ChannelsWithBacklog(ctx, p.now().Add(-p.cfg.SweepWindow), 500)
 	if err != nil {
 		return 0, err
 	}
 	if len(chans) == 0 {
 		return 0, nil
 	}
-	deadJobs, err := p.store.ListJobs(ctx, ltm.JobDead, 500)
+	deadJobs, err := p.ledger.ListJobs(ctx, memory.JobDead, 500)
 	if err != nil {
 		return 0, err
 	}
@@ -161,7 +160,7 @@ func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
 	created := 0
 	for _, ch := range chans {
 		if died, ok := diedAt[dedupKey(ch)]; ok {
-			b, err := p.store.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
+			b, err := p.transcript.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 			if err != nil {
 				return created, err
 			}

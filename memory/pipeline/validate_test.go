@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
@@ -127,23 +126,23 @@ func TestParseDecision(t *testing.T) {
 		warns   int
 	}{
 		{name: "Add", reply: `{"action":"ADD","target_id":0,"confidence":0.9,"reason":"new"}`,
-			want: pipeline.Decision{Action: ltm.ProposeAdd, Content: f.Content, Confidence: 0.9, Reason: "new"}},
+			want: pipeline.Decision{Action: memory.ProposeAdd, Content: f.Content, Confidence: 0.9, Reason: "new"}},
 		{name: "AddIgnoresItsContent", reply: `{"action":"ADD","content":"something else entirely","confidence":0.9,"reason":"new"}`,
-			want: pipeline.Decision{Action: ltm.ProposeAdd, Content: f.Content, Confidence: 0.9, Reason: "new"}},
+			want: pipeline.Decision{Action: memory.ProposeAdd, Content: f.Content, Confidence: 0.9, Reason: "new"}},
 		{name: "UpdateWithContent", reply: `{"action":"UPDATE","target_id":42,"content":"Raid night is Wednesday now","confidence":0.8,"reason":"moved"}`,
-			want: pipeline.Decision{Action: ltm.ProposeUpdate, TargetID: 42, Content: "Raid night is Wednesday now", Confidence: 0.8, Reason: "moved"}},
+			want: pipeline.Decision{Action: memory.ProposeUpdate, TargetID: 42, Content: "Raid night is Wednesday now", Confidence: 0.8, Reason: "moved"}},
 		{name: "UpdateWithoutContentUsesTheFact", reply: `{"action":"update","target_id":"#42","confidence":0.8,"reason":"moved"}`,
-			want: pipeline.Decision{Action: ltm.ProposeUpdate, TargetID: 42, Content: f.Content, Confidence: 0.8, Reason: "moved"}},
+			want: pipeline.Decision{Action: memory.ProposeUpdate, TargetID: 42, Content: f.Content, Confidence: 0.8, Reason: "moved"}},
 		{name: "Delete", reply: `{"action":"DELETE","target_id":"id:7","confidence":0.95,"reason":"retracted"}`,
-			want: pipeline.Decision{Action: ltm.ProposeDelete, TargetID: 7, Content: f.Content, Confidence: 0.95, Reason: "retracted"}},
+			want: pipeline.Decision{Action: memory.ProposeDelete, TargetID: 7, Content: f.Content, Confidence: 0.95, Reason: "retracted"}},
 		{name: "None", reply: `{"action":"NONE","target_id":42,"confidence":0.9,"reason":"known"}`,
-			want: pipeline.Decision{Action: ltm.ProposeNone, TargetID: 42, Content: f.Content, Confidence: 0.9, Reason: "known"}},
+			want: pipeline.Decision{Action: memory.ProposeNone, TargetID: 42, Content: f.Content, Confidence: 0.9, Reason: "known"}},
 		{name: "ThinkAndFence", reply: "<think>hmm</think>```json\n" + `{"action":"NONE","confidence":0.9,"reason":"known"}` + "\n```",
-			want: pipeline.Decision{Action: ltm.ProposeNone, Content: f.Content, Confidence: 0.9, Reason: "known"}},
+			want: pipeline.Decision{Action: memory.ProposeNone, Content: f.Content, Confidence: 0.9, Reason: "known"}},
 		{name: "UpdateHallucinatedID", reply: `{"action":"UPDATE","target_id":99,"confidence":0.9,"reason":"x"}`, invalid: "#99, which is not one of the candidates"},
 		{name: "DeleteHallucinatedID", reply: `{"action":"DELETE","target_id":"1000","confidence":0.9,"reason":"x"}`, invalid: "not one of the candidates"},
 		{name: "NoneHallucinatedIDIsIgnored", reply: `{"action":"NONE","target_id":99,"confidence":0.9,"reason":"known"}`,
-			want: pipeline.Decision{Action: ltm.ProposeNone, Content: f.Content, Confidence: 0.9, Reason: "known"}, warns: 1},
+			want: pipeline.Decision{Action: memory.ProposeNone, Content: f.Content, Confidence: 0.9, Reason: "known"}, warns: 1},
 		{name: "UpdateWithoutTarget", reply: `{"action":"UPDATE","confidence":0.9,"reason":"x"}`, invalid: "names no target"},
 		{name: "DeleteTargetNotAnID", reply: `{"action":"DELETE","target_id":"the tuesday one","confidence":0.9,"reason":"x"}`, invalid: "not an id"},
 		{name: "EmptyReason", reply: `{"action":"ADD","confidence":0.9,"reason":"  "}`, invalid: "no reason"},
@@ -155,9 +154,9 @@ func TestParseDecision(t *testing.T) {
 		{name: "Malformed", reply: `{"action":"ADD",`, invalid: "malformed JSON"},
 		{name: "NoJSON", reply: `ADD it`, invalid: "no JSON object"},
 		{name: "MissingConfidenceIsZero", reply: `{"action":"ADD","reason":"new"}`,
-			want: pipeline.Decision{Action: ltm.ProposeAdd, Content: f.Content, Reason: "new"}, warns: 1},
+			want: pipeline.Decision{Action: memory.ProposeAdd, Content: f.Content, Reason: "new"}, warns: 1},
 		{name: "ConfidenceClamped", reply: `{"action":"ADD","confidence":-3,"reason":"new"}`,
-			want: pipeline.Decision{Action: ltm.ProposeAdd, Content: f.Content, Reason: "new"}, warns: 1},
+			want: pipeline.Decision{Action: memory.ProposeAdd, Content: f.Content, Reason: "new"}, warns: 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,30 +217,27 @@ func TestFlagsMode(t *testing.T) {
 	tests := []struct {
 		name  string
 		flags pipeline.Flags
-		want  pipeline.Mode
+		want  memory.PipelineMode
 	}{
-		{"Default", def, pipeline.ModeFull},
-		{"Disabled", pipeline.Flags{AllowUpdateDelete: true}, pipeline.ModeOff},
-		{"Shadow", pipeline.Flags{Enabled: true, ShadowMode: true, AllowUpdateDelete: true}, pipeline.ModeShadow},
-		{"NoUpdateDelete", pipeline.Flags{Enabled: true}, pipeline.ModeControlled},
-		{"MutationsFrozen", pipeline.Flags{Enabled: true, AllowUpdateDelete: true, MutationsFrozen: true}, pipeline.ModeControlled},
-		{"AutonomousFrozenBeatsShadow", pipeline.Flags{Enabled: true, ShadowMode: true, AutonomousFrozen: true}, pipeline.ModeFrozen},
-		{"DisabledBeatsEverything", pipeline.Flags{ShadowMode: true, AutonomousFrozen: true}, pipeline.ModeOff},
-		{"GuildFull", pipeline.GuildFlags(ltm.PipelineFull), pipeline.ModeFull},
-		{"GuildEmpty", pipeline.GuildFlags(""), pipeline.ModeFull},
-		{"GuildControlled", pipeline.GuildFlags(ltm.PipelineControlled), pipeline.ModeControlled},
-		{"GuildShadow", pipeline.GuildFlags(ltm.PipelineShadow), pipeline.ModeShadow},
-		{"GuildOff", pipeline.GuildFlags(ltm.PipelineOff), pipeline.ModeOff},
-		{"OperatorControlledGuildFull", pipeline.Flags{Enabled: true}.And(pipeline.GuildFlags(ltm.PipelineFull)), pipeline.ModeControlled},
-		{"OperatorFullGuildShadow", def.And(pipeline.GuildFlags(ltm.PipelineShadow)), pipeline.ModeShadow},
-		{"OperatorFrozenGuildFull", pipeline.Flags{Enabled: true, AllowUpdateDelete: true, AutonomousFrozen: true}.And(def), pipeline.ModeFrozen},
+		{"Default", def, memory.PipelineFull},
+		{"Disabled", pipeline.Flags{AllowUpdateDelete: true}, memory.PipelineOff},
+		{"Shadow", pipeline.Flags{Enabled: true, ShadowMode: true, AllowUpdateDelete: true}, memory.PipelineShadow},
+		{"NoUpdateDelete", pipeline.Flags{Enabled: true}, memory.PipelineControlled},
+		{"MutationsFrozen", pipeline.Flags{Enabled: true, AllowUpdateDelete: true, MutationsFrozen: true}, memory.PipelineControlled},
+		{"AutonomousFrozenBeatsShadow", pipeline.Flags{Enabled: true, ShadowMode: true, AutonomousFrozen: true}, memory.PipelineFrozen},
+		{"DisabledBeatsEverything", pipeline.Flags{ShadowMode: true, AutonomousFrozen: true}, memory.PipelineOff},
+		{"GuildFull", pipeline.ModeFlags(memory.PipelineFull), memory.PipelineFull},
+		{"GuildEmpty", pipeline.ModeFlags(""), memory.PipelineFull},
+		{"GuildControlled", pipeline.ModeFlags(memory.PipelineControlled), memory.PipelineControlled},
+		{"GuildShadow", pipeline.ModeFlags(memory.PipelineShadow), memory.PipelineShadow},
+		{"GuildOff", pipeline.ModeFlags(memory.PipelineOff), memory.PipelineOff},
+		{"OperatorControlledGuildFull", pipeline.Flags{Enabled: true}.And(pipeline.ModeFlags(memory.PipelineFull)), memory.PipelineControlled},
+		{"OperatorFullGuildShadow", def.And(pipeline.ModeFlags(memory.PipelineShadow)), memory.PipelineShadow},
+		{"OperatorFrozenGuildFull", pipeline.Flags{Enabled: true, AllowUpdateDelete: true, AutonomousFrozen: true}.And(def), memory.PipelineFrozen},
 	}
 	for _, tc := range tests {
 		if got := tc.flags.Mode(); got != tc.want {
 			t.Errorf("%s: %+v → %s, want %s", tc.name, tc.flags, got, tc.want)
 		}
-	}
-	if len(pipeline.GuildModes) != 4 {
-		t.Errorf("GuildModes lists %d modes, want the 4 /kioku config offers", len(pipeline.GuildModes))
 	}
 }

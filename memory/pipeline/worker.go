@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/sashabaranov/go-openai"
 )
@@ -61,7 +60,7 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 			res.BudgetWait = true
 			return res, nil
 		}
-		job, err := p.store.Lease(ctx, p.nextOwner(), []string{KindExtract}, p.cfg.LeaseFor)
+		job, err := p.jobs.Lease(ctx, p.nextOwner(), []string{KindExtract}, p.cfg.LeaseFor)
 		if err != nil {
 			return res, err
 		}
@@ -75,13 +74,13 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 
 // Reap returns jobs with expired leases to the queue (or to the dead letters when their
 // attempts are used up).
-func (p *Pipeline) Reap(ctx context.Context) (ltm.ReapResult, error) {
-	return p.store.ReapStale(ctx)
+func (p *Pipeline) Reap(ctx context.Context) (memory.ReapResult, error) {
+	return p.jobs.ReapStale(ctx)
 }
 
 // jobRun is the state of one run of one job.
 type jobRun struct {
-	job     *ltm.Job
+	job     *memory.Job
 	payload jobPayload
 	log     *slog.Logger
 	calls   int
@@ -90,14 +89,14 @@ type jobRun struct {
 	started time.Time // when this run leased the job, in store time
 }
 
-func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
+func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	start := time.Now()
 	leased := job.UpdatedAt // Lease stamps the job with its lease time
 	if leased.IsZero() {
-		leased = p.store.Now()
+		leased = p.now()
 	}
-	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.store.Now(), started: leased,
-		log: p.log.With(slog.Int64("job", job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
+	run := &jobRun{job: job, stats: map[memory.Action]int{}, beat: p.now(), started: leased,
+		log: p.log.With(slog.Int64(memory.LogJobID, job.ID), slog.String("kind", job.Kind), slog.Int("attempt", job.Attempts+1))}
 	err := p.runSafely(ctx, run)
 	elapsed := slog.Duration("took", time.Since(start))
 	// Bookkeeping must reach the database even when ctx was cancelled by shutdown.
@@ -108,7 +107,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 	case err == nil:
 		res.Done++
 		run.log.Info("pipeline job done", slog.Int("model_calls", run.calls), slog.Any("outcomes", run.stats), elapsed)
-	case errors.Is(err, ltm.ErrLeaseLost):
+	case errors.Is(err, memory.ErrLeaseLost):
 		res.Lost++
 		run.log.Warn("pipeline job lease lost; its new holder redoes the work", elapsed)
 	case errors.As(err, &be) && be.share:
@@ -121,21 +120,21 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 		p.postpone(bctx, run, be.retryAt, res)
 		run.log.Info("pipeline job waits for the model budget", slog.Time("until", be.retryAt), elapsed)
 	case ctx.Err() != nil:
-		p.postpone(bctx, run, p.store.Now(), res)
+		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
-	case errors.Is(err, ltm.ErrCursorMoved):
+	case errors.Is(err, memory.ErrCursorMoved):
 		run.payload.Checkpoint = nil
-		p.postpone(bctx, run, p.store.Now(), res)
+		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job's turns were extracted by another run; requeued", elapsed)
 	case errors.Is(err, errBadPayload):
-		if berr := p.store.Bury(bctx, job.ID, job.LeaseOwner, err); berr != nil {
+		if berr := p.jobs.Bury(bctx, job.ID, job.LeaseOwner, err); berr != nil {
 			run.log.Error("couldn't dead-letter pipeline job", slog.Any("err", berr))
 		}
 		res.Dead++
 		run.log.Error("pipeline job dead-lettered", slog.Any("err", err), elapsed)
 	default:
 		wait := p.backoff(job.Attempts + 1)
-		dead, ferr := p.store.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
+		dead, ferr := p.jobs.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
 		switch {
 		case ferr != nil:
 			run.log.Error("couldn't record pipeline job failure", slog.Any("err", ferr), slog.Any("cause", err))
@@ -150,8 +149,8 @@ func (p *Pipeline) runJob(ctx context.Context, job *ltm.Job, res *TickResult) {
 }
 
 func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
-	if err := p.store.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
-		if errors.Is(err, ltm.ErrLeaseLost) {
+	if err := p.jobs.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
+		if errors.Is(err, memory.ErrLeaseLost) {
 			res.Lost++
 			return
 		}
@@ -171,7 +170,7 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 	if err := json.Unmarshal(run.job.Payload, &run.payload); err != nil || run.payload.ChannelID == "" {
 		return fmt.Errorf("%w: %s", errBadPayload, string(run.job.Payload))
 	}
-	run.log = run.log.With(slog.String("guild", run.payload.GuildID), slog.String("channel", run.payload.ChannelID))
+	run.log = run.log.With(slog.String(memory.LogGuildID, run.payload.GuildID), slog.String(memory.LogChannelID, run.payload.ChannelID))
 	return p.extract(ctx, run)
 }
 
@@ -179,12 +178,12 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 // extract facts (or reuse the checkpoint), decide each fact against its candidates, and
 // commit everything in one transaction.
 func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
-	ch := ltm.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
+	ch := memory.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
 	mode, err := p.modeFor(ctx, ch.GuildID)
 	if err != nil {
 		return err
 	}
-	cursor, err := p.store.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
+	cursor, err := p.transcript.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return err
 	}
@@ -193,7 +192,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		// Another run moved on, or the checkpoint predates record numbers: redo it.
 		cp, run.payload.Checkpoint = nil, nil
 	}
-	turns, err := p.store.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
+	turns, err := p.transcript.TurnsAfter(ctx, ch.GuildID, ch.ChannelID, cursor, p.cfg.MaxTurnsPerJob)
 	if err != nil {
 		return err
 	}
@@ -205,7 +204,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		return err
 	}
 	selected, through := selectTurns(turns, people, cursor)
-	records := make([]*ltm.Turn, len(selected))
+	records := make([]*memory.Turn, len(selected))
 	for i := range selected {
 		records[i] = &selected[i]
 	}
@@ -213,10 +212,10 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 		through = cp.Through
 		records = recordsByID(cp.Records, turns, people)
 	}
-	batch := ltm.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
+	batch := memory.PipelineBatch{JobID: run.job.ID, LeaseOwner: run.job.LeaseOwner, GuildID: ch.GuildID,
 		ChannelID: ch.ChannelID, CursorFrom: cursor, CursorTo: through}
 	recs := newBatchRecords(records, people)
-	if mode == ModeOff || len(recs.speakers) == 0 {
+	if mode == memory.PipelineOff || len(recs.speakers) == 0 {
 		// Nothing to extract (pipeline off, only the bot spoke, or only people who opted
 		// out): move the cursor past these turns so they are never mined later.
 		return p.commit(ctx, run, ch, batch)
@@ -265,11 +264,11 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 	}
 	var texts []string
 	for _, pr := range batch.Proposals {
-		if pr.Record == "" && (pr.Action == ltm.ProposeAdd || pr.Action == ltm.ProposeUpdate) {
+		if pr.Record == "" && (pr.Action == memory.ProposeAdd || pr.Action == memory.ProposeUpdate) {
 			texts = append(texts, pr.Memory.Content)
 		}
 	}
-	if err := p.store.PrefetchEmbeddings(ctx, texts); err != nil {
+	if err := p.facts.PrefetchEmbeddings(ctx, texts); err != nil {
 		// The memories are written anyway; the embedding tracker fills their vectors later.
 		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
 	}
@@ -278,13 +277,13 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
 // arrived meanwhile.
-func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch ltm.Channel, batch ltm.PipelineBatch) error {
+func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, batch memory.PipelineBatch) error {
 	if p.cfg.BeforeCommit != nil {
 		if err := p.cfg.BeforeCommit(ctx, run.job); err != nil {
 			return err
 		}
 	}
-	outcomes, err := p.store.ApplyPipelineBatch(ctx, batch)
+	outcomes, err := p.facts.ApplyPipelineBatch(ctx, batch)
 	if err != nil {
 		return err
 	}
@@ -300,10 +299,10 @@ func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch ltm.Channel, batc
 
 // heartbeat renews the job's lease and checkpoints its model work.
 func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
-	if err := p.store.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
+	if err := p.jobs.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
 		return err
 	}
-	run.beat = p.store.Now()
+	run.beat = p.now()
 	return nil
 }
 
@@ -328,26 +327,26 @@ func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.Chat
 }
 
 // people loads the privacy level and latest name of everyone whose turns are in the batch.
-func (p *Pipeline) people(ctx context.Context, turns []ltm.Turn) (map[string]*person, error) {
+func (p *Pipeline) people(ctx context.Context, turns []memory.Turn) (map[string]*person, error) {
 	out := make(map[string]*person)
 	for _, t := range turns {
 		who := out[t.UserID]
 		if who == nil {
-			us, err := p.store.UserSettings(ctx, t.UserID)
+			us, err := p.settings.UserSettings(ctx, t.UserID)
 			if err != nil {
 				return nil, err
 			}
 			who = &person{id: t.UserID, privacy: us.Privacy}
 			out[t.UserID] = who
 		}
-		if t.Role == ltm.RoleUser && t.AuthorName != "" {
+		if t.Role == memory.RoleUser && t.AuthorName != "" {
 			who.name = t.AuthorName
 		}
 	}
 	return out, nil
 }
 
-func turnsThrough(turns []ltm.Turn, through int64) []ltm.Turn {
+func turnsThrough(turns []memory.Turn, through int64) []memory.Turn {
 	for i, t := range turns {
 		if t.ID > through {
 			return turns[:i]
@@ -359,7 +358,7 @@ func turnsThrough(turns []ltm.Turn, through int64) []ltm.Turn {
 // selectTurns picks the turns to extract from: in order, leaving out everything of people
 // with privacy "full" (and the bot's answers to them), until MaxInputChars. through is
 // the last turn the batch covers, skipped ones included, so the cursor moves past them.
-func selectTurns(turns []ltm.Turn, people map[string]*person, cursor int64) (selected []ltm.Turn, through int64) {
+func selectTurns(turns []memory.Turn, people map[string]*person, cursor int64) (selected []memory.Turn, through int64) {
 	through = cursor
 	size := 0
 	for _, t := range turns {
@@ -404,8 +403,8 @@ func truncateUTF8(s string, maxBytes int) string {
 // confidence gates, find candidates among the memories visible in this conversation,
 // decide (with the model only when there are candidates), apply the mode, and look for
 // contradictions.
-func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.Channel, aud *memory.Audience,
-	att attribution, from, through int64, i int, f Fact) (prop ltm.Proposal, err error) {
+func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode memory.PipelineMode, ch memory.Channel, aud *memory.Audience,
+	att attribution, from, through int64, i int, f Fact) (prop memory.Proposal, err error) {
 	cp := run.payload.Checkpoint
 	owner := memory.ServerOwner(ch.GuildID)
 	subject := att.subject
@@ -425,8 +424,8 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	}
 	meta := map[string]any{"job": run.job.ID, "fact": i, "turns": []int64{from + 1, through},
 		"evidence_turns": evidenceTurns, "fact_confidence": f.Confidence, "mode": mode}
-	prop = ltm.Proposal{
-		Action: ltm.ProposeAdd,
+	prop = memory.Proposal{
+		Action: memory.ProposeAdd,
 		Owner:  owner,
 		Memory: memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID,
 			Provenance: prov},
@@ -466,14 +465,14 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	case done:
 		d = prev
 	default:
-		if p.store.Now().Sub(run.beat) > p.cfg.LeaseFor/3 {
+		if p.now().Sub(run.beat) > p.cfg.LeaseFor/3 {
 			// A long batch of decisions: renew the lease before the reaper takes the job,
 			// and keep the decisions made so far.
 			if err := p.heartbeat(ctx, run); err != nil {
 				return prop, err
 			}
 		}
-		reply, err := p.complete(ctx, run, DecisionMessages(f, cands))
+		reply, err := p.complete(ctx, run, DecisionMessages(f, cands, p.quote))
 		if err != nil {
 			return prop, err
 		}
@@ -498,7 +497,7 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 	}
 	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
 	prop.Memory.Content = d.Content
-	if d.Action == ltm.ProposeAdd || d.Action == ltm.ProposeUpdate {
+	if d.Action == memory.ProposeAdd || d.Action == memory.ProposeUpdate {
 		for _, c := range cands {
 			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
 				prop.Contradicts = append(prop.Contradicts, c.ID)
@@ -510,10 +509,10 @@ func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode Mode, ch ltm.C
 		meta["gate"] = fmt.Sprintf("decision confidence %.2f is below %.2f", d.Confidence, p.cfg.ConfidenceGate)
 		return prop, nil
 	}
-	if d.Action == ltm.ProposeNone {
+	if d.Action == memory.ProposeNone {
 		return prop, nil
 	}
-	if rec, why := mode.gate(d.Action); rec != "" {
+	if rec, why := gate(mode, d.Action); rec != "" {
 		prop.Record = rec
 		meta["gate"] = why
 	}

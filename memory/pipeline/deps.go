@@ -1,0 +1,107 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// The pipeline's view of the store, one small interface per thing it does with it, in
+// domain types. *ltm.Store satisfies them all; a second store implementation (PostgreSQL)
+// only has to do the same to run the pipeline.
+
+// JobQueue is the durable queue of pipeline jobs: leases that expire, heartbeats that
+// extend them, and backoff or burial when a run fails. Every call that names a lease owner
+// fails with memory.ErrLeaseLost when that lease no longer holds.
+type JobQueue interface {
+	Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (id int64, created bool, err error)
+	Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error)
+	Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error
+	Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error
+	Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error)
+	Bury(ctx context.Context, id int64, owner string, cause error) error
+	ReapStale(ctx context.Context) (memory.ReapResult, error)
+}
+
+// Ledger is the record of the background work: jobs by state, the queue's counts and the
+// latest run of each scheduled task.
+type Ledger interface {
+	ListJobs(ctx context.Context, state string, limit int) ([]*memory.Job, error)
+	JobStats(ctx context.Context) (memory.JobStats, error)
+	RecordRun(ctx context.Context, r memory.TaskRun) error
+	TaskRuns(ctx context.Context) ([]memory.TaskRun, error)
+}
+
+// Transcript is what people said, per channel, and how far extraction has read it.
+type Transcript interface {
+	TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error)
+	ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error)
+	ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error)
+	ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error)
+}
+
+// FactWriter applies a job's decisions. ApplyPipelineBatch writes the proposals, moves the
+// channel's cursor and completes the job in one transaction, failing with
+// memory.ErrLeaseLost or memory.ErrCursorMoved (wrapped) when another run got there first.
+// PrefetchEmbeddings embeds texts ahead of that transaction, so no model call happens inside it.
+type FactWriter interface {
+	ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error)
+	PrefetchEmbeddings(ctx context.Context, texts []string) error
+}
+
+// Candidates finds the existing memories a new fact is compared with.
+type Candidates interface {
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+}
+
+// Settings are members' and guilds' choices that bound what the pipeline may do.
+type Settings interface {
+	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
+	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
+}
+
+// Housekeeping deletes what has outlived its keeping: old rows, and the data of servers
+// that removed the bot longer ago than their grace period.
+type Housekeeping interface {
+	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
+	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
+}
+
+// Deps are the pipeline's collaborators. cmd/kioku hands it the store for every interface.
+type Deps struct {
+	Jobs         JobQueue
+	Ledger       Ledger
+	Transcript   Transcript
+	Facts        FactWriter
+	Candidates   Candidates
+	Settings     Settings
+	Housekeeping Housekeeping
+	// Model runs the pipeline's extraction and decision prompts.
+	Model Model
+	// Quote renders what people wrote as quoted prompt data, escaped so that it cannot end
+	// the quotation or pass for an instruction or a forged "[id:N]" memory line.
+	// cmd/kioku hands it contextbuild.Quote, so every prompt quotes memories the same way.
+	Quote func(s string) string
+	// Now is the clock of leases, backoff, idle timers and the cost guard: the store's,
+	// so that a test that moves the store's clock moves the pipeline's with it.
+	Now func() time.Time
+}
+
+// validate reports the first missing collaborator.
+func (d Deps) validate() error {
+	for _, dep := range []struct {
+		name string
+		ok   bool
+	}{
+		{"job queue", d.Jobs != nil}, {"ledger", d.Ledger != nil}, {"transcript", d.Transcript != nil},
+		{"fact writer", d.Facts != nil}, {"candidates", d.Candidates != nil}, {"settings", d.Settings != nil},
+		{"housekeeping", d.Housekeeping != nil}, {"model", d.Model != nil}, {"quoting", d.Quote != nil}, {"clock", d.Now != nil},
+	} {
+		if !dep.ok {
+			return fmt.Errorf("couldn't create pipeline: the %s is required", dep.name)
+		}
+	}
+	return nil
+}

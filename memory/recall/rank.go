@@ -1,0 +1,176 @@
+// Package recall is the pure half of recall: it reads a query's text (Analyze) and ranks the
+// candidates a store found (Rank). It does no I/O: the store runs the keyword and vector
+// legs, hands over each candidate's raw leg scores and the few memory fields the boosts
+// read, and hydrates the ranking it gets back. docs/recall.md explains each constant with
+// the measurements behind it.
+package recall
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Scoring constants.
+const (
+	// DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
+	DefaultAlpha = 0.7
+	// currentBoost scales relevance by 1 + currentBoost×recency for "what is it now"
+	// questions, so the newer of two matching statements wins.
+	currentBoost = 0.5
+	// whenBoost scales relevance by 1 + whenBoost for memories stating a date or time
+	// when the question asks when.
+	whenBoost = 0.3
+	// monthBoost scales relevance by 1 + monthBoost for memories created in a month the
+	// query names ("what did we decide in september").
+	monthBoost = 0.2
+	// tieBreak bounds the signals added after the blend: at most 0.01, so they reorder
+	// only near-equal matches.
+	tieBreak = 0.01
+)
+
+// Candidate is one memory found by at least one leg, with its raw leg scores and the
+// fields the boosts and tie-breakers read.
+type Candidate struct {
+	ID int64
+	// Keyword is the keyword leg's raw score x ≥ 0, higher is better (x = −bm25, FTS5's
+	// bm25 being negative); 0 when the keyword leg missed it.
+	Keyword float64
+	// Vector is the cosine to the query in [−1,1]; 0 when the vector leg did not run or the
+	// memory has no vector.
+	Vector      float64
+	CreatedAt   time.Time
+	Content     string
+	Importance  float64 // in [0,1]
+	Pinned      bool
+	AccessCount int
+}
+
+// Options tunes Rank.
+type Options struct {
+	// Alpha weighs the vector leg when both legs scored (SPEC §5); DefaultAlpha is the
+	// product default.
+	Alpha float64
+	// VectorLeg is set when the vector leg ran (an embedding model is configured and the
+	// query was embedded), even if it found nothing.
+	VectorLeg bool
+	// MinScore drops candidates whose final score is below it.
+	MinScore float64
+	// Limit keeps the best Limit candidates; 0 keeps all.
+	Limit int
+}
+
+// Ranked is one candidate's place in the ranking.
+type Ranked struct {
+	// Index is the candidate's position in the slice given to Rank.
+	Index int
+	// Score is the final score, higher is better.
+	Score float64
+	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
+	Keyword float64
+	// Vector is the candidate's cosine, as given.
+	Vector float64
+}
+
+// Rank scores the candidates of one query and returns them best first (ties: higher id
+// first), without those under opt.MinScore and cut to opt.Limit:
+//
+//	keyword k = x / (1 + xmax)         x the raw keyword score, xmax the best x among the
+//	                                   candidates, so k ∈ [0,1) and a better match scores
+//	                                   higher
+//	vector  v = max(0, cos)
+//	rel       = alpha·v + (1−alpha)·k  when both legs scored; else k or v alone
+//	rel      ×= 1 + 0.5·recency        "now" questions ("what time is standup now")
+//	rel      ×= 1 + 0.3                "when" questions, memory states a date or time
+//	rel      ×= 1 + 0.2                the memory was created in a month the query names
+//	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
+//
+// recency is the memory's creation time scaled to [0,1] across the candidates (newest 1),
+// importance is in [0,1] (pinned counts as 1), and access is log(1+count) scaled by the
+// largest among the candidates: tie-breakers damped to at most 0.01 so they reorder
+// near-equal matches only. The keyword leg counts as having scored when any candidate has
+// a keyword score above 0.
+func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
+	var (
+		xmax           float64
+		oldest, newest int64 = math.MaxInt64, math.MinInt64
+		maxAccess      int
+	)
+	for i := range cands {
+		c := &cands[i]
+		xmax = max(xmax, c.Keyword)
+		ms := unixMilli(c.CreatedAt)
+		oldest, newest = min(oldest, ms), max(newest, ms)
+		maxAccess = max(maxAccess, c.AccessCount)
+	}
+	kwOn, vecOn := xmax > 0, opt.VectorLeg
+	out := make([]Ranked, 0, len(cands))
+	for i := range cands {
+		c := &cands[i]
+		r := Ranked{Index: i}
+		if c.Keyword > 0 {
+			r.Keyword = c.Keyword / (1 + xmax)
+		}
+		if vecOn {
+			r.Vector = c.Vector
+		}
+		var rel float64
+		switch {
+		case kwOn && vecOn:
+			rel = opt.Alpha*max(0, r.Vector) + (1-opt.Alpha)*r.Keyword
+		case vecOn:
+			rel = max(0, r.Vector)
+		default:
+			rel = r.Keyword
+		}
+		recency := 1.0
+		if newest > oldest {
+			recency = float64(unixMilli(c.CreatedAt)-oldest) / float64(newest-oldest)
+		}
+		if plan.Current {
+			rel *= 1 + currentBoost*recency
+		}
+		if plan.When && hasDateOrTime(c.Content) {
+			rel *= 1 + whenBoost
+		}
+		if len(plan.Months) > 0 && slices.Contains(plan.Months, c.CreatedAt.Month()) {
+			rel *= 1 + monthBoost
+		}
+		importance := c.Importance
+		if c.Pinned {
+			importance = 1
+		}
+		access := 0.0
+		if maxAccess > 0 {
+			access = math.Log1p(float64(c.AccessCount)) / math.Log1p(float64(maxAccess))
+		}
+		r.Score = rel + tieBreak*(0.5*recency+0.3*importance+0.2*access)
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return cands[out[i].Index].ID > cands[out[j].Index].ID
+	})
+	kept := out[:0]
+	for _, r := range out {
+		if r.Score >= opt.MinScore {
+			kept = append(kept, r)
+		}
+	}
+	if opt.Limit > 0 && len(kept) > opt.Limit {
+		kept = kept[:opt.Limit]
+	}
+	return kept
+}
+
+// unixMilli is t in Unix milliseconds, with the zero time (a row without a creation time)
+// at 0 as the store writes it, so such a row counts as the oldest, not as year 1.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}

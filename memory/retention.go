@@ -1,0 +1,39 @@
+package memory
+
+import (
+	"time"
+)
+
+// RetentionPolicy says how long each kind of row is kept. Zero fields mean the defaults.
+type RetentionPolicy struct {
+	History     time.Duration
+	DoneJobs    time.Duration
+	DeadJobs    time.Duration
+	Transcripts time.Duration
+	Batch       int
+	MaxBatches  int
+}
+
+// RetentionResult counts the rows one retention run deleted, by step.
+type RetentionResult struct {
+	Embeddings  int `json:"embeddings"`
+	Tombstones  int `json:"tombstones"`
+	History     int `json:"history"`
+	DoneJobs    int `json:"done_jobs"`
+	DeadJobs    int `json:"dead_jobs"`
+	Transcripts int `json:"transcripts"`
+	Fences      int `json:"fences"`
+}
+
+// GuildPurge counts the rows one guild's purge deleted.
+type GuildPurge struct {
+	Memories    int `json:"memories"`
+	History     int `json:"history"`
+	Evidence    int `json:"evidence"`
+	Embeddings  int `json:"embeddings"`
+	Transcripts int `json:"transcripts"`
+	Jobs        int `json:"jobs"`
+	// Settings counts the guild's settings, channel records, extraction cursors and
+	// pending confirmations.
+	Settings int `json:"settings"`
+}

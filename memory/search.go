@@ -1,0 +1,51 @@
+package memory
+
+import (
+	"time"
+)
+
+// Visible names one slice of memory a recall may read: an owner's scope, optionally narrowed
+// to personal memories that originated in one guild (the rule for using someone's personal
+// memory in a guild they have not opted into cross-server use for).
+type Visible struct {
+	Owner Owner
+	// OriginGuildID, for a personal owner, restricts to memories made in that guild. Empty
+	// means any origin (DMs, or a user who opted into cross-server use).
+	OriginGuildID string
+}
+
+// SearchQuery describes one recall.
+type SearchQuery struct {
+	Text string
+	// Owners lists whole scopes to search. Each is put in the SQL WHERE clause.
+	Owners []Owner
+	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
+	Visible []Visible
+	Limit   int // default 10, at most 100
+	// MinScore drops results whose final Score is below it (0–1).
+	MinScore float64
+	// Filters.
+	Types         []Type
+	Tags          []string
+	ImportanceMin float64
+	Since         time.Time
+	PinnedOnly    bool
+	// KeywordOnly skips the vector leg even when an embedder is configured.
+	KeywordOnly bool
+	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
+	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
+	Audience *Audience
+}
+
+// SearchResult is one recalled memory with its scores.
+type SearchResult struct {
+	Memory *Memory
+	// Score is the final score, higher is better: the blended relevance plus the small
+	// tie-breaking signals (see Search).
+	Score float64
+	// Keyword is the normalized keyword score in [0,1), 0 when the keyword leg missed.
+	Keyword float64
+	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
+	// memory has no vector.
+	Vector float64
+}

@@ -1,0 +1,30 @@
+package memory
+
+import (
+	"time"
+)
+
+// UserSettings are a user's global choices.
+type UserSettings struct {
+	UserID  string
+	Privacy Privacy
+	// CrossServer lets the user's personal memories from one guild (or DMs) be used in the
+	// other guilds they talk in. Off by default: a memory stays where it was made.
+	CrossServer bool
+	UpdatedAt   time.Time
+}
+
+// GuildSettings are a guild's /kioku config values.
+type GuildSettings struct {
+	GuildID string
+	// SelfTeaching offers the model the long-term memory tools in this guild. Off by default:
+	// an admin decides whether the bot may write server memory on its own.
+	SelfTeaching      bool
+	PipelineMode      PipelineMode
+	AutoReplyChannels []string
+	Persona           string
+	// EditorRoleID, when set, lets members with that role edit server memory in addition to
+	// those with Manage Server.
+	EditorRoleID string
+	UpdatedAt    time.Time
+}

@@ -1,0 +1,45 @@
+package memory
+
+import (
+	"time"
+)
+
+// Turn is one transcript row.
+type Turn struct {
+	ID        int64
+	GuildID   string // "" in DMs
+	ChannelID string
+	// UserID is whose conversation this is: the author of a user turn, the person an
+	// assistant turn answered.
+	UserID     string
+	AuthorName string
+	Role       string // "user" or "assistant"
+	Content    string
+	MessageID  string
+	CreatedAt  time.Time
+	// CanEditServer records that the speaker of a user turn could change the guild's server
+	// memory when they spoke (Manage Server or the editor role). The pipeline lets a
+	// conversation update or delete server memory only through such a speaker or the
+	// memory's author.
+	CanEditServer bool
+}
+
+// Transcript roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Channel names one conversation: a guild channel, or a DM channel with GuildID "".
+type Channel struct {
+	GuildID   string `json:"guild_id"`
+	ChannelID string `json:"channel_id"`
+}
+
+// Backlog describes the transcript turns of a channel not extracted yet.
+type Backlog struct {
+	Cursor    int64     // last extracted turn id
+	Turns     int       // turns after the cursor
+	UserTurns int       // of which said by people (not the bot)
+	LastAt    time.Time // time of the newest turn after the cursor; zero when none
+}
