@@ -1,0 +1,61 @@
+// Package storetest is the store contract: the behaviour every kioku store implementation
+// must show, checked only through the methods consumers call, never through SQL. SQLite
+// (package ltm) runs it in every `go test ./ltm/...`; a second store (PostgreSQL, SPEC
+// "Beyond one machine") is done when it passes the same suite unchanged.
+//
+// # What it checks
+//
+//   - scope isolation: a server memory is never visible from another guild, a personal
+//     memory never from another user; another scope's ids are ENOTFOUND for get, modify,
+//     forget, recover and history, and absent from list, search and scope history;
+//   - per-scope dedup, and the writer-visibility rule of RememberAs, ModifyAs and RecoverAs
+//     (a duplicate the writer cannot see neither absorbs the write nor blocks it);
+//   - versions and if_version conflicts (ECONFLICT);
+//   - soft delete and recover within the recover window, EEXPIRED after it;
+//   - history rows for every mutation, with actor, reason, version and the store's time;
+//   - forget-by-query: the token forgets exactly the preview, once, in its scope, before
+//     it expires;
+//   - forget-me: counted preview, a token bound to the member and used once, nothing of
+//     the member left to any read (and, for a file-backed store, in the bytes of its
+//     files), everyone else intact;
+//   - the job queue: dedup by kind and key, exclusive leases, heartbeat, postpone without
+//     an attempt, fail with backoff until dead, reaping of stale leases, requeue;
+//   - transcripts: append, recent, after a cursor, deletion and edits of messages;
+//   - settings: defaults, round trips, privacy levels and what a stricter one takes back.
+//
+// The memory graph joins the suite when the store has one. Behaviours that belong to one
+// engine stay with its own tests: for SQLite, ltm's TestForgetMeCompleteness (full-text
+// vocabularies, pipeline batches, the query cache), recall ranking, embeddings, retention,
+// import and export, migrations.
+//
+// # Running it for a new store
+//
+// Write one test in the new store's package that calls Run with a constructor. The
+// constructor opens a fresh, empty store for each call (a new database or schema; the suite
+// opens one per case), registers its closing with t.Cleanup, makes every clock the store
+// reads come from one Clock the suite can move, and returns the store's aggregates:
+//
+//	func TestPostgresStore(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) storetest.Stores {
+//			db := pgstore.MustOpenFresh(t) // an empty schema, dropped by t.Cleanup
+//			clock := storetest.NewClock(storetest.Epoch)
+//			db.Now = clock.Now
+//			return storetest.Stores{
+//				Memories: db.Memories, Recall: db.Recall, Jobs: db.Jobs,
+//				Transcripts: db.Transcripts, Settings: db.Settings,
+//				Confirmations: db.Confirmations, ForgetMe: db.ForgetMe,
+//				Clock: clock, RecoverWindow: db.RecoverWindow, ConfirmTTL: db.ConfirmTTL,
+//			}
+//		})
+//	}
+//
+// All aggregates must share one database, because behaviours cross them (forget-me reaches
+// transcripts and jobs, a privacy switch reaches jobs). Start the Clock on whole seconds
+// (Epoch does) so stored times compare equal whatever precision the engine keeps. Set Raw
+// only for a store whose data lives in files it owns; a database server leaves it nil.
+// sqlite_test.go in this directory is the reference constructor.
+//
+// The interfaces name today's types: a few still live in ltm (ltm.Change,
+// ltm.WriteContext, ltm.ListOptions, ltm.ForgetMeSummary and the like) and will move to
+// memory with the store's split; the suite follows them and keeps its cases.
+package storetest

@@ -1,0 +1,61 @@
+package storetest_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/storetest"
+)
+
+// TestSQLiteStore runs the store contract on the SQLite store, one fresh database file per
+// case.
+func TestSQLiteStore(t *testing.T) {
+	storetest.Run(t, openSQLite)
+}
+
+func openSQLite(t *testing.T) storetest.Stores {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	s, err := ltm.Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close store: %v", err)
+		}
+	})
+	clock := storetest.NewClock(storetest.Epoch)
+	s.Now = clock.Now
+	return storetest.Stores{
+		Memories: s, Recall: s, Jobs: s, Transcripts: s, Settings: s, Confirmations: s, ForgetMe: s,
+		Raw:           sqliteFiles{path: path},
+		Clock:         clock,
+		RecoverWindow: s.RecoverWindow,
+		ConfirmTTL:    s.ConfirmTTL,
+	}
+}
+
+// sqliteFiles hands the suite the database file and its WAL, with the WAL checkpointed
+// into the database first so that both hold only what is live.
+type sqliteFiles struct{ path string }
+
+func (f sqliteFiles) DataFiles(ctx context.Context) ([]string, error) {
+	db, err := sql.Open("sqlite", ltm.DSN(f.path))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open %s: %w", f.path, err)
+	}
+	defer db.Close()
+	var busy, frames, done int
+	if err := db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &frames, &done); err != nil {
+		return nil, fmt.Errorf("couldn't checkpoint %s: %w", f.path, err)
+	}
+	if busy != 0 {
+		return nil, fmt.Errorf("couldn't checkpoint %s: the database is busy", f.path)
+	}
+	return filepath.Glob(f.path + "*")
+}

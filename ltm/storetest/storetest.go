@@ -1,0 +1,268 @@
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// MemoryStore is the memories aggregate with its history: writes deduplicated per scope,
+// versioned edits, soft delete and recover, and the audit trail of every mutation.
+type MemoryStore interface {
+	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
+	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
+	List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error)
+	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
+	RecoverAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
+	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
+	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
+}
+
+// Recaller finds memories by their words inside the scopes a query names. The suite only
+// runs keyword recall (no embedder is configured), which every store must offer.
+type Recaller interface {
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+}
+
+// JobQueue is the pipeline's durable job queue: dedup by kind and key, exclusive leases,
+// backoff and dead-lettering.
+type JobQueue interface {
+	Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (int64, bool, error)
+	Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error)
+	Complete(ctx context.Context, id int64, owner string) error
+	Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error)
+	Bury(ctx context.Context, id int64, owner string, cause error) error
+	Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error
+	Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error
+	ReapStale(ctx context.Context) (memory.ReapResult, error)
+	Requeue(ctx context.Context, id int64) error
+	GetJob(ctx context.Context, id int64) (*memory.Job, error)
+	JobStats(ctx context.Context) (memory.JobStats, error)
+}
+
+// TranscriptStore holds what people said (the raw-first record) and follows the edits and
+// deletions Discord reports.
+type TranscriptStore interface {
+	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
+	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
+	TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error)
+	CountTurns(ctx context.Context, userID string) (int, error)
+	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (ltm.MessageChange, error)
+	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (ltm.MessageChange, error)
+}
+
+// SettingsStore holds users' privacy choices and guilds' configuration.
+type SettingsStore interface {
+	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
+	UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error)
+	SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error
+	SetCrossServer(ctx context.Context, userID string, on bool) error
+	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
+	SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error
+}
+
+// ConfirmationStore runs forget-by-query in two steps: a preview with a single-use token,
+// then the confirmation that forgets exactly what the preview showed.
+type ConfirmationStore interface {
+	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ltm.ForgetPreview, error)
+	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ltm.ForgetPreview, error)
+	ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error)
+}
+
+// ForgetMeStore erases everything a store holds about one member, after a counted preview.
+type ForgetMeStore interface {
+	PreviewForgetMe(ctx context.Context, userID string) (ltm.ForgetMeSummary, error)
+	ConfirmForgetMe(ctx context.Context, userID, token string) (ltm.ForgetMeSummary, error)
+}
+
+// RawAccess lets the suite read a file-backed store's bytes, to prove that forget-me leaves
+// none of a member's words on disk.
+type RawAccess interface {
+	// DataFiles makes the store's files complete on their own (SQLite: checkpoint and
+	// truncate the WAL) and returns the path of every file that holds its data.
+	DataFiles(ctx context.Context) ([]string, error)
+}
+
+// Stores is one store implementation seen through the aggregates the suite checks. Every
+// field but Raw is required; all of them must share one database, because behaviours cross
+// aggregates (forget-me reaches transcripts and jobs, privacy reaches jobs).
+type Stores struct {
+	Memories      MemoryStore
+	Recall        Recaller
+	Jobs          JobQueue
+	Transcripts   TranscriptStore
+	Settings      SettingsStore
+	Confirmations ConfirmationStore
+	ForgetMe      ForgetMeStore
+	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
+	// keep no files of their own (a database server).
+	Raw RawAccess
+	// Clock is the time every part of the store reads; the suite moves it through recover
+	// windows, token lifetimes, leases and backoff.
+	Clock *Clock
+	// RecoverWindow is how long a forgotten memory stays recoverable.
+	RecoverWindow time.Duration
+	// ConfirmTTL is how long a preview's token stays valid.
+	ConfirmTTL time.Duration
+}
+
+// Epoch is a convenient start for a store's Clock: whole milliseconds, so times the store
+// keeps in milliseconds compare equal.
+var Epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// Clock is a hand-driven clock. A store under test reads Now; the suite calls Advance.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// NewClock returns a clock set to start.
+func NewClock(start time.Time) *Clock { return &Clock{now: start} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// Run checks a store implementation against the contract. open must return a fresh, empty
+// store on every call, closed by its own t.Cleanup; the suite opens one per case, so cases
+// never see each other's rows.
+func Run(t *testing.T, open func(t *testing.T) Stores) {
+	opener := func(t *testing.T) Stores {
+		t.Helper()
+		s := open(t)
+		checkComplete(t, s)
+		return s
+	}
+	t.Run("ScopeIsolation", func(t *testing.T) { testScopeIsolation(t, opener) })
+	t.Run("Dedup", func(t *testing.T) { testDedup(t, opener) })
+	t.Run("WriterVisibility", func(t *testing.T) { testWriterVisibility(t, opener) })
+	t.Run("Versions", func(t *testing.T) { testVersions(t, opener) })
+	t.Run("SoftDeleteAndRecover", func(t *testing.T) { testSoftDelete(t, opener) })
+	t.Run("History", func(t *testing.T) { testHistory(t, opener) })
+	t.Run("ForgetByQuery", func(t *testing.T) { testForgetByQuery(t, opener) })
+	t.Run("ForgetMe", func(t *testing.T) { testForgetMe(t, opener) })
+	t.Run("Jobs", func(t *testing.T) { testJobs(t, opener) })
+	t.Run("Transcripts", func(t *testing.T) { testTranscripts(t, opener) })
+	t.Run("Settings", func(t *testing.T) { testSettings(t, opener) })
+}
+
+func checkComplete(t *testing.T, s Stores) {
+	t.Helper()
+	missing := map[string]bool{
+		"Memories": s.Memories == nil, "Recall": s.Recall == nil, "Jobs": s.Jobs == nil,
+		"Transcripts": s.Transcripts == nil, "Settings": s.Settings == nil,
+		"Confirmations": s.Confirmations == nil, "ForgetMe": s.ForgetMe == nil, "Clock": s.Clock == nil,
+		"RecoverWindow": s.RecoverWindow <= 0, "ConfirmTTL": s.ConfirmTTL <= 0,
+	}
+	for field, gone := range missing {
+		if gone {
+			t.Fatalf("storetest: the constructor left Stores.%s unset", field)
+		}
+	}
+}
+
+func server(guild, content string) memory.Memory {
+	return memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: content}
+}
+
+func personal(user, guild, content string) memory.Memory {
+	return memory.Memory{Scope: memory.ScopePersonal, UserID: user, GuildID: guild, Content: content}
+}
+
+func wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if got := memory.ErrorCode(err); got != code {
+		t.Fatalf("error = %v (code %q), want code %q", err, got, code)
+	}
+}
+
+func mustRemember(t *testing.T, s Stores, m memory.Memory) *memory.Memory {
+	t.Helper()
+	res, err := s.Memories.Remember(t.Context(), m, "test")
+	if err != nil {
+		t.Fatalf("remember %q: %v", m.Content, err)
+	}
+	return res.Memory
+}
+
+func mustForget(t *testing.T, s Stores, owner memory.Owner, id int64) {
+	t.Helper()
+	if _, err := s.Memories.Forget(t.Context(), owner, []int64{id}, "test", ""); err != nil {
+		t.Fatalf("forget #%d: %v", id, err)
+	}
+}
+
+// isLive reports whether memory id of owner can be read, failing on errors other than
+// not found.
+func isLive(t *testing.T, s Stores, owner memory.Owner, id int64) bool {
+	t.Helper()
+	_, err := s.Memories.Get(t.Context(), owner, id)
+	if memory.ErrorCode(err) == memory.ENOTFOUND {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("get #%d: %v", id, err)
+	}
+	return true
+}
+
+// searchIDs returns the ids keyword recall finds for text in owners' scopes.
+func searchIDs(t *testing.T, s Stores, text string, owners ...memory.Owner) []int64 {
+	t.Helper()
+	res, err := s.Recall.Search(t.Context(), memory.SearchQuery{Text: text, Owners: owners, KeywordOnly: true, Limit: 100})
+	if err != nil {
+		t.Fatalf("search %q: %v", text, err)
+	}
+	ids := make([]int64, len(res))
+	for i, r := range res {
+		ids[i] = r.Memory.ID
+	}
+	return ids
+}
+
+func listIDs(t *testing.T, s Stores, owner memory.Owner, opt ltm.ListOptions) []int64 {
+	t.Helper()
+	opt.Limit = 500
+	list, _, err := s.Memories.List(t.Context(), owner, opt)
+	if err != nil {
+		t.Fatalf("list %v: %v", owner, err)
+	}
+	ids := make([]int64, len(list))
+	for i, m := range list {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
+// payloadKeys returns the top-level keys of a job payload.
+func payloadKeys(t *testing.T, j *memory.Job) map[string]bool {
+	t.Helper()
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(j.Payload, &obj); err != nil {
+		t.Fatalf("payload of job %d is not a JSON object: %s", j.ID, j.Payload)
+	}
+	keys := make(map[string]bool, len(obj))
+	for k := range obj {
+		keys[k] = true
+	}
+	return keys
+}
