@@ -9,7 +9,7 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
+func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
 	}
@@ -41,7 +41,7 @@ func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEve
 
 // RecordHistory writes one history row on its own, for proposals that change no memory
 // (pipeline shadow, skipped and blocked decisions). ev.ScopeKey must be set.
-func (s *Store) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
+func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
 	if ev.ScopeKey == "" {
 		return fmt.Errorf("couldn't record history: empty scope key")
 	}
@@ -50,7 +50,7 @@ func (s *Store) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error
 
 // History returns every history row of memory id in owner's scope, oldest first. It works
 // for forgotten memories too, so people can see what was removed and recover it.
-func (s *Store) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
+func (s *Memories) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (s *Store) History(ctx context.Context, owner memory.Owner, id int64) ([]me
 
 // ScopeHistory returns the newest history rows of a whole scope (limit at most 500),
 // including proposals that touched no memory.
-func (s *Store) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
+func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 
 // ExtractionCursor returns the id of the last transcript turn of a channel that extraction
 // has read, 0 when it never ran there.
-func (s *Store) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
+func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
 	return extractionCursor(ctx, s.read, guildID, channelID)
 }
 
@@ -34,7 +34,7 @@ func extractionCursor(ctx context.Context, q querier, guildID, channelID string)
 }
 
 // ExtractionBacklog counts the turns of a channel after its extraction cursor.
-func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
+func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
 	var (
 		b    memory.Backlog
 		last sql.NullInt64
@@ -57,7 +57,7 @@ func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string
 
 // ChannelsWithBacklog lists up to limit channels that have turns newer than since after
 // their extraction cursor, for the sweep that re-arms extraction lost to a crash.
-func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
+func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -85,7 +85,7 @@ func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit 
 // paths as commands, one history row per proposal, review_needed rows for contradictions,
 // the cursor move and the job's completion. It fails with ErrLeaseLost or ErrCursorMoved
 // (wrapped) when another run got there first; nothing is written then.
-func (s *Store) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
+func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
 	for i, p := range b.Proposals {
 		if err := p.Owner.Validate(); err != nil {
 			return nil, fmt.Errorf("couldn't apply proposal %d: %w", i, err)
@@ -155,7 +155,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	return out, nil
 }
 
-func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, p, p.Record, "")
 	}
@@ -170,7 +170,7 @@ func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID string,
 	return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "unknown action")
 }
 
-func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
 	m := p.Memory
 	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
 	m.Source = memory.SourcePipeline
@@ -201,7 +201,7 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 	return memory.ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
@@ -248,7 +248,7 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p
 	if dup != nil {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
-	updated, err := s.modifyTx(ctx, tx, p.Owner, target.ID, Change{Content: &content, Reason: p.Reason}, memory.ActorPipeline)
+	updated, err := s.modifyTx(ctx, tx, nil, p.Owner, target.ID, Change{Content: &content, Reason: p.Reason}, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
@@ -265,7 +265,7 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID string, p
 }
 
 // recordProposalTx writes the history row of a proposal that changed nothing.
-func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
+func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
 	meta := make(map[string]any, len(p.Metadata)+3)
 	for k, v := range p.Metadata {
 		meta[k] = v
@@ -304,7 +304,7 @@ func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Propo
 
 // recordContradictionsTx flags each live memory p.Contradicts names, and m itself, for
 // review. Nothing is changed: a person decides which statement is right.
-func (s *Store) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
+func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
 	for _, id := range p.Contradicts {
 		if id == m.ID {
 			continue
@@ -358,7 +358,7 @@ func pick(a, b string) string {
 // write, so the indexing that follows the write's commit finds them cached and the write
 // path makes no provider call. With no embedder it does nothing. Never call it inside a
 // write transaction: it may call the provider.
-func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
+func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 	e := s.recall.emb.Load()
 	if e == nil || len(texts) == 0 || s.recall.down(s.Now()) {
 		return nil
@@ -383,7 +383,7 @@ func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 // Revert restores the content a memory had before the update recorded in history row
 // historyID, as a new versioned update (so the revert itself can be reverted). It is how
 // an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
-func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -404,7 +404,7 @@ func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID in
 		if action != memory.ActionUpdate || old == "" {
 			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
 		}
-		restored, err = s.modifyTx(ctx, tx, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		restored, err = s.modifyTx(ctx, tx, nil, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
 		return err
 	})
 	if err != nil {
@@ -415,7 +415,7 @@ func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID in
 }
 
 // RecordRun stores r as the latest run of its task and counts it.
-func (s *Store) RecordRun(ctx context.Context, r memory.TaskRun) error {
+func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
 	fail := 0
 	if !r.OK {
 		fail = 1
@@ -434,7 +434,7 @@ func (s *Store) RecordRun(ctx context.Context, r memory.TaskRun) error {
 }
 
 // TaskRuns returns the latest run of every task that ever ran, by name.
-func (s *Store) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
+func (s *Jobs) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
 		FROM pipeline_runs ORDER BY name`)
 	if err != nil {

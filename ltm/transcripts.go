@@ -10,7 +10,7 @@ import (
 
 // AppendTurn durably stores a turn (with credentials redacted) and returns its id. The chat
 // turn calls it before any model call, so a failing model never loses what people said.
-func (s *Store) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
+func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 	if t.Role != memory.RoleUser && t.Role != memory.RoleAssistant {
 		return 0, fmt.Errorf("couldn't append turn: unknown role %q", t.Role)
 	}
@@ -37,7 +37,7 @@ func (s *Store) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 // RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
 // (guildID "") only turns of userID are returned; in a guild channel every participant's
 // turns are, since they were said in front of everyone there.
-func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
+func (s *Transcripts) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 20
 	}
@@ -62,7 +62,7 @@ func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID stri
 
 // TurnsAfter returns up to limit turns of a channel with id > afterID, oldest first; the
 // pipeline reads what it has not extracted yet with it.
-func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
+func (s *Transcripts) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -71,7 +71,7 @@ func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, after
 		guildID, channelID, afterID, limit)
 }
 
-func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
+func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
 	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read transcript: %w", err)
@@ -99,7 +99,7 @@ func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]me
 }
 
 // CountTurns returns how many transcript turns belong to userID.
-func (s *Store) CountTurns(ctx context.Context, userID string) (int, error) {
+func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&n)
 	if err != nil {

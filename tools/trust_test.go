@@ -59,7 +59,7 @@ func TestServerMemoryChangeRule(t *testing.T) {
 		c.ServerEditor = true
 		tb := f.box(c)
 		mustCall(t, tb, tools.NameUpdateLTM, args(bens.ID, "The raid is on Saturday"))
-		got, err := f.store.Get(ctx, memory.ServerOwner("g1"), bens.ID)
+		got, err := f.store.Memories.Get(ctx, memory.ServerOwner("g1"), bens.ID)
 		if err != nil || got.Content != "The raid is on Saturday" {
 			t.Fatalf("after the editor's update: %+v, %v", got, err)
 		}

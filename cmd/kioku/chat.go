@@ -105,7 +105,7 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
 	cfg := app.config
 	if cfg.EmbedModel != "" {
-		store.SetEmbedder(model.Embed, cfg.EmbedModel)
+		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
 	}
 	return chat.New(chat.Config{
 		ContextWindow:   cfg.ContextWindow,

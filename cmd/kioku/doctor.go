@@ -76,7 +76,7 @@ func (app *App) checkStore(ctx context.Context) []check {
 		return []check{{"database", "fail", err.Error()}}
 	}
 	defer store.Close()
-	st, err := store.Stats(ctx, "")
+	st, err := store.Maintenance.Stats(ctx, "")
 	if err != nil {
 		return []check{{"database", "fail", err.Error()}}
 	}

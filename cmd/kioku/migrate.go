@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := store.RunRepairs(ctx)
+	rep, err := store.Maintenance.RunRepairs(ctx)
 	if err != nil {
 		return err
 	}
