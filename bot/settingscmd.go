@@ -273,7 +273,7 @@ func (b *Bot) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
 	if b.pipe != nil {
 		return b.pipe(ctx)
 	}
-	return pipeline.ReadStatus(ctx, b.store, b.store.Now())
+	return pipeline.ReadStatus(ctx, b.store.Jobs, b.store.Now())
 }
 
 // taskRunsText lists the latest run of each pipeline task, one line each. Errors stay

@@ -112,7 +112,7 @@ func (c *countingStore) GuildSettings(ctx context.Context, guildID string) (memo
 func countingEnv(t *testing.T) (*env, *countingStore) {
 	e := newEnv(t, chat.Config{})
 	cs := &countingStore{Store: e.store, calls: map[string]int{}}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Store: cs, ShortTerm: e.short, Model: e.model})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: cs, Recall: cs, Transcript: cs, Settings: cs, ShortTerm: e.short, Model: e.model})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newHooked(t *testing.T, e *env, cfg chat.Config) *hooked {
 	cfg.Now = e.clock.Now
 	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
 	var err error
-	if h.engine, err = chat.New(cfg, chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
+	if h.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -197,12 +197,15 @@ func TestTurnHook(t *testing.T) {
 func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store, Ledger: e.store, Transcript: e.store, Facts: e.store,
-		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
+	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store.Jobs, Ledger: e.store.Jobs, Transcript: e.store.Transcripts, Facts: e.store.Facts,
+		Candidates: e.store.Recall, Settings: e.store.Settings, Housekeeping: struct {
+			*ltm.Maintenance
+			*ltm.Guilds
+		}{e.store.Maintenance, e.store.Guilds}, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package tools
 import (
 	"strings"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -58,8 +57,8 @@ type Conversation struct {
 
 // writeContext is the speaker in this place, for writes whose outcome the model and the
 // people in the conversation see.
-func (c *Conversation) writeContext() ltm.WriteContext {
-	return ltm.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
+func (c *Conversation) writeContext() memory.WriteContext {
+	return memory.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
 }
 
 // IsDM reports whether the conversation is a direct message.

@@ -64,8 +64,3 @@ func describeRepairs(rep ltm.RepairReport) string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-// openStore opens the configured database, applying migrations.
-func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
-	return ltm.Open(ctx, app.config.DB)
-}

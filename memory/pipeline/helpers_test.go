@@ -300,6 +300,10 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 
 // storeDeps hands store to every seam of the pipeline, as cmd/kioku does.
 func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
-	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
-		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
+	housekeeping := struct {
+		*ltm.Maintenance
+		*ltm.Guilds
+	}{store.Maintenance, store.Guilds}
+	return pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts, Candidates: store.Recall,
+		Settings: store.Settings, Housekeeping: housekeeping, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }

@@ -373,7 +373,7 @@ func TestStatus(t *testing.T) {
 	if p := st.Problems(); len(p) != 1 || !strings.Contains(p[0], "503") {
 		t.Errorf("problems %q, want the dead job with its error", p)
 	}
-	doctor, err := pipeline.ReadStatus(ctx, e.store, e.store.Now())
+	doctor, err := pipeline.ReadStatus(ctx, e.store.Jobs, e.store.Now())
 	if err != nil || doctor.Budget != nil || doctor.Jobs != st.Jobs {
 		t.Fatalf("ReadStatus %+v %v", doctor, err)
 	}
