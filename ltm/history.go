@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -106,4 +107,38 @@ func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// Revert restores the content a memory had before the update recorded in history row
+// historyID, as a new versioned update (so the revert itself can be reverted). It is how
+// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
+func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	var restored *memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var (
+			action memory.Action
+			old    string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
+			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
+		}
+		if action != memory.ActionUpdate || old == "" {
+			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
+		}
+		restored, err = s.modifyTx(ctx, tx, nil, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.indexMemories(ctx, restored)
+	return restored, nil
 }

@@ -401,3 +401,46 @@ func (s *Jobs) JobStats(ctx context.Context) (memory.JobStats, error) {
 	}
 	return st, nil
 }
+
+// RecordRun stores r as the latest run of its task and counts it.
+func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
+	fail := 0
+	if !r.OK {
+		fail = 1
+	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
+			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
+			runs = runs + 1, failures = failures + excluded.failures`,
+			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
+		if err != nil {
+			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)
+		}
+		return nil
+	})
+}
+
+// TaskRuns returns the latest run of every task that ever ran, by name.
+func (s *Jobs) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
+		FROM pipeline_runs ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read task runs: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.TaskRun
+	for rows.Next() {
+		var (
+			r                 memory.TaskRun
+			started, finished int64
+			ok                int
+		)
+		if err := rows.Scan(&r.Name, &started, &finished, &ok, &r.Error, &r.Detail, &r.Runs, &r.Failures); err != nil {
+			return nil, fmt.Errorf("couldn't read task run: %w", err)
+		}
+		r.StartedAt, r.FinishedAt, r.OK = fromMillis(started), fromMillis(finished), ok != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -266,7 +266,6 @@ func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
 	return out, nil
 }
 
-
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
 // the old and new content in history.
 func (s *Memories) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {

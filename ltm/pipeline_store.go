@@ -3,82 +3,14 @@ package ltm
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// What the background pipeline needs from the store: how far each channel's transcript has
-// been extracted, and one short transaction that applies a whole job's proposals, moves the
-// cursor and completes the job together. Model and embedding calls all happen before it.
-
-// ExtractionCursor returns the id of the last transcript turn of a channel that extraction
-// has read, 0 when it never ran there.
-func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
-	return extractionCursor(ctx, s.read, guildID, channelID)
-}
-
-func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx, `SELECT last_turn_id FROM pipeline_cursors WHERE guild_id = ? AND channel_id = ?`,
-		guildID, channelID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("couldn't read extraction cursor of channel %s: %w", channelID, err)
-	}
-	return id, nil
-}
-
-// ExtractionBacklog counts the turns of a channel after its extraction cursor.
-func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
-	var (
-		b    memory.Backlog
-		last sql.NullInt64
-		err  error
-	)
-	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
-		return b, err
-	}
-	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
-		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
-		Scan(&b.Turns, &b.UserTurns, &last)
-	if err != nil {
-		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
-	}
-	if last.Valid {
-		b.LastAt = fromMillis(last.Int64)
-	}
-	return b, nil
-}
-
-// ChannelsWithBacklog lists up to limit channels that have turns newer than since after
-// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
-func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
-		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
-		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
-		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.Channel
-	for rows.Next() {
-		var c memory.Channel
-		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
-			return nil, fmt.Errorf("couldn't read channel row: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
+// Facts is what the background pipeline writes: one short transaction that applies a whole
+// job's proposals, moves the channel's extraction cursor and completes the job together.
+// Model and embedding calls all happen before it (PrefetchEmbeddings).
 
 // ApplyPipelineBatch applies a job's proposals in one short write transaction: the hash
 // dedup, the pinned and liveness checks, ADD/UPDATE/DELETE through the same versioned write
@@ -378,81 +310,4 @@ func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 		return err
 	}
 	return nil
-}
-
-// Revert restores the content a memory had before the update recorded in history row
-// historyID, as a new versioned update (so the revert itself can be reverted). It is how
-// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
-func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	var restored *memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		var (
-			action memory.Action
-			old    string
-		)
-		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
-			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
-		if errors.Is(err, sql.ErrNoRows) {
-			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
-		}
-		if err != nil {
-			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
-		}
-		if action != memory.ActionUpdate || old == "" {
-			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
-		}
-		restored, err = s.modifyTx(ctx, tx, nil, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.indexMemories(ctx, restored)
-	return restored, nil
-}
-
-// RecordRun stores r as the latest run of its task and counts it.
-func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
-	fail := 0
-	if !r.OK {
-		fail = 1
-	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
-			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
-			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
-			runs = runs + 1, failures = failures + excluded.failures`,
-			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
-		if err != nil {
-			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)
-		}
-		return nil
-	})
-}
-
-// TaskRuns returns the latest run of every task that ever ran, by name.
-func (s *Jobs) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
-		FROM pipeline_runs ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read task runs: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.TaskRun
-	for rows.Next() {
-		var (
-			r                 memory.TaskRun
-			started, finished int64
-			ok                int
-		)
-		if err := rows.Scan(&r.Name, &started, &finished, &ok, &r.Error, &r.Detail, &r.Runs, &r.Failures); err != nil {
-			return nil, fmt.Errorf("couldn't read task run: %w", err)
-		}
-		r.StartedAt, r.FinishedAt, r.OK = fromMillis(started), fromMillis(finished), ok != 0
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

@@ -3,7 +3,9 @@ package ltm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -106,4 +108,70 @@ func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error
 		return 0, fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
 	}
 	return n, nil
+}
+
+// ExtractionCursor returns the id of the last transcript turn of a channel that extraction
+// has read, 0 when it never ran there.
+func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
+	return extractionCursor(ctx, s.read, guildID, channelID)
+}
+
+func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT last_turn_id FROM pipeline_cursors WHERE guild_id = ? AND channel_id = ?`,
+		guildID, channelID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read extraction cursor of channel %s: %w", channelID, err)
+	}
+	return id, nil
+}
+
+// ExtractionBacklog counts the turns of a channel after its extraction cursor.
+func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
+	var (
+		b    memory.Backlog
+		last sql.NullInt64
+		err  error
+	)
+	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
+		return b, err
+	}
+	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
+		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
+		Scan(&b.Turns, &b.UserTurns, &last)
+	if err != nil {
+		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
+	}
+	if last.Valid {
+		b.LastAt = fromMillis(last.Int64)
+	}
+	return b, nil
+}
+
+// ChannelsWithBacklog lists up to limit channels that have turns newer than since after
+// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
+func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
+		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
+		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
+		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.Channel
+	for rows.Next() {
+		var c memory.Channel
+		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
+			return nil, fmt.Errorf("couldn't read channel row: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
