@@ -104,17 +104,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err = bot.New(bot.Config{
-		Session: session,
-		Store:   store,
-		STM:     short,
-		Turner:  engine,
-		Logger:  log.With("component", "bot"),
-		// A server that removed the bot keeps its data this long, in case it comes back.
-		GuildPurgeAfter: cfg.GuildPurgeAfter,
-		// The running pipeline adds its model budget to what the database says.
-		PipelineStatus: pipe.Status,
-	})
+	b, err = app.newBot(session, store, short, engine, pipe)
 	if err != nil {
 		return err
 	}

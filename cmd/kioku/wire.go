@@ -8,6 +8,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/llm"
@@ -103,4 +105,20 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
 	}, chatDeps(store, model, short, onTurn))
+}
+
+// newBot builds the Discord bot on session with the store, short-term memory, the chat
+// engine that answers its turns and the running pipeline whose status it reports.
+func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
+	return bot.New(bot.Config{
+		Session: session,
+		Store:   store,
+		STM:     short,
+		Turner:  engine,
+		Logger:  app.logger.With("component", "bot"),
+		// A server that removed the bot keeps its data this long, in case it comes back.
+		GuildPurgeAfter: app.config.GuildPurgeAfter,
+		// The running pipeline adds its model budget to what the database says.
+		PipelineStatus: pipe.Status,
+	})
 }
