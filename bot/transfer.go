@@ -79,7 +79,7 @@ func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
 		return nil, memory.Errorf(memory.EINVALID, "That export file holds no memories; nothing to import.")
 	}
 	// The importer is the author; what the file claims about authors, channels and
-	// messages is not taken as provenance (ltm.Store.ImportAs).
+	// messages is not taken as provenance (ltm.Transfer.ImportAs).
 	res, err := b.store.Transfer.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
 		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID,
 		Audience: c.audience(ctx)})
