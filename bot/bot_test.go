@@ -287,7 +287,7 @@ func TestServerMemoryMutationsNeedPermission(t *testing.T) {
 	if msg, _ := tb.interact(t, click); !strings.Contains(msg.Content, "Manage Server") {
 		t.Errorf("forget confirm by a plain member answered %q", msg.Content)
 	}
-	mems, _, err := tb.store.List(context.Background(), memory.ServerOwner(guild), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.ServerOwner(guild), ltm.ListOptions{})
 	if err != nil || len(mems) != 1 || mems[0].Version != 1 {
 		t.Errorf("server memory changed by refused commands: %v %v", mems, err)
 	}
@@ -400,7 +400,7 @@ func TestOnMessageCreate(t *testing.T) {
 
 	t.Run("FullPrivacyIsIgnored", func(t *testing.T) {
 		bob := tb.fake.NewUser("bob")
-		if err := tb.store.SetPrivacy(context.Background(), bob.ID, memory.PrivacyFull); err != nil {
+		if err := tb.store.Settings.SetPrivacy(context.Background(), bob.ID, memory.PrivacyFull); err != nil {
 			t.Fatal(err)
 		}
 		before := len(tb.turner.requests())
@@ -412,7 +412,7 @@ func TestOnMessageCreate(t *testing.T) {
 
 	t.Run("AutoReplyChannel", func(t *testing.T) {
 		const auto = "502"
-		if err := tb.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, AutoReplyChannels: []string{auto}}); err != nil {
+		if err := tb.store.Settings.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, AutoReplyChannels: []string{auto}}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(tb.turner.requests())
@@ -426,7 +426,7 @@ func TestOnMessageCreate(t *testing.T) {
 	t.Run("ServerMemoryRightTravelsWithTheTurn", func(t *testing.T) {
 		// The pipeline changes server memory only on behalf of members who may; the
 		// editor role on the message's member is one way to be such a member.
-		if err := tb.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
+		if err := tb.store.Settings.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guild, EditorRoleID: "editors"}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(tb.turner.requests())
@@ -571,7 +571,7 @@ func TestImportLimits(t *testing.T) {
 	})
 
 	t.Run("FullPrivacyCannotImport", func(t *testing.T) {
-		if err := tb.store.SetPrivacy(context.Background(), alice.ID, memory.PrivacyFull); err != nil {
+		if err := tb.store.Settings.SetPrivacy(context.Background(), alice.ID, memory.PrivacyFull); err != nil {
 			t.Fatal(err)
 		}
 		ok := []byte(`{"format":"kioku.memories.v1","memories":[{"content":"fine"}]}`)
@@ -579,7 +579,7 @@ func TestImportLimits(t *testing.T) {
 			t.Errorf("answer = %q", got)
 		}
 	})
-	mems, _, err := tb.store.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
 	if err != nil || len(mems) != 0 {
 		t.Errorf("refused imports wrote %d memories (%v)", len(mems), err)
 	}
@@ -595,7 +595,7 @@ func TestHistoryShowsPipelineChanges(t *testing.T) {
 	g := memory.ServerOwner(guild)
 	raid := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Raid night is Tuesday at 20:00"})
 	bank := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The guild bank is open to everyone"})
-	if _, err := tb.store.ApplyPipelineBatch(t.Context(), memory.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []memory.Proposal{
+	if _, err := tb.store.Facts.ApplyPipelineBatch(t.Context(), memory.PipelineBatch{GuildID: guild, ChannelID: channel, CursorTo: 3, Proposals: []memory.Proposal{
 		{Action: memory.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Wednesday at 20:00"}, Reason: "moved by the officers", MayEditServer: true},
 		{Action: memory.ProposeUpdate, Owner: g, TargetID: raid.ID, Memory: memory.Memory{Content: "Raid night is Thursday"}, Record: memory.ActionShadow, Reason: "shadow mode"},
 		{Action: memory.ProposeAdd, Owner: g, Memory: memory.Memory{Content: "The guild bank is not open to everyone anymore"}, Contradicts: []int64{bank.ID}, Reason: "new rule"},

@@ -248,7 +248,7 @@ func (b *Bot) audiences(ctx context.Context, guildID string) *guildAudiences {
 	w.mu.Unlock()
 
 	// Channels gone from the state keep the rule they last had.
-	stored, err := b.store.GuildChannels(ctx, guildID)
+	stored, err := b.store.Channels.GuildChannels(ctx, guildID)
 	if err != nil {
 		// Without them those channels are unknown, and unknown channels' memories are
 		// used nowhere else: the safe side.
@@ -475,7 +475,7 @@ func (b *Bot) storeSeen(guildID string, ids []string) {
 				st.RUnlock()
 			}
 		}
-		return b.store.SaveGuildChannels(ctx, chans)
+		return b.store.Channels.SaveGuildChannels(ctx, chans)
 	}, "stored channel visibility", "guild_id", guildID, "channels", len(ids))
 }
 
@@ -490,11 +490,11 @@ func (b *Bot) storeGone(c *discordgo.Channel) {
 	b.storeChannels(func(ctx context.Context) error {
 		if c.PermissionOverwrites == nil && !c.IsThread() {
 			// A delete without its rule: keep the stored one.
-			return b.store.MarkChannelDeleted(ctx, c.GuildID, c.ID)
+			return b.store.Channels.MarkChannelDeleted(ctx, c.GuildID, c.ID)
 		}
 		gone := storedOf(c.GuildID, c)
 		gone.DeletedAt = b.now()
-		return b.store.SaveGuildChannels(ctx, []ltm.GuildChannel{gone})
+		return b.store.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{gone})
 	}, "recorded deleted channel", "guild_id", c.GuildID, "channel_id", c.ID)
 }
 
@@ -537,7 +537,7 @@ func (c *call) audience(ctx context.Context) *memory.Audience {
 // cannot view, with the same answer as for a memory that does not exist, so ids reveal
 // nothing across channels. Memories that do not exist are left to the command to report.
 func (b *Bot) requireVisible(ctx context.Context, c *call, owner memory.Owner, id int64) error {
-	m, err := b.store.Lookup(ctx, owner, id)
+	m, err := b.store.Channels.Lookup(ctx, owner, id)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return nil
 	}

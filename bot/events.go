@@ -67,7 +67,7 @@ func (b *Bot) messagesDeleted(guildID, channelID string, ids []string) {
 	defer cancel()
 	// Short-term memory first: it is injected into the very next prompt.
 	short := b.stm.RemoveMessages(guildID, channelID, ids...)
-	res, err := b.store.DeleteMessages(ctx, guildID, channelID, ids)
+	res, err := b.store.Transcripts.DeleteMessages(ctx, guildID, channelID, ids)
 	if err != nil {
 		log.Error("couldn't remove deleted messages", "messages", len(ids), "err", err)
 		return
@@ -97,7 +97,7 @@ func (b *Bot) messageEdited(guildID, channelID, messageID, content string) {
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
 	short := b.stm.ReplaceMessage(guildID, channelID, messageID, content)
-	res, err := b.store.EditMessage(ctx, guildID, channelID, messageID, content)
+	res, err := b.store.Transcripts.EditMessage(ctx, guildID, channelID, messageID, content)
 	if err != nil {
 		log.Error("couldn't apply message edit", "err", err)
 		return
@@ -134,7 +134,7 @@ func (b *Bot) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDelete) {
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
-	d, err := b.store.RecordDeparture(ctx, e.ID, b.guildPurgeAfter)
+	d, err := b.store.Guilds.RecordDeparture(ctx, e.ID, b.guildPurgeAfter)
 	if err != nil {
 		log.Error("couldn't record removal from guild", "err", err)
 		return
@@ -157,7 +157,7 @@ func (b *Bot) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
 	log := b.log.With("guild_id", e.ID)
-	cancelled, err := b.store.CancelDeparture(ctx, e.ID)
+	cancelled, err := b.store.Guilds.CancelDeparture(ctx, e.ID)
 	if err != nil {
 		log.Error("couldn't cancel removal from guild", "err", err)
 		return
@@ -267,14 +267,14 @@ func (b *Bot) settle(m *discordgo.Message, log *slog.Logger) {
 		b.stm.RemoveMessages(m.GuildID, m.ChannelID, m.ID)
 		ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 		defer cancel()
-		if _, err := b.store.DeleteMessages(ctx, m.GuildID, m.ChannelID, []string{m.ID}); err != nil {
+		if _, err := b.store.Transcripts.DeleteMessages(ctx, m.GuildID, m.ChannelID, []string{m.ID}); err != nil {
 			log.Error("couldn't remove message deleted during its turn", "err", err)
 		}
 	case f.edited != nil:
 		b.stm.ReplaceMessage(m.GuildID, m.ChannelID, m.ID, *f.edited)
 		ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 		defer cancel()
-		if _, err := b.store.EditMessage(ctx, m.GuildID, m.ChannelID, m.ID, *f.edited); err != nil {
+		if _, err := b.store.Transcripts.EditMessage(ctx, m.GuildID, m.ChannelID, m.ID, *f.edited); err != nil {
 			log.Error("couldn't apply edit made during its turn", "err", err)
 		}
 	}

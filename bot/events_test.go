@@ -31,7 +31,7 @@ func TestEventsTolerateNilAndPartial(t *testing.T) {
 	tb.bot.OnGuildDelete(tb.session, &discordgo.GuildDelete{Guild: &discordgo.Guild{ID: "9", Unavailable: true}})
 	tb.bot.OnGuildCreate(tb.session, nil)
 	tb.bot.OnGuildCreate(tb.session, &discordgo.GuildCreate{})
-	guilds, err := tb.store.Guilds(context.Background())
+	guilds, err := tb.store.Guilds.Guilds(context.Background())
 	if err != nil || len(guilds) != 0 {
 		t.Errorf("guilds after partial events: %+v %v; an outage must record no departure", guilds, err)
 	}
@@ -58,7 +58,7 @@ func TestMessageDeletedAroundItsTurn(t *testing.T) {
 	// delete arrives in the middle.
 	var deleteDuringTurn bool
 	tb.turner.fn = func(req chat.Request) (chat.Reply, error) {
-		if _, err := tb.store.AppendTurn(context.Background(), memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID,
+		if _, err := tb.store.Transcripts.AppendTurn(context.Background(), memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID,
 			UserID: req.UserID, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID}); err != nil {
 			t.Error(err)
 		}
@@ -75,7 +75,7 @@ func TestMessageDeletedAroundItsTurn(t *testing.T) {
 		return chat.Reply{Text: "ok"}, nil
 	}
 	kept := func(m *discordgo.Message) bool {
-		turns, err := tb.store.RecentTurns(context.Background(), guild, channel, "", 50)
+		turns, err := tb.store.Transcripts.RecentTurns(context.Background(), guild, channel, "", 50)
 		if err != nil {
 			t.Fatal(err)
 		}

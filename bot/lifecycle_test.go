@@ -56,7 +56,7 @@ func TestInteractionTimeout(t *testing.T) {
 	if st := tb.bot.Stats(); st.InteractionErrors != 1 {
 		t.Errorf("interaction errors = %d, want 1", st.InteractionErrors)
 	}
-	mems, _, err := tb.store.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
 	if err != nil || len(mems) != 0 {
 		t.Errorf("a timed-out import wrote %d memories (%v)", len(mems), err)
 	}

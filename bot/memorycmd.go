@@ -35,7 +35,7 @@ func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
 // listPage renders one page of a listing with its navigation buttons.
 func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
 	aud := c.audience(ctx)
-	mems, total, err := b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+	mems, total, err := b.store.Memories.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +49,7 @@ func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset 
 	if offset >= total {
 		// The list shrank since the page was opened; show its last page.
 		offset = (total - 1) / b.pageSize * b.pageSize
-		mems, total, err = b.store.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+		mems, total, err = b.store.Memories.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +124,7 @@ func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
 	if query == "" {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
-	results, err := b.store.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
+	results, err := b.store.Recall.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
 		Audience: c.audience(ctx)})
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func (b *Bot) memoryShow(ctx context.Context, c *call) (*response, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := b.store.Get(ctx, owner, id)
+	m, err := b.store.Memories.Get(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
 			MessageID: c.i.ID},
 	}
 	m.Pinned, _ = c.boolean("pinned")
-	res, err := b.store.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
+	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +246,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
 	}
 	ch.Reason = "edited by command"
-	m, err := b.store.ModifyAs(ctx, c.writeContext(ctx), owner, id, ch, memory.UserActor(c.userID()))
+	m, err := b.store.Memories.ModifyAs(ctx, c.writeContext(ctx), owner, id, ch, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -272,7 +272,7 @@ func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
 		if err := b.requireVisible(ctx, c, owner, id); err != nil {
 			return nil, err
 		}
-		forgotten, err := b.store.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
+		forgotten, err := b.store.Memories.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
 		if err != nil {
 			return nil, err
 		}
@@ -288,7 +288,7 @@ func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
 // forgetPreview shows what a forget-by-query would delete, with a confirm
 // button carrying the store's single-use token for exactly these memories.
 func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
-	p, err := b.store.PreviewForgetWithin(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview, c.audience(ctx))
+	p, err := b.store.Confirmations.PreviewForgetWithin(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview, c.audience(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -329,7 +329,7 @@ func (b *Bot) forgetPress(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	forgotten, err := b.store.ConfirmForget(ctx, owner, parts[3], memory.UserActor(c.userID()))
+	forgotten, err := b.store.Confirmations.ConfirmForget(ctx, owner, parts[3], memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +361,7 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
-	m, err := b.store.RecoverAs(ctx, c.writeContext(ctx), owner, id, 0, memory.UserActor(c.userID()))
+	m, err := b.store.Memories.RecoverAs(ctx, c.writeContext(ctx), owner, id, 0, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +377,7 @@ func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
-	events, err := b.store.History(ctx, owner, id)
+	events, err := b.store.Memories.History(ctx, owner, id)
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +421,7 @@ func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 }
 
 func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
-	sum, err := b.store.PreviewForgetMe(ctx, c.userID())
+	sum, err := b.store.Confirmations.PreviewForgetMe(ctx, c.userID())
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +452,7 @@ func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
 // who asked, so someone else pressing the button erases nothing.
 func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
 	token := strings.TrimPrefix(c.customID, idForgetMeConfirm+":")
-	sum, err := b.store.ConfirmForgetMe(ctx, c.userID(), token)
+	sum, err := b.store.Confirmations.ConfirmForgetMe(ctx, c.userID(), token)
 	if err != nil {
 		return nil, err
 	}

@@ -78,7 +78,7 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 	// The settings read here go to the engine with the request, so the turn
 	// does not read them again; after a failed read the engine tries itself.
 	var speaker *memory.UserSettings
-	if us, err := b.store.UserSettings(ctx, m.Author.ID); err == nil {
+	if us, err := b.store.Settings.UserSettings(ctx, m.Author.ID); err == nil {
 		if us.Privacy == memory.PrivacyFull {
 			b.stats.ignored.Add(1)
 			return
@@ -209,7 +209,7 @@ type messageSettings struct {
 func (s *messageSettings) guild(ctx context.Context) (memory.GuildSettings, error) {
 	if !s.read {
 		s.read = true
-		s.gs, s.err = s.store.GuildSettings(ctx, s.guildID)
+		s.gs, s.err = s.store.Settings.GuildSettings(ctx, s.guildID)
 		if s.err != nil {
 			s.log.Error("couldn't read guild settings", "err", s.err)
 		}

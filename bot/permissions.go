@@ -38,7 +38,7 @@ func (b *Bot) requireServerEditor(ctx context.Context, c *call) error {
 	if c.inDM() {
 		return errServerInDM
 	}
-	gs, err := b.store.GuildSettings(ctx, c.guildID())
+	gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (b *Bot) requireManager(c *call) error {
 // at the full privacy level (SPEC §2): they asked the bot to keep nothing.
 // Forget and export stay available so they can still leave.
 func (b *Bot) requireNotFullPrivacy(ctx context.Context, c *call) error {
-	us, err := b.store.UserSettings(ctx, c.userID())
+	us, err := b.store.Settings.UserSettings(ctx, c.userID())
 	if err != nil {
 		return err
 	}

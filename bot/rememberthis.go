@@ -48,7 +48,7 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 	}
 	owner := memory.PersonalOwner(c.userID())
 	if !c.inDM() {
-		gs, err := b.store.GuildSettings(ctx, c.guildID())
+		gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
 		if err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 	if human {
 		m.SubjectID = author.ID
 	}
-	res, err := b.store.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()), evidence...)
+	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()), evidence...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 // forbids it: partial or full when someone else asks, full when they ask themselves
 // (SPEC §2: full blocks even manual saves).
 func (b *Bot) requireAuthorAllows(ctx context.Context, c *call, authorID string) error {
-	us, err := b.store.UserSettings(ctx, authorID)
+	us, err := b.store.Settings.UserSettings(ctx, authorID)
 	if err != nil {
 		return err
 	}

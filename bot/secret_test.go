@@ -51,7 +51,7 @@ func TestDebugLogHoldsNoMessageContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Store: cfg.Store, ShortTerm: cfg.STM, Model: model})
+		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Memories: cfg.Store.Memories, Recall: cfg.Store.Recall, Transcript: cfg.Store.Transcripts, Settings: cfg.Store.Settings, ShortTerm: cfg.STM, Model: model})
 		if err != nil {
 			t.Fatal(err)
 		}

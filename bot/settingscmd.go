@@ -25,7 +25,7 @@ func (b *Bot) privacy(ctx context.Context, c *call) (*response, error) {
 	cross, hasCross := c.boolean("cross_server")
 	var changed []string
 	if level != "" {
-		if err := b.store.SetPrivacy(ctx, c.userID(), level); err != nil {
+		if err := b.store.Settings.SetPrivacy(ctx, c.userID(), level); err != nil {
 			return nil, err
 		}
 		changed = append(changed, "privacy level")
@@ -37,12 +37,12 @@ func (b *Bot) privacy(ctx context.Context, c *call) (*response, error) {
 		c.log.Info("privacy level set", "level", level)
 	}
 	if hasCross {
-		if err := b.store.SetCrossServer(ctx, c.userID(), cross); err != nil {
+		if err := b.store.Settings.SetCrossServer(ctx, c.userID(), cross); err != nil {
 			return nil, err
 		}
 		changed = append(changed, "cross-server use")
 	}
-	us, err := b.store.UserSettings(ctx, c.userID())
+	us, err := b.store.Settings.UserSettings(ctx, c.userID())
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (b *Bot) kiokuConfig(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireManager(c); err != nil {
 		return nil, err
 	}
-	gs, err := b.store.GuildSettings(ctx, c.guildID())
+	gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +155,7 @@ func (b *Bot) kiokuConfig(ctx context.Context, c *call) (*response, error) {
 		gs.AutoReplyChannels, changed = nil, true
 	}
 	if changed {
-		if err := b.store.SaveGuildSettings(ctx, gs); err != nil {
+		if err := b.store.Settings.SaveGuildSettings(ctx, gs); err != nil {
 			return nil, err
 		}
 		c.log.Info("guild settings changed", "self_teaching", gs.SelfTeaching, "pipeline_mode", gs.PipelineMode,
@@ -207,9 +207,9 @@ func (b *Bot) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 	// The integrity check reads the whole database file: only members who manage the
 	// server may set it off. Everyone else gets the same status without it.
 	manager := CanManageServer(c.member)
-	stats := b.store.Counts
+	stats := b.store.Maintenance.Counts
 	if manager {
-		stats = b.store.Stats
+		stats = b.store.Maintenance.Stats
 	}
 	st, err := stats(ctx, owner.Key())
 	if err != nil {
@@ -273,7 +273,7 @@ func (b *Bot) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
 	if b.pipe != nil {
 		return b.pipe(ctx)
 	}
-	return pipeline.ReadStatus(ctx, b.store, b.store.Now())
+	return pipeline.ReadStatus(ctx, b.store.Jobs, b.store.Now())
 }
 
 // taskRunsText lists the latest run of each pipeline task, one line each. Errors stay

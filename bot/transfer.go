@@ -28,7 +28,7 @@ func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	f, err := b.store.ExportWithin(ctx, owner, c.audience(ctx))
+	f, err := b.store.Transfer.ExportWithin(ctx, owner, c.audience(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -79,8 +79,8 @@ func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
 		return nil, memory.Errorf(memory.EINVALID, "That export file holds no memories; nothing to import.")
 	}
 	// The importer is the author; what the file claims about authors, channels and
-	// messages is not taken as provenance (ltm.Store.ImportAs).
-	res, err := b.store.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
+	// messages is not taken as provenance (ltm.Transfer.ImportAs).
+	res, err := b.store.Transfer.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
 		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID,
 		Audience: c.audience(ctx)})
 	if err != nil {

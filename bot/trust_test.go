@@ -22,7 +22,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 	member := int64(discordgo.PermissionSendMessages)
 	count := func() int {
 		t.Helper()
-		st, err := tb.store.Counts(ctx, "")
+		st, err := tb.store.Maintenance.Counts(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,7 +32,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 	for _, level := range []memory.Privacy{memory.PrivacyPartial, memory.PrivacyFull} {
 		t.Run("Err"+string(level), func(t *testing.T) {
 			bob := tb.fake.NewUser("bob-" + string(level))
-			if err := tb.store.SetPrivacy(ctx, bob.ID, level); err != nil {
+			if err := tb.store.Settings.SetPrivacy(ctx, bob.ID, level); err != nil {
 				t.Fatal(err)
 			}
 			before := count()
@@ -54,7 +54,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 
 	t.Run("OwnMessageAtPartial", func(t *testing.T) {
 		dora := tb.fake.NewUser("dora")
-		if err := tb.store.SetPrivacy(ctx, dora.ID, memory.PrivacyPartial); err != nil {
+		if err := tb.store.Settings.SetPrivacy(ctx, dora.ID, memory.PrivacyPartial); err != nil {
 			t.Fatal(err)
 		}
 		target := tb.fake.GuildMessage(guild, channel, dora, "My locker code is blue door")
@@ -78,7 +78,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 			if !strings.Contains(msg.Content, "Remembered ("+string(tc.owner.Scope)+")") {
 				t.Fatalf("Remember this answered %q", msg.Content)
 			}
-			mems, _, err := tb.store.List(ctx, tc.owner, ltm.ListOptions{})
+			mems, _, err := tb.store.Memories.List(ctx, tc.owner, ltm.ListOptions{})
 			if err != nil || len(mems) == 0 {
 				t.Fatalf("no memory in %s: %v", tc.owner, err)
 			}
@@ -86,7 +86,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 			if m.SubjectID != carol.ID || m.Provenance.AuthorID != carol.ID || m.Provenance.MessageID != target.ID {
 				t.Fatalf("copy = subject %q, provenance %+v; want Carol %s and message %s", m.SubjectID, m.Provenance, carol.ID, target.ID)
 			}
-			ev, err := tb.store.Evidence(ctx, m.ID)
+			ev, err := tb.store.Memories.Evidence(ctx, m.ID)
 			if err != nil || len(ev) != 1 || ev[0] != (memory.MessageRef{MessageID: target.ID, AuthorID: carol.ID}) {
 				t.Fatalf("evidence = %+v, %v", ev, err)
 			}
@@ -131,7 +131,7 @@ func TestMessageCarriesServerEditor(t *testing.T) {
 	tb := newTestBot(t)
 	me := tb.fake.BotUser()
 	const guild, channel, editorRole, modRole = "500", "501", "900", "901"
-	if err := tb.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, EditorRoleID: editorRole}); err != nil {
+	if err := tb.store.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, EditorRoleID: editorRole}); err != nil {
 		t.Fatal(err)
 	}
 	if err := tb.session.State.GuildAdd(&discordgo.Guild{ID: guild, OwnerID: "1", Roles: []*discordgo.Role{

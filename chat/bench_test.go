@@ -43,7 +43,7 @@ type timedStore struct {
 
 func (s *timedStore) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	start := time.Now()
-	res, err := s.Store.Search(ctx, q)
+	res, err := s.Store.Recall.Search(ctx, q)
 	s.spent.Add(int64(time.Since(start)))
 	return res, err
 }
@@ -106,11 +106,11 @@ func benchmarkTurn(b *testing.B, memories int) {
 	}
 	model := &timedModel{ChatModel: client}
 	timed := &timedStore{Store: store}
-	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Store: timed, ShortTerm: short, Model: model})
+	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Memories: store.Memories, Recall: timed, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: short, Model: model})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", SelfTeaching: true}); err != nil {
+	if err := store.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", SelfTeaching: true}); err != nil {
 		b.Fatal(err)
 	}
 
@@ -127,7 +127,7 @@ func benchmarkTurn(b *testing.B, memories int) {
 		}
 		mems = append(mems, m)
 	}
-	if _, err := store.RememberMany(ctx, mems, "bench"); err != nil {
+	if _, err := store.Transfer.RememberMany(ctx, mems, "bench"); err != nil {
 		b.Fatal(err)
 	}
 	for i := range 100 {
@@ -135,7 +135,7 @@ func benchmarkTurn(b *testing.B, memories int) {
 		if i%2 == 1 {
 			t.Role = memory.RoleAssistant
 		}
-		if _, err := store.AppendTurn(ctx, t); err != nil {
+		if _, err := store.Transcripts.AppendTurn(ctx, t); err != nil {
 			b.Fatal(err)
 		}
 	}

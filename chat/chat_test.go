@@ -63,7 +63,7 @@ func newEnv(t testing.TB, cfg chat.Config) *env {
 		}
 	})
 	cfg.Now = e.clock.Now
-	if e.engine, err = chat.New(cfg, chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model}); err != nil {
+	if e.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -91,7 +91,7 @@ func (e *env) turn(req chat.Request) chat.Reply {
 
 func (e *env) selfTeaching(guildID string, on bool) {
 	e.t.Helper()
-	if err := e.store.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guildID, SelfTeaching: on}); err != nil {
+	if err := e.store.Settings.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: guildID, SelfTeaching: on}); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -150,7 +150,7 @@ func toolResults(req openai.ChatCompletionRequest) []openai.ChatCompletionMessag
 
 func countTurns(t testing.TB, s *ltm.Store, userID string) int {
 	t.Helper()
-	n, err := s.CountTurns(context.Background(), userID)
+	n, err := s.Transcripts.CountTurns(context.Background(), userID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestRememberThenRecall(t *testing.T) {
 			if want := fmt.Sprintf("📌 Remembered (personal) #%d: Aiko prefers green tea", n.MemoryID); n.String() != want {
 				t.Errorf("notice text = %q, want %q", n.String(), want)
 			}
-			m, err := e.store.Get(ctx, memory.PersonalOwner("111"), n.MemoryID)
+			m, err := e.store.Memories.Get(ctx, memory.PersonalOwner("111"), n.MemoryID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -257,7 +257,7 @@ func TestPrivacyPartial(t *testing.T) {
 	e := newEnv(t, chat.Config{})
 	e.selfTeaching("g1", true)
 	e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: "Aiko prefers green tea"})
-	if err := e.store.SetPrivacy(ctx, "111", memory.PrivacyPartial); err != nil {
+	if err := e.store.Settings.SetPrivacy(ctx, "111", memory.PrivacyPartial); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Script(
@@ -276,7 +276,7 @@ func TestPrivacyPartial(t *testing.T) {
 	if len(reply.Notices) != 0 {
 		t.Fatalf("notices = %+v", reply.Notices)
 	}
-	_, n, err := e.store.List(ctx, memory.PersonalOwner("111"), ltm.ListOptions{})
+	_, n, err := e.store.Memories.List(ctx, memory.PersonalOwner("111"), ltm.ListOptions{})
 	if err != nil || n != 1 {
 		t.Fatalf("personal memories = %d (%v), want only the seeded one", n, err)
 	}
@@ -292,7 +292,7 @@ func TestPrivacyFull(t *testing.T) {
 	for _, where := range []string{"Guild", "DM"} {
 		t.Run(where, func(t *testing.T) {
 			e := newEnv(t, chat.Config{})
-			if err := e.store.SetPrivacy(ctx, "111", memory.PrivacyFull); err != nil {
+			if err := e.store.Settings.SetPrivacy(ctx, "111", memory.PrivacyFull); err != nil {
 				t.Fatal(err)
 			}
 			req := e.guild("remember that I prefer green tea")
@@ -357,7 +357,7 @@ func TestSelfTeaching(t *testing.T) {
 		if len(reply.Notices) != 0 {
 			t.Fatalf("notices = %+v", reply.Notices)
 		}
-		if _, n, _ := e.store.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
+		if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
 			t.Fatalf("%d server memories written with self-teaching off", n)
 		}
 		if !strings.Contains(systemText(e.srv.ChatRequests()[0]), "/kioku config") {
@@ -398,7 +398,7 @@ func TestBrokenToolCalls(t *testing.T) {
 		}
 	}
 	for _, m := range []*memory.Memory{otherGuild, otherUser} {
-		got, err := e.store.Get(ctx, m.Owner(), m.ID)
+		got, err := e.store.Memories.Get(ctx, m.Owner(), m.ID)
 		if err != nil || got.Version != 1 || got.Content != m.Content {
 			t.Errorf("memory #%d changed: %+v (%v)", m.ID, got, err)
 		}
@@ -437,7 +437,7 @@ func TestModelDown(t *testing.T) {
 	if n := e.srv.ChatCount(); n != 3 {
 		t.Errorf("%d chat requests, want 3 (first try and two retries)", n)
 	}
-	turns, err := e.store.RecentTurns(ctx, "g1", "c1", "111", 10)
+	turns, err := e.store.Transcripts.RecentTurns(ctx, "g1", "c1", "111", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,7 +466,7 @@ func TestLongHistoryCut(t *testing.T) {
 		if i%2 == 1 {
 			t0.Role, t0.AuthorName = memory.RoleAssistant, "kioku"
 		}
-		if _, err := e.store.AppendTurn(ctx, t0); err != nil {
+		if _, err := e.store.Transcripts.AppendTurn(ctx, t0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -550,11 +550,11 @@ func TestSecretRefused(t *testing.T) {
 	if len(reply.Notices) != 0 {
 		t.Fatalf("notices = %+v", reply.Notices)
 	}
-	if _, n, _ := e.store.List(context.Background(), memory.PersonalOwner("111"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := e.store.Memories.List(context.Background(), memory.PersonalOwner("111"), ltm.ListOptions{}); n != 0 {
 		t.Fatalf("%d memories stored", n)
 	}
 	// The transcript, the prompt and short-term memory keep the words but not the token.
-	turns, _ := e.store.RecentTurns(context.Background(), "", "dm1", "111", 5)
+	turns, _ := e.store.Transcripts.RecentTurns(context.Background(), "", "dm1", "111", 5)
 	if strings.Contains(turns[0].Content, "ghp_") {
 		t.Fatalf("transcript kept the token: %q", turns[0].Content)
 	}
@@ -608,7 +608,7 @@ func TestUpdateAndForgetNotices(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("notices = %q, want %q", got, want)
 	}
-	if _, err := e.store.Get(ctx, memory.PersonalOwner("111"), tea.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+	if _, err := e.store.Memories.Get(ctx, memory.PersonalOwner("111"), tea.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 		t.Fatalf("forgotten memory still live: %v", err)
 	}
 }
@@ -631,11 +631,11 @@ func TestScopesInPrompt(t *testing.T) {
 	mk(memory.Memory{Scope: memory.ScopePersonal, UserID: "333", GuildID: "g1", Content: "Cleo tea, partial"})
 	mk(memory.Memory{Scope: memory.ScopePersonal, UserID: "444", GuildID: "g1", Content: "Dan tea, spoke long ago"})
 	mk(memory.Memory{Scope: memory.ScopePersonal, UserID: "555", GuildID: "g1", Content: "Eve tea, never spoke"})
-	if err := e.store.SetPrivacy(ctx, "333", memory.PrivacyPartial); err != nil {
+	if err := e.store.Settings.SetPrivacy(ctx, "333", memory.PrivacyPartial); err != nil {
 		t.Fatal(err)
 	}
 	say := func(user, name string, ago time.Duration) {
-		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: name,
+		if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: name,
 			Role: memory.RoleUser, Content: "hi from " + name, CreatedAt: start.Add(-ago)}); err != nil {
 			t.Fatal(err)
 		}
@@ -668,10 +668,10 @@ func TestScopesInPrompt(t *testing.T) {
 			[]string{"Guild two", "guild two", "Aiko tea from a DM", "Cleo tea", "Dan tea", "Eve tea"})
 	})
 	t.Run("GuildCrossServer", func(t *testing.T) {
-		if err := e.store.SetCrossServer(ctx, "222", true); err != nil {
+		if err := e.store.Settings.SetCrossServer(ctx, "222", true); err != nil {
 			t.Fatal(err)
 		}
-		defer e.store.SetCrossServer(ctx, "222", false)
+		defer e.store.Settings.SetCrossServer(ctx, "222", false)
 		e.turn(e.guild("tea"))
 		check(t, systemText(e.lastChat()),
 			[]string{"Ben tea from guild two", "Aiko tea from guild one"},
@@ -748,7 +748,7 @@ func TestIgnoredEmptyMessage(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	e := newEnv(t, chat.Config{})
-	deps := chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model}
+	deps := chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}
 	for name, cfg := range map[string]chat.Config{
 		"ErrNoRoomForPrompt": {ContextWindow: 1000, MaxOutputTokens: 1000},
 		"ErrNegative":        {TurnsPerMinute: -1},
@@ -759,7 +759,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := chat.New(chat.Config{}, chat.Deps{Store: e.store, ShortTerm: e.short}); err == nil {
+	if _, err := chat.New(chat.Config{}, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short}); err == nil {
 		t.Fatal("New succeeded without a model")
 	}
 }
@@ -849,7 +849,7 @@ func TestREPL(t *testing.T) {
 	if n := countTurns(t, e.store, "111"); n != 4 {
 		t.Errorf("%d transcript rows, want 4 (the line after /quit is not read)", n)
 	}
-	turns, _ := e.store.RecentTurns(context.Background(), "", "dm-111", "111", 10)
+	turns, _ := e.store.Transcripts.RecentTurns(context.Background(), "", "dm-111", "111", 10)
 	if len(turns) != 4 || turns[0].MessageID == "" || turns[0].MessageID == turns[2].MessageID {
 		t.Errorf("REPL turns = %+v, want DM channel dm-111 with distinct message ids", turns)
 	}

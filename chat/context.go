@@ -50,7 +50,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		}
 	}
 
-	turns, err := e.store.RecentTurns(ctx, req.GuildID, req.ChannelID, req.UserID, e.cfg.HistoryTurns+1)
+	turns, err := e.transcript.RecentTurns(ctx, req.GuildID, req.ChannelID, req.UserID, e.cfg.HistoryTurns+1)
 	if err != nil {
 		log.WarnContext(ctx, "answering without history", slog.Any("err", err))
 		turns = nil
@@ -93,7 +93,7 @@ func (e *Engine) speakerSettings(ctx context.Context, req Request) (memory.UserS
 	if req.Speaker != nil {
 		return *req.Speaker, nil
 	}
-	return e.store.UserSettings(ctx, req.UserID)
+	return e.settings.UserSettings(ctx, req.UserID)
 }
 
 // guildSettings returns the guild's settings: those the transport sent with the request,
@@ -102,7 +102,7 @@ func (e *Engine) guildSettings(ctx context.Context, req Request) (memory.GuildSe
 	if req.Guild != nil {
 		return *req.Guild, nil
 	}
-	return e.store.GuildSettings(ctx, req.GuildID)
+	return e.settings.GuildSettings(ctx, req.GuildID)
 }
 
 // participants turns the channel's recent transcript into the prompt history and finds
@@ -121,7 +121,7 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 			ids = append(ids, t.UserID)
 		}
 	}
-	settings, err := e.store.UsersSettings(ctx, ids)
+	settings, err := e.settings.UsersSettings(ctx, ids)
 	if err != nil {
 		// Unknown privacy: treat everyone else as the most private level rather than
 		// guess; the turn goes on with the speaker's own words.
@@ -186,7 +186,7 @@ func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conve
 	q := memory.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience}
 	if owner, ok := conv.ServerOwner(); ok {
 		q.Owners = []memory.Owner{owner}
-		pinned, err := e.pinned.get(ctx, e.store, conv.GuildID)
+		pinned, err := e.pinned.get(ctx, e.memories, conv.GuildID)
 		if err != nil {
 			log.WarnContext(ctx, "couldn't load pinned memories", slog.Any("err", err))
 		}
@@ -196,7 +196,7 @@ func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conve
 	if len(q.Owners)+len(q.Visible) == 0 {
 		return server, nil
 	}
-	results, err := e.store.Search(ctx, q)
+	results, err := e.recaller.Search(ctx, q)
 	if err != nil {
 		log.WarnContext(ctx, "couldn't recall memories", slog.Any("err", err))
 	}

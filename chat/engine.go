@@ -51,7 +51,6 @@ import (
 
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/intent"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
@@ -105,15 +104,31 @@ type ChatModel interface {
 	Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
 }
 
-// Store is the part of the long-term store a turn uses; *ltm.Store satisfies it.
-type Store interface {
-	tools.Store
-	List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error)
+// Memories is the part of long-term memory a turn reads and changes: what the tools write
+// and the pinned memories every prompt carries. The store's Memories satisfy it.
+type Memories interface {
+	tools.MemoryWriter
+	List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error)
+	PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error)
+}
+
+// Recaller finds the memories relevant to a turn; the store's Recall satisfies it.
+type Recaller interface {
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+}
+
+// Transcript is the stored conversation: a turn appends its words and reads the recent
+// past of its channel. The store's Transcripts satisfy it.
+type Transcript interface {
 	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
 	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
+}
+
+// Settings are the members' and guild's choices a turn honours; the store's Settings
+// satisfy it.
+type Settings interface {
 	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
 	UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error)
-	PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error)
 	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
 }
 
@@ -173,9 +188,12 @@ type TurnHook func(ctx context.Context, t memory.Turn, highSignal bool) error
 
 // Deps are the parts an Engine works with.
 type Deps struct {
-	Store     Store
-	ShortTerm ShortTerm
-	Model     ChatModel
+	Memories   Memories
+	Recall     Recaller
+	Transcript Transcript
+	Settings   Settings
+	ShortTerm  ShortTerm
+	Model      ChatModel
 	// OnTurn, when set, is called after each user turn is stored and before the model is
 	// asked anything. Its failure is logged and never fails the turn: the words are
 	// already saved, and the pipeline's sweep schedules channels whose hook was missed.
@@ -259,21 +277,24 @@ type Usage struct {
 // Engine runs chat turns. It is safe for concurrent use; turns of different users and
 // channels run in parallel.
 type Engine struct {
-	cfg    Config
-	store  Store
-	short  ShortTerm
-	model  ChatModel
-	log    *slog.Logger
-	budget int
-	limits *limiter
-	pinned *pinnedCache
-	onTurn TurnHook
+	cfg        Config
+	memories   Memories
+	recaller   Recaller
+	transcript Transcript
+	settings   Settings
+	short      ShortTerm
+	model      ChatModel
+	log        *slog.Logger
+	budget     int
+	limits     *limiter
+	pinned     *pinnedCache
+	onTurn     TurnHook
 }
 
 // New validates cfg, fills in defaults and returns an engine.
 func New(cfg Config, deps Deps) (*Engine, error) {
 	switch {
-	case deps.Store == nil:
+	case deps.Memories == nil || deps.Recall == nil || deps.Transcript == nil || deps.Settings == nil:
 		return nil, errors.New("couldn't create chat engine: no store")
 	case deps.ShortTerm == nil:
 		return nil, errors.New("couldn't create chat engine: no short-term memory")
@@ -316,15 +337,18 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Engine{
-		cfg:    cfg,
-		store:  deps.Store,
-		short:  deps.ShortTerm,
-		model:  deps.Model,
-		log:    log,
-		budget: contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
-		limits: newLimiter(cfg.TurnsPerMinute),
-		pinned: newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
-		onTurn: deps.OnTurn,
+		cfg:        cfg,
+		memories:   deps.Memories,
+		recaller:   deps.Recall,
+		transcript: deps.Transcript,
+		settings:   deps.Settings,
+		short:      deps.ShortTerm,
+		model:      deps.Model,
+		log:        log,
+		budget:     contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
+		limits:     newLimiter(cfg.TurnsPerMinute),
+		pinned:     newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
+		onTurn:     deps.OnTurn,
 	}, nil
 }
 
@@ -374,7 +398,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	stored := memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
 		AuthorName: req.UserName, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
 		CanEditServer: req.GuildID != "" && req.ServerEditor}
-	turnID, err := e.store.AppendTurn(ctx, stored)
+	turnID, err := e.transcript.AppendTurn(ctx, stored)
 	if err != nil {
 		return Reply{}, err
 	}
@@ -391,7 +415,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		DroppedMemories: tc.built.DroppedMemories, MemoryIDs: tc.built.MemoryIDs}}
 
 	// 5. Tool loop.
-	tb := tools.New(tc.conv, e.store, e.short, log)
+	tb := tools.New(tc.conv, e.memories, e.recaller, e.short, log)
 	res, runErr := tools.Run(ctx, e.model, openai.ChatCompletionRequest{Messages: tc.built.Messages, MaxTokens: e.cfg.MaxOutputTokens}, tb, e.cfg.MaxToolRounds)
 	reply.Notices = tb.Notices()
 	e.invalidateAfter(reply.Notices, req.GuildID)
@@ -423,7 +447,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	default:
 		reply.Text = emptyReplyText
 	}
-	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
+	if _, err := e.transcript.AppendTurn(ctx, memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
 		AuthorName: e.cfg.BotName, Role: memory.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now()}); err != nil {
 		// The answer exists and the user's turn is stored; losing the bot's own words
 		// from the transcript is not worth withholding the reply.

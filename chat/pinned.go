@@ -6,14 +6,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // DefaultPinnedTTL is how long a guild's pinned server memories are reused between turns
 // at most. Pinned memories are curated by admins and change rarely, while reading them
 // costs a pass over the guild's whole server memory. Staleness is not what the TTL bounds:
-// every use first compares the store's pinned change counter (Store.PinnedVersion), which
+// every use first compares the store's pinned change counter (Memories.PinnedVersion), which
 // any change by any path or process moves, so a forgotten pinned memory is never served.
 const DefaultPinnedTTL = time.Minute
 
@@ -44,7 +43,7 @@ func newPinnedCache(limit int, ttl time.Duration, now func() time.Time) *pinnedC
 // get returns the guild's pinned memories, newest first, loading them when the cached
 // copy is missing or older than the TTL. The slice is the caller's; the memories are
 // shared and must not be modified.
-func (c *pinnedCache) get(ctx context.Context, store Store, guildID string) ([]*memory.Memory, error) {
+func (c *pinnedCache) get(ctx context.Context, store Memories, guildID string) ([]*memory.Memory, error) {
 	now := c.now()
 	owner := memory.ServerOwner(guildID)
 	// Read before the memories: a change that lands between the two reads leaves an older
@@ -63,7 +62,7 @@ func (c *pinnedCache) get(ctx context.Context, store Store, guildID string) ([]*
 	// Loaded without the lock: two turns of one guild may both load at expiry, which
 	// costs one extra read and never blocks the other guilds' turns.
 	pinned := true
-	mems, _, err := store.List(ctx, owner, ltm.ListOptions{Pinned: &pinned, Limit: c.limit})
+	mems, _, err := store.List(ctx, owner, memory.ListOptions{Pinned: &pinned, Limit: c.limit})
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func (c *pinnedCache) invalidate(guildID string) {
 
 // Invalidate drops what the engine caches about a guild's server memory, so the next turn
 // there reads it afresh. Callers need not: the cache notices every change to pinned
-// memories by itself (Store.PinnedVersion); Invalidate remains for callers that want a
+// memories by itself (Memories.PinnedVersion); Invalidate remains for callers that want a
 // reload regardless.
 func (e *Engine) Invalidate(guildID string) {
 	if guildID != "" {

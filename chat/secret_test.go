@@ -75,7 +75,7 @@ func TestTurnRedactsCredentials(t *testing.T) {
 	logs := &syncBuffer{}
 	var hooked []memory.Turn
 	engine, err := chat.New(chat.Config{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn memory.Turn, _ bool) error {
+		chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn memory.Turn, _ bool) error {
 			hooked = append(hooked, turn)
 			return nil
 		}})
@@ -137,7 +137,7 @@ func TestTurnRedactsCredentials(t *testing.T) {
 
 	// What was kept: transcript rows, the turn the pipeline is told about, short-term
 	// memory, and no memory at all.
-	turns, err := e.store.RecentTurns(context.Background(), "g1", "c1", "111", 10)
+	turns, err := e.store.Transcripts.RecentTurns(context.Background(), "g1", "c1", "111", 10)
 	if err != nil || len(turns) != 2 {
 		t.Fatalf("transcript = %+v, %v", turns, err)
 	}
@@ -157,7 +157,7 @@ func TestTurnRedactsCredentials(t *testing.T) {
 			assertNoSecret(t, "short-term memory "+k.String(), m.Content)
 		}
 	}
-	if _, n, _ := e.store.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
 		t.Errorf("%d server memories stored", n)
 	}
 	for _, path := range []string{e.store.Path(), e.store.Path() + "-wal"} {

@@ -40,79 +40,79 @@ func (c *countingStore) snapshot() map[string]int {
 
 func (c *countingStore) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error) {
 	c.count("Remember")
-	return c.Store.Remember(ctx, m, actor)
+	return c.Store.Memories.Remember(ctx, m, actor)
 }
 
 func (c *countingStore) RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, ev ...memory.MessageRef) (ltm.WriteResult, error) {
 	c.count("RememberAs")
-	return c.Store.RememberAs(ctx, w, m, actor, ev...)
+	return c.Store.Memories.RememberAs(ctx, w, m, actor, ev...)
 }
 
 func (c *countingStore) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
 	c.count("Get")
-	return c.Store.Get(ctx, owner, id)
+	return c.Store.Memories.Get(ctx, owner, id)
 }
 
 func (c *countingStore) Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("Modify")
-	return c.Store.Modify(ctx, owner, id, ch, actor)
+	return c.Store.Memories.Modify(ctx, owner, id, ch, actor)
 }
 
 func (c *countingStore) ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("ModifyAs")
-	return c.Store.ModifyAs(ctx, w, owner, id, ch, actor)
+	return c.Store.Memories.ModifyAs(ctx, w, owner, id, ch, actor)
 }
 
 func (c *countingStore) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	c.count("Forget")
-	return c.Store.Forget(ctx, owner, ids, actor, reason)
+	return c.Store.Memories.Forget(ctx, owner, ids, actor, reason)
 }
 
 func (c *countingStore) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	c.count("Search")
-	return c.Store.Search(ctx, q)
+	return c.Store.Recall.Search(ctx, q)
 }
 
 func (c *countingStore) List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error) {
 	c.count("List")
-	return c.Store.List(ctx, owner, opt)
+	return c.Store.Memories.List(ctx, owner, opt)
 }
 
 func (c *countingStore) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 	c.count("AppendTurn")
-	return c.Store.AppendTurn(ctx, t)
+	return c.Store.Transcripts.AppendTurn(ctx, t)
 }
 
 func (c *countingStore) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	c.count("RecentTurns")
-	return c.Store.RecentTurns(ctx, guildID, channelID, userID, limit)
+	return c.Store.Transcripts.RecentTurns(ctx, guildID, channelID, userID, limit)
 }
 
 func (c *countingStore) UserSettings(ctx context.Context, userID string) (memory.UserSettings, error) {
 	c.count("UserSettings")
-	return c.Store.UserSettings(ctx, userID)
+	return c.Store.Settings.UserSettings(ctx, userID)
 }
 
 func (c *countingStore) UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error) {
 	c.count("UsersSettings")
-	return c.Store.UsersSettings(ctx, ids)
+	return c.Store.Settings.UsersSettings(ctx, ids)
 }
 
 func (c *countingStore) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
 	c.count("PinnedVersion")
-	return c.Store.PinnedVersion(ctx, owner)
+	return c.Store.Memories.PinnedVersion(ctx, owner)
 }
 
 func (c *countingStore) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
 	c.count("GuildSettings")
-	return c.Store.GuildSettings(ctx, guildID)
+	return c.Store.Settings.GuildSettings(ctx, guildID)
 }
 
 // countingEnv is newEnv with the engine reading and writing through a countingStore.
 func countingEnv(t *testing.T) (*env, *countingStore) {
 	e := newEnv(t, chat.Config{})
 	cs := &countingStore{Store: e.store, calls: map[string]int{}}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Store: cs, ShortTerm: e.short, Model: e.model})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: cs, Recall: cs, Transcript: cs, Settings: cs, ShortTerm: e.short, Model: e.model})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 				Provenance: memory.Provenance{AuthorID: "111"}}).ID
 		}
 		// Aiko spoke just now, so she takes part and Ben may save about her.
-		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko",
+		if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "111", AuthorName: "Aiko",
 			Role: memory.RoleUser, Content: "hi all", CreatedAt: start.Add(-time.Minute)}); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 		id := int64(out.result["memory_id"].(float64))
 		delete(out.result, "memory_id")
 		out.calls = cs.snapshot()
-		st, err := e.store.Counts(ctx, "")
+		st, err := e.store.Maintenance.Counts(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func TestFullPrivacyExclusionHasNoCap(t *testing.T) {
 	e := newEnv(t, chat.Config{})
 	say := func(user, content string, ago time.Duration) {
 		t.Helper()
-		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: "user " + user,
+		if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: user, AuthorName: "user " + user,
 			Role: memory.RoleUser, Content: content, CreatedAt: start.Add(-ago)}); err != nil {
 			t.Fatal(err)
 		}
@@ -218,7 +218,7 @@ func TestFullPrivacyExclusionHasNoCap(t *testing.T) {
 	for i := range 60 {
 		say(fmt.Sprintf("v%02d", i), fmt.Sprintf("hello number %d", i), time.Duration(60-i)*time.Minute)
 	}
-	if err := e.store.SetPrivacy(ctx, "hermit", memory.PrivacyFull); err != nil {
+	if err := e.store.Settings.SetPrivacy(ctx, "hermit", memory.PrivacyFull); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Script(fakeopenai.Text("hi"))
@@ -238,7 +238,7 @@ func TestFullPrivacyExclusionHasNoCap(t *testing.T) {
 func TestSummaryDroppedByQuotedAuthorsForgetMe(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "333", AuthorName: "Cleo",
+	if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "333", AuthorName: "Cleo",
 		Role: memory.RoleUser, Content: "I am moving to Osaka next month", CreatedAt: start.Add(-3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestForgottenPinnedMemoryLeavesNextTurn(t *testing.T) {
 	if p := prompt(); !strings.Contains(p, "Rule one") || !strings.Contains(p, "Rule two") {
 		t.Fatalf("pinned memories missing:\n%s", p)
 	}
-	if _, err := e.store.Forget(ctx, memory.ServerOwner("g1"), []int64{one.ID}, memory.UserActor("999"), "forgotten by command"); err != nil {
+	if _, err := e.store.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{one.ID}, memory.UserActor("999"), "forgotten by command"); err != nil {
 		t.Fatal(err)
 	}
 	if p := prompt(); strings.Contains(p, "Rule one") || !strings.Contains(p, "Rule two") {
@@ -284,7 +284,7 @@ func TestForgottenPinnedMemoryLeavesNextTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cli.Forget(ctx, memory.ServerOwner("g1"), []int64{two.ID}, memory.ActorCLI, "cli"); err != nil {
+	if _, err := cli.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{two.ID}, memory.ActorCLI, "cli"); err != nil {
 		t.Fatal(err)
 	}
 	if err := cli.Close(); err != nil {
@@ -327,7 +327,7 @@ func TestServerEditorReachesTools(t *testing.T) {
 			req := e.guild("forget the raid")
 			req.ServerEditor = editor
 			reply := e.turn(req)
-			_, err := e.store.Get(context.Background(), memory.ServerOwner("g1"), raid.ID)
+			_, err := e.store.Memories.Get(context.Background(), memory.ServerOwner("g1"), raid.ID)
 			gone := memory.ErrorCode(err) == memory.ENOTFOUND
 			if gone != editor || (len(reply.Notices) == 1) != editor {
 				t.Fatalf("editor=%v: forgotten=%v, notices %+v", editor, gone, reply.Notices)
@@ -357,11 +357,11 @@ func TestSettingsSentWithRequestAreNotReadAgain(t *testing.T) {
 			got["UserSettings"], got["GuildSettings"])
 	}
 
-	speaker, err := e.store.UserSettings(ctx, "111")
+	speaker, err := e.store.Settings.UserSettings(ctx, "111")
 	if err != nil {
 		t.Fatal(err)
 	}
-	guild, err := e.store.GuildSettings(ctx, "g1")
+	guild, err := e.store.Settings.GuildSettings(ctx, "g1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func newHooked(t *testing.T, e *env, cfg chat.Config) *hooked {
 	t.Helper()
 	h := &hooked{logs: &bytes.Buffer{}}
 	hook := func(ctx context.Context, turn memory.Turn, highSignal bool) error {
-		recent, err := e.store.RecentTurns(ctx, turn.GuildID, turn.ChannelID, turn.UserID, 5)
+		recent, err := e.store.Transcripts.RecentTurns(ctx, turn.GuildID, turn.ChannelID, turn.UserID, 5)
 		if err != nil {
 			t.Error(err)
 		}
@@ -57,7 +57,7 @@ func newHooked(t *testing.T, e *env, cfg chat.Config) *hooked {
 	cfg.Now = e.clock.Now
 	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
 	var err error
-	if h.engine, err = chat.New(cfg, chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
+	if h.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -122,7 +122,7 @@ func TestTurnHook(t *testing.T) {
 			req.ServerEditor = can
 			h.turn(t, req)
 			c := h.calls[len(h.calls)-1]
-			recent, err := e.store.RecentTurns(t.Context(), req.GuildID, req.ChannelID, req.UserID, 10)
+			recent, err := e.store.Transcripts.RecentTurns(t.Context(), req.GuildID, req.ChannelID, req.UserID, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -178,7 +178,7 @@ func TestTurnHook(t *testing.T) {
 		if r := h.turn(t, e.dm("   ")); !r.Ignored {
 			t.Fatalf("empty message not ignored: %+v", r)
 		}
-		if err := e.store.SetPrivacy(context.Background(), "111", memory.PrivacyFull); err != nil {
+		if err := e.store.Settings.SetPrivacy(context.Background(), "111", memory.PrivacyFull); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(2 * time.Minute) // refill the rate limit, so only privacy can stop the turn
@@ -197,12 +197,15 @@ func TestTurnHook(t *testing.T) {
 func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
-	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store, Ledger: e.store, Transcript: e.store, Facts: e.store,
-		Candidates: e.store, Settings: e.store, Housekeeping: e.store, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
+	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store.Jobs, Ledger: e.store.Jobs, Transcript: e.store.Transcripts, Facts: e.store.Facts,
+		Candidates: e.store.Recall, Settings: e.store.Settings, Housekeeping: struct {
+			*ltm.Maintenance
+			*ltm.Guilds
+		}{e.store.Maintenance, e.store.Guilds}, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Store: e.store, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +216,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	jobs, err := e.store.ListJobs(ctx, memory.JobQueued, 10)
+	jobs, err := e.store.Jobs.ListJobs(ctx, memory.JobQueued, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +236,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 	if r, err := p.Tick(ctx); err != nil || r.Done != 1 {
 		t.Fatalf("tick %+v %v", r, err)
 	}
-	ms, _, err := e.store.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{})
+	ms, _, err := e.store.Memories.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

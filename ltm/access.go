@@ -28,19 +28,21 @@ type accessTracker struct {
 	kick    chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
+	flush   func(ctx context.Context) error // writes the pending counts (Recall.FlushAccess)
 }
 
-func (a *accessTracker) start(s *Store) {
+func (a *accessTracker) start(every time.Duration, flush func(ctx context.Context) error) {
+	a.flush = flush
 	a.pending = map[int64]int{}
 	a.kick = make(chan struct{}, 1)
 	a.quit = make(chan struct{})
 	a.done = make(chan struct{})
-	go a.loop(s)
+	go a.loop(every)
 }
 
-func (a *accessTracker) loop(s *Store) {
+func (a *accessTracker) loop(every time.Duration) {
 	defer close(a.done)
-	t := time.NewTicker(s.AccessFlushInterval)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -49,18 +51,18 @@ func (a *accessTracker) loop(s *Store) {
 		case <-t.C:
 		case <-a.kick:
 		}
-		if err := s.FlushAccess(context.Background()); err != nil {
+		if err := a.flush(context.Background()); err != nil {
 			slog.Warn("couldn't record memory access", slog.Any("err", err))
 		}
 	}
 }
 
-func (a *accessTracker) stop(s *Store) {
+func (a *accessTracker) stop() {
 	close(a.quit)
 	<-a.done
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := s.FlushAccess(ctx); err != nil {
+	if err := a.flush(ctx); err != nil {
 		slog.Warn("couldn't record memory access", slog.Any("err", err))
 	}
 }
@@ -88,7 +90,7 @@ func (a *accessTracker) record(ids []int64, now int64) {
 // FlushAccess writes the access counts and times recall has gathered since the last flush,
 // in one statement. The store does it in the background and on Close; tests call it to
 // observe counts deterministically.
-func (s *Store) FlushAccess(ctx context.Context) error {
+func (s *Recall) FlushAccess(ctx context.Context) error {
 	a := &s.recall.access
 	a.mu.Lock()
 	if len(a.pending) == 0 {

@@ -40,7 +40,7 @@ type GuildChannel struct {
 // SaveGuildChannels records the channels as they are now: live (a channel seen again
 // after a delete is live again), or deleted when DeletedAt is set. Overwrites are stored as
 // given; nil stores none.
-func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) error {
+func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) error {
 	if len(chans) == 0 {
 		return nil
 	}
@@ -84,7 +84,7 @@ func (s *Store) SaveGuildChannels(ctx context.Context, chans []GuildChannel) err
 // MarkChannelDeleted records that a channel was deleted. Its last known rule stays, so its
 // memories remain limited to the people who could see it. A channel never recorded stays
 // unknown, which keeps its memories out of every other channel.
-func (s *Store) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
+func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
 			WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, s.nowMillis(), s.nowMillis(), guildID, channelID)
@@ -96,7 +96,7 @@ func (s *Store) MarkChannelDeleted(ctx context.Context, guildID, channelID strin
 }
 
 // GuildChannels returns every recorded channel of a guild, deleted ones included.
-func (s *Store) GuildChannels(ctx context.Context, guildID string) ([]GuildChannel, error) {
+func (s *Channels) GuildChannels(ctx context.Context, guildID string) ([]GuildChannel, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
 		deleted_at, updated_at FROM guild_channels WHERE guild_id = ? ORDER BY channel_id`, guildID)
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Store) GuildChannels(ctx context.Context, guildID string) ([]GuildChann
 
 // Lookup returns memory id of owner's scope whether or not it was forgotten, for checks
 // made before acting on it (whether a /memory view may show it where it is asked for).
-func (s *Store) Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

@@ -17,10 +17,10 @@ func TestGuildChannels(t *testing.T) {
 		Overwrites: []ltm.Overwrite{{ID: "g1", Type: 0, Deny: 1024}, {ID: "r-mod", Type: 0, Allow: 1024}}}
 	thread := ltm.GuildChannel{GuildID: "g1", ChannelID: "t1", ParentID: "mods", Kind: 12, PrivateThread: true}
 	other := ltm.GuildChannel{GuildID: "g2", ChannelID: "general"}
-	if err := s.SaveGuildChannels(ctx, []ltm.GuildChannel{mods, thread, other}); err != nil {
+	if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{mods, thread, other}); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GuildChannels(ctx, "g1")
+	got, err := s.Channels.GuildChannels(ctx, "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,22 +30,22 @@ func TestGuildChannels(t *testing.T) {
 	}
 
 	t.Run("DeleteKeepsTheRule", func(t *testing.T) {
-		if err := s.MarkChannelDeleted(ctx, "g1", "mods"); err != nil {
+		if err := s.Channels.MarkChannelDeleted(ctx, "g1", "mods"); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.MarkChannelDeleted(ctx, "g1", "never-seen"); err != nil {
+		if err := s.Channels.MarkChannelDeleted(ctx, "g1", "never-seen"); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := s.GuildChannels(ctx, "g1")
+		got, _ := s.Channels.GuildChannels(ctx, "g1")
 		if len(got) != 2 || got[0].DeletedAt.IsZero() || len(got[0].Overwrites) != 2 || !got[1].DeletedAt.IsZero() {
 			t.Fatalf("after delete: %+v", got)
 		}
 		// Seen again (a restored channel): live again, with its new rule.
 		mods.Overwrites = nil
-		if err := s.SaveGuildChannels(ctx, []ltm.GuildChannel{mods}); err != nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{mods}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ = s.GuildChannels(ctx, "g1")
+		got, _ = s.Channels.GuildChannels(ctx, "g1")
 		if !got[0].DeletedAt.IsZero() || len(got[0].Overwrites) != 0 {
 			t.Fatalf("after seeing it again: %+v", got[0])
 		}
@@ -54,17 +54,17 @@ func TestGuildChannels(t *testing.T) {
 	t.Run("SavedAsDeleted", func(t *testing.T) {
 		gone := ltm.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []ltm.Overwrite{{ID: "g3", Deny: 1024}},
 			DeletedAt: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}
-		if err := s.SaveGuildChannels(ctx, []ltm.GuildChannel{gone}); err != nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{gone}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := s.GuildChannels(ctx, "g3")
+		got, _ := s.Channels.GuildChannels(ctx, "g3")
 		if len(got) != 1 || !got[0].DeletedAt.Equal(gone.DeletedAt) || got[0].Overwrites[0] != gone.Overwrites[0] {
 			t.Fatalf("channel saved as deleted = %+v", got)
 		}
 	})
 
 	t.Run("ErrMissingIDs", func(t *testing.T) {
-		if err := s.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: "g1"}}); err == nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: "g1"}}); err == nil {
 			t.Fatal("a channel without an id was saved")
 		}
 	})
@@ -102,7 +102,7 @@ func TestRecallAudience(t *testing.T) {
 		q.Audience = nil
 		wantOnly(t, mustSearch(t, s, q), general.ID, mods.ID, old.ID, dm.ID, elsewhere.ID)
 
-		list, total, err := s.List(ctx, owner, ltm.ListOptions{Audience: &memory.Audience{Channels: map[string]bool{"c-mods": true}}})
+		list, total, err := s.Memories.List(ctx, owner, ltm.ListOptions{Audience: &memory.Audience{Channels: map[string]bool{"c-mods": true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestRecallAudienceFiltersVectorsBeforeTopK(t *testing.T) {
 		crowd = append(crowd, memory.Memory{Scope: memory.ScopeServer, GuildID: "gV", Content: fmt.Sprintf("lamp number %d", i),
 			Provenance: memory.Provenance{ChannelID: "c-mods"}})
 	}
-	if _, err := s.RememberMany(ctx, crowd, "test"); err != nil {
+	if _, err := s.Transfer.RememberMany(ctx, crowd, "test"); err != nil {
 		t.Fatal(err)
 	}
 	target := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "gV",
@@ -136,16 +136,16 @@ func TestModifyMovesOriginChannel(t *testing.T) {
 	m := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g", Content: "standup is at nine",
 		Provenance: memory.Provenance{ChannelID: "c-general"}})
 	content, channel := "standup is at ten", "c-mods"
-	got, err := s.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &content, ChannelID: &channel}, "test")
+	got, err := s.Memories.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &content, ChannelID: &channel}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := s.Get(ctx, m.Owner(), m.ID)
+	again, _ := s.Memories.Get(ctx, m.Owner(), m.ID)
 	if got.Provenance.ChannelID != "c-mods" || again.Provenance.ChannelID != "c-mods" {
 		t.Fatalf("origin channel after the change = %q, stored %q", got.Provenance.ChannelID, again.Provenance.ChannelID)
 	}
 	other := "standup is at eleven"
-	got, _ = s.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &other}, "test")
+	got, _ = s.Memories.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &other}, "test")
 	if got.Provenance.ChannelID != "c-mods" {
 		t.Fatalf("a change without a channel moved it to %q", got.Provenance.ChannelID)
 	}
@@ -160,14 +160,14 @@ func TestExportWithinAudience(t *testing.T) {
 	testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
 		Content: "The vendor is banned for fraud", Provenance: memory.Provenance{ChannelID: "mods"}})
 	aud := &memory.Audience{Channels: map[string]bool{"general": true}}
-	f, err := s.ExportWithin(ctx, memory.ServerOwner("g1"), aud)
+	f, err := s.Transfer.ExportWithin(ctx, memory.ServerOwner("g1"), aud)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(f.Memories) != 1 || f.Memories[0].ID != public.ID {
 		t.Fatalf("export for #general readers = %+v, want only #%d", f.Memories, public.ID)
 	}
-	all, err := s.Export(ctx, memory.ServerOwner("g1"))
+	all, err := s.Transfer.Export(ctx, memory.ServerOwner("g1"))
 	if err != nil || len(all.Memories) != 2 {
 		t.Fatalf("whole export = %d memories, %v; want 2", len(all.Memories), err)
 	}

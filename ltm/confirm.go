@@ -29,20 +29,20 @@ const (
 
 // PreviewForget finds the memories of owner's scope that match query and returns them with
 // a single-use token valid for ConfirmTTL. Nothing is deleted yet.
-func (s *Store) PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ForgetPreview, error) {
+func (s *Confirmations) PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ForgetPreview, error) {
 	return s.PreviewForgetWithin(ctx, owner, query, actor, limit, nil)
 }
 
 // PreviewForgetWithin is PreviewForget limited to the memories an audience allows: what
 // the person asking cannot see, they can neither see in the preview nor forget with it.
-func (s *Store) PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ForgetPreview, error) {
+func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ForgetPreview, error) {
 	if err := owner.Validate(); err != nil {
 		return ForgetPreview{}, err
 	}
 	if limit <= 0 || limit > 25 {
 		limit = 25
 	}
-	results, err := s.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, Audience: aud})
+	results, err := s.recaller.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, Audience: aud})
 	if err != nil {
 		return ForgetPreview{}, err
 	}
@@ -63,7 +63,7 @@ func (s *Store) PreviewForgetWithin(ctx context.Context, owner memory.Owner, que
 
 // ConfirmForget executes a preview: it forgets the previewed memories that are still live.
 // A token from another scope, an unknown, used or expired token deletes nothing.
-func (s *Store) ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error) {
+func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func (s *Store) ConfirmForget(ctx context.Context, owner memory.Owner, token str
 	return forgotten, nil
 }
 
-func (s *Store) createConfirmation(ctx context.Context, owner memory.Owner, kind string, payload any, actor memory.Actor) (string, time.Time, error) {
+func (s *db) createConfirmation(ctx context.Context, owner memory.Owner, kind string, payload any, actor memory.Actor) (string, time.Time, error) {
 	var raw [16]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", time.Time{}, fmt.Errorf("couldn't create confirmation token: %w", err)
@@ -121,7 +121,7 @@ func (s *Store) createConfirmation(ctx context.Context, owner memory.Owner, kind
 	return token, expires, err
 }
 
-func (s *Store) useConfirmation(ctx context.Context, tx *sql.Tx, owner memory.Owner, kind, token string, payload any) error {
+func (s *db) useConfirmation(ctx context.Context, tx *sql.Tx, owner memory.Owner, kind, token string, payload any) error {
 	var (
 		body    string
 		expires int64

@@ -51,7 +51,7 @@ type embedder struct {
 // SetEmbedder configures the embedding model used for the vector leg of recall. A nil fn
 // or an empty model turns embeddings off (keyword recall only). Changing the model empties
 // the in-memory index; call SyncEmbeddings to load cached vectors and embed what is missing.
-func (s *Store) SetEmbedder(fn EmbedFunc, model string) {
+func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
 	r := &s.recall
 	var e *embedder
 	if fn != nil && model != "" {
@@ -79,7 +79,7 @@ type EmbedStatus struct {
 }
 
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
-func (s *Store) EmbedStatus() EmbedStatus {
+func (s *Recall) EmbedStatus() EmbedStatus {
 	r := &s.recall
 	st := EmbedStatus{Vectors: r.vectors.Len()}
 	if e := r.emb.Load(); e != nil {
@@ -111,7 +111,7 @@ func (r *recallState) clearQueryCache() {
 // their vectors (from the embeddings cache, or from the provider, outside any transaction)
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by SyncEmbeddings, and never fails the write.
-func (s *Store) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	r := &s.recall
 	e := r.emb.Load()
 	if e == nil || len(mems) == 0 {
@@ -153,7 +153,7 @@ func (s *Store) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 }
 
 // unindexMemory is the delete hook: the memory leaves the index at once.
-func (s *Store) unindexMemory(m *memory.Memory) {
+func (s *db) unindexMemory(m *memory.Memory) {
 	s.recall.vectors.Remove(m.Owner().Key(), m.ID)
 }
 
@@ -163,7 +163,7 @@ type embedItem struct{ hash, text string }
 // table first, then one provider call per embedChunk missing texts, each chunk stored in
 // one short write transaction after the call returned. On error the vectors obtained so
 // far are returned with it.
-func (s *Store) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
+func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -214,7 +214,7 @@ func (s *Store) vectorsFor(ctx context.Context, e *embedder, items []embedItem) 
 }
 
 // cachedVectors reads stored vectors of model for hashes from the read pool.
-func (s *Store) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
 	out := make(map[string][]float32, len(hashes))
 	const chunk = 500
 	for start := 0; start < len(hashes); start += chunk {
@@ -250,7 +250,7 @@ func (s *Store) cachedVectors(ctx context.Context, model string, hashes []string
 }
 
 // storeVectors caches vectors by content hash in one write transaction.
-func (s *Store) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
 	if len(vecs) == 0 {
 		return nil
 	}
@@ -303,7 +303,7 @@ type SyncResult struct {
 // cached vector, and memories without one are embedded in chunks (outside any write
 // transaction) and cached. Call it after SetEmbedder at start-up and from the embedding
 // tracker; it is safe to run while the bot serves. With no embedder it does nothing.
-func (s *Store) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
+func (s *Recall) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
 	r := &s.recall
 	e := r.emb.Load()
 	if e == nil {
@@ -371,7 +371,7 @@ func countMissing(part []*memory.Memory, vecs map[string][]float32) int {
 var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
-func (s *Store) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
+func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
 	r := &s.recall
 	key := e.model + "\x00" + text
 	r.mu.Lock()
@@ -436,12 +436,12 @@ type recallState struct {
 	access accessTracker
 }
 
-func (r *recallState) init(s *Store) {
+func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
-	r.access.start(s)
+	r.access.start(d.AccessFlushInterval, flushAccess)
 }
 
-func (r *recallState) close(s *Store) {
-	r.access.stop(s)
+func (r *recallState) close() {
+	r.access.stop()
 }

@@ -45,13 +45,13 @@ type ExportMemory struct {
 }
 
 // Export returns every live memory of owner's scope, oldest first.
-func (s *Store) Export(ctx context.Context, owner memory.Owner) (ExportFile, error) {
+func (s *Transfer) Export(ctx context.Context, owner memory.Owner) (ExportFile, error) {
 	return s.ExportWithin(ctx, owner, nil)
 }
 
 // ExportWithin is Export of only the memories aud allows: what a member may read where the
 // export is delivered (SPEC §2 "Channel-aware memory"); a nil aud exports the whole scope.
-func (s *Store) ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ExportFile, error) {
+func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ExportFile, error) {
 	if err := owner.Validate(); err != nil {
 		return ExportFile{}, err
 	}
@@ -108,7 +108,7 @@ func ParseExport(data []byte) (ExportFile, error) {
 
 // Import writes the memories of f into owner's scope for an importer without a Discord
 // identity (the operator CLI): ImportAs with only the actor.
-func (s *Store) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor memory.Actor) (ImportResult, error) {
+func (s *Transfer) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor memory.Actor) (ImportResult, error) {
 	return s.ImportAs(ctx, owner, f, Importer{Actor: actor})
 }
 
@@ -145,7 +145,7 @@ func (by Importer) writer() *WriteContext {
 // evidence, so a forged file cannot make another member the author or subject of a memory
 // or place a memory in a channel it was never learned in. Each memory records the importer
 // as its author and the place of the import as its origin.
-func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
+func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
 	if err := owner.Validate(); err != nil {
 		return ImportResult{}, err
 	}
@@ -178,7 +178,7 @@ func (s *Store) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, 
 // the write lock long enough to stall chat turns.
 const rememberManyBatch = 500
 
-func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
+func (s *Transfer) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
@@ -208,7 +208,7 @@ func (s *Store) importPrepared(ctx context.Context, w *WriteContext, prepared []
 // RememberMany stores already-built memories in batched transactions for callers that have
 // memories rather than an export file (evaluation, benchmarks, bulk tools). Each memory is
 // validated first; nothing is written if any is invalid.
-func (s *Store) RememberMany(ctx context.Context, mems []memory.Memory, actor memory.Actor) (ImportResult, error) {
+func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor memory.Actor) (ImportResult, error) {
 	for i := range mems {
 		if err := mems[i].Prepare(); err != nil {
 			return ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
@@ -231,7 +231,7 @@ type hashSlot struct{ scopeKey, hash string }
 // the created memories and, in batch order, the id each memory of batch now has: its new
 // id, or the id of the live memory that already held its content. With a writer, only
 // memories the writer can see count as already there (WriteContext).
-func (s *Store) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
+func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
 	var (
 		existing map[hashSlot]int64
@@ -341,7 +341,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[
 
 // addImportHistory records the creation of each memory of created, in multi-row
 // statements: the same rows rememberTx writes one at a time.
-func (s *Store) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
+func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
 	now := s.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]

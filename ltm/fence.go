@@ -24,7 +24,7 @@ const forgetFenceKeep = 24 * time.Hour
 // FenceForgotten records that userID was forgotten now (by the store clock), so that pipeline
 // jobs that started before now write nothing about them. Forget-me calls it; calling it again
 // moves the fence forward.
-func (s *Store) FenceForgotten(ctx context.Context, userID string) error {
+func (s *Memories) FenceForgotten(ctx context.Context, userID string) error {
 	if userID == "" {
 		return fmt.Errorf("couldn't fence forgotten member: a user id is required")
 	}
@@ -33,7 +33,7 @@ func (s *Store) FenceForgotten(ctx context.Context, userID string) error {
 
 // fenceForgottenTx is FenceForgotten inside a caller's transaction (forget-me's own), so the
 // fence and the deletion commit together.
-func (s *Store) fenceForgottenTx(ctx context.Context, tx *sql.Tx, userID string) error {
+func (s *db) fenceForgottenTx(ctx context.Context, tx *sql.Tx, userID string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO forget_fences (user_id, forgotten_at) VALUES (?, ?)
 		ON CONFLICT (user_id) DO UPDATE SET forgotten_at = max(forgotten_at, excluded.forgotten_at)`,
 		userID, s.nowMillis())

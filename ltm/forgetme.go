@@ -46,7 +46,7 @@ const forgetMeJobs = `state = 'leased' OR (state = 'queued' AND ` + jobHasCheckp
 
 // PreviewForgetMe counts everything forget-me would erase for userID and returns a
 // single-use token.
-func (s *Store) PreviewForgetMe(ctx context.Context, userID string) (ForgetMeSummary, error) {
+func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (ForgetMeSummary, error) {
 	owner := memory.PersonalOwner(userID)
 	if err := owner.Validate(); err != nil {
 		return ForgetMeSummary{}, err
@@ -60,7 +60,7 @@ func (s *Store) PreviewForgetMe(ctx context.Context, userID string) (ForgetMeSum
 	return sum, err
 }
 
-func (s *Store) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) error {
+func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) error {
 	removed, err := forgetMeList(ctx, q, owner, userID, sum)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func forgetMeList(ctx context.Context, q querier, owner memory.Owner, userID str
 // deleted words leave the file. Unlike forget, this is immediate and not recoverable: the
 // preview and confirmation are the safety net. One history row without content records
 // that it happened.
-func (s *Store) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {
+func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {
 	owner := memory.PersonalOwner(userID)
 	if err := owner.Validate(); err != nil {
 		return ForgetMeSummary{}, err
@@ -170,7 +170,7 @@ func (s *Store) ConfirmForgetMe(ctx context.Context, userID, token string) (Forg
 	return sum, nil
 }
 
-func (s *Store) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
 	removed, err := forgetMeList(ctx, tx, owner, userID, sum)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}
 	defer s.Close()
 	var embedCalls atomic.Int32
-	s.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
+	s.Recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
 		embedCalls.Add(1)
 		out := make([][]float32, len(texts))
 		for i, text := range texts {
@@ -88,7 +88,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}
 	remember := func(m memory.Memory, actor memory.Actor) *memory.Memory {
 		t.Helper()
-		res, err := s.Remember(ctx, m, actor)
+		res, err := s.Memories.Remember(ctx, m, actor)
 		if err != nil || !res.Created {
 			t.Fatalf("remember %q: %v", m.Content, err)
 		}
@@ -108,13 +108,13 @@ func TestForgetMeCompleteness(t *testing.T) {
 		Provenance: aliceSays}, memory.UserActor(alice))
 	gone := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I once said " + secret["personal-deleted"]},
 		memory.UserActor(alice))
-	if _, err := s.Forget(ctx, aliceMe, []int64{gone.ID}, memory.UserActor(alice), ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, aliceMe, []int64{gone.ID}, memory.UserActor(alice), ""); err != nil {
 		t.Fatal(err)
 	}
 	edited := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I like " + secret["edited-away"]},
 		memory.ModelActor(alice))
 	to := "I like " + secret["edited-to"]
-	if _, err := s.Modify(ctx, aliceMe, edited.ID, ltm.Change{Content: &to}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, ltm.Change{Content: &to}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// A server fact about Alice, and Bob's Remember-this copy of Alice's message.
@@ -127,7 +127,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	authored := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
 		Content: "The wiki lives at " + survivor["alice-authored"], Provenance: aliceSays}, memory.UserActor(alice))
 	pin := true
-	if _, err := s.Modify(ctx, server, authored.ID, ltm.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, server, authored.ID, ltm.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// A memory learned from Alice's and Bob's messages together stays.
@@ -137,7 +137,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	evidence(shared.ID, "m-bob-2", bob)
 	// Pipeline writes: Alice's own fact, a server fact learned only from her message, and
 	// a proposal about her recorded in shadow mode.
-	outcomes, err := s.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []memory.Proposal{
+	outcomes, err := s.Facts.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []memory.Proposal{
 		{Action: memory.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]}},
 		{Action: memory.ProposeAdd, Owner: server, Memory: memory.Memory{Content: "The release is named " + secret["pipeline-server"]}},
 		{Action: memory.ProposeAdd, Owner: server, Record: memory.ActionShadow,
@@ -153,7 +153,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		{GuildID: guild, ChannelID: "c1", UserID: alice, Role: memory.RoleAssistant, Content: "hello " + secret["reply"]},
 		{GuildID: guild, ChannelID: "c1", UserID: bob, AuthorName: "Bob", Role: memory.RoleUser, Content: "hey " + survivor["bob-turn"]},
 	} {
-		if _, err := s.AppendTurn(ctx, turn); err != nil {
+		if _, err := s.Transcripts.AppendTurn(ctx, turn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -164,32 +164,32 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}
 	runJob := func(key, word string) *memory.Job {
 		t.Helper()
-		if _, _, err := s.Enqueue(ctx, "extract", key, checkpoint(word), memory.EnqueueOptions{}); err != nil {
+		if _, _, err := s.Jobs.Enqueue(ctx, "extract", key, checkpoint(word), memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		j, err := s.Lease(ctx, "worker-"+key, []string{"extract"}, time.Minute)
+		j, err := s.Jobs.Lease(ctx, "worker-"+key, []string{"extract"}, time.Minute)
 		if err != nil || j == nil {
 			t.Fatalf("lease: %v", err)
 		}
-		if err := s.Heartbeat(ctx, j.ID, j.LeaseOwner, time.Minute, checkpoint(word)); err != nil {
+		if err := s.Jobs.Heartbeat(ctx, j.ID, j.LeaseOwner, time.Minute, checkpoint(word)); err != nil {
 			t.Fatal(err)
 		}
 		return j
 	}
 	done := runJob("g/done", secret["done-job"])
-	if err := s.Complete(ctx, done.ID, done.LeaseOwner); err != nil {
+	if err := s.Jobs.Complete(ctx, done.ID, done.LeaseOwner); err != nil {
 		t.Fatal(err)
 	}
 	dead := runJob("g/dead", secret["dead-job"])
-	current, err := s.GetJob(ctx, dead.ID)
+	current, err := s.Jobs.GetJob(ctx, dead.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Bury(ctx, dead.ID, dead.LeaseOwner, fmt.Errorf("bad job payload: %s", current.Payload)); err != nil {
+	if err := s.Jobs.Bury(ctx, dead.ID, dead.LeaseOwner, fmt.Errorf("bad job payload: %s", current.Payload)); err != nil {
 		t.Fatal(err)
 	}
 	running := runJob("g/running", secret["leased-job"])
-	if _, _, err := s.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), memory.EnqueueOptions{
+	if _, _, err := s.Jobs.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), memory.EnqueueOptions{
 		RunAfter: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
@@ -199,15 +199,15 @@ func TestForgetMeCompleteness(t *testing.T) {
 	bobServer := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob set up " + survivor["bob-server"],
 		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob " + survivor["bob-server-author"]}}, memory.UserActor(bob))
 	// A search puts Alice's query text in the query-vector cache.
-	if _, err := s.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
+	if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
 		t.Fatal(err)
 	}
 
-	preview, err := s.PreviewForgetMe(ctx, alice)
+	preview, err := s.Confirmations.PreviewForgetMe(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := s.ConfirmForgetMe(ctx, alice, preview.Token)
+	sum, err := s.Confirmations.ConfirmForgetMe(ctx, alice, preview.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +220,14 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}
 
 	t.Run("RunningJobCannotWriteItsCheckpointBack", func(t *testing.T) {
-		err := s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpoint(secret["leased-job"]))
+		err := s.Jobs.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpoint(secret["leased-job"]))
 		if !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("heartbeat of a job running during forget-me: %v, want ErrLeaseLost", err)
 		}
 	})
 	t.Run("QueryCacheForgetsTheirQueries", func(t *testing.T) {
 		before := embedCalls.Load()
-		if _, err := s.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{bobMe}}); err != nil {
+		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{bobMe}}); err != nil {
 			t.Fatal(err)
 		}
 		if embedCalls.Load() == before {
@@ -294,11 +294,11 @@ func TestForgetMeCompleteness(t *testing.T) {
 		// Trigrams shared with text that stays (other words, common letters) may remain;
 		// the ones only Alice's words had must not.
 		kept := map[string]bool{}
-		live, _, err := s.List(ctx, server, ltm.ListOptions{Limit: 500})
+		live, _, err := s.Memories.List(ctx, server, ltm.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bobs, _, err := s.List(ctx, bobMe, ltm.ListOptions{Limit: 500})
+		bobs, _, err := s.Memories.List(ctx, bobMe, ltm.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,23 +325,23 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 	})
 	t.Run("OthersIntact", func(t *testing.T) {
-		if m, err := s.Get(ctx, bobMe, bobOwn.ID); err != nil || m.Content != bobOwn.Content {
+		if m, err := s.Memories.Get(ctx, bobMe, bobOwn.ID); err != nil || m.Content != bobOwn.Content {
 			t.Errorf("Bob's personal memory: %v %v", m, err)
 		}
-		if m, err := s.Get(ctx, server, bobServer.ID); err != nil || m.Provenance.AuthorID != bob {
+		if m, err := s.Memories.Get(ctx, server, bobServer.ID); err != nil || m.Provenance.AuthorID != bob {
 			t.Errorf("Bob's server memory: %+v %v", m, err)
 		}
-		if m, err := s.Get(ctx, server, shared.ID); err != nil || m.Content != shared.Content {
+		if m, err := s.Memories.Get(ctx, server, shared.ID); err != nil || m.Content != shared.Content {
 			t.Errorf("memory learned from Alice and Bob together: %v %v", m, err)
 		}
-		m, err := s.Get(ctx, server, authored.ID)
+		m, err := s.Memories.Get(ctx, server, authored.ID)
 		if err != nil || m.Content != authored.Content || !m.Pinned {
 			t.Fatalf("server memory Alice added: %+v %v", m, err)
 		}
 		if m.Provenance.AuthorID != "" || m.Provenance.Author != "" || m.Provenance.MessageID != "" {
 			t.Errorf("server memory Alice added still names her: %+v", m.Provenance)
 		}
-		hist, err := s.History(ctx, server, authored.ID)
+		hist, err := s.Memories.History(ctx, server, authored.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,10 +350,10 @@ func TestForgetMeCompleteness(t *testing.T) {
 				t.Errorf("history of the memory Alice added still names her: %+v", ev)
 			}
 		}
-		if n, err := s.CountTurns(ctx, bob); err != nil || n != 1 {
+		if n, err := s.Transcripts.CountTurns(ctx, bob); err != nil || n != 1 {
 			t.Errorf("Bob's turns: %d %v", n, err)
 		}
-		if _, err := s.Get(ctx, bobMe, copyOfAlice.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+		if _, err := s.Memories.Get(ctx, bobMe, copyOfAlice.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Errorf("Bob's copy of Alice's message survived: %v", err)
 		}
 	})

@@ -28,7 +28,7 @@ type Departure struct {
 // RecordDeparture notes that the bot was removed from guildID now and schedules the purge
 // of its data grace later. A guild already departed keeps its first date: a repeated event
 // must not postpone the deletion people were promised.
-func (s *Store) RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (Departure, error) {
+func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (Departure, error) {
 	if guildID == "" {
 		return Departure{}, errors.New("couldn't record departure: no guild id")
 	}
@@ -53,7 +53,7 @@ func (s *Store) RecordDeparture(ctx context.Context, guildID string, grace time.
 // not cancelled (it reports false): the server was told its data would be gone by then,
 // and the next purge run deletes it. GUILD_CREATE arrives for every guild on every
 // connect, so a guild without a departure costs one read and no write.
-func (s *Store) CancelDeparture(ctx context.Context, guildID string) (bool, error) {
+func (s *Guilds) CancelDeparture(ctx context.Context, guildID string) (bool, error) {
 	if guildID == "" {
 		return false, nil
 	}
@@ -101,7 +101,7 @@ const purgeBatch = DefaultRetentionBatch
 // that originated in other guilds, are untouched. It works in transactions of at most
 // purgeBatch rows, so it can be interrupted and run again; the departure row goes last,
 // so an interrupted scheduled purge is finished by the next run.
-func (s *Store) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPurge, error) {
+func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPurge, error) {
 	var res memory.GuildPurge
 	if guildID == "" {
 		return res, errors.New("couldn't purge guild: no guild id")
@@ -184,7 +184,7 @@ func (s *Store) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPur
 // (server and personal, live or forgotten) and then the embeddings no remaining memory
 // uses, and drops the deleted memories from the in-memory vector index. Their history and
 // evidence rows were deleted before.
-func (s *Store) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID string) (int, int, error) {
+func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID string) (int, int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
 		SELECT id FROM memories WHERE guild_id = ? ORDER BY id LIMIT ?)
 		RETURNING id, scope, user_id, guild_id, content_hash`, guildID, purgeBatch)
@@ -229,7 +229,7 @@ func (s *Store) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID st
 // PurgeDepartedGuilds purges every departed guild whose purge is due (PurgeGuild), in
 // order of due date, and returns the sum of what was deleted and how many guilds were
 // purged. The retention task runs it.
-func (s *Store) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error) {
+func (s *Guilds) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error) {
 	var total memory.GuildPurge
 	rows, err := s.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?
 		ORDER BY purge_after, guild_id`, s.nowMillis())
@@ -273,7 +273,7 @@ type GuildSummary struct {
 
 // Guilds returns every guild kioku holds data about (memories, transcripts, settings,
 // channel records or a departure), by id.
-func (s *Store) Guilds(ctx context.Context) ([]GuildSummary, error) {
+func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
 	rows, err := s.read.QueryContext(ctx, `WITH ids AS (
 			SELECT guild_id FROM memories WHERE guild_id <> ''
 			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''

@@ -17,7 +17,7 @@ func seedGuild(t *testing.T, s *ltm.Store, guild string) []*memory.Memory {
 	db := rawDB(t, s)
 	srv := testkit.MustRemember(t, s, withSource(server(guild, "Raids of "+guild+" are on Friday"), memory.SourcePipeline))
 	forgotten := testkit.MustRemember(t, s, server(guild, "Old rule of "+guild))
-	if _, err := s.Forget(ctx, forgotten.Owner(), []int64{forgotten.ID}, "test", "test"); err != nil {
+	if _, err := s.Memories.Forget(ctx, forgotten.Owner(), []int64{forgotten.ID}, "test", "test"); err != nil {
 		t.Fatal(err)
 	}
 	mine := testkit.MustRemember(t, s, personal("alice", guild, "Alice plays healer in "+guild))
@@ -27,12 +27,12 @@ func seedGuild(t *testing.T, s *ltm.Store, guild string) []*memory.Memory {
 		mustExec(t, db, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at) VALUES (?, 'e', 1, x'00000000', 0)`, m.Hash)
 	}
 	mustTurn(t, s, memory.Turn{GuildID: guild, ChannelID: guild + "-c1", UserID: "alice", Content: "talk in " + guild, MessageID: guild + "-m1"})
-	if _, _, err := s.Enqueue(ctx, "extract", guild+"/c1", channelCheckpointPayload(guild, guild+"-c1"), memory.EnqueueOptions{}); err != nil {
+	if _, _, err := s.Jobs.Enqueue(ctx, "extract", guild+"/c1", channelCheckpointPayload(guild, guild+"-c1"), memory.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mustExec(t, db, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at) VALUES (?, ?, 1, 0)`, guild, guild+"-c1")
 	mustExec(t, db, `INSERT INTO guild_channels (guild_id, channel_id, updated_at) VALUES (?, ?, 0)`, guild, guild+"-c1")
-	if err := s.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
+	if err := s.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
 		t.Fatal(err)
 	}
 	return []*memory.Memory{srv, forgotten, mine}
@@ -65,7 +65,7 @@ func TestPurgeGuild(t *testing.T) {
 	kept := seedGuild(t, s, "g2")
 	db := rawDB(t, s)
 	// A pending forget preview of g1's server memory, listing what it would forget.
-	if _, err := s.PreviewForget(ctx, memory.ServerOwner("g1"), "Raids", "test", 0); err != nil {
+	if _, err := s.Confirmations.PreviewForget(ctx, memory.ServerOwner("g1"), "Raids", "test", 0); err != nil {
 		t.Fatal(err)
 	}
 	if n := guildRows(t, s, "g1", gone)["confirmations"]; n != 1 {
@@ -87,11 +87,11 @@ func TestPurgeGuild(t *testing.T) {
 			t.Fatalf("seeding wrote no %s rows", table)
 		}
 	}
-	if _, err := s.RecordDeparture(ctx, "g1", time.Hour); err != nil {
+	if _, err := s.Guilds.RecordDeparture(ctx, "g1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 
-	res, err := s.PurgeGuild(ctx, "g1")
+	res, err := s.Guilds.PurgeGuild(ctx, "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPurgeGuild(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM transcripts WHERE guild_id = ''`); n != 1 {
 		t.Error("the DM transcript was purged")
 	}
-	mems, _, err := s.List(ctx, memory.PersonalOwner("alice"), ltm.ListOptions{Limit: 10})
+	mems, _, err := s.Memories.List(ctx, memory.PersonalOwner("alice"), ltm.ListOptions{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestPurgeGuild(t *testing.T) {
 		t.Errorf("alice has %d personal memories, want her DM one and her g2 one", len(mems))
 	}
 	// Running it again finds nothing left.
-	if res, err := s.PurgeGuild(ctx, "g1"); err != nil || res != (memory.GuildPurge{}) {
+	if res, err := s.Guilds.PurgeGuild(ctx, "g1"); err != nil || res != (memory.GuildPurge{}) {
 		t.Errorf("second purge: %+v %v", res, err)
 	}
 }
@@ -143,7 +143,7 @@ func TestGuildDepartures(t *testing.T) {
 	const grace = 30 * 24 * time.Hour
 
 	// Removed, then added back in time: nothing is deleted.
-	d, err := s.RecordDeparture(ctx, "g1", grace)
+	d, err := s.Guilds.RecordDeparture(ctx, "g1", grace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,34 +151,34 @@ func TestGuildDepartures(t *testing.T) {
 		t.Errorf("purge after %s, want %s", d.PurgeAfter, clock.Now().Add(grace))
 	}
 	clock.Advance(grace - time.Minute)
-	if cancelled, err := s.CancelDeparture(ctx, "g1"); err != nil || !cancelled {
+	if cancelled, err := s.Guilds.CancelDeparture(ctx, "g1"); err != nil || !cancelled {
 		t.Fatalf("cancel before the purge: %v %v", cancelled, err)
 	}
-	if cancelled, _ := s.CancelDeparture(ctx, "g2"); cancelled {
+	if cancelled, _ := s.Guilds.CancelDeparture(ctx, "g2"); cancelled {
 		t.Error("cancelled a departure that was never recorded")
 	}
 	clock.Advance(time.Hour)
-	if _, n, err := s.PurgeDepartedGuilds(ctx); err != nil || n != 0 {
+	if _, n, err := s.Guilds.PurgeDepartedGuilds(ctx); err != nil || n != 0 {
 		t.Fatalf("purged %d guilds after the bot came back: %v", n, err)
 	}
 
 	// Removed again: a repeated event keeps the first date.
-	first, err := s.RecordDeparture(ctx, "g1", grace)
+	first, err := s.Guilds.RecordDeparture(ctx, "g1", grace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(24 * time.Hour)
-	again, err := s.RecordDeparture(ctx, "g1", grace)
+	again, err := s.Guilds.RecordDeparture(ctx, "g1", grace)
 	if err != nil || !again.PurgeAfter.Equal(first.PurgeAfter) {
 		t.Fatalf("repeated departure: %+v %v, want purge after %s", again, err, first.PurgeAfter)
 	}
-	if _, n, _ := s.PurgeDepartedGuilds(ctx); n != 0 {
+	if _, n, _ := s.Guilds.PurgeDepartedGuilds(ctx); n != 0 {
 		t.Fatal("purged before the grace period ended")
 	}
-	if _, err := s.RecordDeparture(ctx, "g2", 2*grace); err != nil {
+	if _, err := s.Guilds.RecordDeparture(ctx, "g2", 2*grace); err != nil {
 		t.Fatal(err)
 	}
-	guilds, err := s.Guilds(ctx)
+	guilds, err := s.Guilds.Guilds(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,10 +189,10 @@ func TestGuildDepartures(t *testing.T) {
 
 	// Past the grace period, coming back is too late and the purge runs.
 	clock.Advance(grace)
-	if cancelled, _ := s.CancelDeparture(ctx, "g1"); cancelled {
+	if cancelled, _ := s.Guilds.CancelDeparture(ctx, "g1"); cancelled {
 		t.Error("a due departure was cancelled")
 	}
-	res, n, err := s.PurgeDepartedGuilds(ctx)
+	res, n, err := s.Guilds.PurgeDepartedGuilds(ctx)
 	if err != nil || n != 1 || res.Memories != 3 {
 		t.Fatalf("purge: %+v, %d guilds, %v", res, n, err)
 	}
@@ -202,7 +202,7 @@ func TestGuildDepartures(t *testing.T) {
 	if got := guildRows(t, s, "g2", stays); got["memories"] != 3 || got["departures"] != 1 {
 		t.Errorf("g2, not due yet: %v", got)
 	}
-	if _, err := s.RecordDeparture(ctx, "", grace); err == nil {
+	if _, err := s.Guilds.RecordDeparture(ctx, "", grace); err == nil {
 		t.Error("a departure without a guild was recorded")
 	}
 }

@@ -4,12 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
+func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
 	}
@@ -41,7 +42,7 @@ func (s *Store) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEve
 
 // RecordHistory writes one history row on its own, for proposals that change no memory
 // (pipeline shadow, skipped and blocked decisions). ev.ScopeKey must be set.
-func (s *Store) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
+func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
 	if ev.ScopeKey == "" {
 		return fmt.Errorf("couldn't record history: empty scope key")
 	}
@@ -50,7 +51,7 @@ func (s *Store) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error
 
 // History returns every history row of memory id in owner's scope, oldest first. It works
 // for forgotten memories too, so people can see what was removed and recover it.
-func (s *Store) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
+func (s *Memories) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (s *Store) History(ctx context.Context, owner memory.Owner, id int64) ([]me
 
 // ScopeHistory returns the newest history rows of a whole scope (limit at most 500),
 // including proposals that touched no memory.
-func (s *Store) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
+func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -106,4 +107,38 @@ func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 		out = append(out, ev)
 	}
 	return out, rows.Err()
+}
+
+// Revert restores the content a memory had before the update recorded in history row
+// historyID, as a new versioned update (so the revert itself can be reverted). It is how
+// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
+func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	var restored *memory.Memory
+	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		var (
+			action memory.Action
+			old    string
+		)
+		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
+			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
+		if errors.Is(err, sql.ErrNoRows) {
+			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
+		}
+		if err != nil {
+			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
+		}
+		if action != memory.ActionUpdate || old == "" {
+			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
+		}
+		restored, err = s.modifyTx(ctx, tx, nil, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.indexMemories(ctx, restored)
+	return restored, nil
 }

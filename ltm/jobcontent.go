@@ -29,7 +29,7 @@ const jobHasCheckpoint = `json_valid(payload) AND json_type(payload, '$.checkpoi
 // neither kept in a queued job nor written back by a running worker's next heartbeat or
 // postpone: the worker gets ErrLeaseLost and drops its work, and the job runs again from
 // the transcript, without counting an attempt. It returns how many jobs changed.
-func (s *Store) clearCheckpointsTx(ctx context.Context, tx *sql.Tx) (int, error) {
+func (s *db) clearCheckpointsTx(ctx context.Context, tx *sql.Tx) (int, error) {
 	now := s.nowMillis()
 	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET
 		payload = CASE WHEN `+jobHasCheckpoint+` THEN json_remove(payload, '$.checkpoint') ELSE payload END,

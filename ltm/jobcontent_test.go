@@ -28,10 +28,10 @@ func onlyIDs(payload []byte) bool {
 
 func leaseWithCheckpoint(t *testing.T, s *ltm.Store, key string, opt memory.EnqueueOptions) *memory.Job {
 	t.Helper()
-	if _, _, err := s.Enqueue(t.Context(), "extract", key, checkpointPayload(), opt); err != nil {
+	if _, _, err := s.Jobs.Enqueue(t.Context(), "extract", key, checkpointPayload(), opt); err != nil {
 		t.Fatal(err)
 	}
-	j, err := s.Lease(t.Context(), "w-"+key, nil, time.Minute)
+	j, err := s.Jobs.Lease(t.Context(), "w-"+key, nil, time.Minute)
 	if err != nil || j == nil {
 		t.Fatalf("lease: %v", err)
 	}
@@ -45,7 +45,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	t.Run("Complete", func(t *testing.T) {
 		s, _ := jobStore(t)
 		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{})
-		if err := s.Complete(ctx, j.ID, j.LeaseOwner); err != nil {
+		if err := s.Jobs.Complete(ctx, j.ID, j.LeaseOwner); err != nil {
 			t.Fatal(err)
 		}
 		if got := mustJob(t, s, j.ID); !onlyIDs(got.Payload) {
@@ -56,7 +56,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 		s, _ := jobStore(t)
 		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{})
 		// What the worker reports for a payload it cannot use: the payload itself.
-		if err := s.Bury(ctx, j.ID, j.LeaseOwner, fmt.Errorf("bad job payload: %s", j.Payload)); err != nil {
+		if err := s.Jobs.Bury(ctx, j.ID, j.LeaseOwner, fmt.Errorf("bad job payload: %s", j.Payload)); err != nil {
 			t.Fatal(err)
 		}
 		got := mustJob(t, s, j.ID)
@@ -67,7 +67,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 	t.Run("FailKeepsCheckpointUntilDead", func(t *testing.T) {
 		s, _ := jobStore(t)
 		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{MaxAttempts: 2})
-		if _, err := s.Fail(ctx, j.ID, j.LeaseOwner, errors.New("provider down"), 0); err != nil {
+		if _, err := s.Jobs.Fail(ctx, j.ID, j.LeaseOwner, errors.New("provider down"), 0); err != nil {
 			t.Fatal(err)
 		}
 		if got := mustJob(t, s, j.ID); !strings.Contains(string(got.Payload), fact) {
@@ -75,7 +75,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 		}
 		j = mustLease(t, s, "w2")
 		cause := fmt.Errorf("model output unusable: {\"facts\":[%q]}", fact)
-		if dead, err := s.Fail(ctx, j.ID, j.LeaseOwner, cause, 0); err != nil || !dead {
+		if dead, err := s.Jobs.Fail(ctx, j.ID, j.LeaseOwner, cause, 0); err != nil || !dead {
 			t.Fatalf("fail: dead %v, %v", dead, err)
 		}
 		got := mustJob(t, s, j.ID)
@@ -87,7 +87,7 @@ func TestFinishedJobsKeepNoContent(t *testing.T) {
 		s, clock := jobStore(t)
 		j := leaseWithCheckpoint(t, s, "a", memory.EnqueueOptions{MaxAttempts: 1})
 		clock.Advance(2 * time.Minute)
-		if res, err := s.ReapStale(ctx); err != nil || res.Dead != 1 {
+		if res, err := s.Jobs.ReapStale(ctx); err != nil || res.Dead != 1 {
 			t.Fatalf("reap: %+v %v", res, err)
 		}
 		if got := mustJob(t, s, j.ID); !onlyIDs(got.Payload) {
@@ -104,20 +104,20 @@ func TestPrivacySwitchClearsCheckpoints(t *testing.T) {
 		t.Run(string(level), func(t *testing.T) {
 			s, _ := jobStore(t)
 			running := leaseWithCheckpoint(t, s, "running", memory.EnqueueOptions{})
-			if err := s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload()); err != nil {
+			if err := s.Jobs.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload()); err != nil {
 				t.Fatal(err)
 			}
-			queued, _, err := s.Enqueue(ctx, "extract", "queued", checkpointPayload(), memory.EnqueueOptions{})
+			queued, _, err := s.Jobs.Enqueue(ctx, "extract", "queued", checkpointPayload(), memory.EnqueueOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := s.SetPrivacy(ctx, "alice", memory.PrivacyNormal); err != nil {
+			if err := s.Settings.SetPrivacy(ctx, "alice", memory.PrivacyNormal); err != nil {
 				t.Fatal(err)
 			}
 			if got := mustJob(t, s, queued); !strings.Contains(string(got.Payload), fact) {
 				t.Fatal("switching to normal privacy cleared checkpoints")
 			}
-			if err := s.SetPrivacy(ctx, "alice", level); err != nil {
+			if err := s.Settings.SetPrivacy(ctx, "alice", level); err != nil {
 				t.Fatal(err)
 			}
 			for _, id := range []int64{queued, running.ID} {
@@ -126,7 +126,7 @@ func TestPrivacySwitchClearsCheckpoints(t *testing.T) {
 					t.Errorf("job %d after the switch: %+v", id, got)
 				}
 			}
-			err = s.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload())
+			err = s.Jobs.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpointPayload())
 			if !errors.Is(err, memory.ErrLeaseLost) {
 				t.Errorf("a job running during the switch could still write its checkpoint: %v", err)
 			}
@@ -140,22 +140,22 @@ func TestPurgeTakesHistoryText(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
 	owner := memory.PersonalOwner("alice")
-	res, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: "alice", Content: fact}, "user:alice")
+	res, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: "alice", Content: fact}, "user:alice")
 	if err != nil {
 		t.Fatal(err)
 	}
 	edited := fact + " and shellfish"
-	if _, err := s.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &edited, Reason: "she told me about shellfish"}, "user:alice"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &edited, Reason: "she told me about shellfish"}, "user:alice"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Forget(ctx, owner, []int64{res.Memory.ID}, "user:alice", ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, owner, []int64{res.Memory.ID}, "user:alice", ""); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(s.RecoverWindow + time.Hour)
-	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Tombstones != 1 {
+	if r, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Tombstones != 1 {
 		t.Fatalf("retention: %+v %v", r, err)
 	}
-	hist, err := s.History(ctx, owner, res.Memory.ID)
+	hist, err := s.Memories.History(ctx, owner, res.Memory.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,15 +174,15 @@ func TestPurgeTakesHistoryText(t *testing.T) {
 func TestRetentionDropsOldFences(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	if err := s.FenceForgotten(ctx, "alice"); err != nil {
+	if err := s.Memories.FenceForgotten(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(23 * time.Hour)
-	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 0 {
+	if r, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 0 {
 		t.Fatalf("retention after 23 h: %+v %v", r, err)
 	}
 	clock.Advance(2 * time.Hour)
-	if r, err := s.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 1 {
+	if r, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{}); err != nil || r.Fences != 1 {
 		t.Fatalf("retention after 25 h: %+v %v", r, err)
 	}
 }

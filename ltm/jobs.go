@@ -36,7 +36,7 @@ func scanJob(row scanner) (*memory.Job, error) {
 // When a queued duplicate exists, its run_after moves as EnqueueOptions says and its
 // payload is kept; a running duplicate is left alone (its worker re-checks for new work
 // when it finishes).
-func (s *Store) Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (int64, bool, error) {
+func (s *Jobs) Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (int64, bool, error) {
 	if kind == "" || dedupKey == "" {
 		return 0, false, fmt.Errorf("couldn't enqueue job: kind and dedup key are required")
 	}
@@ -114,7 +114,7 @@ func encodePayload(payload any) (string, error) {
 // empty) for owner until leaseFor from now. It returns nil without error when no job is
 // due. owner must be unique per lease (a worker id plus a counter), because it is the
 // token every later call on the job is checked against.
-func (s *Store) Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error) {
+func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error) {
 	if owner == "" || leaseFor <= 0 {
 		return nil, fmt.Errorf("couldn't lease job: owner and a positive lease are required")
 	}
@@ -175,11 +175,11 @@ func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, 
 }
 
 // Complete marks a leased job done.
-func (s *Store) Complete(ctx context.Context, id int64, owner string) error {
+func (s *Jobs) Complete(ctx context.Context, id int64, owner string) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.completeTx(ctx, tx, id, owner) })
 }
 
-func (s *Store) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
+func (s *db) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
 	return leasedUpdate(ctx, tx, id, owner, `state = 'done', payload = `+jobIDsPayload+`, lease_owner = '', leased_until = 0,
 		last_error = '', updated_at = ?`, s.nowMillis())
 }
@@ -188,7 +188,7 @@ func (s *Store) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner stri
 // retryIn before its next run, or becomes dead when its attempts are used up. It reports
 // whether the job is now dead. A dead job keeps only its ids; the stored error says what
 // kind of problem it was and never quotes the payload.
-func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
+func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
 	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var (
 			attempts, maxAttempts int
@@ -218,7 +218,7 @@ func (s *Store) Fail(ctx context.Context, id int64, owner string, cause error, r
 // Bury dead-letters a leased job at once, for failures that will fail the same way every
 // time (a rejected request, a bad payload). It counts as one more attempt. Like any dead
 // job it keeps only its ids, and the stored error never quotes the payload.
-func (s *Store) Bury(ctx context.Context, id int64, owner string, cause error) error {
+func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var payload string
 		err := tx.QueryRowContext(ctx, `SELECT payload FROM memory_jobs WHERE id = ? AND state = 'leased'
@@ -238,7 +238,7 @@ func (s *Store) Bury(ctx context.Context, id int64, owner string, cause error) e
 // the job did not fail, it could not run yet (the model budget is spent, the process is
 // shutting down). payload, when not nil, replaces the job's payload so work done so far is
 // kept for the next run.
-func (s *Store) Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error {
+func (s *Jobs) Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		set, args := `state = 'queued', run_after = ?, lease_owner = '', leased_until = 0, updated_at = ?`,
 			[]any{max(millis(runAfter), s.nowMillis()), s.nowMillis()}
@@ -256,7 +256,7 @@ func (s *Store) Postpone(ctx context.Context, id int64, owner string, runAfter t
 
 // Heartbeat extends owner's lease on job id to leaseFor from now, so a long job is not
 // reaped while it is still making progress. payload, when not nil, checkpoints the job.
-func (s *Store) Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error {
+func (s *Jobs) Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		now := s.nowMillis()
 		set, args := `leased_until = ?, updated_at = ?`, []any{now + leaseFor.Milliseconds(), now}
@@ -275,7 +275,7 @@ func (s *Store) Heartbeat(ctx context.Context, id int64, owner string, leaseFor 
 // ReapStale returns jobs whose lease expired (their worker crashed or hung) to the queue.
 // An expired lease counts as a failed attempt, so a job that kills its worker every time
 // still ends dead after max attempts instead of looping forever.
-func (s *Store) ReapStale(ctx context.Context) (memory.ReapResult, error) {
+func (s *Jobs) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 	var res memory.ReapResult
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		now := s.nowMillis()
@@ -307,7 +307,7 @@ func (s *Store) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 
 // Requeue gives a dead job a fresh set of attempts, to run now. It fails with ECONFLICT
 // when another job for the same work is already queued or running.
-func (s *Store) Requeue(ctx context.Context, id int64) error {
+func (s *Jobs) Requeue(ctx context.Context, id int64) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var kind, key, state string
 		err := tx.QueryRowContext(ctx, `SELECT kind, dedup_key, state FROM memory_jobs WHERE id = ?`, id).Scan(&kind, &key, &state)
@@ -340,7 +340,7 @@ func (s *Store) Requeue(ctx context.Context, id int64) error {
 }
 
 // GetJob returns one job.
-func (s *Store) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
+func (s *Jobs) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
 	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.Errorf(memory.ENOTFOUND, "There is no job #%d.", id)
@@ -352,7 +352,7 @@ func (s *Store) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
 }
 
 // ListJobs returns up to limit jobs in state (any state when empty), newest first.
-func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*memory.Job, error) {
+func (s *Jobs) ListJobs(ctx context.Context, state string, limit int) ([]*memory.Job, error) {
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
@@ -378,7 +378,7 @@ func (s *Store) ListJobs(ctx context.Context, state string, limit int) ([]*memor
 }
 
 // JobStats counts jobs by state.
-func (s *Store) JobStats(ctx context.Context) (memory.JobStats, error) {
+func (s *Jobs) JobStats(ctx context.Context) (memory.JobStats, error) {
 	var (
 		st     memory.JobStats
 		oldest sql.NullInt64
@@ -400,4 +400,47 @@ func (s *Store) JobStats(ctx context.Context) (memory.JobStats, error) {
 		st.OldestReady = fromMillis(oldest.Int64)
 	}
 	return st, nil
+}
+
+// RecordRun stores r as the latest run of its task and counts it.
+func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
+	fail := 0
+	if !r.OK {
+		fail = 1
+	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
+			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
+			runs = runs + 1, failures = failures + excluded.failures`,
+			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
+		if err != nil {
+			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)
+		}
+		return nil
+	})
+}
+
+// TaskRuns returns the latest run of every task that ever ran, by name.
+func (s *Jobs) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
+		FROM pipeline_runs ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read task runs: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.TaskRun
+	for rows.Next() {
+		var (
+			r                 memory.TaskRun
+			started, finished int64
+			ok                int
+		)
+		if err := rows.Scan(&r.Name, &started, &finished, &ok, &r.Error, &r.Detail, &r.Runs, &r.Failures); err != nil {
+			return nil, fmt.Errorf("couldn't read task run: %w", err)
+		}
+		r.StartedAt, r.FinishedAt, r.OK = fromMillis(started), fromMillis(finished), ok != 0
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }

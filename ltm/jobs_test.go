@@ -24,7 +24,7 @@ func jobStore(t *testing.T) (*ltm.Store, *testkit.Clock) {
 
 func mustEnqueue(t *testing.T, s *ltm.Store, kind, key string, opt memory.EnqueueOptions) int64 {
 	t.Helper()
-	id, _, err := s.Enqueue(t.Context(), kind, key, map[string]string{"key": key}, opt)
+	id, _, err := s.Jobs.Enqueue(t.Context(), kind, key, map[string]string{"key": key}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func mustEnqueue(t *testing.T, s *ltm.Store, kind, key string, opt memory.Enqueu
 
 func mustLease(t *testing.T, s *ltm.Store, owner string) *memory.Job {
 	t.Helper()
-	j, err := s.Lease(t.Context(), owner, nil, time.Minute)
+	j, err := s.Jobs.Lease(t.Context(), owner, nil, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func mustLease(t *testing.T, s *ltm.Store, owner string) *memory.Job {
 
 func mustJob(t *testing.T, s *ltm.Store, id int64) *memory.Job {
 	t.Helper()
-	j, err := s.GetJob(t.Context(), id)
+	j, err := s.Jobs.GetJob(t.Context(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestEnqueueDedup(t *testing.T) {
 	s, _ := jobStore(t)
 	ctx := t.Context()
 	t.Run("SameKindAndKeyIsOneJob", func(t *testing.T) {
-		a, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
+		a, created, err := s.Jobs.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
 		if err != nil || !created {
 			t.Fatalf("first enqueue: id %d created %v err %v", a, created, err)
 		}
-		b, created, err := s.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
+		b, created, err := s.Jobs.Enqueue(ctx, "extract", "g/c1", nil, memory.EnqueueOptions{})
 		if err != nil || created || b != a {
 			t.Fatalf("second enqueue: id %d (first %d) created %v err %v", b, a, created, err)
 		}
@@ -77,7 +77,7 @@ func TestEnqueueDedup(t *testing.T) {
 		s, _ := jobStore(t)
 		id := mustEnqueue(t, s, "extract", "k", memory.EnqueueOptions{})
 		mustLease(t, s, "w1")
-		again, created, err := s.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
+		again, created, err := s.Jobs.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
 		if err != nil || created || again != id {
 			t.Fatalf("enqueue while leased: id %d created %v err %v; want %d, false", again, created, err, id)
 		}
@@ -89,10 +89,10 @@ func TestEnqueueDedup(t *testing.T) {
 		s, _ := jobStore(t)
 		id := mustEnqueue(t, s, "extract", "k", memory.EnqueueOptions{})
 		j := mustLease(t, s, "w1")
-		if err := s.Complete(ctx, j.ID, "w1"); err != nil {
+		if err := s.Jobs.Complete(ctx, j.ID, "w1"); err != nil {
 			t.Fatal(err)
 		}
-		next, created, err := s.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
+		next, created, err := s.Jobs.Enqueue(ctx, "extract", "k", nil, memory.EnqueueOptions{})
 		if err != nil || !created || next == id {
 			t.Fatalf("enqueue after done: id %d created %v err %v", next, created, err)
 		}
@@ -134,7 +134,7 @@ func TestEnqueueTiming(t *testing.T) {
 	t.Run("NotLeasedBeforeRunAfter", func(t *testing.T) {
 		s, clock := jobStore(t)
 		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{RunAfter: jobsEpoch.Add(time.Minute)})
-		if j, err := s.Lease(ctx, "w", nil, time.Minute); err != nil || j != nil {
+		if j, err := s.Jobs.Lease(ctx, "w", nil, time.Minute); err != nil || j != nil {
 			t.Fatalf("leased a job not due yet: %+v %v", j, err)
 		}
 		clock.Advance(time.Minute)
@@ -146,7 +146,7 @@ func TestLease(t *testing.T) {
 	ctx := t.Context()
 	t.Run("EmptyQueue", func(t *testing.T) {
 		s, _ := jobStore(t)
-		if j, err := s.Lease(ctx, "w", nil, time.Minute); err != nil || j != nil {
+		if j, err := s.Jobs.Lease(ctx, "w", nil, time.Minute); err != nil || j != nil {
 			t.Fatalf("lease on empty queue: %+v %v", j, err)
 		}
 	})
@@ -154,7 +154,7 @@ func TestLease(t *testing.T) {
 		s, _ := jobStore(t)
 		a := mustEnqueue(t, s, "a", "1", memory.EnqueueOptions{})
 		b := mustEnqueue(t, s, "b", "1", memory.EnqueueOptions{})
-		j, err := s.Lease(ctx, "w", []string{"b"}, time.Minute)
+		j, err := s.Jobs.Lease(ctx, "w", []string{"b"}, time.Minute)
 		if err != nil || j == nil || j.ID != b {
 			t.Fatalf("lease kind b: %+v %v, want job %d", j, err, b)
 		}
@@ -164,7 +164,7 @@ func TestLease(t *testing.T) {
 		if j := mustLease(t, s, "w2"); j.ID != a {
 			t.Fatalf("leased %d, want %d", j.ID, a)
 		}
-		if j, _ := s.Lease(ctx, "w3", nil, time.Minute); j != nil {
+		if j, _ := s.Jobs.Lease(ctx, "w3", nil, time.Minute); j != nil {
 			t.Fatalf("a leased job was leased again: %+v", j)
 		}
 	})
@@ -183,7 +183,7 @@ func TestLease(t *testing.T) {
 			wg.Go(func() {
 				owner := fmt.Sprintf("w%d", w)
 				for {
-					j, err := s.Lease(ctx, owner, nil, time.Minute)
+					j, err := s.Jobs.Lease(ctx, owner, nil, time.Minute)
 					if err != nil {
 						t.Error(err)
 						return
@@ -214,7 +214,7 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 	cause := errors.New("provider down")
 	for attempt := 1; attempt <= 3; attempt++ {
 		j := mustLease(t, s, fmt.Sprintf("w%d", attempt))
-		dead, err := s.Fail(ctx, j.ID, j.LeaseOwner, cause, time.Duration(attempt)*time.Minute)
+		dead, err := s.Jobs.Fail(ctx, j.ID, j.LeaseOwner, cause, time.Duration(attempt)*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 			if dead || got.State != memory.JobQueued || !got.RunAfter.Equal(clock.Now().Add(time.Duration(attempt)*time.Minute)) {
 				t.Fatalf("after failure %d: dead %v, %+v", attempt, dead, got)
 			}
-			if j, _ := s.Lease(ctx, "early", nil, time.Minute); j != nil {
+			if j, _ := s.Jobs.Lease(ctx, "early", nil, time.Minute); j != nil {
 				t.Fatalf("leased during backoff")
 			}
 			clock.Advance(time.Duration(attempt) * time.Minute)
@@ -237,10 +237,10 @@ func TestFailBackoffAndDeadLetter(t *testing.T) {
 		}
 	}
 	clock.Advance(time.Hour)
-	if j, _ := s.Lease(ctx, "w", nil, time.Minute); j != nil {
+	if j, _ := s.Jobs.Lease(ctx, "w", nil, time.Minute); j != nil {
 		t.Fatal("a dead job was leased")
 	}
-	if st, err := s.JobStats(ctx); err != nil || st.Dead != 1 || st.Depth() != 0 {
+	if st, err := s.Jobs.JobStats(ctx); err != nil || st.Dead != 1 || st.Depth() != 0 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
 }
@@ -251,11 +251,11 @@ func TestLeaseOwnership(t *testing.T) {
 	mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w1")
 	for name, err := range map[string]error{
-		"Complete":  s.Complete(ctx, j.ID, "w2"),
-		"Fail":      func() error { _, err := s.Fail(ctx, j.ID, "w2", errors.New("x"), 0); return err }(),
-		"Bury":      s.Bury(ctx, j.ID, "w2", errors.New("x")),
-		"Postpone":  s.Postpone(ctx, j.ID, "w2", time.Time{}, nil),
-		"Heartbeat": s.Heartbeat(ctx, j.ID, "w2", time.Minute, nil),
+		"Complete":  s.Jobs.Complete(ctx, j.ID, "w2"),
+		"Fail":      func() error { _, err := s.Jobs.Fail(ctx, j.ID, "w2", errors.New("x"), 0); return err }(),
+		"Bury":      s.Jobs.Bury(ctx, j.ID, "w2", errors.New("x")),
+		"Postpone":  s.Jobs.Postpone(ctx, j.ID, "w2", time.Time{}, nil),
+		"Heartbeat": s.Jobs.Heartbeat(ctx, j.ID, "w2", time.Minute, nil),
 	} {
 		if !errors.Is(err, memory.ErrLeaseLost) {
 			t.Errorf("%s by another owner: %v, want ErrLeaseLost", name, err)
@@ -272,14 +272,14 @@ func TestReapStale(t *testing.T) {
 		s, clock := jobStore(t)
 		id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		mustLease(t, s, "crashed")
-		if res, err := s.ReapStale(ctx); err != nil || res != (memory.ReapResult{}) {
+		if res, err := s.Jobs.ReapStale(ctx); err != nil || res != (memory.ReapResult{}) {
 			t.Fatalf("reaped a live lease: %+v %v", res, err)
 		}
 		clock.Advance(2 * time.Minute)
-		if st, _ := s.JobStats(ctx); st.Stale != 1 {
+		if st, _ := s.Jobs.JobStats(ctx); st.Stale != 1 {
 			t.Fatalf("stale = %d, want 1", st.Stale)
 		}
-		res, err := s.ReapStale(ctx)
+		res, err := s.Jobs.ReapStale(ctx)
 		if err != nil || res != (memory.ReapResult{Requeued: 1}) {
 			t.Fatalf("reap: %+v %v", res, err)
 		}
@@ -287,7 +287,7 @@ func TestReapStale(t *testing.T) {
 		if got.State != memory.JobQueued || got.Attempts != 1 || got.LeaseOwner != "" || got.LastError == "" {
 			t.Fatalf("reaped job %+v", got)
 		}
-		if err := s.Complete(ctx, id, "crashed"); !errors.Is(err, memory.ErrLeaseLost) {
+		if err := s.Jobs.Complete(ctx, id, "crashed"); !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("the crashed worker completed a reaped job: %v", err)
 		}
 		if j := mustLease(t, s, "w2"); j.ID != id {
@@ -300,7 +300,7 @@ func TestReapStale(t *testing.T) {
 		for range 2 {
 			mustLease(t, s, "crashing")
 			clock.Advance(2 * time.Minute)
-			if _, err := s.ReapStale(ctx); err != nil {
+			if _, err := s.Jobs.ReapStale(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -313,11 +313,11 @@ func TestReapStale(t *testing.T) {
 		mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 		j := mustLease(t, s, "w")
 		clock.Advance(50 * time.Second)
-		if err := s.Heartbeat(ctx, j.ID, "w", time.Minute, map[string]int{"step": 2}); err != nil {
+		if err := s.Jobs.Heartbeat(ctx, j.ID, "w", time.Minute, map[string]int{"step": 2}); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(50 * time.Second)
-		if res, _ := s.ReapStale(ctx); res.Requeued != 0 {
+		if res, _ := s.Jobs.ReapStale(ctx); res.Requeued != 0 {
 			t.Fatal("reaped a job whose lease was renewed")
 		}
 		if got := mustJob(t, s, j.ID); string(got.Payload) != `{"step":2}` {
@@ -331,7 +331,7 @@ func TestPostponeAndBury(t *testing.T) {
 	ctx := t.Context()
 	id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w")
-	if err := s.Postpone(ctx, id, "w", clock.Now().Add(time.Hour), map[string]bool{"checkpoint": true}); err != nil {
+	if err := s.Jobs.Postpone(ctx, id, "w", clock.Now().Add(time.Hour), map[string]bool{"checkpoint": true}); err != nil {
 		t.Fatal(err)
 	}
 	got := mustJob(t, s, id)
@@ -341,7 +341,7 @@ func TestPostponeAndBury(t *testing.T) {
 	}
 	clock.Advance(time.Hour)
 	j = mustLease(t, s, "w2")
-	if err := s.Bury(ctx, j.ID, "w2", errors.New("bad payload")); err != nil {
+	if err := s.Jobs.Bury(ctx, j.ID, "w2", errors.New("bad payload")); err != nil {
 		t.Fatal(err)
 	}
 	if got := mustJob(t, s, id); got.State != memory.JobDead || got.Attempts != 1 || got.LastError != "bad payload" {
@@ -355,33 +355,33 @@ func TestRequeue(t *testing.T) {
 	id := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{MaxAttempts: 1})
 	j := mustLease(t, s, "w")
 	t.Run("NotDead", func(t *testing.T) {
-		if err := s.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
+		if err := s.Jobs.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
 			t.Fatalf("requeue of a leased job: %v, want conflict", err)
 		}
 	})
-	if dead, err := s.Fail(ctx, j.ID, "w", errors.New("boom"), 0); err != nil || !dead {
+	if dead, err := s.Jobs.Fail(ctx, j.ID, "w", errors.New("boom"), 0); err != nil || !dead {
 		t.Fatalf("fail: dead %v err %v", dead, err)
 	}
 	t.Run("NotFound", func(t *testing.T) {
-		if err := s.Requeue(ctx, 999); memory.ErrorCode(err) != memory.ENOTFOUND {
+		if err := s.Jobs.Requeue(ctx, 999); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Fatalf("requeue of a missing job: %v", err)
 		}
 	})
 	t.Run("ConflictWithALiveDuplicate", func(t *testing.T) {
 		other := mustEnqueue(t, s, "k", "a", memory.EnqueueOptions{})
-		if err := s.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
+		if err := s.Jobs.Requeue(ctx, id); memory.ErrorCode(err) != memory.ECONFLICT {
 			t.Fatalf("requeue next to a live duplicate: %v", err)
 		}
 		o := mustLease(t, s, "w2")
 		if o.ID != other {
 			t.Fatalf("leased %d, want %d", o.ID, other)
 		}
-		if err := s.Complete(ctx, o.ID, "w2"); err != nil {
+		if err := s.Jobs.Complete(ctx, o.ID, "w2"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("FreshAttempts", func(t *testing.T) {
-		if err := s.Requeue(ctx, id); err != nil {
+		if err := s.Jobs.Requeue(ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		got := mustJob(t, s, id)
@@ -403,7 +403,7 @@ func TestJobStats(t *testing.T) {
 	clock.Advance(time.Minute)
 	mustEnqueue(t, s, "k", "due2", memory.EnqueueOptions{})
 	mustEnqueue(t, s, "k", "later", memory.EnqueueOptions{RunAfter: clock.Now().Add(time.Hour)})
-	st, err := s.JobStats(ctx)
+	st, err := s.Jobs.JobStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

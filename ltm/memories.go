@@ -54,18 +54,10 @@ func encodeTags(tags []string) string {
 	return string(b)
 }
 
-// WriteResult reports the outcome of Remember.
-type WriteResult struct {
-	Memory *memory.Memory
-	// Created is false when an identical live memory already existed in the scope; Memory
-	// is then that existing memory.
-	Created bool
-}
-
 // Remember stores m (raw-first: the row exists before any embedding work) and returns it
 // with its id. A memory whose normalized content already exists live in the same scope is
 // not duplicated: the existing memory is returned with Created false.
-func (s *Store) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (WriteResult, error) {
+func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (WriteResult, error) {
 	if err := m.Prepare(); err != nil {
 		return WriteResult{}, err
 	}
@@ -85,7 +77,7 @@ func (s *Store) Remember(ctx context.Context, m memory.Memory, actor memory.Acto
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
+func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
 	if err != nil {
@@ -99,7 +91,7 @@ func (s *Store) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ac
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *Store) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
+func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
 	owner := m.Owner()
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
@@ -179,7 +171,7 @@ func boolInt(b bool) int {
 
 // Get returns the live memory id in owner's scope. Memories of other scopes and forgotten
 // memories are reported as not found, so ids reveal nothing across scopes.
-func (s *Store) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+func (s *Memories) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -208,23 +200,8 @@ func describeOwner(o memory.Owner) string {
 	return "this server's memory"
 }
 
-// ListOptions filters and pages List.
-type ListOptions struct {
-	Limit  int // default 20, at most 500
-	Offset int
-	Type   memory.Type
-	Tag    string
-	Pinned *bool
-	// Deleted lists forgotten memories (still recoverable) instead of live ones.
-	Deleted bool
-	// GuildID narrows a personal listing to memories that originated in one guild.
-	GuildID string
-	// Audience, when set, lists only memories whose origin channel it allows.
-	Audience *memory.Audience
-}
-
 // List returns one page of memories in owner's scope, newest first, and the total count.
-func (s *Store) List(ctx context.Context, owner memory.Owner, opt ListOptions) ([]*memory.Memory, int, error) {
+func (s *Memories) List(ctx context.Context, owner memory.Owner, opt ListOptions) ([]*memory.Memory, int, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -289,39 +266,22 @@ func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
 	return out, nil
 }
 
-// Change lists the fields Modify may set; nil fields are left as they are.
-type Change struct {
-	Content    *string
-	Type       *memory.Type
-	Importance *float64
-	Pinned     *bool
-	Tags       *[]string
-	// ChannelID, when set, moves the memory's origin channel: new content said in a channel
-	// may only be used where that channel's words may (SPEC §2 "Channel-aware memory").
-	ChannelID *string
-	// GuildID, when set, moves a personal memory's origin guild ("" for a DM) with its
-	// channel: new content said in a DM may only be used where that DM's words may. Server
-	// memory belongs to its guild and cannot move.
-	GuildID *string
-	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
-	// version (optimistic concurrency for edits made from a stale view).
-	IfVersion int
-	Reason    string
-
-	// writer, set by ModifyAs, limits the duplicate check to what the writer can see.
-	writer *WriteContext
-}
-
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
 // the old and new content in history.
-func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+	return s.modify(ctx, nil, owner, id, ch, actor)
+}
+
+// modify is Modify and ModifyAs: w, when not nil, limits the duplicate check to what the
+// writer can see.
+func (s *Memories) modify(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
 	var updated *memory.Memory
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		updated, err = s.modifyTx(ctx, tx, owner, id, ch, actor)
+		updated, err = s.modifyTx(ctx, tx, w, owner, id, ch, actor)
 		return err
 	})
 	if err != nil {
@@ -331,7 +291,7 @@ func (s *Store) Modify(ctx context.Context, owner memory.Owner, id int64, ch Cha
 	return updated, nil
 }
 
-func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -368,7 +328,7 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 		return nil, err
 	}
 	if next.Hash != cur.Hash {
-		dup, err := findDuplicateTx(ctx, tx, ch.writer, owner.Key(), next.Hash)
+		dup, err := findDuplicateTx(ctx, tx, w, owner.Key(), next.Hash)
 		if err != nil {
 			return nil, err
 		}
@@ -412,7 +372,7 @@ func (s *Store) modifyTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 
 // Forget soft-deletes the given live memories of owner's scope. It is all or nothing: if any
 // id is not a live memory of the scope, nothing changes and the error names it.
-func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
+func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -434,7 +394,7 @@ func (s *Store) Forget(ctx context.Context, owner memory.Owner, ids []int64, act
 	return forgotten, nil
 }
 
-func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
+func (s *db) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
 	var out []*memory.Memory
@@ -465,11 +425,11 @@ func (s *Store) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id
 // Recover restores a forgotten memory of owner's scope. It fails with ENOTDELETED when the
 // memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
 // is stale or the same content has been remembered again since.
-func (s *Store) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, nil, owner, id, ifVersion, actor)
 }
 
-func (s *Store) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ type MessageChange struct {
 // Memories of other sources keep their evidence and stay; memories without evidence rows
 // (learned before evidence was recorded) are left alone. Messages kioku never stored cost
 // one read and no write.
-func (s *Store) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (MessageChange, error) {
+func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (MessageChange, error) {
 	var res MessageChange
 	ids := distinctIDs(messageIDs)
 	if channelID == "" || len(ids) == 0 {
@@ -91,7 +91,7 @@ func (s *Store) DeleteMessages(ctx context.Context, guildID, channelID string, m
 // extraction back to read it afresh, in one short write transaction. Memories are not
 // changed: what was learned from the old words stays until someone forgets it. Messages
 // kioku never stored cost one read and no write.
-func (s *Store) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (MessageChange, error) {
+func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (MessageChange, error) {
 	var res MessageChange
 	if channelID == "" || messageID == "" {
 		return res, nil
@@ -139,7 +139,7 @@ func (s *Store) EditMessage(ctx context.Context, guildID, channelID, messageID, 
 // queue, which makes its commit fail on the lost lease instead of storing facts from the
 // old words; its next run reads the transcript as it is now. Turns the cursor has passed
 // were extracted already and concern no pending job.
-func (s *Store) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, lastTurn int64) (int, error) {
+func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, lastTurn int64) (int, error) {
 	cursor, err := extractionCursor(ctx, tx, guildID, channelID)
 	if err != nil {
 		return 0, err
@@ -166,7 +166,7 @@ func (s *Store) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildID, cha
 // a pipeline memory with evidence left loses the rows of the deleted messages, so that the
 // deletion of its last message later finds it. Deliberate saves keep their rows: forget-me
 // still needs to know whose words they were.
-func (s *Store) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list string) ([]*memory.Memory, error) {
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list string) ([]*memory.Memory, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE source = ? AND id IN (
 		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?))) ORDER BY id`,
 		memory.SourcePipeline, list)

@@ -53,7 +53,7 @@ func mustTurn(t *testing.T, s *ltm.Store, turn memory.Turn) int64 {
 	if turn.Role == "" {
 		turn.Role = memory.RoleUser
 	}
-	id, err := s.AppendTurn(ctx, turn)
+	id, err := s.Transcripts.AppendTurn(ctx, turn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func withSource(m memory.Memory, src memory.Source) memory.Memory {
 // live reports whether memory id of owner is live, failing on other errors.
 func live(t *testing.T, s *ltm.Store, owner memory.Owner, id int64) bool {
 	t.Helper()
-	_, err := s.Get(ctx, owner, id)
+	_, err := s.Memories.Get(ctx, owner, id)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return false
 	}
@@ -106,7 +106,7 @@ func TestDeleteMessages(t *testing.T) {
 	noEvidence.Source, noEvidence.Provenance.MessageID = memory.SourcePipeline, "m1"
 	old := testkit.MustRemember(t, s, noEvidence)
 
-	res, err := s.DeleteMessages(ctx, "g1", "c1", []string{"m1", "m1", "", "never-stored"})
+	res, err := s.Transcripts.DeleteMessages(ctx, "g1", "c1", []string{"m1", "m1", "", "never-stored"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestDeleteMessages(t *testing.T) {
 	if len(res.Forgotten) != 1 || res.Forgotten[0].ID != onlyM1.ID {
 		t.Fatalf("forgot %+v, want only #%d", res.Forgotten, onlyM1.ID)
 	}
-	turns, err := s.RecentTurns(ctx, "g1", "c1", "", 10)
+	turns, err := s.Transcripts.RecentTurns(ctx, "g1", "c1", "", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestDeleteMessages(t *testing.T) {
 	if live(t, s, onlyM1.Owner(), onlyM1.ID) {
 		t.Error("the pipeline memory learned only from the deleted message is still live")
 	}
-	hist, err := s.History(ctx, onlyM1.Owner(), onlyM1.ID)
+	hist, err := s.Memories.History(ctx, onlyM1.Owner(), onlyM1.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestDeleteMessages(t *testing.T) {
 		t.Errorf("last history row = %+v, want a versioned delete for %q", last, ltm.ReasonSourceDeleted)
 	}
 	// Still recoverable like any forgotten memory.
-	if _, n, _ := s.List(ctx, onlyM1.Owner(), ltm.ListOptions{Deleted: true}); n != 1 {
+	if _, n, _ := s.Memories.List(ctx, onlyM1.Owner(), ltm.ListOptions{Deleted: true}); n != 1 {
 		t.Errorf("%d forgotten server memories, want the soft-deleted one", n)
 	}
 	// Evidence left elsewhere, a deliberate save and a memory without evidence stay.
@@ -160,7 +160,7 @@ func TestDeleteMessages(t *testing.T) {
 
 	// The last message of the two-message memory goes too: now every message it came from
 	// is deleted.
-	res, err = s.DeleteMessages(ctx, "g1", "c1", []string{"m2"})
+	res, err = s.Transcripts.DeleteMessages(ctx, "g1", "c1", []string{"m2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestDeleteMessages(t *testing.T) {
 	}
 
 	// Deleting a message kioku never stored changes nothing.
-	res, err = s.DeleteMessages(ctx, "g1", "c1", []string{"m404"})
+	res, err = s.Transcripts.DeleteMessages(ctx, "g1", "c1", []string{"m404"})
 	if err != nil || res.Turns != 0 || len(res.Forgotten) != 0 {
 		t.Errorf("unknown message: %+v %v", res, err)
 	}
@@ -189,7 +189,7 @@ func TestDeleteMessagesBulk(t *testing.T) {
 	}
 	fact := testkit.MustRemember(t, s, withSource(server("g1", "Spam links were posted"), memory.SourcePipeline))
 	addEvidence(t, db, fact.ID, "spammer", ids[3], ids[90])
-	res, err := s.DeleteMessages(ctx, "g1", "c1", ids[:100])
+	res, err := s.Transcripts.DeleteMessages(ctx, "g1", "c1", ids[:100])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 	mustTurn(t, s, memory.Turn{ChannelID: "dm1", UserID: "alice", Content: "my locker code is 4412", MessageID: "m3"})
 
 	enqueue := func(guild, channel string) int64 {
-		id, _, err := s.Enqueue(ctx, "extract", guild+"/"+channel, channelCheckpointPayload(guild, channel), memory.EnqueueOptions{})
+		id, _, err := s.Jobs.Enqueue(ctx, "extract", guild+"/"+channel, channelCheckpointPayload(guild, channel), memory.EnqueueOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -226,7 +226,7 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 	}
 	mustExec(t, db, `UPDATE memory_jobs SET run_after = run_after - 60000 WHERE id <> ?`, running)
 
-	res, err := s.DeleteMessages(ctx, "g1", "c1", []string{"m1"})
+	res, err := s.Transcripts.DeleteMessages(ctx, "g1", "c1", []string{"m1"})
 	if err != nil || res.Jobs != 1 {
 		t.Fatalf("delete: %+v %v, want one job rewound", res, err)
 	}
@@ -248,7 +248,7 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 		t.Error("another channel's checkpoint was cleared")
 	}
 
-	res, err = s.DeleteMessages(ctx, "", "dm1", []string{"m3"})
+	res, err = s.Transcripts.DeleteMessages(ctx, "", "dm1", []string{"m3"})
 	if err != nil || res.Jobs != 1 {
 		t.Fatalf("DM delete: %+v %v, want the running job rewound", res, err)
 	}
@@ -256,14 +256,14 @@ func TestDeleteMessagesRewindsExtraction(t *testing.T) {
 		t.Errorf("running job after the delete: %+v, want it queued again without a checkpoint", j)
 	}
 	// Its worker can no longer commit what it extracted from the deleted message.
-	if err := s.Complete(ctx, running, "worker-1"); !errors.Is(err, memory.ErrLeaseLost) {
+	if err := s.Jobs.Complete(ctx, running, "worker-1"); !errors.Is(err, memory.ErrLeaseLost) {
 		t.Errorf("the old worker's commit: %v, want ErrLeaseLost", err)
 	}
 
 	// Turns the cursor has passed were extracted already: no pending job holds them.
 	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "alice", Content: "later", MessageID: "m4"})
 	mustExec(t, db, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at) VALUES ('g1', 'c2', 2, 0)`)
-	if res, err := s.DeleteMessages(ctx, "g1", "c2", []string{"m2"}); err != nil || res.Turns != 1 || res.Jobs != 0 {
+	if res, err := s.Transcripts.DeleteMessages(ctx, "g1", "c2", []string{"m2"}); err != nil || res.Turns != 1 || res.Jobs != 0 {
 		t.Errorf("delete of an extracted turn: %+v %v, want the row gone and no job touched", res, err)
 	}
 	if !hasCheckpoint(other) {
@@ -279,16 +279,16 @@ func TestEditMessage(t *testing.T) {
 	mustTurn(t, s, memory.Turn{GuildID: "g2", ChannelID: "c1", UserID: "alice", Content: "meet at 5", MessageID: "m1"})
 	fact := testkit.MustRemember(t, s, withSource(server("g1", "The meeting is at 5"), memory.SourcePipeline))
 	addEvidence(t, db, fact.ID, "alice", "m1")
-	if _, _, err := s.Enqueue(ctx, "extract", "g1/c1", channelCheckpointPayload("g1", "c1"), memory.EnqueueOptions{}); err != nil {
+	if _, _, err := s.Jobs.Enqueue(ctx, "extract", "g1/c1", channelCheckpointPayload("g1", "c1"), memory.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	token := "ghp_" + strings.Repeat("a1B2", 9)
-	res, err := s.EditMessage(ctx, "g1", "c1", "m1", "meet at 6, the repo token is "+token)
+	res, err := s.Transcripts.EditMessage(ctx, "g1", "c1", "m1", "meet at 6, the repo token is "+token)
 	if err != nil || res.Turns != 1 || res.Jobs != 1 {
 		t.Fatalf("edit: %+v %v, want one row and one job", res, err)
 	}
-	turns, err := s.RecentTurns(ctx, "g1", "c1", "", 10)
+	turns, err := s.Transcripts.RecentTurns(ctx, "g1", "c1", "", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestEditMessage(t *testing.T) {
 	if !live(t, s, fact.Owner(), fact.ID) {
 		t.Error("an edit forgot the memory learned from the old words")
 	}
-	if res, err := s.EditMessage(ctx, "g1", "c1", "m404", "x"); err != nil || res.Turns != 0 {
+	if res, err := s.Transcripts.EditMessage(ctx, "g1", "c1", "m404", "x"); err != nil || res.Turns != 0 {
 		t.Errorf("edit of an unknown message: %+v %v", res, err)
 	}
 }

@@ -3,89 +3,21 @@ package ltm
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// What the background pipeline needs from the store: how far each channel's transcript has
-// been extracted, and one short transaction that applies a whole job's proposals, moves the
-// cursor and completes the job together. Model and embedding calls all happen before it.
-
-// ExtractionCursor returns the id of the last transcript turn of a channel that extraction
-// has read, 0 when it never ran there.
-func (s *Store) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
-	return extractionCursor(ctx, s.read, guildID, channelID)
-}
-
-func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
-	var id int64
-	err := q.QueryRowContext(ctx, `SELECT last_turn_id FROM pipeline_cursors WHERE guild_id = ? AND channel_id = ?`,
-		guildID, channelID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("couldn't read extraction cursor of channel %s: %w", channelID, err)
-	}
-	return id, nil
-}
-
-// ExtractionBacklog counts the turns of a channel after its extraction cursor.
-func (s *Store) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
-	var (
-		b    memory.Backlog
-		last sql.NullInt64
-		err  error
-	)
-	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
-		return b, err
-	}
-	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
-		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
-		Scan(&b.Turns, &b.UserTurns, &last)
-	if err != nil {
-		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
-	}
-	if last.Valid {
-		b.LastAt = fromMillis(last.Int64)
-	}
-	return b, nil
-}
-
-// ChannelsWithBacklog lists up to limit channels that have turns newer than since after
-// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
-func (s *Store) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
-	if limit <= 0 {
-		limit = 100
-	}
-	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
-		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
-		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
-		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.Channel
-	for rows.Next() {
-		var c memory.Channel
-		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
-			return nil, fmt.Errorf("couldn't read channel row: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
-}
+// Facts is what the background pipeline writes: one short transaction that applies a whole
+// job's proposals, moves the channel's extraction cursor and completes the job together.
+// Model and embedding calls all happen before it (PrefetchEmbeddings).
 
 // ApplyPipelineBatch applies a job's proposals in one short write transaction: the hash
 // dedup, the pinned and liveness checks, ADD/UPDATE/DELETE through the same versioned write
 // paths as commands, one history row per proposal, review_needed rows for contradictions,
 // the cursor move and the job's completion. It fails with ErrLeaseLost or ErrCursorMoved
 // (wrapped) when another run got there first; nothing is written then.
-func (s *Store) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
+func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
 	for i, p := range b.Proposals {
 		if err := p.Owner.Validate(); err != nil {
 			return nil, fmt.Errorf("couldn't apply proposal %d: %w", i, err)
@@ -155,7 +87,7 @@ func (s *Store) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	return out, nil
 }
 
-func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, p, p.Record, "")
 	}
@@ -170,7 +102,7 @@ func (s *Store) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channe
 	return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "unknown action")
 }
 
-func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
 	m := p.Memory
 	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
 	m.Source = memory.SourcePipeline
@@ -201,7 +133,7 @@ func (s *Store) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 	return memory.ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
@@ -254,7 +186,7 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		// where that channel's words may (SPEC §2 channel-aware memory).
 		change.ChannelID = &channelID
 	}
-	updated, err := s.modifyTx(ctx, tx, p.Owner, target.ID, change, memory.ActorPipeline)
+	updated, err := s.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
@@ -271,7 +203,7 @@ func (s *Store) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 }
 
 // recordProposalTx writes the history row of a proposal that changed nothing.
-func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
+func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
 	meta := make(map[string]any, len(p.Metadata)+3)
 	for k, v := range p.Metadata {
 		meta[k] = v
@@ -310,7 +242,7 @@ func (s *Store) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Propo
 
 // recordContradictionsTx flags each live memory p.Contradicts names, and m itself, for
 // review. Nothing is changed: a person decides which statement is right.
-func (s *Store) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
+func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
 	for _, id := range p.Contradicts {
 		if id == m.ID {
 			continue
@@ -364,7 +296,7 @@ func pick(a, b string) string {
 // write, so the indexing that follows the write's commit finds them cached and the write
 // path makes no provider call. With no embedder it does nothing. Never call it inside a
 // write transaction: it may call the provider.
-func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
+func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 	e := s.recall.emb.Load()
 	if e == nil || len(texts) == 0 || s.recall.down(s.Now()) {
 		return nil
@@ -384,81 +316,4 @@ func (s *Store) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 		return err
 	}
 	return nil
-}
-
-// Revert restores the content a memory had before the update recorded in history row
-// historyID, as a new versioned update (so the revert itself can be reverted). It is how
-// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
-func (s *Store) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	var restored *memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		var (
-			action memory.Action
-			old    string
-		)
-		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
-			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
-		if errors.Is(err, sql.ErrNoRows) {
-			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
-		}
-		if err != nil {
-			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
-		}
-		if action != memory.ActionUpdate || old == "" {
-			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
-		}
-		restored, err = s.modifyTx(ctx, tx, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.indexMemories(ctx, restored)
-	return restored, nil
-}
-
-// RecordRun stores r as the latest run of its task and counts it.
-func (s *Store) RecordRun(ctx context.Context, r memory.TaskRun) error {
-	fail := 0
-	if !r.OK {
-		fail = 1
-	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
-			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
-			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
-			runs = runs + 1, failures = failures + excluded.failures`,
-			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
-		if err != nil {
-			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)
-		}
-		return nil
-	})
-}
-
-// TaskRuns returns the latest run of every task that ever ran, by name.
-func (s *Store) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
-		FROM pipeline_runs ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read task runs: %w", err)
-	}
-	defer rows.Close()
-	var out []memory.TaskRun
-	for rows.Next() {
-		var (
-			r                 memory.TaskRun
-			started, finished int64
-			ok                int
-		)
-		if err := rows.Scan(&r.Name, &started, &finished, &ok, &r.Error, &r.Detail, &r.Runs, &r.Failures); err != nil {
-			return nil, fmt.Errorf("couldn't read task run: %w", err)
-		}
-		r.StartedAt, r.FinishedAt, r.OK = fromMillis(started), fromMillis(finished), ok != 0
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

@@ -18,7 +18,7 @@ func addProposal(owner memory.Owner, content string, meta map[string]any) memory
 
 func mustApply(t *testing.T, s *ltm.Store, b memory.PipelineBatch) []memory.ProposalOutcome {
 	t.Helper()
-	out, err := s.ApplyPipelineBatch(t.Context(), b)
+	out, err := s.Facts.ApplyPipelineBatch(t.Context(), b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func mustApply(t *testing.T, s *ltm.Store, b memory.PipelineBatch) []memory.Prop
 
 func scopeHistory(t *testing.T, s *ltm.Store, owner memory.Owner) []memory.HistoryEvent {
 	t.Helper()
-	evs, err := s.ScopeHistory(t.Context(), owner, 500)
+	evs, err := s.Memories.ScopeHistory(t.Context(), owner, 500)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,22 +69,22 @@ func TestApplyPipelineBatchActions(t *testing.T) {
 	if out[5].MemoryID != 0 {
 		t.Errorf("a row of g1 points at g2's memory #%d", out[5].MemoryID)
 	}
-	if m, err := s.Get(ctx, memory.ServerOwner("g2"), other.ID); err != nil || m.Deleted() {
+	if m, err := s.Memories.Get(ctx, memory.ServerOwner("g2"), other.ID); err != nil || m.Deleted() {
 		t.Fatalf("another guild's memory was touched: %v %v", m, err)
 	}
-	if m, _ := s.Get(ctx, g, pinned.ID); m.Content != "The server rules are pinned" {
+	if m, _ := s.Memories.Get(ctx, g, pinned.ID); m.Content != "The server rules are pinned" {
 		t.Fatalf("pinned memory changed: %q", m.Content)
 	}
-	created, err := s.Get(ctx, g, out[0].MemoryID)
+	created, err := s.Memories.Get(ctx, g, out[0].MemoryID)
 	if err != nil || created.Source != memory.SourcePipeline {
 		t.Fatalf("created memory %+v %v", created, err)
 	}
-	if cur, _ := s.ExtractionCursor(ctx, "g1", "c1"); cur != 7 {
+	if cur, _ := s.Transcripts.ExtractionCursor(ctx, "g1", "c1"); cur != 7 {
 		t.Fatalf("cursor %d, want 7", cur)
 	}
 
 	t.Run("HistoryCarriesJobAndFact", func(t *testing.T) {
-		evs, err := s.History(ctx, g, out[0].MemoryID)
+		evs, err := s.Memories.History(ctx, g, out[0].MemoryID)
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("history %v %v", evs, err)
 		}
@@ -97,7 +97,7 @@ func TestApplyPipelineBatchActions(t *testing.T) {
 		}
 	})
 	t.Run("UpdateIsVersionedAndRevertible", func(t *testing.T) {
-		evs, err := s.History(ctx, g, editable.ID)
+		evs, err := s.Memories.History(ctx, g, editable.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,13 +110,13 @@ func TestApplyPipelineBatchActions(t *testing.T) {
 		if upd == nil || upd.OldContent != "Raid night is Tuesday" || upd.NewContent != "Raid night moved to Wednesday" || upd.Version != 2 {
 			t.Fatalf("update history %+v", upd)
 		}
-		m, err := s.Revert(ctx, g, editable.ID, upd.ID, "user:1")
+		m, err := s.Memories.Revert(ctx, g, editable.ID, upd.ID, "user:1")
 		if err != nil || m.Content != "Raid night is Tuesday" || m.Version != 3 {
 			t.Fatalf("revert: %+v %v", m, err)
 		}
 	})
 	t.Run("DeleteIsRecoverable", func(t *testing.T) {
-		m, err := s.Recover(ctx, g, doomed.ID, 0, "user:1")
+		m, err := s.Memories.Recover(ctx, g, doomed.ID, 0, "user:1")
 		if err != nil || m.Content != "The guild bank is open to all" {
 			t.Fatalf("recover: %+v %v", m, err)
 		}
@@ -135,18 +135,18 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 	t.Run("CursorMoved", func(t *testing.T) {
 		b := batch
 		b.CursorFrom = 1
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
+		if _, err := s.Facts.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
 			t.Fatalf("err %v, want ErrCursorMoved", err)
 		}
 	})
 	t.Run("LeaseLost", func(t *testing.T) {
 		b := batch
 		b.LeaseOwner = "someone-else"
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrLeaseLost) {
+		if _, err := s.Facts.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrLeaseLost) {
 			t.Fatalf("err %v, want ErrLeaseLost", err)
 		}
 	})
-	if _, n, _ := s.List(ctx, g, ltm.ListOptions{}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, g, ltm.ListOptions{}); n != 0 {
 		t.Fatalf("a refused batch wrote %d memories", n)
 	}
 	if evs := scopeHistory(t, s, g); len(evs) != 0 {
@@ -163,10 +163,10 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 		clock.Advance(time.Hour)
 		b := batch
 		b.LeaseOwner = ""
-		if _, err := s.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
+		if _, err := s.Facts.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
 			t.Fatalf("replay: %v, want ErrCursorMoved", err)
 		}
-		if _, n, _ := s.List(ctx, g, ltm.ListOptions{}); n != 1 {
+		if _, n, _ := s.Memories.List(ctx, g, ltm.ListOptions{}); n != 1 {
 			t.Fatalf("%d memories after a replay, want 1", n)
 		}
 	})
@@ -187,11 +187,11 @@ func TestApplyPipelineBatchPrivacyAndReview(t *testing.T) {
 	if len(blocked) != 1 || blocked[0].NewContent != "" || blocked[0].OldContent != "" || blocked[0].Action != memory.ActionBlock {
 		t.Fatalf("redacted row %+v", blocked)
 	}
-	if _, n, _ := s.List(ctx, memory.PersonalOwner("u2"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u2"), ltm.ListOptions{}); n != 0 {
 		t.Fatal("a blocked proposal wrote a memory")
 	}
 	for _, id := range []int64{old.ID, out[1].MemoryID} {
-		evs, err := s.History(ctx, u, id)
+		evs, err := s.Memories.History(ctx, u, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,27 +207,27 @@ func TestExtractionBacklog(t *testing.T) {
 	ctx := t.Context()
 	for i, role := range []string{memory.RoleUser, memory.RoleAssistant, memory.RoleUser} {
 		clock.Advance(time.Minute)
-		if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: role, Content: "turn"}); err != nil {
+		if _, err := s.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: role, Content: "turn"}); err != nil {
 			t.Fatalf("turn %d: %v", i, err)
 		}
 	}
-	if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "u1", Role: memory.RoleUser, Content: "x"}); err != nil {
+	if _, err := s.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c2", UserID: "u1", Role: memory.RoleUser, Content: "x"}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := s.ExtractionBacklog(ctx, "g1", "c1")
+	b, err := s.Transcripts.ExtractionBacklog(ctx, "g1", "c1")
 	if err != nil || b.Turns != 3 || b.UserTurns != 2 || !b.LastAt.Equal(jobsEpoch.Add(3*time.Minute)) {
 		t.Fatalf("backlog %+v %v", b, err)
 	}
-	chans, err := s.ChannelsWithBacklog(ctx, jobsEpoch, 10)
+	chans, err := s.Transcripts.ChannelsWithBacklog(ctx, jobsEpoch, 10)
 	if err != nil || len(chans) != 2 {
 		t.Fatalf("channels %+v %v", chans, err)
 	}
 	mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 2})
-	if b, _ := s.ExtractionBacklog(ctx, "g1", "c1"); b.Cursor != 2 || b.Turns != 1 || b.UserTurns != 1 {
+	if b, _ := s.Transcripts.ExtractionBacklog(ctx, "g1", "c1"); b.Cursor != 2 || b.Turns != 1 || b.UserTurns != 1 {
 		t.Fatalf("backlog after cursor 2: %+v", b)
 	}
 	mustApply(t, s, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 2, CursorTo: 3})
-	chans, _ = s.ChannelsWithBacklog(ctx, jobsEpoch, 10)
+	chans, _ = s.Transcripts.ChannelsWithBacklog(ctx, jobsEpoch, 10)
 	if len(chans) != 1 || chans[0].ChannelID != "c2" {
 		t.Fatalf("channels after extraction %+v", chans)
 	}
@@ -236,14 +236,14 @@ func TestExtractionBacklog(t *testing.T) {
 func TestTaskRuns(t *testing.T) {
 	s, clock := jobStore(t)
 	ctx := t.Context()
-	if err := s.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), OK: true, Detail: "done=1"}); err != nil {
+	if err := s.Jobs.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), OK: true, Detail: "done=1"}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(time.Minute)
-	if err := s.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), Error: "boom"}); err != nil {
+	if err := s.Jobs.RecordRun(ctx, memory.TaskRun{Name: "work", StartedAt: clock.Now(), FinishedAt: clock.Now(), Error: "boom"}); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := s.TaskRuns(ctx)
+	runs, err := s.Jobs.TaskRuns(ctx)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
@@ -269,7 +269,7 @@ func TestApplyPipelineUpdateMovesChannel(t *testing.T) {
 	if out[0].Action != memory.ActionUpdate {
 		t.Fatalf("outcome = %+v, want an update", out[0])
 	}
-	m, err := s.Get(ctx, g, public.ID)
+	m, err := s.Memories.Get(ctx, g, public.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

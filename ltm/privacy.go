@@ -16,7 +16,7 @@ const usersPerQuery = 500
 // users who never changed a setting get the defaults. It has no cap on how many users it
 // answers for, so a caller that must exclude users at the full privacy level can exclude
 // every one of them, however many people spoke.
-func (s *Store) UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error) {
+func (s *Settings) UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error) {
 	ids = slices.Compact(slices.Sorted(slices.Values(ids)))
 	out := make(map[string]memory.UserSettings, len(ids))
 	for _, id := range ids {

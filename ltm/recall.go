@@ -130,7 +130,7 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 // results under q.MinScore. Scope and filters are part of every SQL query; deleted
 // memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
-func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
+func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
@@ -190,7 +190,7 @@ func (s *Store) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sear
 
 // rank hands the loaded candidates with their leg scores to recall.Rank and returns its
 // ranking as results.
-func (s *Store) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []memory.SearchResult {
+func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
@@ -221,7 +221,7 @@ type vectorLegResult struct {
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
 // leaves the result empty: recall then runs on keywords alone.
-func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
+func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
 	qv, err := s.queryVector(ctx, e, q.Text)
 	if err != nil {
 		return vectorLegResult{}
@@ -239,7 +239,7 @@ func (s *Store) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuer
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
 // memories: word BM25 plus, for CJK text, n-gram BM25.
-func (s *Store) keywordLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int) (map[int64]float64, error) {
+func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
 	if expr := ftsExpr(plan, true); expr != "" {
 		if err := s.wordLeg(ctx, expr, where, args, limit, out); err != nil {
@@ -260,7 +260,7 @@ func (s *Store) keywordLeg(ctx context.Context, plan *recall.Plan, where string,
 // visible scopes whenever at least limit of them survive or the global list was not cut
 // (a visible row outside the global top scores no higher than any survivor). Otherwise,
 // when the visible scopes are a small part of a large database, the full join runs.
-func (s *Store) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
+func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
 	top := topFactor * limit
 	global := map[int64]float64{}
 	rows, err := s.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
@@ -312,7 +312,7 @@ func (s *Store) wordLeg(ctx context.Context, expr, where string, args []any, lim
 }
 
 // visibleIDs returns which of ids are live memories inside the scope and filters.
-func (s *Store) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
+func (s *Recall) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
 	qargs := make([]any, 0, len(ids)+len(args))
 	for _, id := range ids {
 		qargs = append(qargs, id)
@@ -337,7 +337,7 @@ func (s *Store) visibleIDs(ctx context.Context, ids []int64, where string, args 
 
 // collectScores runs a scored FTS query (expr first, then args, then limit) and adds
 // weight × score to out.
-func (s *Store) collectScores(ctx context.Context, query, expr string, args []any, limit int, weight float64, out map[int64]float64) error {
+func (s *Recall) collectScores(ctx context.Context, query, expr string, args []any, limit int, weight float64, out map[int64]float64) error {
 	qargs := make([]any, 0, len(args)+2)
 	qargs = append(qargs, expr)
 	qargs = append(qargs, args...)
@@ -369,7 +369,7 @@ func (s *Store) collectScores(ctx context.Context, query, expr string, args []an
 // bigrams in the NFKC-normalized content and scored with BM25 computed here (the scan sees
 // every row holding a bigram, so document frequencies are exact); large scopes use the
 // trigram FTS index instead.
-func (s *Store) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
+func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
 	var n int
 	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
 		return fmt.Errorf("couldn't count memories: %w", err)
@@ -455,7 +455,7 @@ func (s *Store) cjkLeg(ctx context.Context, plan *recall.Plan, where string, arg
 	return nil
 }
 
-func (s *Store) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
+func (s *Recall) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
 	qargs := make([]any, 0, len(ids)+len(args))
 	for _, id := range ids {
 		qargs = append(qargs, id)

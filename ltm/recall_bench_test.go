@@ -189,7 +189,7 @@ func benchStore(b *testing.B, n int) (*benchCorpus, *ltm.Store) {
 	}
 	c := newBenchCorpus(n)
 	s := testkit.MustOpenStore(b)
-	s.SetEmbedder(c.embed, "bench-clustered-384")
+	s.Recall.SetEmbedder(c.embed, "bench-clustered-384")
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	const chunk = 5000
 	for lo := 0; lo < n; lo += chunk {
@@ -198,11 +198,11 @@ func benchStore(b *testing.B, n int) (*benchCorpus, *ltm.Store) {
 			batch = append(batch, memory.Memory{Scope: memory.ScopeServer, GuildID: benchOwner.GuildID, Content: c.texts[i],
 				Source: memory.SourceImport, CreatedAt: start.Add(time.Duration(i) * time.Minute)})
 		}
-		if _, err := s.RememberMany(ctx, batch, "bench"); err != nil {
+		if _, err := s.Transfer.RememberMany(ctx, batch, "bench"); err != nil {
 			b.Fatal(err)
 		}
 	}
-	if got := s.EmbedStatus().Vectors; got != n {
+	if got := s.Recall.EmbedStatus().Vectors; got != n {
 		b.Fatalf("vector index holds %d memories, want %d", got, n)
 	}
 	return c, s
@@ -219,7 +219,7 @@ func BenchmarkSearch(b *testing.B) {
 				b.Run(mode.name, func(b *testing.B) {
 					search := func(text string) {
 						q := memory.SearchQuery{Text: text, Owners: []memory.Owner{benchOwner}, Limit: 10, KeywordOnly: mode.keywordOnly}
-						if _, err := s.Search(ctx, q); err != nil {
+						if _, err := s.Recall.Search(ctx, q); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -246,7 +246,7 @@ func BenchmarkRemember(b *testing.B) {
 			b.Run("one", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					if _, err := s.Remember(ctx, c.newMemory(), "bench"); err != nil {
+					if _, err := s.Memories.Remember(ctx, c.newMemory(), "bench"); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -259,7 +259,7 @@ func BenchmarkRemember(b *testing.B) {
 					for i := range mems {
 						mems[i] = c.newMemory()
 					}
-					if _, err := s.RememberMany(ctx, mems, "bench"); err != nil {
+					if _, err := s.Transfer.RememberMany(ctx, mems, "bench"); err != nil {
 						b.Fatal(err)
 					}
 				}

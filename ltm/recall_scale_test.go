@@ -17,7 +17,7 @@ func TestRecallSmallScopeInLargeDatabase(t *testing.T) {
 	for i := range 400 {
 		big = append(big, server("big", fmt.Sprintf("tea tea tea matcha tea number %d", i)))
 	}
-	if _, err := s.RememberMany(ctx, big, "test"); err != nil {
+	if _, err := s.Transfer.RememberMany(ctx, big, "test"); err != nil {
 		t.Fatal(err)
 	}
 	small := []string{
@@ -26,12 +26,12 @@ func TestRecallSmallScopeInLargeDatabase(t *testing.T) {
 		"Somebody left a box of tea bags next to the projector in room four last week",
 	}
 	for _, c := range small {
-		if _, err := s.Remember(ctx, server("small", c), "test"); err != nil {
+		if _, err := s.Memories.Remember(ctx, server("small", c), "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, limit := range []int{2, 10} {
-		res, err := s.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("small")}, Limit: limit, KeywordOnly: true})
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("small")}, Limit: limit, KeywordOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestRecallSmallScopeInLargeDatabase(t *testing.T) {
 	}
 	// The dominant server's own search takes the global top list directly and is still
 	// ordered best first.
-	res, err := s.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("big")}, Limit: 10, KeywordOnly: true})
+	res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "tea", Owners: []memory.Owner{memory.ServerOwner("big")}, Limit: 10, KeywordOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,12 +96,12 @@ func recallStore(t *testing.T, hybrid bool) (*ltm.Store, *tableEmbedder) {
 	for i := range fillers {
 		fillers[i] = server("g-filler", fmt.Sprintf("filler note %d about unrelated weekly chatter", i))
 	}
-	if _, err := s.RememberMany(ctx, fillers, "test"); err != nil {
+	if _, err := s.Transfer.RememberMany(ctx, fillers, "test"); err != nil {
 		t.Fatal(err)
 	}
 	e := &tableEmbedder{}
 	if hybrid {
-		s.SetEmbedder(e.embed, "table-test")
+		s.Recall.SetEmbedder(e.embed, "table-test")
 	}
 	return s, e
 }
@@ -117,7 +117,7 @@ func mustSearch(t *testing.T, s *ltm.Store, q memory.SearchQuery) []memory.Searc
 	if q.Limit == 0 {
 		q.Limit = 100
 	}
-	res, err := s.Search(ctx, q)
+	res, err := s.Recall.Search(ctx, q)
 	if err != nil {
 		t.Fatalf("search %q: %v", q.Text, err)
 	}
@@ -454,13 +454,13 @@ func TestRecallForgottenAndModified(t *testing.T) {
 		search := func(t *testing.T, text string) []memory.SearchResult {
 			return mustSearch(t, s, memory.SearchQuery{Text: text, Owners: []memory.Owner{owner}})
 		}
-		indexed := s.EmbedStatus().Vectors
-		if _, err := s.Forget(ctx, owner, []int64{gone.ID}, "test", ""); err != nil {
+		indexed := s.Recall.EmbedStatus().Vectors
+		if _, err := s.Memories.Forget(ctx, owner, []int64{gone.ID}, "test", ""); err != nil {
 			t.Fatal(err)
 		}
 		if hybrid {
 			t.Run("ForgetDropsTheVector", func(t *testing.T) {
-				if got := s.EmbedStatus().Vectors; got != indexed-1 {
+				if got := s.Recall.EmbedStatus().Vectors; got != indexed-1 {
 					t.Fatalf("index holds %d vectors after forget, want %d", got, indexed-1)
 				}
 			})
@@ -476,10 +476,10 @@ func TestRecallForgottenAndModified(t *testing.T) {
 				}
 			})
 		}
-		if _, err := s.Recover(ctx, owner, gone.ID, 0, "test"); err != nil {
+		if _, err := s.Memories.Recover(ctx, owner, gone.ID, 0, "test"); err != nil {
 			t.Fatal(err)
 		}
-		if got := s.EmbedStatus().Vectors; hybrid && got != indexed {
+		if got := s.Recall.EmbedStatus().Vectors; hybrid && got != indexed {
 			t.Errorf("index holds %d vectors after recover, want %d", got, indexed)
 		}
 		for _, text := range texts {
@@ -492,7 +492,7 @@ func TestRecallForgottenAndModified(t *testing.T) {
 
 		pet := testkit.MustRemember(t, s, server("gD", "our mascot is a puppy named Rex"))
 		newContent := "our mascot is a guitar named Rex"
-		if _, err := s.Modify(ctx, owner, pet.ID, ltm.Change{Content: &newContent}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, pet.ID, ltm.Change{Content: &newContent}, "test"); err != nil {
 			t.Fatal(err)
 		}
 		t.Run("ModifiedFoundByNewWords", func(t *testing.T) {
@@ -526,7 +526,7 @@ func TestRecallModifiedWhileProviderDown(t *testing.T) {
 	}
 	e.fail.Store(true)
 	changed := "our mascot is a guitar named Rex"
-	if _, err := s.Modify(ctx, owner, pet.ID, ltm.Change{Content: &changed}, "test"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, pet.ID, ltm.Change{Content: &changed}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if r, ok := find(mustSearch(t, s, q), pet.ID); ok && matched(r) {
@@ -548,7 +548,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 	t.Run("EmbedderErrorAnswersFromKeywords", func(t *testing.T) {
 		s, e, clock, kw, vec := setup(t)
 		e.fail.Store(true)
-		res, err := s.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatalf("search with a failing embedder returned an error: %v", err)
 		}
@@ -556,12 +556,12 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		if res[0].Vector != 0 || res[0].Keyword <= 0 || math.Abs(res[0].Score-res[0].Keyword) > 0.01 {
 			t.Fatalf("keyword-only result scored %+v, want Keyword alone", res[0])
 		}
-		if !s.EmbedStatus().Down {
+		if !s.Recall.EmbedStatus().Down {
 			t.Fatal("EmbedStatus does not report the provider down")
 		}
 		t.Run("ProviderNotAskedWhileDown", func(t *testing.T) {
 			calls := e.calls.Load()
-			if _, err := s.Search(ctx, memory.SearchQuery{Text: "coffee pantry", Owners: []memory.Owner{owner}}); err != nil {
+			if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "coffee pantry", Owners: []memory.Owner{owner}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := e.calls.Load(); got != calls {
@@ -581,7 +581,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		s, e := recallStore(t, true)
 		e.fail.Store(true)
 		kw := testkit.MustRemember(t, s, server("gE", "coffee beans are in the pantry"))
-		res, err := s.Search(ctx, memory.SearchQuery{Text: "pantry", Owners: []memory.Owner{owner}})
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "pantry", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -591,7 +591,7 @@ func TestRecallKeywordOnlyFallback(t *testing.T) {
 		s, e, _, kw, _ := setup(t)
 		s.QueryEmbedTimeout = 50 * time.Millisecond
 		e.block.Store(true)
-		res, err := s.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "coffee", Owners: []memory.Owner{owner}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -701,7 +701,7 @@ func TestRecallVectorLegFiltersBeforeTopK(t *testing.T) {
 			memory.Memory{Scope: memory.ScopeServer, GuildID: "gV", Content: fmt.Sprintf("lamp number %d", i), CreatedAt: day(1)},
 			memory.Memory{Scope: memory.ScopePersonal, UserID: "uV", GuildID: "gB", Content: fmt.Sprintf("lamp number %d", i), CreatedAt: day(1)})
 	}
-	if _, err := s.RememberMany(ctx, crowd, "test"); err != nil {
+	if _, err := s.Transfer.RememberMany(ctx, crowd, "test"); err != nil {
 		t.Fatal(err)
 	}
 	// "lamp" shares no word with the targets: only the vector leg can find them.
@@ -754,7 +754,7 @@ func TestRecallAccessTracking(t *testing.T) {
 	miss := testkit.MustRemember(t, s, server("gT", "the piano is tuned monthly"))
 	get := func(id int64) *memory.Memory {
 		t.Helper()
-		m, err := s.Get(ctx, owner, id)
+		m, err := s.Memories.Get(ctx, owner, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -768,7 +768,7 @@ func TestRecallAccessTracking(t *testing.T) {
 
 	t.Run("RecalledCountedAfterFlush", func(t *testing.T) {
 		search()
-		if err := s.FlushAccess(ctx); err != nil {
+		if err := s.Recall.FlushAccess(ctx); err != nil {
 			t.Fatal(err)
 		}
 		m := get(hit.ID)
@@ -783,7 +783,7 @@ func TestRecallAccessTracking(t *testing.T) {
 		clock.Advance(time.Hour)
 		search()
 		search()
-		if err := s.FlushAccess(ctx); err != nil {
+		if err := s.Recall.FlushAccess(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if m := get(hit.ID); m.AccessCount != 3 || !m.AccessedAt.Equal(clock.Now()) {
@@ -801,7 +801,7 @@ func TestRecallAccessTracking(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s2.Close()
-		m, err := s2.Get(ctx, owner, hit.ID)
+		m, err := s2.Memories.Get(ctx, owner, hit.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

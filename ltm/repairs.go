@@ -74,11 +74,11 @@ type repairConfig struct {
 // search text was stored get theirs. It is safe to run while the bot
 // serves, and cheap once everything is done. On error (a cancelled ctx included) it
 // returns what was done so far; the next run resumes.
-func (s *Store) RunRepairs(ctx context.Context) (RepairReport, error) {
+func (s *Maintenance) RunRepairs(ctx context.Context) (RepairReport, error) {
 	return s.runRepairs(ctx, repairConfig{batch: repairBatch})
 }
 
-func (s *Store) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
+func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
 	var rep RepairReport
 	pending := map[string]int64{}
 	rows, err := s.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
@@ -131,7 +131,7 @@ type repairPhase func(ctx context.Context, tx *sql.Tx, after int64, limit int) (
 
 // runPhases runs a repair's phases from cursor, one batch per transaction, saving the
 // cursor with each batch and the completion with the last.
-func (s *Store) runPhases(ctx context.Context, cfg repairConfig, name string, cursor int64, phases []repairPhase) error {
+func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name string, cursor int64, phases []repairPhase) error {
 	for {
 		phase := int(cursor / repairPhaseSpan)
 		finished := phase >= len(phases)
@@ -177,7 +177,7 @@ func (s *Store) runPhases(ctx context.Context, cfg repairConfig, name string, cu
 // full-text triggers replace its index entries; a live memory whose redacted text is
 // already remembered in its scope is forgotten instead of duplicated. The history row says
 // what happened without quoting the credential, and the old text's vector goes.
-func (s *Store) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
+func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
 	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id                   int64
@@ -245,7 +245,7 @@ func (s *Store) redactMemories(rep *RepairReport, changed *[]int64) repairPhase 
 
 // reindex puts redacted memories back in the vector index with their new text's vector
 // (best effort, like every write path's indexing).
-func (s *Store) reindex(ctx context.Context, ids []int64) {
+func (s *Maintenance) reindex(ctx context.Context, ids []int64) {
 	for _, id := range ids {
 		m, err := scanMemory(s.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
 		if err != nil {
@@ -403,7 +403,7 @@ func stripJobs(rep *RepairReport) repairPhase {
 // vacuum merges the full-text indexes (dropping the entries of deleted rows) and rebuilds
 // the file without its freed pages, which older versions left holding deleted text. VACUUM
 // cannot run inside a transaction, so it runs alone on the write connection.
-func (s *Store) vacuum(ctx context.Context, rep *RepairReport) error {
+func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
 	if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
 	}); err != nil {

@@ -96,7 +96,7 @@ func TestRunRepairs(t *testing.T) {
 	t.Run("InterruptedAfterOneBatch", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
 		var at int64
-		_, err := s.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(_ string, cursor int64) {
+		_, err := s.Maintenance.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(_ string, cursor int64) {
 			at = cursor
 			cancel()
 		}})
@@ -115,7 +115,7 @@ func TestRunRepairs(t *testing.T) {
 	})
 	t.Run("ResumesFromItsCursor", func(t *testing.T) {
 		var first int64 = -1
-		rep, err := s.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(name string, cursor int64) {
+		rep, err := s.Maintenance.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(name string, cursor int64) {
 			if first < 0 && name == repairRedact {
 				first = cursor
 			}
@@ -153,7 +153,7 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("memory %d deleted=%v, want %v", id, deleted, wantDeleted)
 			}
 		}
-		hist, err := s.History(ctx, memory.ServerOwner("1"), dup)
+		hist, err := s.Memories.History(ctx, memory.ServerOwner("1"), dup)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestRunRepairs(t *testing.T) {
 		if last.Action != memory.ActionDelete || !strings.Contains(last.Reason, "#") || last.OldContent != "" {
 			t.Errorf("history of the memory that became a duplicate of #%d: %+v", dupOf, last)
 		}
-		jobs, err := s.ListJobs(ctx, "", 10)
+		jobs, err := s.Jobs.ListJobs(ctx, "", 10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestRunRepairs(t *testing.T) {
 				t.Errorf("job %d (%s): payload %s, error %q", j.ID, j.State, j.Payload, j.LastError)
 			}
 		}
-		found, err := s.Search(ctx, memory.SearchQuery{Text: "QUOKKAsecret0123456789abcdef", Owners: []memory.Owner{memory.ServerOwner("1")}})
+		found, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "QUOKKAsecret0123456789abcdef", Owners: []memory.Owner{memory.ServerOwner("1")}})
 		if err != nil || len(found) != 0 {
 			t.Errorf("search for the key found %d memories (%v)", len(found), err)
 		}
@@ -188,7 +188,7 @@ func TestRunRepairs(t *testing.T) {
 		}
 	})
 	t.Run("SecondRunDoesNothing", func(t *testing.T) {
-		rep, err := s.RunRepairs(ctx)
+		rep, err := s.Maintenance.RunRepairs(ctx)
 		if err != nil || !rep.Empty() {
 			t.Fatalf("second run: %+v %v", rep, err)
 		}

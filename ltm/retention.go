@@ -61,7 +61,7 @@ func fillRetention(p *memory.RetentionPolicy) {
 // merges the full-text indexes so the purged words leave the file.
 // Every step deletes in its own short transactions of at most pol.Batch rows. It returns
 // what was done so far with the first error.
-func (s *Store) Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error) {
+func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error) {
 	fillRetention(&pol)
 	now := s.Now()
 	var res memory.RetentionResult
@@ -140,7 +140,7 @@ func (s *Store) Retention(ctx context.Context, pol memory.RetentionPolicy) (memo
 // each purge in history without content. The purged memories' history rows stay as an
 // audit trail (who did what, when) but lose their text: old and new content, the reason
 // (the pipeline's reasons quote facts) and the metadata. Their evidence rows go.
-func (s *Store) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, limit int) (int, error) {
+func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, limit int) (int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
 		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?)
 		RETURNING id, scope_key, version`, cut, limit)

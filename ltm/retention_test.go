@@ -20,9 +20,9 @@ func TestRetention(t *testing.T) {
 		}
 		return out, nil
 	}
-	s.SetEmbedder(embed, "test-embed")
+	s.Recall.SetEmbedder(embed, "test-embed")
 	remember := func(content string) *memory.Memory {
-		res, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content}, "user:u1")
+		res, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content}, "user:u1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,31 +32,31 @@ func TestRetention(t *testing.T) {
 	kept := remember("Kept forever because it is live")
 	forgotten := remember("Forgotten and then purged")
 	shared := remember("Shared text in two guilds")
-	if _, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Shared text in two guilds"}, "user:u1"); err != nil {
+	if _, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Shared text in two guilds"}, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
 	for range 5 {
-		if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "old turn"}); err != nil {
+		if _, err := s.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "old turn"}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	mustEnqueue(t, s, "k", "done-old", memory.EnqueueOptions{})
 	j := mustLease(t, s, "w")
-	if err := s.Complete(ctx, j.ID, "w"); err != nil {
+	if err := s.Jobs.Complete(ctx, j.ID, "w"); err != nil {
 		t.Fatal(err)
 	}
 	mustEnqueue(t, s, "k", "dead-old", memory.EnqueueOptions{MaxAttempts: 1})
 	j = mustLease(t, s, "w")
-	if _, err := s.Fail(ctx, j.ID, "w", errors.New("x"), 0); err != nil {
+	if _, err := s.Jobs.Fail(ctx, j.ID, "w", errors.New("x"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Forget(ctx, g, []int64{forgotten.ID, shared.ID}, "user:u1", ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, g, []int64{forgotten.ID, shared.ID}, "user:u1", ""); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("NothingYoungIsTouched", func(t *testing.T) {
 		clock.Advance(2 * 24 * time.Hour)
-		res, err := s.Retention(ctx, memory.RetentionPolicy{})
+		res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{})
 		if err != nil || res != (memory.RetentionResult{}) {
 			t.Fatalf("retention on young data: %+v %v", res, err)
 		}
@@ -64,13 +64,13 @@ func TestRetention(t *testing.T) {
 	clock.Advance(29 * 24 * time.Hour) // day 31: past the recover window and the transcript, done and dead job limits
 	mustEnqueue(t, s, "k", "done-new", memory.EnqueueOptions{})
 	j = mustLease(t, s, "w")
-	if err := s.Complete(ctx, j.ID, "w"); err != nil {
+	if err := s.Jobs.Complete(ctx, j.ID, "w"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "new turn"}); err != nil {
+	if _, err := s.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "new turn"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Retention(ctx, memory.RetentionPolicy{Batch: 2}) // small batches exercise the loop
+	res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{Batch: 2}) // small batches exercise the loop
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,10 +78,10 @@ func TestRetention(t *testing.T) {
 	if res != want {
 		t.Fatalf("retention %+v, want %+v", res, want)
 	}
-	if _, err := s.Recover(ctx, g, forgotten.ID, 0, "user:u1"); memory.ErrorCode(err) != memory.ENOTFOUND {
+	if _, err := s.Memories.Recover(ctx, g, forgotten.ID, 0, "user:u1"); memory.ErrorCode(err) != memory.ENOTFOUND {
 		t.Fatalf("recover after purge: %v, want not found", err)
 	}
-	evs, err := s.History(ctx, g, forgotten.ID)
+	evs, err := s.Memories.History(ctx, g, forgotten.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +89,10 @@ func TestRetention(t *testing.T) {
 	if last.Action != memory.ActionPurge || last.Actor != memory.ActorRetention || last.OldContent != "" || last.NewContent != "" {
 		t.Fatalf("purge row %+v", last)
 	}
-	if _, err := s.Get(ctx, g, kept.ID); err != nil {
+	if _, err := s.Memories.Get(ctx, g, kept.ID); err != nil {
 		t.Fatalf("live memory purged: %v", err)
 	}
-	st, _ := s.Stats(ctx, "")
+	st, _ := s.Maintenance.Stats(ctx, "")
 	if st.Embeddings != 2 {
 		t.Fatalf("%d embeddings left, want the live memory's and the one g2 still uses", st.Embeddings)
 	}
@@ -102,14 +102,14 @@ func TestRetention(t *testing.T) {
 
 	t.Run("HistoryAfterHalfAYear", func(t *testing.T) {
 		clock.Advance(150 * 24 * time.Hour) // day 181
-		res, err := s.Retention(ctx, memory.RetentionPolicy{})
+		res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.History == 0 {
 			t.Fatalf("retention %+v: old history kept", res)
 		}
-		if evs, err := s.History(ctx, g, forgotten.ID); err != nil || len(evs) != 1 || evs[0].Action != memory.ActionPurge {
+		if evs, err := s.Memories.History(ctx, g, forgotten.ID); err != nil || len(evs) != 1 || evs[0].Action != memory.ActionPurge {
 			t.Fatalf("history of the purged memory %+v %v, want only its (younger) purge row", evs, err)
 		}
 	})

@@ -91,11 +91,11 @@ type ReindexReport struct {
 // concurrent writer never sees it half empty), then the trigram index in one transaction.
 // It is safe to run while the bot serves. On error (a cancelled ctx included) it returns
 // what was done so far; running it again starts over.
-func (s *Store) Reindex(ctx context.Context) (ReindexReport, error) {
+func (s *Maintenance) Reindex(ctx context.Context) (ReindexReport, error) {
 	return s.reindexAll(ctx, repairBatch)
 }
 
-func (s *Store) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
+func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
 	var rep ReindexReport
 	fill := fillSearchText(&rep.Memories, &rep.SearchText)
 	for after, more := int64(0), true; more; {

@@ -116,7 +116,7 @@ func TestSearchTextRepair(t *testing.T) {
 	t.Run("SearchableBeforeTheRepair", searchable)
 	t.Run("InterruptedAfterOneBatch", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
-		_, err := s.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(name string, _ int64) {
+		_, err := s.Maintenance.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(name string, _ int64) {
 			if name == repairSearchText {
 				cancel()
 			}
@@ -138,7 +138,7 @@ func TestSearchTextRepair(t *testing.T) {
 		searchable(t)
 	})
 	t.Run("ResumesAndFinishes", func(t *testing.T) {
-		rep, err := s.RunRepairs(ctx)
+		rep, err := s.Maintenance.RunRepairs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestSearchTextRepair(t *testing.T) {
 			t.Errorf("an ASCII memory stored %q, %q; its text is its own search text", text, author)
 		}
 		searchable(t)
-		if rep, err := s.RunRepairs(ctx); err != nil || !rep.Empty() {
+		if rep, err := s.Maintenance.RunRepairs(ctx); err != nil || !rep.Empty() {
 			t.Errorf("a finished repair ran again: %+v %v", rep, err)
 		}
 	})
@@ -169,7 +169,7 @@ func TestSearchTextOnWrite(t *testing.T) {
 	}
 	defer s.Close()
 	owner := memory.ServerOwner("g1")
-	saved, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "ＡＰＩ keys rotate monthly",
+	saved, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "ＡＰＩ keys rotate monthly",
 		Provenance: memory.Provenance{AuthorID: "u1", Author: "Ｍａｒｉ"}}, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestSearchTextOnWrite(t *testing.T) {
 		t.Errorf("after a save, %v", got)
 	}
 	edited := "明日のdeployは15時から"
-	if _, err := s.Modify(ctx, owner, id, Change{Content: &edited}, "test"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, id, Change{Content: &edited}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if text, _ := searchColumns(t, s, id); text != memory.SearchText(edited) {
@@ -191,18 +191,18 @@ func TestSearchTextOnWrite(t *testing.T) {
 	if got := matchWords(t, s, "memories_fts", "api"); len(got) != 0 {
 		t.Errorf("after an edit the old words still match %v", got)
 	}
-	imported, err := s.RememberMany(ctx, []memory.Memory{{Scope: memory.ScopeServer, GuildID: "g1", Content: "ＶＰＮ lives on the wiki"}}, "test")
+	imported, err := s.Transfer.RememberMany(ctx, []memory.Memory{{Scope: memory.ScopeServer, GuildID: "g1", Content: "ＶＰＮ lives on the wiki"}}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := matchWords(t, s, "memories_fts", "vpn"); len(got) != 1 || imported.Created != 1 {
 		t.Errorf("after an import, vpn matches %v (%+v)", got, imported)
 	}
-	preview, err := s.PreviewForgetMe(ctx, "u1")
+	preview, err := s.Confirmations.PreviewForgetMe(ctx, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ConfirmForgetMe(ctx, "u1", preview.Token); err != nil {
+	if _, err := s.Confirmations.ConfirmForgetMe(ctx, "u1", preview.Token); err != nil {
 		t.Fatal(err)
 	}
 	if got := matchWords(t, s, "memories_fts", "mari"); len(got) != 0 {
@@ -219,18 +219,18 @@ func TestReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, err := s.Reindex(ctx); err != nil || rep != (ReindexReport{}) {
+	if rep, err := s.Maintenance.Reindex(ctx); err != nil || rep != (ReindexReport{}) {
 		t.Fatalf("reindex of an empty store: %+v %v", rep, err)
 	}
 	var ids []int64
 	for _, c := range []string{"ＡＰＩの上限は毎分60回", "The raid is on Friday", "明日のdeployは15時から", "Forgotten tombstone words", "Minecraft night is Saturday"} {
-		w, err := s.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "test")
+		w, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, w.Memory.ID)
 	}
-	if _, err := s.Forget(ctx, memory.ServerOwner("g1"), []int64{ids[3]}, "test", ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{ids[3]}, "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Break the indexes: words of a row that does not exist, the word index emptied, and a
@@ -251,7 +251,7 @@ func TestReindex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.reindexAll(ctx, 2)
+	rep, err := s.Maintenance.reindexAll(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,11 +64,11 @@ func TestTranscriptReadsRedactOldRows(t *testing.T) {
 		"our DB_PASSWORD="+fakePassword+" and -----BEGIN RSA PRIVATE KEY-----\nMIIEFAKEbody\n-----END RSA PRIVATE KEY-----"); err != nil {
 		t.Fatal(err)
 	}
-	recent, err := s.RecentTurns(ctx, "g1", "c1", "u1", 10)
+	recent, err := s.Transcripts.RecentTurns(ctx, "g1", "c1", "u1", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := s.TurnsAfter(ctx, "g1", "c1", 0, 10)
+	after, err := s.Transcripts.TurnsAfter(ctx, "g1", "c1", 0, 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // UserSettings returns the user's settings, or the defaults when they never changed any.
-func (s *Store) UserSettings(ctx context.Context, userID string) (memory.UserSettings, error) {
+func (s *Settings) UserSettings(ctx context.Context, userID string) (memory.UserSettings, error) {
 	us := memory.UserSettings{UserID: userID, Privacy: memory.PrivacyNormal}
 	var (
 		cross   int
@@ -33,7 +33,7 @@ func (s *Store) UserSettings(ctx context.Context, userID string) (memory.UserSet
 // checkpoints of unfinished pipeline jobs (and takes back their leases), since those may
 // hold facts about the user extracted under the old level; the jobs re-extract under the
 // new one.
-func (s *Store) SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error {
+func (s *Settings) SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error {
 	if !p.Valid() {
 		return memory.Errorf(memory.EINVALID, "Unknown privacy level %q: use normal, partial or full.", string(p))
 	}
@@ -54,7 +54,7 @@ func (s *Store) SetPrivacy(ctx context.Context, userID string, p memory.Privacy)
 }
 
 // SetCrossServer sets whether a user's personal memories may be used across guilds.
-func (s *Store) SetCrossServer(ctx context.Context, userID string, on bool) error {
+func (s *Settings) SetCrossServer(ctx context.Context, userID string, on bool) error {
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, cross_server, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET cross_server = excluded.cross_server, updated_at = excluded.updated_at`,
@@ -67,7 +67,7 @@ func (s *Store) SetCrossServer(ctx context.Context, userID string, on bool) erro
 }
 
 // GuildSettings returns a guild's settings, or the defaults.
-func (s *Store) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
+func (s *Settings) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
 	gs := memory.GuildSettings{GuildID: guildID, PipelineMode: memory.PipelineFull}
 	var (
 		teach   int
@@ -91,7 +91,7 @@ func (s *Store) GuildSettings(ctx context.Context, guildID string) (memory.Guild
 }
 
 // SaveGuildSettings stores gs whole.
-func (s *Store) SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error {
+func (s *Settings) SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error {
 	mode, err := gs.PipelineMode.ValidateGuild()
 	if err != nil {
 		return err

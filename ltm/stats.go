@@ -22,7 +22,7 @@ type Stats struct {
 
 // Stats counts rows across the store and runs SQLite's integrity check (a read of the whole
 // file). scopeKey, when not empty, narrows memory counts to one scope (a guild's "g:<id>").
-func (s *Store) Stats(ctx context.Context, scopeKey string) (Stats, error) {
+func (s *Maintenance) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 	st, err := s.Counts(ctx, scopeKey)
 	if err != nil {
 		return st, err
@@ -41,7 +41,7 @@ func (s *Store) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 // Counts is Stats without the integrity check, for views anyone may open: the check reads
 // the whole database file, which is an operator's or a server manager's call to make, not
 // something any member should be able to set off at will. IntegrityOK is false (unknown).
-func (s *Store) Counts(ctx context.Context, scopeKey string) (Stats, error) {
+func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error) {
 	st := Stats{Jobs: map[string]int{}}
 	memWhere, args := "", []any{}
 	if scopeKey != "" {

@@ -31,8 +31,43 @@ const (
 	DefaultConfirmTTL = 10 * time.Minute
 )
 
-// Store is the SQLite long-term store. Create it with Open; it is safe for concurrent use.
+// Store is the SQLite long-term store, one small type per aggregate over one shared database
+// handle. Create it with Open; it is safe for concurrent use. Its tunables (Now,
+// RecoverWindow, ConfirmTTL, the embedding timeouts, Alpha, AccessFlushInterval) belong to
+// the shared handle, so setting one on the Store sets it for every aggregate.
 type Store struct {
+	*db
+
+	// Memories are the memories themselves with their history: write, read, forget,
+	// recover and revert, for a person or on someone's behalf.
+	Memories *Memories
+	// Recall finds memories for a query and keeps their embeddings and access counts.
+	Recall *Recall
+	// Facts applies the background pipeline's decisions.
+	Facts *Facts
+	// Jobs is the durable queue of background jobs and the record of scheduled runs.
+	Jobs *Jobs
+	// Transcripts are what people said per channel and how far extraction has read it.
+	Transcripts *Transcripts
+	// Settings are members' and guilds' choices.
+	Settings *Settings
+	// Confirmations are the destructive actions that need a preview and a token: forget
+	// by query and forget-me.
+	Confirmations *Confirmations
+	// Transfer exports and imports memories as files.
+	Transfer *Transfer
+	// Channels is the remembered shape of each guild's channels and their permissions.
+	Channels *Channels
+	// Guilds are the servers the bot left and the purge of their data.
+	Guilds *Guilds
+	// Maintenance keeps the database healthy: retention, repairs, reindexing and stats.
+	Maintenance *Maintenance
+}
+
+// db is the handle every aggregate shares: the single writer connection, the reader pool,
+// the clock and the in-process recall state. Helpers that more than one aggregate needs
+// inside a write transaction (history, forgetting, the vector index) are its methods.
+type db struct {
 	path  string
 	write *sql.DB // exactly one connection: all writes are serialised here
 	read  *sql.DB // a pool of read-only connections
@@ -63,6 +98,42 @@ type Store struct {
 	recall     recallState
 }
 
+// Memories are the memories with their history. See Store.Memories.
+type Memories struct{ *db }
+
+// Recall finds memories and keeps their embeddings and access counts. See Store.Recall.
+type Recall struct{ *db }
+
+// Facts applies the pipeline's decisions. See Store.Facts.
+type Facts struct{ *db }
+
+// Jobs is the job queue and the run ledger. See Store.Jobs.
+type Jobs struct{ *db }
+
+// Transcripts are the stored conversation. See Store.Transcripts.
+type Transcripts struct{ *db }
+
+// Settings are members' and guilds' choices. See Store.Settings.
+type Settings struct{ *db }
+
+// Confirmations are previewed destructive actions. See Store.Confirmations.
+type Confirmations struct {
+	*db
+	recaller *Recall // forget by query previews what a search finds
+}
+
+// Transfer exports and imports memories. See Store.Transfer.
+type Transfer struct{ *db }
+
+// Channels is the remembered shape of guild channels. See Store.Channels.
+type Channels struct{ *db }
+
+// Guilds are departed servers and their purge. See Store.Guilds.
+type Guilds struct{ *db }
+
+// Maintenance is retention, repairs, reindexing and stats. See Store.Maintenance.
+type Maintenance struct{ *db }
+
 // Open opens (creating if needed) the database at path, applies pending migrations and
 // returns a ready store.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -92,7 +163,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	s := &Store{
+	d := &db{
 		path:          path,
 		write:         write,
 		read:          read,
@@ -106,8 +177,22 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		Alpha:               DefaultAlpha,
 		AccessFlushInterval: DefaultAccessFlushInterval,
 	}
-	s.recall.init(s)
-	return s, nil
+	recall := &Recall{d}
+	d.recall.init(d, recall.FlushAccess)
+	return &Store{
+		db:            d,
+		Memories:      &Memories{d},
+		Recall:        recall,
+		Facts:         &Facts{d},
+		Jobs:          &Jobs{d},
+		Transcripts:   &Transcripts{d},
+		Settings:      &Settings{d},
+		Confirmations: &Confirmations{db: d, recaller: recall},
+		Transfer:      &Transfer{d},
+		Channels:      &Channels{d},
+		Guilds:        &Guilds{d},
+		Maintenance:   &Maintenance{d},
+	}, nil
 }
 
 // DSN is the data source name every kioku connection to the database at path uses, so the
@@ -128,7 +213,7 @@ func ReadOnlyDSN(path string) string {
 // Close closes both connection pools after checkpointing the WAL, so the database file is
 // complete on its own after a clean shutdown.
 func (s *Store) Close() error {
-	s.recall.close(s)
+	s.recall.close()
 	_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return errors.Join(s.read.Close(), s.write.Close())
 }
@@ -138,11 +223,11 @@ func (s *Store) Path() string { return s.path }
 
 // InWriteTx reports whether a write transaction is open right now. Tests use it to prove
 // that no model or embedding call happens while the write lock is held.
-func (s *Store) InWriteTx() bool { return s.writeDepth.Load() > 0 }
+func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 
 // withWriteTx runs fn inside a write transaction on the single writer connection and
 // commits when fn returns nil. Keep fn short and free of network calls.
-func (s *Store) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("couldn't begin write: %w", err)
@@ -159,7 +244,7 @@ func (s *Store) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 	return nil
 }
 
-func (s *Store) nowMillis() int64 { return s.Now().UnixMilli() }
+func (s *db) nowMillis() int64 { return s.Now().UnixMilli() }
 
 func millis(t time.Time) int64 {
 	if t.IsZero() {

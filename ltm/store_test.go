@@ -42,7 +42,7 @@ func TestOpenTwiceIsANoOp(t *testing.T) {
 		}
 		if i == 0 {
 			testkit.MustRemember(t, s, server("g1", "kept across reopen"))
-		} else if _, n, _ := s.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{}); n != 1 {
+		} else if _, n, _ := s.Memories.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{}); n != 1 {
 			t.Errorf("after reopen: %d memories, want 1", n)
 		}
 		if err := s.Close(); err != nil {
@@ -54,11 +54,11 @@ func TestOpenTwiceIsANoOp(t *testing.T) {
 func TestRememberDedup(t *testing.T) {
 	s := testkit.MustOpenStore(t)
 	t.Run("SameScopeReturnsExistingID", func(t *testing.T) {
-		a, err := s.Remember(ctx, server("g1", "The raid is on Friday."), "test")
+		a, err := s.Memories.Remember(ctx, server("g1", "The raid is on Friday."), "test")
 		if err != nil || !a.Created {
 			t.Fatalf("first remember: %+v %v", a, err)
 		}
-		b, err := s.Remember(ctx, server("g1", "  the RAID is on friday "), "test")
+		b, err := s.Memories.Remember(ctx, server("g1", "  the RAID is on friday "), "test")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestRememberDedup(t *testing.T) {
 	})
 	t.Run("ForgottenDoesNotBlockRememberingAgain", func(t *testing.T) {
 		a := testkit.MustRemember(t, s, server("g1", "temporary fact"))
-		if _, err := s.Forget(ctx, memory.ServerOwner("g1"), []int64{a.ID}, "test", ""); err != nil {
+		if _, err := s.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{a.ID}, "test", ""); err != nil {
 			t.Fatal(err)
 		}
 		b := testkit.MustRemember(t, s, server("g1", "temporary fact"))
@@ -112,17 +112,17 @@ func TestScopeIsolation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := s.Get(ctx, c.owner, c.id)
+			_, err := s.Memories.Get(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.Modify(ctx, c.owner, c.id, ltm.Change{Content: &content}, "attacker")
+			_, err = s.Memories.Modify(ctx, c.owner, c.id, ltm.Change{Content: &content}, "attacker")
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.Forget(ctx, c.owner, []int64{c.id}, "attacker", "")
+			_, err = s.Memories.Forget(ctx, c.owner, []int64{c.id}, "attacker", "")
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.Recover(ctx, c.owner, c.id, 0, "attacker")
+			_, err = s.Memories.Recover(ctx, c.owner, c.id, 0, "attacker")
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.History(ctx, c.owner, c.id)
+			_, err = s.Memories.History(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			list, _, err := s.List(ctx, c.owner, ltm.ListOptions{})
+			list, _, err := s.Memories.List(ctx, c.owner, ltm.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestScopeIsolation(t *testing.T) {
 					t.Fatalf("List of %v shows #%d", c.owner, c.id)
 				}
 			}
-			res, err := s.Search(ctx, memory.SearchQuery{Text: "secret plan cat Miso", Owners: []memory.Owner{c.owner}})
+			res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "secret plan cat Miso", Owners: []memory.Owner{c.owner}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,35 +141,35 @@ func TestScopeIsolation(t *testing.T) {
 		})
 	}
 	t.Run("OwnersStillSeeTheirs", func(t *testing.T) {
-		if _, err := s.Get(ctx, gB, bMem.ID); err != nil {
+		if _, err := s.Memories.Get(ctx, gB, bMem.ID); err != nil {
 			t.Error(err)
 		}
-		if _, err := s.Get(ctx, uY, yMem.ID); err != nil {
+		if _, err := s.Memories.Get(ctx, uY, yMem.ID); err != nil {
 			t.Error(err)
 		}
-		got, _ := s.Get(ctx, uY, yMem.ID)
+		got, _ := s.Memories.Get(ctx, uY, yMem.ID)
 		if got.Content != "Y's cat is called Miso" {
 			t.Errorf("content changed by another scope: %q", got.Content)
 		}
 	})
 	t.Run("MixedForgetChangesNothing", func(t *testing.T) {
 		own := testkit.MustRemember(t, s, server("gA", "guild A fact"))
-		_, err := s.Forget(ctx, gA, []int64{own.ID, bMem.ID}, "attacker", "")
+		_, err := s.Memories.Forget(ctx, gA, []int64{own.ID, bMem.ID}, "attacker", "")
 		wantCode(t, err, memory.ENOTFOUND)
-		if _, err := s.Get(ctx, gA, own.ID); err != nil {
+		if _, err := s.Memories.Get(ctx, gA, own.ID); err != nil {
 			t.Fatalf("all-or-nothing forget deleted the caller's own memory: %v", err)
 		}
 	})
 	t.Run("PersonalOriginRestrictsVisibility", func(t *testing.T) {
 		testkit.MustRemember(t, s, personal("uZ", "gB", "Z plays the oboe"))
-		res, err := s.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gA"}}})
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gA"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(res) != 0 {
 			t.Fatal("a personal memory from guild B was recalled in guild A without opt-in")
 		}
-		res, _ = s.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gB"}}})
+		res, _ = s.Recall.Search(ctx, memory.SearchQuery{Text: "oboe", Visible: []memory.Visible{{Owner: memory.PersonalOwner("uZ"), OriginGuildID: "gB"}}})
 		if len(res) != 1 {
 			t.Fatalf("origin guild search found %d, want 1", len(res))
 		}
@@ -183,56 +183,56 @@ func TestForgetRecover(t *testing.T) {
 	owner := memory.ServerOwner("g1")
 	m := testkit.MustRemember(t, s, server("g1", "The wiki lives at wiki.example.org"))
 
-	if _, err := s.Forget(ctx, owner, []int64{m.ID}, "user:1", "outdated"); err != nil {
+	if _, err := s.Memories.Forget(ctx, owner, []int64{m.ID}, "user:1", "outdated"); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("HiddenFromGetListSearch", func(t *testing.T) {
-		_, err := s.Get(ctx, owner, m.ID)
+		_, err := s.Memories.Get(ctx, owner, m.ID)
 		wantCode(t, err, memory.ENOTFOUND)
-		if list, n, _ := s.List(ctx, owner, ltm.ListOptions{}); n != 0 || len(list) != 0 {
+		if list, n, _ := s.Memories.List(ctx, owner, ltm.ListOptions{}); n != 0 || len(list) != 0 {
 			t.Errorf("List shows %d forgotten memories", n)
 		}
-		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 0 {
+		if res, _ := s.Recall.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Errorf("Search returned a forgotten memory")
 		}
-		if list, n, _ := s.List(ctx, owner, ltm.ListOptions{Deleted: true}); n != 1 || list[0].ID != m.ID {
+		if list, n, _ := s.Memories.List(ctx, owner, ltm.ListOptions{Deleted: true}); n != 1 || list[0].ID != m.ID {
 			t.Errorf("List(Deleted) = %d", n)
 		}
 	})
 	t.Run("ErrVersionConflict", func(t *testing.T) {
-		_, err := s.Recover(ctx, owner, m.ID, 1, "user:1")
+		_, err := s.Memories.Recover(ctx, owner, m.ID, 1, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("RecoverRestores", func(t *testing.T) {
 		clock.Advance(29 * 24 * time.Hour)
-		got, err := s.Recover(ctx, owner, m.ID, 2, "user:1")
+		got, err := s.Memories.Recover(ctx, owner, m.ID, 2, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Content != m.Content || got.Deleted() || got.Version != 3 {
 			t.Fatalf("recovered %+v", got)
 		}
-		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 1 {
+		if res, _ := s.Recall.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 1 {
 			t.Errorf("recovered memory not searchable")
 		}
 	})
 	t.Run("ErrNotDeleted", func(t *testing.T) {
-		_, err := s.Recover(ctx, owner, m.ID, 0, "user:1")
+		_, err := s.Memories.Recover(ctx, owner, m.ID, 0, "user:1")
 		wantCode(t, err, memory.ENOTDELETED)
 	})
 	t.Run("ErrExpired", func(t *testing.T) {
-		if _, err := s.Forget(ctx, owner, []int64{m.ID}, "user:1", ""); err != nil {
+		if _, err := s.Memories.Forget(ctx, owner, []int64{m.ID}, "user:1", ""); err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(31 * 24 * time.Hour)
-		_, err := s.Recover(ctx, owner, m.ID, 0, "user:1")
+		_, err := s.Memories.Recover(ctx, owner, m.ID, 0, "user:1")
 		wantCode(t, err, memory.EEXPIRED)
 	})
 	t.Run("ErrRememberedAgain", func(t *testing.T) {
 		x := testkit.MustRemember(t, s, server("g1", "the gate code changes monthly"))
-		s.Forget(ctx, owner, []int64{x.ID}, "user:1", "")
+		s.Memories.Forget(ctx, owner, []int64{x.ID}, "user:1", "")
 		testkit.MustRemember(t, s, server("g1", "The gate code changes monthly!"))
-		_, err := s.Recover(ctx, owner, x.ID, 0, "user:1")
+		_, err := s.Memories.Recover(ctx, owner, x.ID, 0, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 }
@@ -244,32 +244,32 @@ func TestModify(t *testing.T) {
 	other := testkit.MustRemember(t, s, server("g1", "Meetings are on Tuesday"))
 	newContent := "Meetings are on Wednesday"
 	t.Run("Versioned", func(t *testing.T) {
-		got, err := s.Modify(ctx, owner, m.ID, ltm.Change{Content: &newContent, IfVersion: 1}, "user:1")
+		got, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &newContent, IfVersion: 1}, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Version != 2 || got.Content != newContent || got.Hash != memory.Hash(newContent) {
 			t.Fatalf("modified %+v", got)
 		}
-		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "wednesday", Owners: []memory.Owner{owner}}); len(res) != 1 {
+		if res, _ := s.Recall.Search(ctx, memory.SearchQuery{Text: "wednesday", Owners: []memory.Owner{owner}}); len(res) != 1 {
 			t.Error("FTS index not updated on modify")
 		}
-		if res, _ := s.Search(ctx, memory.SearchQuery{Text: "monday", Owners: []memory.Owner{owner}}); len(res) != 0 {
+		if res, _ := s.Recall.Search(ctx, memory.SearchQuery{Text: "monday", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Error("FTS index still has the old content")
 		}
 	})
 	t.Run("ErrStaleVersion", func(t *testing.T) {
 		c := "Meetings are on Thursday"
-		_, err := s.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, IfVersion: 1}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, IfVersion: 1}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrDuplicateOfAnother", func(t *testing.T) {
-		_, err := s.Modify(ctx, owner, m.ID, ltm.Change{Content: &other.Content}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &other.Content}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrEmpty", func(t *testing.T) {
 		empty := "  "
-		_, err := s.Modify(ctx, owner, m.ID, ltm.Change{Content: &empty}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &empty}, "user:1")
 		wantCode(t, err, memory.EINVALID)
 	})
 }
@@ -279,16 +279,16 @@ func TestHistoryForEveryMutation(t *testing.T) {
 	owner := memory.PersonalOwner("u1")
 	m := testkit.MustRemember(t, s, personal("u1", "", "I live in Osaka"))
 	c := "I live in Kyoto"
-	if _, err := s.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, Reason: "moved"}, "user:u1"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, Reason: "moved"}, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Forget(ctx, owner, []int64{m.ID}, "user:u1", ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, owner, []int64{m.ID}, "user:u1", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Recover(ctx, owner, m.ID, 0, "user:u1"); err != nil {
+	if _, err := s.Memories.Recover(ctx, owner, m.ID, 0, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
-	events, err := s.History(ctx, owner, m.ID)
+	events, err := s.Memories.History(ctx, owner, m.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestForgetByQuery(t *testing.T) {
 	keep := testkit.MustRemember(t, s, server("g1", "Board game night is on Fridays"))
 	other := testkit.MustRemember(t, s, server("g2", "Minecraft in guild two"))
 
-	preview, err := s.PreviewForget(ctx, owner, "minecraft", "user:1", 0)
+	preview, err := s.Confirmations.PreviewForget(ctx, owner, "minecraft", "user:1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,24 +328,24 @@ func TestForgetByQuery(t *testing.T) {
 		t.Fatalf("preview matched %d, want 2", len(preview.Matches))
 	}
 	for _, id := range []int64{a.ID, b.ID, keep.ID} {
-		if _, err := s.Get(ctx, owner, id); err != nil {
+		if _, err := s.Memories.Get(ctx, owner, id); err != nil {
 			t.Fatalf("preview deleted #%d", id)
 		}
 	}
 	t.Run("ErrWrongToken", func(t *testing.T) {
-		_, err := s.ConfirmForget(ctx, owner, "not-a-token", "user:1")
+		_, err := s.Confirmations.ConfirmForget(ctx, owner, "not-a-token", "user:1")
 		wantCode(t, err, memory.ENOTFOUND)
 	})
 	t.Run("ErrTokenFromAnotherScope", func(t *testing.T) {
-		_, err := s.ConfirmForget(ctx, memory.ServerOwner("g2"), preview.Token, "user:1")
+		_, err := s.Confirmations.ConfirmForget(ctx, memory.ServerOwner("g2"), preview.Token, "user:1")
 		wantCode(t, err, memory.ENOTFOUND)
-		if _, err := s.Get(ctx, memory.ServerOwner("g2"), other.ID); err != nil {
+		if _, err := s.Memories.Get(ctx, memory.ServerOwner("g2"), other.ID); err != nil {
 			t.Fatal("another guild's memory was deleted")
 		}
 	})
 	t.Run("TokenExecutesExactlyThePreview", func(t *testing.T) {
 		later := testkit.MustRemember(t, s, server("g1", "Minecraft mods list is pinned"))
-		got, err := s.ConfirmForget(ctx, owner, preview.Token, "user:1")
+		got, err := s.Confirmations.ConfirmForget(ctx, owner, preview.Token, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,32 +353,32 @@ func TestForgetByQuery(t *testing.T) {
 			t.Fatalf("forgot %d, want 2", len(got))
 		}
 		for _, id := range []int64{keep.ID, later.ID} {
-			if _, err := s.Get(ctx, owner, id); err != nil {
+			if _, err := s.Memories.Get(ctx, owner, id); err != nil {
 				t.Errorf("#%d should have survived: %v", id, err)
 			}
 		}
 	})
 	t.Run("ErrTokenReused", func(t *testing.T) {
-		_, err := s.ConfirmForget(ctx, owner, preview.Token, "user:1")
+		_, err := s.Confirmations.ConfirmForget(ctx, owner, preview.Token, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrTokenExpired", func(t *testing.T) {
 		clock := testkit.NewClock(time.Now())
 		s.Now = clock.Now
 		defer func() { s.Now = time.Now }()
-		p, err := s.PreviewForget(ctx, owner, "board game", "user:1", 0)
+		p, err := s.Confirmations.PreviewForget(ctx, owner, "board game", "user:1", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		clock.Advance(s.ConfirmTTL + time.Second)
-		_, err = s.ConfirmForget(ctx, owner, p.Token, "user:1")
+		_, err = s.Confirmations.ConfirmForget(ctx, owner, p.Token, "user:1")
 		wantCode(t, err, memory.EEXPIRED)
-		if _, err := s.Get(ctx, owner, keep.ID); err != nil {
+		if _, err := s.Memories.Get(ctx, owner, keep.ID); err != nil {
 			t.Error("expired token deleted a memory")
 		}
 	})
 	t.Run("ErrNoMatch", func(t *testing.T) {
-		_, err := s.PreviewForget(ctx, owner, "zeppelin", "user:1", 0)
+		_, err := s.Confirmations.PreviewForget(ctx, owner, "zeppelin", "user:1", 0)
 		wantCode(t, err, memory.ENOTFOUND)
 	})
 }
@@ -397,7 +397,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	for _, m := range inputs {
 		testkit.MustRemember(t, src, m)
 	}
-	exported, err := src.Export(ctx, owner)
+	exported, err := src.Transfer.Export(ctx, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,14 +410,14 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := testkit.MustOpenStore(t)
-	res, err := dst.Import(ctx, owner, parsed, "test")
+	res, err := dst.Transfer.Import(ctx, owner, parsed, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Created != 3 || res.Duplicates != 0 {
 		t.Fatalf("import %+v", res)
 	}
-	again, err := dst.Export(ctx, owner)
+	again, err := dst.Transfer.Export(ctx, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -433,7 +433,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed memories (-want +got):\n%s", diff)
 	}
 	t.Run("ReimportDeduplicates", func(t *testing.T) {
-		res, err := dst.Import(ctx, owner, parsed, "test")
+		res, err := dst.Transfer.Import(ctx, owner, parsed, "test")
 		if err != nil || res.Created != 0 || res.Duplicates != 3 {
 			t.Fatalf("re-import %+v %v", res, err)
 		}
@@ -443,9 +443,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 		bad.Memories = append(append([]ltm.ExportMemory{}, parsed.Memories...), ltm.ExportMemory{Content: ""})
 		bad.Memories[0].Content = "a brand new memory that must not land"
 		empty := testkit.MustOpenStore(t)
-		_, err := empty.Import(ctx, owner, bad, "test")
+		_, err := empty.Transfer.Import(ctx, owner, bad, "test")
 		wantCode(t, err, memory.EINVALID)
-		if _, n, _ := empty.List(ctx, owner, ltm.ListOptions{}); n != 0 {
+		if _, n, _ := empty.Memories.List(ctx, owner, ltm.ListOptions{}); n != 0 {
 			t.Errorf("a failed import wrote %d memories", n)
 		}
 	})
@@ -461,7 +461,7 @@ func TestForgetMe(t *testing.T) {
 	s := testkit.MustOpenStore(t)
 	testkit.MustRemember(t, s, personal("u1", "", "my cat is Miso"))
 	gone := testkit.MustRemember(t, s, personal("u1", "g1", "I work nights"))
-	s.Forget(ctx, memory.PersonalOwner("u1"), []int64{gone.ID}, "user:u1", "")
+	s.Memories.Forget(ctx, memory.PersonalOwner("u1"), []int64{gone.ID}, "user:u1", "")
 	keepOther := testkit.MustRemember(t, s, personal("u2", "", "my cat is Miso"))
 	keepServer := testkit.MustRemember(t, s, server("g1", "u1 likes trains"))
 	for _, tr := range []memory.Turn{
@@ -469,42 +469,42 @@ func TestForgetMe(t *testing.T) {
 		{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleAssistant, Content: "hello"},
 		{GuildID: "g1", ChannelID: "c1", UserID: "u2", Role: memory.RoleUser, Content: "hey"},
 	} {
-		if _, err := s.AppendTurn(ctx, tr); err != nil {
+		if _, err := s.Transcripts.AppendTurn(ctx, tr); err != nil {
 			t.Fatal(err)
 		}
 	}
-	preview, err := s.PreviewForgetMe(ctx, "u1")
+	preview, err := s.Confirmations.PreviewForgetMe(ctx, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if preview.Memories != 2 || preview.Turns != 2 {
 		t.Fatalf("preview %+v", preview)
 	}
-	_, err = s.ConfirmForgetMe(ctx, "u2", preview.Token)
+	_, err = s.Confirmations.ConfirmForgetMe(ctx, "u2", preview.Token)
 	wantCode(t, err, memory.ENOTFOUND)
-	done, err := s.ConfirmForgetMe(ctx, "u1", preview.Token)
+	done, err := s.Confirmations.ConfirmForgetMe(ctx, "u1", preview.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if done.Memories != 2 || done.Turns != 2 {
 		t.Fatalf("erased %+v", done)
 	}
-	if _, n, _ := s.List(ctx, memory.PersonalOwner("u1"), ltm.ListOptions{Deleted: true}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u1"), ltm.ListOptions{Deleted: true}); n != 0 {
 		t.Error("forgotten personal memories survived forget-me")
 	}
-	if n, _ := s.CountTurns(ctx, "u1"); n != 0 {
+	if n, _ := s.Transcripts.CountTurns(ctx, "u1"); n != 0 {
 		t.Errorf("%d transcript turns survived", n)
 	}
-	if n, _ := s.CountTurns(ctx, "u2"); n != 1 {
+	if n, _ := s.Transcripts.CountTurns(ctx, "u2"); n != 1 {
 		t.Errorf("another user's turns changed: %d", n)
 	}
-	if _, err := s.Get(ctx, memory.PersonalOwner("u2"), keepOther.ID); err != nil {
+	if _, err := s.Memories.Get(ctx, memory.PersonalOwner("u2"), keepOther.ID); err != nil {
 		t.Error("another user's identical memory was erased")
 	}
-	if _, err := s.Get(ctx, memory.ServerOwner("g1"), keepServer.ID); err != nil {
+	if _, err := s.Memories.Get(ctx, memory.ServerOwner("g1"), keepServer.ID); err != nil {
 		t.Error("server memory was erased")
 	}
-	hist, _ := s.ScopeHistory(ctx, memory.PersonalOwner("u1"), 0)
+	hist, _ := s.Memories.ScopeHistory(ctx, memory.PersonalOwner("u1"), 0)
 	if len(hist) != 1 || hist[0].Action != memory.ActionPurge || hist[0].OldContent != "" {
 		t.Errorf("history after forget-me = %+v, want one purge row without content", hist)
 	}
@@ -512,50 +512,50 @@ func TestForgetMe(t *testing.T) {
 
 func TestSettings(t *testing.T) {
 	s := testkit.MustOpenStore(t)
-	us, err := s.UserSettings(ctx, "u1")
+	us, err := s.Settings.UserSettings(ctx, "u1")
 	if err != nil || us.Privacy != memory.PrivacyNormal || us.CrossServer {
 		t.Fatalf("defaults %+v %v", us, err)
 	}
-	if err := s.SetPrivacy(ctx, "u1", memory.PrivacyPartial); err != nil {
+	if err := s.Settings.SetPrivacy(ctx, "u1", memory.PrivacyPartial); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetCrossServer(ctx, "u1", true); err != nil {
+	if err := s.Settings.SetCrossServer(ctx, "u1", true); err != nil {
 		t.Fatal(err)
 	}
-	us, _ = s.UserSettings(ctx, "u1")
+	us, _ = s.Settings.UserSettings(ctx, "u1")
 	if us.Privacy != memory.PrivacyPartial || !us.CrossServer {
 		t.Errorf("settings %+v", us)
 	}
-	wantCode(t, s.SetPrivacy(ctx, "u1", "secret"), memory.EINVALID)
+	wantCode(t, s.Settings.SetPrivacy(ctx, "u1", "secret"), memory.EINVALID)
 
-	gs, _ := s.GuildSettings(ctx, "g1")
+	gs, _ := s.Settings.GuildSettings(ctx, "g1")
 	if gs.SelfTeaching || gs.PipelineMode != memory.PipelineFull {
 		t.Errorf("guild defaults %+v", gs)
 	}
 	gs.SelfTeaching, gs.AutoReplyChannels, gs.Persona = true, []string{"c1", "c2"}, "You are a cheerful librarian."
-	if err := s.SaveGuildSettings(ctx, gs); err != nil {
+	if err := s.Settings.SaveGuildSettings(ctx, gs); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.GuildSettings(ctx, "g1")
+	got, _ := s.Settings.GuildSettings(ctx, "g1")
 	if !got.SelfTeaching || len(got.AutoReplyChannels) != 2 || got.Persona != gs.Persona {
 		t.Errorf("guild settings %+v", got)
 	}
 	gs.PipelineMode = "yolo"
-	wantCode(t, s.SaveGuildSettings(ctx, gs), memory.EINVALID)
+	wantCode(t, s.Settings.SaveGuildSettings(ctx, gs), memory.EINVALID)
 }
 
 func TestTranscriptRedactsSecrets(t *testing.T) {
 	s := testkit.MustOpenStore(t)
-	_, err := s.AppendTurn(ctx, memory.Turn{ChannelID: "dm1", UserID: "u1", Role: memory.RoleUser,
+	_, err := s.Transcripts.AppendTurn(ctx, memory.Turn{ChannelID: "dm1", UserID: "u1", Role: memory.RoleUser,
 		Content: "my key is sk-proj-abcdefghijklmnopqrstuvwxyz0123 keep it"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	turns, _ := s.RecentTurns(ctx, "", "dm1", "u1", 10)
+	turns, _ := s.Transcripts.RecentTurns(ctx, "", "dm1", "u1", 10)
 	if len(turns) != 1 || strings.Contains(turns[0].Content, "sk-proj") || !strings.Contains(turns[0].Content, "keep it") {
 		t.Fatalf("turns = %+v", turns)
 	}
-	if other, _ := s.RecentTurns(ctx, "", "dm1", "u2", 10); len(other) != 0 {
+	if other, _ := s.Transcripts.RecentTurns(ctx, "", "dm1", "u2", 10); len(other) != 0 {
 		t.Error("another user read a DM transcript")
 	}
 }
@@ -573,7 +573,7 @@ func TestConcurrentWriters(t *testing.T) {
 			defer wg.Done()
 			owner := memory.ServerOwner(fmt.Sprintf("g%d", w%3))
 			for i := 0; i < perWorker; i++ {
-				res, err := s.Remember(ctx, memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID,
+				res, err := s.Memories.Remember(ctx, memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID,
 					Content: fmt.Sprintf("worker %d fact %d about trains", w, i)}, "test")
 				if err != nil {
 					errs <- err
@@ -581,16 +581,16 @@ func TestConcurrentWriters(t *testing.T) {
 				}
 				if i%3 == 0 {
 					c := fmt.Sprintf("worker %d fact %d about planes", w, i)
-					if _, err := s.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &c}, "test"); err != nil {
+					if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &c}, "test"); err != nil {
 						errs <- err
 						return
 					}
 				}
-				if _, err := s.Search(ctx, memory.SearchQuery{Text: "trains", Owners: []memory.Owner{owner}, Limit: 5}); err != nil {
+				if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "trains", Owners: []memory.Owner{owner}, Limit: 5}); err != nil {
 					errs <- err
 					return
 				}
-				if _, _, err := s.List(ctx, owner, ltm.ListOptions{Limit: 5}); err != nil {
+				if _, _, err := s.Memories.List(ctx, owner, ltm.ListOptions{Limit: 5}); err != nil {
 					errs <- err
 					return
 				}
@@ -607,7 +607,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	total := 0
 	for g := 0; g < 3; g++ {
-		_, n, err := s.List(ctx, memory.ServerOwner(fmt.Sprintf("g%d", g)), ltm.ListOptions{})
+		_, n, err := s.Memories.List(ctx, memory.ServerOwner(fmt.Sprintf("g%d", g)), ltm.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -630,7 +630,7 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 	s := testkit.MustOpenStore(t)
 	live := testkit.MustRemember(t, s, server("g1", "The raid is on Friday"))
 	gone := testkit.MustRemember(t, s, server("g1", "The guild bank is closed"))
-	if _, err := s.Forget(ctx, memory.ServerOwner("g1"), []int64{gone.ID}, "test", ""); err != nil {
+	if _, err := s.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{gone.ID}, "test", ""); err != nil {
 		t.Fatal(err)
 	}
 	var in []memory.Memory
@@ -643,7 +643,7 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 		server("g1", "The guild bank is closed"),                   // forgotten before: stored again
 		personal("u1", "g1", "Bulk fact number 7 about zeppelins"), // another scope
 	)
-	res, err := s.RememberMany(ctx, in, "test")
+	res, err := s.Transfer.RememberMany(ctx, in, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -658,7 +658,7 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 	}
 	seen := map[int64]bool{}
 	for i, id := range res.IDs {
-		m, err := s.Get(ctx, in[i].Owner(), id)
+		m, err := s.Memories.Get(ctx, in[i].Owner(), id)
 		if err != nil {
 			t.Fatalf("input %d: id %d: %v", i, id, err)
 		}
@@ -670,11 +670,11 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 		}
 		seen[id] = true
 	}
-	ev, err := s.History(ctx, memory.ServerOwner("g1"), res.IDs[999])
+	ev, err := s.Memories.History(ctx, memory.ServerOwner("g1"), res.IDs[999])
 	if err != nil || len(ev) != 1 || ev[0].Action != memory.ActionCreate || ev[0].NewContent != in[999].Content || ev[0].Version != 1 {
 		t.Fatalf("history of a bulk memory: %+v %v", ev, err)
 	}
-	hits, err := s.Search(ctx, memory.SearchQuery{Text: "zeppelins number 1117", Owners: []memory.Owner{memory.ServerOwner("g1")}, Limit: 3, KeywordOnly: true})
+	hits, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "zeppelins number 1117", Owners: []memory.Owner{memory.ServerOwner("g1")}, Limit: 3, KeywordOnly: true})
 	if err != nil || len(hits) == 0 || hits[0].Memory.ID != res.IDs[1117] {
 		t.Fatalf("search for a bulk memory: %+v %v", hits, err)
 	}

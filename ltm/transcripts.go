@@ -3,14 +3,16 @@ package ltm
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // AppendTurn durably stores a turn (with credentials redacted) and returns its id. The chat
 // turn calls it before any model call, so a failing model never loses what people said.
-func (s *Store) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
+func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 	if t.Role != memory.RoleUser && t.Role != memory.RoleAssistant {
 		return 0, fmt.Errorf("couldn't append turn: unknown role %q", t.Role)
 	}
@@ -37,7 +39,7 @@ func (s *Store) AppendTurn(ctx context.Context, t memory.Turn) (int64, error) {
 // RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
 // (guildID "") only turns of userID are returned; in a guild channel every participant's
 // turns are, since they were said in front of everyone there.
-func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
+func (s *Transcripts) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 20
 	}
@@ -62,7 +64,7 @@ func (s *Store) RecentTurns(ctx context.Context, guildID, channelID, userID stri
 
 // TurnsAfter returns up to limit turns of a channel with id > afterID, oldest first; the
 // pipeline reads what it has not extracted yet with it.
-func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
+func (s *Transcripts) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -71,7 +73,7 @@ func (s *Store) TurnsAfter(ctx context.Context, guildID, channelID string, after
 		guildID, channelID, afterID, limit)
 }
 
-func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
+func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
 	rows, err := s.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read transcript: %w", err)
@@ -99,11 +101,77 @@ func (s *Store) queryTurns(ctx context.Context, query string, args ...any) ([]me
 }
 
 // CountTurns returns how many transcript turns belong to userID.
-func (s *Store) CountTurns(ctx context.Context, userID string) (int, error) {
+func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
 	}
 	return n, nil
+}
+
+// ExtractionCursor returns the id of the last transcript turn of a channel that extraction
+// has read, 0 when it never ran there.
+func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
+	return extractionCursor(ctx, s.read, guildID, channelID)
+}
+
+func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT last_turn_id FROM pipeline_cursors WHERE guild_id = ? AND channel_id = ?`,
+		guildID, channelID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("couldn't read extraction cursor of channel %s: %w", channelID, err)
+	}
+	return id, nil
+}
+
+// ExtractionBacklog counts the turns of a channel after its extraction cursor.
+func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
+	var (
+		b    memory.Backlog
+		last sql.NullInt64
+		err  error
+	)
+	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
+		return b, err
+	}
+	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
+		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
+		Scan(&b.Turns, &b.UserTurns, &last)
+	if err != nil {
+		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
+	}
+	if last.Valid {
+		b.LastAt = fromMillis(last.Int64)
+	}
+	return b, nil
+}
+
+// ChannelsWithBacklog lists up to limit channels that have turns newer than since after
+// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
+func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
+		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
+		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
+		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.Channel
+	for rows.Next() {
+		var c memory.Channel
+		if err := rows.Scan(&c.GuildID, &c.ChannelID); err != nil {
+			return nil, fmt.Errorf("couldn't read channel row: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }

@@ -51,7 +51,7 @@ type VectorHit struct {
 // whose vectors are closest to vec by cosine, best first, from the in-memory index (no SQL,
 // no embedding call). exact forces a full float32 scan instead of the shortlist search;
 // benchmarks use it as the baseline and to measure the shortlist's recall.
-func (s *Store) NearestMemories(owner memory.Owner, vec []float32, k int, exact bool) []VectorHit {
+func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact bool) []VectorHit {
 	if len(vec) == 0 {
 		return nil
 	}

@@ -9,57 +9,23 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// WriteContext says who is writing and where, for writes whose outcome a member sees (a
-// tool result, a notice, a command reply). SPEC §2: the result a writer sees never depends
-// on memories that writer may not see in that place, so such a write deduplicates only
-// against memories the writer can see there (CanSee) and otherwise inserts a fresh row by
-// the same path and with the same statements as any new memory.
-//
-// Writers without a place (the operator CLI, eval, bench, the pipeline) use the plain
-// methods (Remember, Modify, Recover, Import), which deduplicate against the whole scope.
-type WriteContext struct {
-	// WriterID is the member who writes (the speaker of a chat turn, the user of a command).
-	WriterID string
-	// GuildID is the guild the write happens in; "" for a DM.
-	GuildID string
-	// ChannelID is the channel the write happens in.
-	ChannelID string
-	// Audience is the channel rule of the place; nil restricts nothing beyond scope.
-	Audience *memory.Audience
-}
-
-// CanSee reports whether the writer may see the existing memory m in this place, given the
-// writer's cross-server opt-in:
-//   - a server memory of this guild that the audience allows;
-//   - the writer's own personal memory that the scope rules allow here (in a DM all of it;
-//     in a guild the memories that originated there, or all when the writer opted into
-//     cross-server use) and the audience allows;
-//   - another member's personal memory only when the writer authored it (and the audience
-//     allows it).
-//
-// Anything else, another member's own memories above all, is invisible: a write never
-// learns that it exists.
-func (w WriteContext) CanSee(m *memory.Memory, crossServer bool) bool {
-	if m == nil || m.Deleted() || w.WriterID == "" || !w.Audience.Allows(m) {
-		return false
-	}
-	switch m.Scope {
-	case memory.ScopeServer:
-		return w.GuildID != "" && m.GuildID == w.GuildID
-	case memory.ScopePersonal:
-		if m.UserID == w.WriterID {
-			return w.GuildID == "" || m.GuildID == w.GuildID || crossServer
-		}
-		return m.Provenance.AuthorID == w.WriterID
-	}
-	return false
-}
+// The shapes of a write are the domain's; these names keep the store's signatures short.
+type (
+	// WriteContext is memory.WriteContext: who writes, and where.
+	WriteContext = memory.WriteContext
+	// WriteResult is memory.WriteResult: what a write did.
+	WriteResult = memory.WriteResult
+	// ListOptions is memory.ListOptions: which page of memories to list.
+	ListOptions = memory.ListOptions
+	// Change is memory.Change: the fields a modification sets.
+	Change = memory.Change
+)
 
 // RememberAs is Remember for a writer in a place: m is deduplicated only against the live
 // memories of its scope that w can see (WriteContext.CanSee); when there is none, a fresh
 // row is inserted even if an identical memory the writer cannot see exists. evidence, when
 // given, links the memory (new or existing) to the messages it was taken from.
-func (s *Store) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (WriteResult, error) {
+func (s *Memories) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (WriteResult, error) {
 	if err := m.Prepare(); err != nil {
 		return WriteResult{}, err
 	}
@@ -139,7 +105,7 @@ func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []memory.
 }
 
 // Evidence returns the messages memory id was learned from, as recorded.
-func (s *Store) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error) {
+func (s *Memories) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
@@ -161,14 +127,13 @@ func (s *Store) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, er
 
 // ModifyAs is Modify for a writer in a place: the content it sets conflicts only with a
 // memory the writer can see; an identical memory it cannot see does not stop the change.
-func (s *Store) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
-	ch.writer = &w
-	return s.Modify(ctx, owner, id, ch, actor)
+func (s *Memories) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+	return s.modify(ctx, &w, owner, id, ch, actor)
 }
 
 // RecoverAs is Recover for a writer in a place: only a live memory the writer can see
 // holding the same content stops the recovery.
-func (s *Store) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, &w, owner, id, ifVersion, actor)
 }
 
@@ -185,7 +150,7 @@ func findDuplicateTx(ctx context.Context, q querier, w *WriteContext, scopeKey, 
 // moves whenever a pinned memory is added, changed, unpinned, forgotten or erased, by any
 // path and any process (migration 0006 keeps it with triggers). A cache of pinned memories
 // compares it before serving.
-func (s *Store) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
+func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
 	var v int64
 	err := s.read.QueryRowContext(ctx, `SELECT version FROM pinned_changes WHERE scope_key = ?`, owner.Key()).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {

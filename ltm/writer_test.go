@@ -81,7 +81,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 	about := memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1", Content: "alice is allergic to peanuts.",
 		Source: memory.SourceTool, Provenance: memory.Provenance{AuthorID: bob, ChannelID: "c1"}}
 
-	fresh, err := s.RememberAs(ctx, bobInGuild, about, "model:"+bob)
+	fresh, err := s.Memories.RememberAs(ctx, bobInGuild, about, "model:"+bob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		t.Fatalf("Bob's save = %+v, want a new memory (not #%d, which Bob cannot see)", fresh, hidden.ID)
 	}
 	// Bob authored the new one, so saving it again is deduplicated against it, not the hidden one.
-	again, err := s.RememberAs(ctx, bobInGuild, about, "model:"+bob)
+	again, err := s.Memories.RememberAs(ctx, bobInGuild, about, "model:"+bob)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		t.Fatalf("Bob's second save = %+v, want #%d again", again, fresh.Memory.ID)
 	}
 	// Alice in a DM sees both and gets the oldest.
-	own, err := s.RememberAs(ctx, ltm.WriteContext{WriterID: alice, ChannelID: "dm"}, memory.Memory{Scope: memory.ScopePersonal,
+	own, err := s.Memories.RememberAs(ctx, ltm.WriteContext{WriterID: alice, ChannelID: "dm"}, memory.Memory{Scope: memory.ScopePersonal,
 		UserID: alice, Content: "Alice is allergic to peanuts"}, "user:"+alice)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		t.Fatalf("Alice's save = %+v, want #%d", own, hidden.ID)
 	}
 	// Writers without a place keep today's rule: the whole scope.
-	plain, err := s.Remember(ctx, about, "cli")
+	plain, err := s.Memories.Remember(ctx, about, "cli")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +118,12 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		draft := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1",
 			Content: "Alice likes hiking", Provenance: memory.Provenance{AuthorID: bob}})
 		content := "Alice is allergic to peanuts"
-		if _, err := s.Modify(ctx, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "cli"); memory.ErrorCode(err) != memory.ECONFLICT {
+		if _, err := s.Memories.Modify(ctx, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "cli"); memory.ErrorCode(err) != memory.ECONFLICT {
 			t.Fatalf("Modify = %v, want ECONFLICT against the whole scope", err)
 		}
 		// A third member's write context sees none of them.
 		carol := ltm.WriteContext{WriterID: "300", GuildID: "g1"}
-		if _, err := s.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "model:300"); err != nil {
+		if _, err := s.Memories.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "model:300"); err != nil {
 			t.Fatalf("ModifyAs = %v, want the change (the duplicates are not Carol's to see)", err)
 		}
 	})
@@ -131,14 +131,14 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 	t.Run("RecoverAsIgnoresHiddenDuplicate", func(t *testing.T) {
 		m := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid at nine",
 			Provenance: memory.Provenance{ChannelID: "general"}})
-		if _, err := s.Forget(ctx, memory.ServerOwner("g1"), []int64{m.ID}, "test", ""); err != nil {
+		if _, err := s.Memories.Forget(ctx, memory.ServerOwner("g1"), []int64{m.ID}, "test", ""); err != nil {
 			t.Fatal(err)
 		}
 		testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid at nine",
 			Provenance: memory.Provenance{ChannelID: "mods"}})
 		w := ltm.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "general",
 			Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
-		if _, err := s.RecoverAs(ctx, w, memory.ServerOwner("g1"), m.ID, 0, "user:"+bob); err != nil {
+		if _, err := s.Memories.RecoverAs(ctx, w, memory.ServerOwner("g1"), m.ID, 0, "user:"+bob); err != nil {
 			t.Fatalf("RecoverAs = %v, want the recovery (the #mods copy is hidden from #general)", err)
 		}
 	})
@@ -163,11 +163,11 @@ func TestImportIgnoresForgedProvenance(t *testing.T) {
 		actor  memory.Actor
 	}{
 		{"Command", func() (ltm.ImportResult, error) {
-			return s.ImportAs(ctx, memory.ServerOwner("g1"), f, ltm.Importer{Actor: memory.UserActor(importer), AuthorID: importer,
+			return s.Transfer.ImportAs(ctx, memory.ServerOwner("g1"), f, ltm.Importer{Actor: memory.UserActor(importer), AuthorID: importer,
 				AuthorName: "Importer", GuildID: "g1", ChannelID: "general", MessageID: "interaction-1"})
 		}, memory.ServerOwner("g1"), importer, memory.UserActor(importer)},
 		{"CLI", func() (ltm.ImportResult, error) {
-			return s.Import(ctx, memory.ServerOwner("g2"), f, memory.ActorCLI)
+			return s.Transfer.Import(ctx, memory.ServerOwner("g2"), f, memory.ActorCLI)
 		}, memory.ServerOwner("g2"), "", memory.ActorCLI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +175,7 @@ func TestImportIgnoresForgedProvenance(t *testing.T) {
 			if err != nil || res.Created != 1 {
 				t.Fatalf("import = %+v, %v", res, err)
 			}
-			m, err := s.Get(ctx, tc.owner, res.IDs[0])
+			m, err := s.Memories.Get(ctx, tc.owner, res.IDs[0])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,10 +188,10 @@ func TestImportIgnoresForgedProvenance(t *testing.T) {
 			if m.Source != memory.SourceImport {
 				t.Fatalf("source = %q, want import", m.Source)
 			}
-			if ev, err := s.Evidence(ctx, m.ID); err != nil || len(ev) != 0 {
+			if ev, err := s.Memories.Evidence(ctx, m.ID); err != nil || len(ev) != 0 {
 				t.Fatalf("evidence = %+v, %v; want none", ev, err)
 			}
-			hist, err := s.History(ctx, tc.owner, m.ID)
+			hist, err := s.Memories.History(ctx, tc.owner, m.ID)
 			if err != nil || len(hist) != 1 || hist[0].Actor != tc.actor || hist[0].Action != memory.ActionImport {
 				t.Fatalf("history = %+v, %v; want one import by %s", hist, err, tc.actor)
 			}
@@ -208,11 +208,11 @@ func TestUsersSettingsHasNoCap(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("u%04d", i))
 	}
 	for _, id := range []string{"u0000", "u0600", "u1199"} {
-		if err := s.SetPrivacy(ctx, id, memory.PrivacyFull); err != nil {
+		if err := s.Settings.SetPrivacy(ctx, id, memory.PrivacyFull); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, err := s.UsersSettings(ctx, append(ids, "u0000"))
+	got, err := s.Settings.UsersSettings(ctx, append(ids, "u0000"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestPinnedVersion(t *testing.T) {
 	owner := memory.ServerOwner("g1")
 	version := func() int64 {
 		t.Helper()
-		v, err := s.PinnedVersion(ctx, owner)
+		v, err := s.Memories.PinnedVersion(ctx, owner)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,32 +263,32 @@ func TestPinnedVersion(t *testing.T) {
 		testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Rule one", Pinned: true})
 	})
 	step("access tracking", false, func() {
-		if _, err := s.Search(ctx, memory.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}}); err != nil {
+		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.FlushAccess(ctx); err != nil {
+		if err := s.Recall.FlushAccess(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("edit of a pinned memory", true, func() {
 		c := "Rule one, revised"
-		if _, err := s.Modify(ctx, owner, pinned.ID, ltm.Change{Content: &c}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, pinned.ID, ltm.Change{Content: &c}, "test"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("pinning", true, func() {
 		yes := true
-		if _, err := s.Modify(ctx, owner, plain.ID, ltm.Change{Pinned: &yes}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, plain.ID, ltm.Change{Pinned: &yes}, "test"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("forget", true, func() {
-		if _, err := s.Forget(ctx, owner, []int64{pinned.ID}, "test", ""); err != nil {
+		if _, err := s.Memories.Forget(ctx, owner, []int64{pinned.ID}, "test", ""); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("recover", true, func() {
-		if _, err := s.Recover(ctx, owner, pinned.ID, 0, "test"); err != nil {
+		if _, err := s.Memories.Recover(ctx, owner, pinned.ID, 0, "test"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -305,11 +305,11 @@ func TestImportAsDedupsOnlyVisible(t *testing.T) {
 		{Type: memory.TypeFact, Content: "Ban review on Monday"}, {Type: memory.TypeFact, Content: "Movie night on Sunday"}}}
 	by := ltm.Importer{Actor: "user:100", AuthorID: "100", GuildID: "g1", ChannelID: "general",
 		Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
-	res, err := s.ImportAs(ctx, memory.ServerOwner("g1"), f, by)
+	res, err := s.Transfer.ImportAs(ctx, memory.ServerOwner("g1"), f, by)
 	if err != nil || res.Created != 2 || res.Duplicates != 0 {
 		t.Fatalf("import from #general = %+v, %v; want 2 created, 0 already there (the #mods copy is hidden)", res, err)
 	}
-	res, err = s.Import(ctx, memory.ServerOwner("g1"), f, memory.ActorCLI)
+	res, err = s.Transfer.Import(ctx, memory.ServerOwner("g1"), f, memory.ActorCLI)
 	if err != nil || res.Created != 0 || res.Duplicates != 2 {
 		t.Fatalf("CLI import = %+v, %v; want everything already there", res, err)
 	}

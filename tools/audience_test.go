@@ -35,7 +35,7 @@ func TestAudience(t *testing.T) {
 		for _, m := range []*memory.Memory{mods, private} {
 			wantRefused(t, f.box(conv), tools.NameUpdateLTM, fmt.Sprintf(`{"memory_id":%d,"memory_content":""}`, m.ID),
 				memory.ENOTFOUND, "no memory")
-			if got, err := f.store.Get(context.Background(), m.Owner(), m.ID); err != nil || got.Content != m.Content {
+			if got, err := f.store.Memories.Get(context.Background(), m.Owner(), m.ID); err != nil || got.Content != m.Content {
 				t.Fatalf("#%d changed: %v %v", m.ID, got, err)
 			}
 		}
@@ -46,7 +46,7 @@ func TestAudience(t *testing.T) {
 		c.ServerEditor = true // a moderator: changing someone else's server memory needs the right
 		c.Audience = &memory.Audience{Channels: map[string]bool{"c1": true, "c-mods": true}}
 		mustCall(t, f.box(c), tools.NameUpdateLTM, fmt.Sprintf(`{"memory_id":%d,"memory_content":"Tea night moved to Saturday, vendor banned"}`, general.ID))
-		got, err := f.store.Get(context.Background(), general.Owner(), general.ID)
+		got, err := f.store.Memories.Get(context.Background(), general.Owner(), general.ID)
 		if err != nil || got.Provenance.ChannelID != "c-mods" {
 			t.Fatalf("after an update from #mods: %+v %v", got, err)
 		}

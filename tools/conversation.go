@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -62,8 +61,8 @@ type Conversation struct {
 
 // writeContext is the speaker in this place, for writes whose outcome the model and the
 // people in the conversation see.
-func (c *Conversation) writeContext() ltm.WriteContext {
-	return ltm.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
+func (c *Conversation) writeContext() memory.WriteContext {
+	return memory.WriteContext{WriterID: c.Speaker.UserID, GuildID: c.GuildID, ChannelID: c.ChannelID, Audience: c.Audience}
 }
 
 // QuoteMemories records the people whose words the memories shown to the model may carry

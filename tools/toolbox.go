@@ -42,7 +42,7 @@
 // server memory (Conversation.ServerEditor); adding one needs neither.
 //
 // create_long_term_memory deduplicates only against memories the speaker can see here
-// (ltm.WriteContext): content that only someone else holds is saved as a new memory with
+// (memory.WriteContext): content that only someone else holds is saved as a new memory with
 // the same result and notice as any fresh save, so a write reveals nothing hidden.
 //
 // search_memories reads what the turn's context may show: the guild's server memory and
@@ -62,18 +62,22 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/sashabaranov/go-openai"
 )
 
-// Store is the part of the long-term store the tools use; *ltm.Store satisfies it.
-type Store interface {
-	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
+// MemoryWriter is the part of long-term memory the tools read and change, always on behalf
+// of the speaker in their place; the store's Memories satisfy it.
+type MemoryWriter interface {
+	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+}
+
+// Recaller finds the memories that match a query; the store's Recall satisfies it.
+type Recaller interface {
 	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
 }
 
@@ -96,10 +100,11 @@ const (
 // may be written once; notices accumulate), so build a new one for every turn. It is not
 // safe for concurrent use; the loop calls tools one at a time.
 type Toolbox struct {
-	conv  Conversation
-	store Store
-	short ShortTerm
-	log   *slog.Logger
+	conv     Conversation
+	memories MemoryWriter
+	recall   Recaller
+	short    ShortTerm
+	log      *slog.Logger
 
 	stmUsed bool
 	notices []Notice
@@ -108,11 +113,11 @@ type Toolbox struct {
 // New returns the toolbox for one turn of conv. short may be nil, in which case the
 // short-term memory tool is never offered. log is the turn's logger, which already carries
 // the turn's ids (guild_id, channel_id, user_id, message_id); a nil log discards.
-func New(conv Conversation, store Store, short ShortTerm, log *slog.Logger) *Toolbox {
+func New(conv Conversation, memories MemoryWriter, recall Recaller, short ShortTerm, log *slog.Logger) *Toolbox {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Toolbox{conv: conv, store: store, short: short, log: log}
+	return &Toolbox{conv: conv, memories: memories, recall: recall, short: short, log: log}
 }
 
 // Names lists the tools offered in this turn, in the order they are offered.
@@ -282,7 +287,7 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 	}
 	// Deduplicated only against what the speaker can see here: whether someone else holds
 	// the same fact must not change the result (SPEC §2).
-	res, err := tb.store.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID), evidence...)
+	res, err := tb.memories.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID), evidence...)
 	if err != nil {
 		return nil, err
 	}
@@ -339,7 +344,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 		return map[string]any{"ok": true, "memory_id": cur.ID, "unchanged": true, "note": "The memory already says exactly that; nothing changed."}, nil
 	}
 	if args.MemoryContent == "" {
-		if _, err := tb.store.Forget(ctx, owner, []int64{cur.ID}, actor, reasonForget); err != nil {
+		if _, err := tb.memories.Forget(ctx, owner, []int64{cur.ID}, actor, reasonForget); err != nil {
 			return nil, err
 		}
 		tb.notices = append(tb.notices, Notice{Action: NoticeDeleted, Scope: cur.Scope, MemoryID: cur.ID,
@@ -349,7 +354,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 			"note": "Forgotten; people can still recover it with /memory recover for a while."}, nil
 	}
 	content := args.MemoryContent
-	ch := ltm.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}
+	ch := memory.Change{Content: &content, IfVersion: cur.Version, Reason: reasonUpdate}
 	if cur.Provenance.ChannelID != tb.conv.ChannelID || cur.GuildID != tb.conv.GuildID {
 		// The new words were said here, where at most the memory's readers read them: from
 		// now on the memory goes only where this channel's words may. A personal memory
@@ -361,7 +366,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 			ch.GuildID = &tb.conv.GuildID
 		}
 	}
-	updated, err := tb.store.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ch, actor)
+	updated, err := tb.memories.ModifyAs(ctx, tb.conv.writeContext(), owner, cur.ID, ch, actor)
 	if err != nil {
 		return nil, err
 	}
@@ -382,7 +387,7 @@ func (tb *Toolbox) findWritable(ctx context.Context, id int64) (memory.Owner, *m
 	}
 	owners = append(owners, memory.PersonalOwner(tb.conv.Speaker.UserID))
 	for _, owner := range owners {
-		m, err := tb.store.Get(ctx, owner, id)
+		m, err := tb.memories.Get(ctx, owner, id)
 		if memory.ErrorCode(err) == memory.ENOTFOUND {
 			continue
 		}
@@ -464,7 +469,7 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	}
 	hits := []searchHit{}
 	if len(q.Owners)+len(q.Visible) > 0 {
-		results, err := tb.store.Search(ctx, q)
+		results, err := tb.recall.Search(ctx, q)
 		if err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) box(conv tools.Conversation) *tools.Toolbox {
-	return tools.New(conv, f.store, f.short, nil)
+	return tools.New(conv, f.store.Memories, f.store.Recall, f.short, nil)
 }
 
 // result decodes a tool result.
@@ -175,7 +175,7 @@ func TestCreate(t *testing.T) {
 		f := newFixture(t)
 		tb := f.box(guildConv())
 		r := mustCall(t, tb, tools.NameCreateLTM, `{"memory_content":"Aiko prefers  green tea.","memory_scope":"target_user"}`)
-		m, err := f.store.Get(ctx, memory.PersonalOwner("111"), r.MemoryID)
+		m, err := f.store.Memories.Get(ctx, memory.PersonalOwner("111"), r.MemoryID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestCreate(t *testing.T) {
 	t.Run("ServerWide", func(t *testing.T) {
 		f := newFixture(t)
 		r := mustCall(t, f.box(guildConv()), tools.NameCreateLTM, `{"memory_content":"The raid is on Friday","memory_scope":"server_wide","target_user":null}`)
-		if _, err := f.store.Get(ctx, memory.ServerOwner("g1"), r.MemoryID); err != nil {
+		if _, err := f.store.Memories.Get(ctx, memory.ServerOwner("g1"), r.MemoryID); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -204,7 +204,7 @@ func TestCreate(t *testing.T) {
 		for _, target := range []string{"222", "ben", "<@222>", "<@!222>"} {
 			f := newFixture(t)
 			r := mustCall(t, f.box(guildConv()), tools.NameCreateLTM, `{"memory_content":"Ben plays chess","memory_scope":"target_user","target_user":"`+target+`"}`)
-			m, err := f.store.Get(ctx, memory.PersonalOwner("222"), r.MemoryID)
+			m, err := f.store.Memories.Get(ctx, memory.PersonalOwner("222"), r.MemoryID)
 			if err != nil {
 				t.Fatalf("target %q: %v", target, err)
 			}
@@ -279,7 +279,7 @@ func assertNoMemories(t *testing.T, s *ltm.Store, guildID string, userIDs ...str
 		owners = append(owners, memory.PersonalOwner(u))
 	}
 	for _, o := range owners {
-		_, n, err := s.List(context.Background(), o, ltm.ListOptions{})
+		_, n, err := s.Memories.List(context.Background(), o, ltm.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,14 +317,14 @@ func TestUpdate(t *testing.T) {
 		m := seed(t, f.store)
 		tb := f.box(guildConv())
 		mustCall(t, tb, tools.NameUpdateLTM, idArgs(m.server.ID, "The raid moved to Saturday"))
-		got, err := f.store.Get(ctx, memory.ServerOwner("g1"), m.server.ID)
+		got, err := f.store.Memories.Get(ctx, memory.ServerOwner("g1"), m.server.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Content != "The raid moved to Saturday" || got.Version != 2 {
 			t.Fatalf("after update: %+v", got)
 		}
-		hist, err := f.store.History(ctx, memory.ServerOwner("g1"), m.server.ID)
+		hist, err := f.store.Memories.History(ctx, memory.ServerOwner("g1"), m.server.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,10 +355,10 @@ func TestUpdate(t *testing.T) {
 		if !r.Forgotten {
 			t.Fatalf("result = %+v", r)
 		}
-		if _, err := f.store.Get(ctx, memory.PersonalOwner("111"), m.own.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+		if _, err := f.store.Memories.Get(ctx, memory.PersonalOwner("111"), m.own.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Fatalf("memory still live: %v", err)
 		}
-		if _, err := f.store.Recover(ctx, memory.PersonalOwner("111"), m.own.ID, 0, "test"); err != nil {
+		if _, err := f.store.Memories.Recover(ctx, memory.PersonalOwner("111"), m.own.ID, 0, "test"); err != nil {
 			t.Fatalf("forgotten memory not recoverable: %v", err)
 		}
 		if n := tb.Notices(); len(n) != 1 || n[0].Action != tools.NoticeDeleted || n[0].Content != "Aiko likes tea" {
@@ -454,7 +454,7 @@ func TestUpdate(t *testing.T) {
 func assertUnchanged(t *testing.T, s *ltm.Store, mems ...*memory.Memory) {
 	t.Helper()
 	for _, m := range mems {
-		got, err := s.Get(context.Background(), m.Owner(), m.ID)
+		got, err := s.Memories.Get(context.Background(), m.Owner(), m.ID)
 		if err != nil {
 			t.Errorf("memory #%d: %v", m.ID, err)
 			continue

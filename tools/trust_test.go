@@ -60,7 +60,7 @@ func TestServerMemoryChangeRule(t *testing.T) {
 		c.ServerEditor = true
 		tb := f.box(c)
 		mustCall(t, tb, tools.NameUpdateLTM, args(bens.ID, "The raid is on Saturday"))
-		got, err := f.store.Get(ctx, memory.ServerOwner("g1"), bens.ID)
+		got, err := f.store.Memories.Get(ctx, memory.ServerOwner("g1"), bens.ID)
 		if err != nil || got.Content != "The raid is on Saturday" {
 			t.Fatalf("after the editor's update: %+v, %v", got, err)
 		}
@@ -120,21 +120,21 @@ func TestSaveAboutOtherGoesWithSpeakersForgetMe(t *testing.T) {
 	about := mustCall(t, tb, tools.NameCreateLTM, `{"memory_content":"Ben plays chess on Tuesdays","memory_scope":"target_user","target_user":"222"}`)
 	server := mustCall(t, tb, tools.NameCreateLTM, `{"memory_content":"The raid is on Friday","memory_scope":"server_wide"}`)
 
-	ev, err := f.store.Evidence(ctx, about.MemoryID)
+	ev, err := f.store.Memories.Evidence(ctx, about.MemoryID)
 	if err != nil || len(ev) != 1 || ev[0].MessageID != "m1" || ev[0].AuthorID != aiko.UserID {
 		t.Fatalf("evidence of the save about Ben = %+v, %v; want Aiko's message m1", ev, err)
 	}
-	sum, err := f.store.PreviewForgetMe(ctx, aiko.UserID)
+	sum, err := f.store.Confirmations.PreviewForgetMe(ctx, aiko.UserID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.ConfirmForgetMe(ctx, aiko.UserID, sum.Token); err != nil {
+	if _, err := f.store.Confirmations.ConfirmForgetMe(ctx, aiko.UserID, sum.Token); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.Get(ctx, memory.PersonalOwner(ben.UserID), about.MemoryID); memory.ErrorCode(err) != memory.ENOTFOUND {
+	if _, err := f.store.Memories.Get(ctx, memory.PersonalOwner(ben.UserID), about.MemoryID); memory.ErrorCode(err) != memory.ENOTFOUND {
 		t.Fatalf("Aiko's save about Ben after her forget-me: err = %v, want not found", err)
 	}
-	if m, err := f.store.Get(ctx, memory.ServerOwner("g1"), server.MemoryID); err != nil || m.Provenance.AuthorID != "" {
+	if m, err := f.store.Memories.Get(ctx, memory.ServerOwner("g1"), server.MemoryID); err != nil || m.Provenance.AuthorID != "" {
 		t.Fatalf("Aiko's server memory after her forget-me = %+v, %v; want it kept without her id", m, err)
 	}
 }
@@ -151,7 +151,7 @@ func TestDMUpdateMovesOriginToDM(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"memory_id": mem.ID, "memory_content": "Aiko plays the cello in the hospital orchestra"})
 	mustCall(t, f.box(dmConv()), tools.NameUpdateLTM, string(args))
 
-	got, err := f.store.Get(ctx, memory.PersonalOwner(aiko.UserID), mem.ID)
+	got, err := f.store.Memories.Get(ctx, memory.PersonalOwner(aiko.UserID), mem.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

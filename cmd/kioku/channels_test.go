@@ -157,7 +157,7 @@ func TestRunChannelAwareMemory(t *testing.T) {
 		// keeps the rule the store holds for it, so the prompts below wait for that row.
 		store, _ := h.in(t).openDB()
 		waitFor(t, h, "the deleted channel to be recorded", func() bool {
-			chans, err := store.GuildChannels(context.Background(), guildA)
+			chans, err := store.Channels.GuildChannels(context.Background(), guildA)
 			if err != nil {
 				t.Fatal(err)
 			}

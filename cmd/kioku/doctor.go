@@ -76,7 +76,7 @@ func (app *App) checkStore(ctx context.Context) []check {
 		return []check{{"database", "fail", err.Error()}}
 	}
 	defer store.Close()
-	st, err := store.Stats(ctx, "")
+	st, err := store.Maintenance.Stats(ctx, "")
 	if err != nil {
 		return []check{{"database", "fail", err.Error()}}
 	}
@@ -93,7 +93,7 @@ func (app *App) checkStore(ctx context.Context) []check {
 // (dead jobs, expired leases, failed runs, a due job nobody works on). Doctor runs in its
 // own process, so the running bot's model budget is not known here.
 func pipelineChecks(ctx context.Context, store *ltm.Store, mode memory.PipelineMode) []check {
-	st, err := pipeline.ReadStatus(ctx, store, store.Now())
+	st, err := pipeline.ReadStatus(ctx, store.Jobs, store.Now())
 	if err != nil {
 		return []check{{"pipeline", "fail", err.Error()}}
 	}

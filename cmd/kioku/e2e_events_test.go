@@ -79,7 +79,7 @@ func TestRunDeletedAndEditedMessages(t *testing.T) {
 	// A deliberate save of the message, and what the pipeline would have learned from it.
 	r := h.interact(h.fake.MessageCommand(guildA, channelA, alice, permMember, "Remember this", msg))
 	saved := int64(rememberedID(t, r))
-	extracted, err := store.Remember(context.Background(), memory.Memory{Scope: memory.ScopeServer, GuildID: guildA,
+	extracted, err := store.Memories.Remember(context.Background(), memory.Memory{Scope: memory.ScopeServer, GuildID: guildA,
 		Content: "Alice's locker code is 4412", Source: memory.SourcePipeline,
 		Provenance: memory.Provenance{AuthorID: alice.ID, ChannelID: channelA, MessageID: msg.ID}}, memory.ActorPipeline)
 	if err != nil {
@@ -100,21 +100,21 @@ func TestRunDeletedAndEditedMessages(t *testing.T) {
 	}
 	server := memory.ServerOwner(guildA)
 	waitFor(t, h, "the extracted memory to be forgotten", func() bool {
-		_, err := store.Get(context.Background(), server, extracted.Memory.ID)
+		_, err := store.Memories.Get(context.Background(), server, extracted.Memory.ID)
 		return memory.ErrorCode(err) == memory.ENOTFOUND
 	})
 	if got := turnsOf(t, db, msg.ID); len(got) != 0 {
 		t.Errorf("transcript still holds %q", got)
 	}
 	mustNotContain(t, "/stm show after the delete", h.stmShow(alice), "4412")
-	hist, err := store.History(context.Background(), server, extracted.Memory.ID)
+	hist, err := store.Memories.History(context.Background(), server, extracted.Memory.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if last := hist[len(hist)-1]; last.Action != memory.ActionDelete || last.Reason != "source message deleted" {
 		t.Errorf("last history row of the extracted memory = %+v", last)
 	}
-	if m, err := store.Get(context.Background(), memory.PersonalOwner(alice.ID), saved); err != nil {
+	if m, err := store.Memories.Get(context.Background(), memory.PersonalOwner(alice.ID), saved); err != nil {
 		t.Errorf("Remember this of the deleted message is gone: %v", err)
 	} else {
 		mustContain(t, "Remember this", m.Content, "my locker code is 4412")
@@ -176,7 +176,7 @@ func TestRunGuildRemoval(t *testing.T) {
 	h := startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off", "KIOKU_GUILD_PURGE_AFTER": "48h"})
 	store, _ := h.openDB()
 	departure := func(guild string) *ltm.Departure {
-		guilds, err := store.Guilds(context.Background())
+		guilds, err := store.Guilds.Guilds(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,7 +49,7 @@ func guildsList(ctx context.Context, app *App, store *ltm.Store, args []string) 
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	guilds, err := store.Guilds(ctx)
+	guilds, err := store.Guilds.Guilds(ctx)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func guildsPurge(ctx context.Context, app *App, store *ltm.Store, args []string)
 	}
 	if *confirm == "" {
 		var found *ltm.GuildSummary
-		guilds, err := store.Guilds(ctx)
+		guilds, err := store.Guilds.Guilds(ctx)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func guildsPurge(ctx context.Context, app *App, store *ltm.Store, args []string)
 		fmt.Fprintf(app.Stdout, "Nothing is deleted yet. This cannot be undone; to delete all of it run:\n  kioku guilds purge %s --confirm %s\n", id, id)
 		return nil
 	}
-	res, err := store.PurgeGuild(ctx, id)
+	res, err := store.Guilds.PurgeGuild(ctx, id)
 	if err != nil {
 		return err
 	}

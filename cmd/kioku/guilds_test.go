@@ -29,14 +29,14 @@ func TestGuildsCLI(t *testing.T) {
 		{Scope: memory.ScopeServer, GuildID: "222", Content: "Standup at nine"},
 		{Scope: memory.ScopePersonal, UserID: "42", Content: "Kai likes green tea"},
 	} {
-		if _, err := store.Remember(ctx, m, "test"); err != nil {
+		if _, err := store.Memories.Remember(ctx, m, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := store.AppendTurn(ctx, memory.Turn{GuildID: "111", ChannelID: "1", UserID: "42", Role: memory.RoleUser, Content: "hi"}); err != nil {
+	if _, err := store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "111", ChannelID: "1", UserID: "42", Role: memory.RoleUser, Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.RecordDeparture(ctx, "111", 30*24*time.Hour); err != nil {
+	if _, err := store.Guilds.RecordDeparture(ctx, "111", 30*24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()

@@ -89,7 +89,7 @@ func memList(ctx context.Context, app *App, store *ltm.Store, args []string) err
 	if err != nil {
 		return err
 	}
-	mems, total, err := store.List(ctx, owner, ltm.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
+	mems, total, err := store.Memories.List(ctx, owner, ltm.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if len(pos) == 0 {
 		return usagef("kioku memories search QUERY")
 	}
-	results, err := store.Search(ctx, memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
+	results, err := store.Recall.Search(ctx, memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func memAdd(ctx context.Context, app *App, store *ltm.Store, args []string) erro
 	if *tags != "" {
 		m.Tags = strings.Split(*tags, ",")
 	}
-	res, err := store.Remember(ctx, m, memory.ActorCLI)
+	res, err := store.Memories.Remember(ctx, m, memory.ActorCLI)
 	if err != nil {
 		return err
 	}
@@ -196,11 +196,11 @@ func memForget(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	var forgotten []*memory.Memory
 	switch {
 	case *confirm != "":
-		if forgotten, err = store.ConfirmForget(ctx, owner, *confirm, memory.ActorCLI); err != nil {
+		if forgotten, err = store.Confirmations.ConfirmForget(ctx, owner, *confirm, memory.ActorCLI); err != nil {
 			return err
 		}
 	case *query != "":
-		preview, err := store.PreviewForget(ctx, owner, *query, memory.ActorCLI, 0)
+		preview, err := store.Confirmations.PreviewForget(ctx, owner, *query, memory.ActorCLI, 0)
 		if err != nil {
 			return err
 		}
@@ -216,7 +216,7 @@ func memForget(ctx context.Context, app *App, store *ltm.Store, args []string) e
 		if err != nil {
 			return err
 		}
-		if forgotten, err = store.Forget(ctx, owner, ids, memory.ActorCLI, "cli"); err != nil {
+		if forgotten, err = store.Memories.Forget(ctx, owner, ids, memory.ActorCLI, "cli"); err != nil {
 			return err
 		}
 	}
@@ -245,7 +245,7 @@ func memRecover(ctx context.Context, app *App, store *ltm.Store, args []string) 
 	if err != nil || len(ids) != 1 {
 		return usagef("kioku memories recover ID")
 	}
-	m, err := store.Recover(ctx, owner, ids[0], 0, memory.ActorCLI)
+	m, err := store.Memories.Recover(ctx, owner, ids[0], 0, memory.ActorCLI)
 	if err != nil {
 		return err
 	}
@@ -272,7 +272,7 @@ func memHistory(ctx context.Context, app *App, store *ltm.Store, args []string) 
 	if err != nil || len(ids) != 1 {
 		return usagef("kioku memories history ID")
 	}
-	events, err := store.History(ctx, owner, ids[0])
+	events, err := store.Memories.History(ctx, owner, ids[0])
 	if err != nil {
 		return err
 	}
@@ -303,7 +303,7 @@ func memExport(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if err != nil {
 		return err
 	}
-	f, err := store.Export(ctx, owner)
+	f, err := store.Transfer.Export(ctx, owner)
 	if err != nil {
 		return err
 	}
@@ -353,7 +353,7 @@ func memImport(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if err != nil {
 		return err
 	}
-	res, err := store.Import(ctx, owner, f, memory.ActorCLI)
+	res, err := store.Transfer.Import(ctx, owner, f, memory.ActorCLI)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := store.RunRepairs(ctx)
+	rep, err := store.Maintenance.RunRepairs(ctx)
 	if err != nil {
 		return err
 	}
@@ -63,9 +63,4 @@ func describeRepairs(rep ltm.RepairReport) string {
 		parts = append(parts, "finished "+strings.Join(rep.Finished, ", "))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// openStore opens the configured database, applying migrations.
-func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
-	return ltm.Open(ctx, app.config.DB)
 }

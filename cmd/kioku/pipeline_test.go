@@ -46,7 +46,7 @@ func TestRunPipeline(t *testing.T) {
 	// The worker runs on its own schedule (every few seconds); wait for its result, bounded.
 	var mem *memory.Memory
 	waitFor(t, h, "the pipeline to store the extracted fact", func() bool {
-		ms, _, err := store.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+		ms, _, err := store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestRunPipeline(t *testing.T) {
 		t.Fatal("no extraction request reached the model")
 	}
 	waitFor(t, h, "the worker's run to be recorded", func() bool {
-		runs, err := store.TaskRuns(context.Background())
+		runs, err := store.Jobs.TaskRuns(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +116,7 @@ func TestChatSchedulesExtraction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	jobs, err := store.ListJobs(context.Background(), memory.JobQueued, 10)
+	jobs, err := store.Jobs.ListJobs(context.Background(), memory.JobQueued, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,18 +145,18 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _, err := store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{MaxAttempts: 1})
+	id, _, err := store.Jobs.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Lease(ctx, "worker", nil, time.Minute); err != nil {
+	if _, err := store.Jobs.Lease(ctx, "worker", nil, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if dead, err := store.Fail(ctx, id, "worker", errors.New("provider returned 503"), time.Minute); err != nil || !dead {
+	if dead, err := store.Jobs.Fail(ctx, id, "worker", errors.New("provider returned 503"), time.Minute); err != nil || !dead {
 		t.Fatalf("fail: dead %v, %v", dead, err)
 	}
 	now := time.Now()
-	if err := store.RecordRun(ctx, memory.TaskRun{Name: pipeline.TaskWork, StartedAt: now, FinishedAt: now, OK: true, Detail: "done=0"}); err != nil {
+	if err := store.Jobs.RecordRun(ctx, memory.TaskRun{Name: pipeline.TaskWork, StartedAt: now, FinishedAt: now, OK: true, Detail: "done=0"}); err != nil {
 		t.Fatal(err)
 	}
 	store.Close()

@@ -23,7 +23,7 @@ func runReindex(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := store.Reindex(ctx)
+	rep, err := store.Maintenance.Reindex(ctx)
 	if err != nil {
 		return err
 	}

@@ -92,7 +92,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		// Load cached vectors and embed what is missing without delaying the
 		// start: recall uses keywords alone until the index is ready.
 		background.Go(func() {
-			res, err := store.SyncEmbeddings(ctx)
+			res, err := store.Recall.SyncEmbeddings(ctx)
 			if err != nil && ctx.Err() == nil {
 				log.Warn("couldn't sync embeddings; recall stays keyword-only for memories without vectors", "err", err)
 				return
@@ -104,17 +104,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err = bot.New(bot.Config{
-		Session: session,
-		Store:   store,
-		STM:     short,
-		Turner:  engine,
-		Logger:  log.With("component", "bot"),
-		// A server that removed the bot keeps its data this long, in case it comes back.
-		GuildPurgeAfter: cfg.GuildPurgeAfter,
-		// The running pipeline adds its model budget to what the database says.
-		PipelineStatus: pipe.Status,
-	})
+	b, err = app.newBot(session, store, short, engine, pipe)
 	if err != nil {
 		return err
 	}
@@ -154,7 +144,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
 	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
 	background.Go(func() {
-		rep, err := store.RunRepairs(ctx)
+		rep, err := store.Maintenance.RunRepairs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("couldn't finish repairing stored data; the next start resumes", "err", err)
@@ -199,7 +189,7 @@ const retentionEvery = 6 * time.Hour
 // start, so a bot restarted more often than every six hours would otherwise never purge
 // expired transcripts and tombstones.
 func catchUpRetention(ctx context.Context, store *ltm.Store, pipe *pipeline.Pipeline, log *slog.Logger) {
-	runs, err := store.TaskRuns(ctx)
+	runs, err := store.Jobs.TaskRuns(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Warn("couldn't read the last retention run; it runs on schedule", "err", err)
@@ -225,7 +215,7 @@ func opsHandler(store *ltm.Store, b *bot.Bot, model *llm.Client) http.Handler {
 		healthy := true
 		// A settings read is a real round trip through the read pool, and
 		// cheap: one indexed row, no integrity check (that is `kioku doctor`).
-		if _, err := store.UserSettings(ctx, "healthz"); err != nil {
+		if _, err := store.Settings.UserSettings(ctx, "healthz"); err != nil {
 			status["database"], healthy = err.Error(), false
 		}
 		if !b.Connected() {

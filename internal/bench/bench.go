@@ -113,7 +113,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	defer store.Close()
-	store.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
+	store.Recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
 		out := make([][]float32, len(texts))
 		for i, t := range texts {
 			out[i] = c.vector(t)
@@ -140,7 +140,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		for i := lo; i < hi; i++ {
 			batch = append(batch, mem(i))
 		}
-		res, err := store.RememberMany(ctx, batch, "bench")
+		res, err := store.Transfer.RememberMany(ctx, batch, "bench")
 		if err != nil {
 			return Report{}, err
 		}
@@ -155,7 +155,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	progress("bulk write: %.0f memories/s", rep.WritePerS)
 	start1 := time.Now()
 	for i := bulk; i < opt.Memories; i++ {
-		res, err := store.Remember(ctx, mem(i), "bench")
+		res, err := store.Memories.Remember(ctx, mem(i), "bench")
 		if err != nil {
 			return Report{}, err
 		}
@@ -164,7 +164,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	rep.RememberPerS = round1(float64(single) / time.Since(start1).Seconds())
 	rep.LoadSeconds = round1(time.Since(start).Seconds())
 	progress("one-by-one remember: %.0f memories/s", rep.RememberPerS)
-	if st := store.EmbedStatus(); st.Vectors != opt.Memories {
+	if st := store.Recall.EmbedStatus(); st.Vectors != opt.Memories {
 		return Report{}, fmt.Errorf("vector index holds %d memories, want %d", st.Vectors, opt.Memories)
 	}
 	index := make(map[int64]int, len(ids))
@@ -183,14 +183,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	var srcANN, srcExact, srcHybrid, overlap float64
 	// One untimed round warms caches and the query-vector cache equally for every leg.
 	for _, q := range c.queries[:min(20, len(c.queries))] {
-		if _, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}}); err != nil {
+		if _, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}}); err != nil {
 			return Report{}, err
 		}
 	}
 	progress("running %d queries", len(c.queries))
 	for _, q := range c.queries {
 		t := time.Now()
-		res, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10})
+		res, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10})
 		recall = append(recall, time.Since(t))
 		if err != nil {
 			return Report{}, err
@@ -203,17 +203,17 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 
 		t = time.Now()
-		if _, err := store.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10, KeywordOnly: true}); err != nil {
+		if _, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.text, Owners: []memory.Owner{owner}, Limit: 10, KeywordOnly: true}); err != nil {
 			return Report{}, err
 		}
 		keyword = append(keyword, time.Since(t))
 
 		t = time.Now()
-		ann := store.NearestMemories(owner, q.vec, 10, false)
+		ann := store.Recall.NearestMemories(owner, q.vec, 10, false)
 		vector = append(vector, time.Since(t))
 
 		t = time.Now()
-		exact := store.NearestMemories(owner, q.vec, 10, true)
+		exact := store.Recall.NearestMemories(owner, q.vec, 10, true)
 		brute = append(brute, time.Since(t))
 
 		t = time.Now()

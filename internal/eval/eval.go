@@ -185,7 +185,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 	}
 	defer store.Close()
 	if opt.Embed != nil {
-		store.SetEmbedder(opt.Embed, opt.EmbedModel)
+		store.Recall.SetEmbedder(opt.Embed, opt.EmbedModel)
 	}
 
 	rep := Report{Name: d.Name, K: ks}
@@ -206,7 +206,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		rep.Stored += stored
 		for _, q := range sc.Queries {
 			start := time.Now()
-			res, err := store.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
+			res, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
 			took := time.Since(start)
 			if err != nil {
 				return Report{}, fmt.Errorf("query %s of scope %s: %w", q.ID, sc.GuildID, err)
@@ -256,7 +256,7 @@ func load(ctx context.Context, s *ltm.Store, owner memory.Owner, entries []Memor
 			Source: memory.SourceImport, Provenance: memory.Provenance{Author: e.Author},
 			CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt}
 	}
-	res, err := s.RememberMany(ctx, mems, "eval")
+	res, err := s.Transfer.RememberMany(ctx, mems, "eval")
 	if err != nil {
 		return nil, 0, err
 	}

@@ -182,7 +182,7 @@ func newHarness(t *testing.T, seed uint64) *harness {
 				t.Fatal(err)
 			}
 		}
-		if err := store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guildID(g), SelfTeaching: true,
+		if err := store.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guildID(g), SelfTeaching: true,
 			PipelineMode: memory.PipelineFull}); err != nil {
 			t.Fatal(err)
 		}
@@ -201,13 +201,17 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		MaxJobsPerTick:    1,
 		WorkerID:          "isolation",
 		Jitter:            func(d time.Duration) time.Duration { return d },
-	}, pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
-		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }})
+	}, pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts,
+		Candidates: store.Recall, Settings: store.Settings, Housekeeping: struct {
+			*ltm.Maintenance
+			*ltm.Guilds
+		}{store.Maintenance, store.Guilds}, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.engine, err = chat.New(chat.Config{ContextWindow: 2048, MaxOutputTokens: 256, TurnsPerMinute: 1 << 20,
-		HistoryTurns: 12, Now: h.clock.Now}, chat.Deps{Store: store, ShortTerm: h.short, Model: model, OnTurn: h.pipe.OnTurn})
+		HistoryTurns: 12, Now: h.clock.Now}, chat.Deps{Memories: store.Memories, Recall: store.Recall,
+		Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: h.short, Model: model, OnTurn: h.pipe.OnTurn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,7 +427,7 @@ func (h *harness) privacyChange() {
 	h.desc = fmt.Sprintf("%s sets privacy %s (was %s)", memberID(m), level, h.privacy[m])
 	h.kinds["privacy"]++
 	// What /privacy does (bot/settingscmd.go).
-	if err := h.store.SetPrivacy(h.ctx, memberID(m), level); err != nil {
+	if err := h.store.Settings.SetPrivacy(h.ctx, memberID(m), level); err != nil {
 		h.t.Fatal(err)
 	}
 	if level == memory.PrivacyFull {
@@ -480,11 +484,11 @@ func (h *harness) forgetMe() {
 	}
 
 	// What the confirm button does (bot/memorycmd.go forgetMePress).
-	sum, err := h.store.PreviewForgetMe(h.ctx, aid)
+	sum, err := h.store.Confirmations.PreviewForgetMe(h.ctx, aid)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if _, err := h.store.ConfirmForgetMe(h.ctx, aid, sum.Token); err != nil {
+	if _, err := h.store.Confirmations.ConfirmForgetMe(h.ctx, aid, sum.Token); err != nil {
 		h.t.Fatal(err)
 	}
 	h.short.ClearUser(aid)
@@ -735,14 +739,14 @@ func (h *harness) views() {
 	switch k := h.rng.IntN(3); {
 	case k == 0:
 		what = "list"
-		list, _, err := h.store.List(h.ctx, owner, ltm.ListOptions{Limit: 10, Audience: aud})
+		list, _, err := h.store.Memories.List(h.ctx, owner, ltm.ListOptions{Limit: 10, Audience: aud})
 		if err != nil {
 			h.t.Fatal(err)
 		}
 		mems = list
 	case k == 1 && query != "":
 		what = "search " + query
-		res, err := h.store.Search(h.ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: 10, Audience: aud})
+		res, err := h.store.Recall.Search(h.ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: 10, Audience: aud})
 		if err != nil {
 			h.t.Fatal(err)
 		}
@@ -754,7 +758,7 @@ func (h *harness) views() {
 			owner, scope = memory.PersonalOwner(mid), "personal" // server export is an editor's
 		}
 		what = "export"
-		f, err := h.store.ExportWithin(h.ctx, owner, aud)
+		f, err := h.store.Transfer.ExportWithin(h.ctx, owner, aud)
 		if err != nil {
 			h.t.Fatal(err)
 		}

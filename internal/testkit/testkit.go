@@ -33,7 +33,7 @@ func MustOpenStore(tb testing.TB) *ltm.Store {
 // MustRemember stores a memory and fails the test on error.
 func MustRemember(tb testing.TB, s *ltm.Store, m memory.Memory) *memory.Memory {
 	tb.Helper()
-	res, err := s.Remember(context.Background(), m, "test")
+	res, err := s.Memories.Remember(context.Background(), m, "test")
 	if err != nil {
 		tb.Fatalf("remember %q: %v", m.Content, err)
 	}

@@ -32,7 +32,8 @@ func openSQLite(t *testing.T) storetest.Stores {
 	clock := storetest.NewClock(storetest.Epoch)
 	s.Now = clock.Now
 	return storetest.Stores{
-		Memories: s, Recall: s, Jobs: s, Transcripts: s, Settings: s, Confirmations: s, ForgetMe: s,
+		Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
+		Confirmations: s.Confirmations, ForgetMe: s.Confirmations,
 		Raw:           sqliteFiles{path: path},
 		Clock:         clock,
 		RecoverWindow: s.RecoverWindow,

@@ -52,7 +52,7 @@ func BenchmarkOnTurn(b *testing.B) {
 				t := memory.Turn{GuildID: "g1", ChannelID: fmt.Sprintf("c%d", i%50), UserID: fmt.Sprintf("u%d", i%7),
 					AuthorName: "someone", Role: memory.RoleUser, Content: "we were talking about the raid schedule", CreatedAt: time.Now()}
 				i++
-				id, err := store.AppendTurn(ctx, t)
+				id, err := store.Transcripts.AppendTurn(ctx, t)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -87,7 +87,7 @@ func BenchmarkExtractionJob(b *testing.B) {
 		for j, text := range lines {
 			t := memory.Turn{GuildID: "g1", ChannelID: channel, UserID: fmt.Sprintf("%d", 100+j%3), AuthorName: fmt.Sprintf("user%d", j%3),
 				Role: memory.RoleUser, Content: fmt.Sprintf("%s (%d)", text, ch), CreatedAt: time.Now()}
-			id, err := store.AppendTurn(ctx, t)
+			id, err := store.Transcripts.AppendTurn(ctx, t)
 			if err != nil {
 				b.Fatal(err)
 			}

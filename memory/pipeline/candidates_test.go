@@ -23,7 +23,7 @@ func TestDecisionCandidates(t *testing.T) {
 	ctx := t.Context()
 	remember := func(m memory.Memory) *memory.Memory {
 		t.Helper()
-		res, err := e.store.Remember(ctx, m, "user:admin")
+		res, err := e.store.Memories.Remember(ctx, m, "user:admin")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,7 +65,7 @@ func TestDecisionCandidates(t *testing.T) {
 			t.Errorf("candidate #%d is not one of guild g1's server memories (g2's is #%d, u1's personal #%d)", id, other.ID, personal.ID)
 		}
 	}
-	got, err := e.store.Get(ctx, memory.ServerOwner("g2"), other.ID)
+	got, err := e.store.Memories.Get(ctx, memory.ServerOwner("g2"), other.ID)
 	if err != nil || got.Content != other.Content || got.Version != other.Version {
 		t.Fatalf("another guild's memory changed: %+v %v", got, err)
 	}
@@ -154,7 +154,7 @@ func TestDefaultBackoffHasJitter(t *testing.T) {
 		if r, err := p.Tick(t.Context()); err != nil || r.Retried != 1 {
 			t.Fatalf("attempt %d: %+v %v", attempt, r, err)
 		}
-		j, err := e.store.GetJob(t.Context(), id)
+		j, err := e.store.Jobs.GetJob(t.Context(), id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestDefaultBackoffHasJitter(t *testing.T) {
 	if !jittered {
 		t.Error("every retry waited the full backoff: no jitter")
 	}
-	if j, _ := e.store.GetJob(t.Context(), id); j.State != memory.JobQueued || j.Attempts != memory.DefaultMaxAttempts-1 {
+	if j, _ := e.store.Jobs.GetJob(t.Context(), id); j.State != memory.JobQueued || j.Attempts != memory.DefaultMaxAttempts-1 {
 		t.Fatalf("job %+v", j)
 	}
 }

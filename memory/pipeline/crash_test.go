@@ -130,7 +130,7 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 		t.Fatal(err)
 	}
 	for _, c := range []string{"Raid night is Tuesday", "The guild bank is open to everyone"} {
-		if _, err := store.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "user:admin"); err != nil {
+		if _, err := store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "user:admin"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -143,7 +143,7 @@ func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 		// Both may edit server memory, so the run applies its updates and deletes.
 		tr := memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: turn.user, AuthorName: turn.name, Role: memory.RoleUser,
 			Content: turn.text, CanEditServer: true}
-		if tr.ID, err = store.AppendTurn(ctx, tr); err != nil {
+		if tr.ID, err = store.Transcripts.AppendTurn(ctx, tr); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.OnTurn(ctx, tr, intent.HighSignal(tr.Content)); err != nil {
@@ -288,7 +288,7 @@ func TestWorkerProcessKilledMidJob(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			jobs, _ := s.ListJobs(t.Context(), "", 10)
+			jobs, _ := s.Jobs.ListJobs(t.Context(), "", 10)
 			if len(jobs) != 1 || jobs[0].State != memory.JobDone || jobs[0].Attempts != 1 {
 				t.Fatalf("jobs %+v, want the one job done after one reaped attempt", jobs)
 			}

@@ -18,11 +18,11 @@ func TestRetentionPurgesDepartedGuilds(t *testing.T) {
 	ctx := t.Context()
 	gone := testkit.MustRemember(t, e.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raids are on Friday"})
 	kept := testkit.MustRemember(t, e.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Standup at nine"})
-	if _, err := e.store.RecordDeparture(ctx, "g1", time.Hour); err != nil {
+	if _, err := e.store.Guilds.RecordDeparture(ctx, "g1", time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	exists := func(m *memory.Memory) bool {
-		_, n, err := e.store.List(ctx, m.Owner(), ltm.ListOptions{})
+		_, n, err := e.store.Memories.List(ctx, m.Owner(), ltm.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestRetentionPurgesDepartedGuilds(t *testing.T) {
 	if !exists(kept) {
 		t.Error("another server's memory was purged")
 	}
-	runs, err := e.store.TaskRuns(ctx)
+	runs, err := e.store.Jobs.TaskRuns(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

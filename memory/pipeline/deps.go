@@ -9,8 +9,9 @@ import (
 )
 
 // The pipeline's view of the store, one small interface per thing it does with it, in
-// domain types. *ltm.Store satisfies them all; a second store implementation (PostgreSQL)
-// only has to do the same to run the pipeline.
+// domain types. The SQLite store's aggregates satisfy them (cmd/kioku/wire.go hands them
+// over); a second store implementation (PostgreSQL) only has to do the same to run the
+// pipeline.
 
 // JobQueue is the durable queue of pipeline jobs: leases that expire, heartbeats that
 // extend them, and backoff or burial when a run fails. Every call that names a lease owner
@@ -69,7 +70,7 @@ type Housekeeping interface {
 	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
 }
 
-// Deps are the pipeline's collaborators. cmd/kioku hands it the store for every interface.
+// Deps are the pipeline's collaborators. cmd/kioku hands it the store's aggregates.
 type Deps struct {
 	Jobs         JobQueue
 	Ledger       Ledger

@@ -84,7 +84,7 @@ func newEnv(t *testing.T, cfg pipeline.Config) *env {
 
 // withEmbeddings turns on the vector leg of recall, through the fake's embeddings.
 func (e *env) withEmbeddings() *env {
-	e.store.SetEmbedder(e.client.Embed, "embed-model")
+	e.store.Recall.SetEmbedder(e.client.Embed, "embed-model")
 	return e
 }
 
@@ -106,7 +106,7 @@ func (e *env) sayWith(t memory.Turn) memory.Turn {
 	e.msgSeq++
 	t.Role, t.MessageID = memory.RoleUser, fmt.Sprintf("m%d", e.msgSeq)
 	text := t.Content
-	id, err := e.store.AppendTurn(e.t.Context(), t)
+	id, err := e.store.Transcripts.AppendTurn(e.t.Context(), t)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func (e *env) sayWith(t memory.Turn) memory.Turn {
 func (e *env) reply(guild, channel, user, text string) {
 	e.t.Helper()
 	t := memory.Turn{GuildID: guild, ChannelID: channel, UserID: user, Role: memory.RoleAssistant, Content: text}
-	if _, err := e.store.AppendTurn(e.t.Context(), t); err != nil {
+	if _, err := e.store.Transcripts.AppendTurn(e.t.Context(), t); err != nil {
 		e.t.Fatal(err)
 	}
 	if err := e.p.OnTurn(e.t.Context(), t, false); err != nil {
@@ -140,7 +140,7 @@ func (e *env) tick() pipeline.TickResult {
 
 func (e *env) memories(owner memory.Owner) []*memory.Memory {
 	e.t.Helper()
-	ms, _, err := e.store.List(e.t.Context(), owner, ltm.ListOptions{Limit: 500})
+	ms, _, err := e.store.Memories.List(e.t.Context(), owner, ltm.ListOptions{Limit: 500})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func (e *env) contents(owner memory.Owner) []string {
 
 func (e *env) history(owner memory.Owner) []memory.HistoryEvent {
 	e.t.Helper()
-	evs, err := e.store.ScopeHistory(e.t.Context(), owner, 500)
+	evs, err := e.store.Memories.ScopeHistory(e.t.Context(), owner, 500)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func (e *env) actions(owner memory.Owner) []memory.Action {
 
 func (e *env) jobs() []*memory.Job {
 	e.t.Helper()
-	js, err := e.store.ListJobs(e.t.Context(), "", 500)
+	js, err := e.store.Jobs.ListJobs(e.t.Context(), "", 500)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func (e *env) jobs() []*memory.Job {
 
 func (e *env) stats() memory.JobStats {
 	e.t.Helper()
-	st, err := e.store.JobStats(e.t.Context())
+	st, err := e.store.Jobs.JobStats(e.t.Context())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -300,6 +300,10 @@ func defaultBrain(req openai.ChatCompletionRequest) fakeopenai.Response {
 
 // storeDeps hands store to every seam of the pipeline, as cmd/kioku does.
 func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
-	return pipeline.Deps{Jobs: store, Ledger: store, Transcript: store, Facts: store, Candidates: store,
-		Settings: store, Housekeeping: store, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
+	housekeeping := struct {
+		*ltm.Maintenance
+		*ltm.Guilds
+	}{store.Maintenance, store.Guilds}
+	return pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts, Candidates: store.Recall,
+		Settings: store.Settings, Housekeeping: housekeeping, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }

@@ -171,14 +171,14 @@ func snapshot(t *testing.T, s *ltm.Store) state {
 	t.Helper()
 	var st state
 	for _, owner := range []memory.Owner{memory.ServerOwner("g1"), memory.PersonalOwner("u1"), memory.PersonalOwner("u2")} {
-		ms, _, err := s.List(t.Context(), owner, ltm.ListOptions{Limit: 500})
+		ms, _, err := s.Memories.List(t.Context(), owner, ltm.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range ms {
 			st.memories = append(st.memories, owner.Key()+" "+string(m.Type)+" v"+strconv.Itoa(m.Version)+" "+m.Content)
 		}
-		evs, err := s.ScopeHistory(t.Context(), owner, 500)
+		evs, err := s.Memories.ScopeHistory(t.Context(), owner, 500)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func TestScheduler(t *testing.T) {
 		for _, entry := range c.Entries() {
 			entry.WrappedJob.Run()
 		}
-		runs, err := e.store.TaskRuns(t.Context())
+		runs, err := e.store.Jobs.TaskRuns(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +373,7 @@ func TestStatus(t *testing.T) {
 	if p := st.Problems(); len(p) != 1 || !strings.Contains(p[0], "503") {
 		t.Errorf("problems %q, want the dead job with its error", p)
 	}
-	doctor, err := pipeline.ReadStatus(ctx, e.store, e.store.Now())
+	doctor, err := pipeline.ReadStatus(ctx, e.store.Jobs, e.store.Now())
 	if err != nil || doctor.Budget != nil || doctor.Jobs != st.Jobs {
 		t.Fatalf("ReadStatus %+v %v", doctor, err)
 	}
@@ -385,7 +385,7 @@ func TestLongJobKeepsItsLease(t *testing.T) {
 	e := newEnv(t, pipeline.Config{LeaseFor: 3 * time.Minute})
 	ctx := t.Context()
 	for _, c := range []string{"Raid night is Tuesday", "Movie night is Sunday", "Game night is Monday"} {
-		if _, err := e.store.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "user:admin"); err != nil {
+		if _, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c}, "user:admin"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -394,7 +394,7 @@ func TestLongJobKeepsItsLease(t *testing.T) {
 		if !isExtraction(req) {
 			// Each decision takes two minutes; the reaper runs while the worker waits.
 			e.clock.Advance(2 * time.Minute)
-			res, err := e.store.ReapStale(context.Background())
+			res, err := e.store.Jobs.ReapStale(context.Background())
 			if err != nil {
 				t.Error(err)
 			}

@@ -80,11 +80,11 @@ func TestTriggers(t *testing.T) {
 	})
 	t.Run("NothingForBotTurnsFullPrivacyOrPipelineOff", func(t *testing.T) {
 		e.reply("g1", "c4", "u1", "an answer from the bot")
-		if err := e.store.SetPrivacy(ctx, "u9", memory.PrivacyFull); err != nil {
+		if err := e.store.Settings.SetPrivacy(ctx, "u9", memory.PrivacyFull); err != nil {
 			t.Fatal(err)
 		}
 		e.say("g1", "c5", "u9", "Zed", decisive)
-		if err := e.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g2", PipelineMode: memory.PipelineOff}); err != nil {
+		if err := e.store.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g2", PipelineMode: memory.PipelineOff}); err != nil {
 			t.Fatal(err)
 		}
 		e.say("g2", "c6", "u1", "Alice", decisive)
@@ -132,7 +132,7 @@ func TestExtractionEndToEnd(t *testing.T) {
 	if got := e.contents(memory.ServerOwner("g1")); !slices.Equal(got, []string{"The raid is on Friday evenings"}) {
 		t.Errorf("server memories %q", got)
 	}
-	if cur, _ := e.store.ExtractionCursor(ctx, "g1", "c1"); cur != 3 {
+	if cur, _ := e.store.Transcripts.ExtractionCursor(ctx, "g1", "c1"); cur != 3 {
 		t.Errorf("cursor %d, want 3 (every turn read)", cur)
 	}
 	if st := e.stats(); st.Depth() != 0 || st.Done != 1 {
@@ -144,7 +144,7 @@ func TestExtractionEndToEnd(t *testing.T) {
 		t.Errorf("history %+v", evs)
 	}
 	t.Run("ReplayOfTheSameTurnsDoesNothing", func(t *testing.T) {
-		if _, _, err := e.store.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
+		if _, _, err := e.store.Jobs.Enqueue(ctx, pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		before := len(e.fake.ChatRequests())
@@ -162,11 +162,11 @@ func TestExtractionEndToEnd(t *testing.T) {
 func seedModes(t *testing.T, e *env, mode memory.PipelineMode) (editable, doomed, pinned *memory.Memory) {
 	t.Helper()
 	ctx := t.Context()
-	if err := e.store.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", PipelineMode: mode}); err != nil {
+	if err := e.store.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", PipelineMode: mode}); err != nil {
 		t.Fatal(err)
 	}
 	remember := func(content string, pin bool) *memory.Memory {
-		res, err := e.store.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content, Pinned: pin}, "user:admin")
+		res, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content, Pinned: pin}, "user:admin")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestModes(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("memories (-want +got):\n%s", diff)
 		}
-		hist, err := e.store.History(ctx, g, editable.ID)
+		hist, err := e.store.Memories.History(ctx, g, editable.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,16 +207,16 @@ func TestModes(t *testing.T) {
 		if upd.Action != memory.ActionUpdate || upd.OldContent != "Raid night is Tuesday" || upd.Actor != memory.ActorPipeline || upd.Reason == "" {
 			t.Fatalf("update history %+v", upd)
 		}
-		if hist, _ := e.store.History(ctx, g, doomed.ID); hist[len(hist)-1].Action != memory.ActionDelete {
+		if hist, _ := e.store.Memories.History(ctx, g, doomed.ID); hist[len(hist)-1].Action != memory.ActionDelete {
 			t.Fatalf("delete history %+v", hist)
 		}
-		if hist, _ := e.store.History(ctx, g, pinned.ID); hist[len(hist)-1].Action != memory.ActionBlock {
+		if hist, _ := e.store.Memories.History(ctx, g, pinned.ID); hist[len(hist)-1].Action != memory.ActionBlock {
 			t.Fatalf("pinned memory history %+v, want the delete blocked", hist)
 		}
-		if m, err := e.store.Revert(ctx, g, editable.ID, upd.ID, "user:admin"); err != nil || m.Content != "Raid night is Tuesday" {
+		if m, err := e.store.Memories.Revert(ctx, g, editable.ID, upd.ID, "user:admin"); err != nil || m.Content != "Raid night is Tuesday" {
 			t.Fatalf("revert of the pipeline's update: %+v %v", m, err)
 		}
-		if m, err := e.store.Recover(ctx, g, doomed.ID, 0, "user:admin"); err != nil || m.Content != "The guild bank is open to everyone" {
+		if m, err := e.store.Memories.Recover(ctx, g, doomed.ID, 0, "user:admin"); err != nil || m.Content != "The guild bank is open to everyone" {
 			t.Fatalf("recover of the pipeline's delete: %+v %v", m, err)
 		}
 	})
@@ -273,14 +273,14 @@ func TestModes(t *testing.T) {
 			t.Fatalf("pipeline off scheduled jobs: %+v", st)
 		}
 		// A job queued before the switch only moves the cursor.
-		if _, _, err := e.store.Enqueue(t.Context(), pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
+		if _, _, err := e.store.Jobs.Enqueue(t.Context(), pipeline.KindExtract, "g1/c1", map[string]string{"guild_id": "g1", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		e.tick()
 		if n := len(e.fake.ChatRequests()); n != 0 {
 			t.Fatalf("pipeline off made %d model calls", n)
 		}
-		if b, _ := e.store.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
+		if b, _ := e.store.Transcripts.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
 			t.Fatalf("backlog %+v, want the turns skipped", b)
 		}
 	})
@@ -300,11 +300,11 @@ func TestControlledWriteGates(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
 	ctx := t.Context()
 	g := memory.ServerOwner("g1")
-	likes, err := e.store.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Alice likes jazz music"}, "user:u1")
+	likes, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Alice likes jazz music"}, "user:u1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid night is Tuesday"}, "user:u1"); err != nil {
+	if _, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid night is Tuesday"}, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.Script(
@@ -372,13 +372,13 @@ func TestPrivacyInsideThePipeline(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
 	ctx := t.Context()
 	for user, level := range map[string]memory.Privacy{"u2": memory.PrivacyPartial, "u3": memory.PrivacyFull} {
-		if err := e.store.SetPrivacy(ctx, user, level); err != nil {
+		if err := e.store.Settings.SetPrivacy(ctx, user, level); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// The chat turn never stores a full-privacy user's words; make sure the pipeline
 	// ignores them even if some were stored before the switch.
-	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u3", AuthorName: "Carol",
+	if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u3", AuthorName: "Carol",
 		Role: memory.RoleUser, Content: "CAROLSECRET I prefer to stay invisible"}); err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestProviderDownRetryDeadRequeue(t *testing.T) {
 	j := e.jobs()[0]
 	for attempt := 1; attempt <= 3; attempt++ {
 		r := e.tick()
-		got, err := e.store.GetJob(ctx, j.ID)
+		got, err := e.store.Jobs.GetJob(ctx, j.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -465,7 +465,7 @@ func TestProviderDownRetryDeadRequeue(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	e.fake.Up()
-	if err := e.store.Requeue(ctx, j.ID); err != nil {
+	if err := e.store.Jobs.Requeue(ctx, j.ID); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.tick(); r.Done != 1 {
@@ -481,7 +481,7 @@ func TestStaleLeaseIsReaped(t *testing.T) {
 	ctx := t.Context()
 	e.say("g1", "c1", "u1", "Alice", decisive)
 	// A worker takes the job and dies.
-	if j, err := e.store.Lease(ctx, "crashed-worker", nil, pipeline.DefaultLeaseFor); err != nil || j == nil {
+	if j, err := e.store.Jobs.Lease(ctx, "crashed-worker", nil, pipeline.DefaultLeaseFor); err != nil || j == nil {
 		t.Fatalf("lease: %v %v", j, err)
 	}
 	if r := e.tick(); r.Done != 0 {
@@ -497,7 +497,7 @@ func TestStaleLeaseIsReaped(t *testing.T) {
 	if err := e.p.RunTask(ctx, pipeline.TaskReap); err != nil {
 		t.Fatal(err)
 	}
-	runs, _ := e.store.TaskRuns(ctx)
+	runs, _ := e.store.Jobs.TaskRuns(ctx)
 	if len(runs) != 1 || runs[0].Detail != "requeued=1 dead=0" || runs[0].Runs != 2 {
 		t.Fatalf("reap runs %+v", runs)
 	}
@@ -558,7 +558,7 @@ func TestInputIsTruncated(t *testing.T) {
 	if len(conv) > pipeline.MaxInputChars+200 {
 		t.Fatalf("extraction input is %d characters, over the %d limit", len(conv), pipeline.MaxInputChars)
 	}
-	cur, _ := e.store.ExtractionCursor(t.Context(), "g1", "c1")
+	cur, _ := e.store.Transcripts.ExtractionCursor(t.Context(), "g1", "c1")
 	if cur < 1 || cur >= 10 {
 		t.Fatalf("cursor %d: want a prefix of the ten turns", cur)
 	}
@@ -566,7 +566,7 @@ func TestInputIsTruncated(t *testing.T) {
 	for range 3 {
 		e.tick()
 	}
-	if b, _ := e.store.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
+	if b, _ := e.store.Transcripts.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
 		t.Fatalf("backlog %+v after follow-ups", b)
 	}
 	if got := e.memories(memory.ServerOwner("g1")); len(got) != 10 {
@@ -578,7 +578,7 @@ func TestSweep(t *testing.T) {
 	e := newEnv(t, pipeline.Config{MaxAttempts: 1})
 	ctx := t.Context()
 	// Turns stored, but the process died before OnTurn scheduled them.
-	if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: decisive}); err != nil {
+	if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: decisive}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := e.p.Sweep(ctx)
@@ -598,7 +598,7 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("sweep resurrected a dead job's channel: %d", n)
 		}
 		e.clock.Advance(time.Minute)
-		if _, err := e.store.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: calm}); err != nil {
+		if _, err := e.store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: calm}); err != nil {
 			t.Fatal(err)
 		}
 		if n, _ := e.p.Sweep(ctx); n != 1 {

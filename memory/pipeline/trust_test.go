@@ -136,7 +136,7 @@ func TestNameCollision(t *testing.T) {
 // nowhere (a blocked history row without content records that it was refused).
 func TestScopeFollowsTheSubject(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
-	if err := e.store.SetPrivacy(t.Context(), "u2", memory.PrivacyPartial); err != nil {
+	if err := e.store.Settings.SetPrivacy(t.Context(), "u2", memory.PrivacyPartial); err != nil {
 		t.Fatal(err)
 	}
 	e.fake.Script(extraction(
@@ -182,7 +182,7 @@ func TestDecisionsStayInTheirOrigin(t *testing.T) {
 	ctx := t.Context()
 	remember := func(m memory.Memory) *memory.Memory {
 		t.Helper()
-		res, err := e.store.Remember(ctx, m, "user:u1")
+		res, err := e.store.Memories.Remember(ctx, m, "user:u1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,10 +207,10 @@ func TestDecisionsStayInTheirOrigin(t *testing.T) {
 	if r := e.idleTick(); r.Done != 1 {
 		t.Fatalf("tick %+v\n%s", r, e.logs)
 	}
-	if got, err := e.store.Get(ctx, memory.PersonalOwner("u1"), dm.ID); err != nil || got.Version != 1 {
+	if got, err := e.store.Memories.Get(ctx, memory.PersonalOwner("u1"), dm.ID); err != nil || got.Version != 1 {
 		t.Fatalf("the DM-origin memory changed: %+v %v", got, err)
 	}
-	if got, err := e.store.Get(ctx, memory.ServerOwner("g1"), mods.ID); err != nil || got.Version != 1 {
+	if got, err := e.store.Memories.Get(ctx, memory.ServerOwner("g1"), mods.ID); err != nil || got.Version != 1 {
 		t.Fatalf("the #mods memory changed: %+v %v", got, err)
 	}
 	if len(shown) != 1 || !strings.Contains(shown[0], "[id:"+itoa(guild.ID)+"]") {
@@ -240,12 +240,12 @@ func TestDecisionsStayInTheirOrigin(t *testing.T) {
 func TestApplyRefusesTargetsFromAnotherOrigin(t *testing.T) {
 	e := newEnv(t, pipeline.Config{})
 	ctx := t.Context()
-	res, err := e.store.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: "u1", Content: "Alice's spare key is under the mat"}, "user:u1")
+	res, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: "u1", Content: "Alice's spare key is under the mat"}, "user:u1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	owner := memory.PersonalOwner("u1")
-	out, err := e.store.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []memory.Proposal{
+	out, err := e.store.Facts.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []memory.Proposal{
 		{Action: memory.ProposeUpdate, Owner: owner, TargetID: res.Memory.ID, Memory: memory.Memory{Content: "Alice's spare key is with Bob now"}, Reason: "moved"},
 		{Action: memory.ProposeDelete, Owner: owner, TargetID: res.Memory.ID, Reason: "gone"},
 	}})
@@ -257,7 +257,7 @@ func TestApplyRefusesTargetsFromAnotherOrigin(t *testing.T) {
 			t.Errorf("proposal %d: %+v, want skipped as not visible", i, o)
 		}
 	}
-	if got, err := e.store.Get(ctx, owner, res.Memory.ID); err != nil || got.Version != 1 {
+	if got, err := e.store.Memories.Get(ctx, owner, res.Memory.ID); err != nil || got.Version != 1 {
 		t.Fatalf("the DM memory changed: %+v %v", got, err)
 	}
 	for _, ev := range e.history(owner)[1:] {
@@ -291,7 +291,7 @@ func TestForgetMeFencesRunningJobs(t *testing.T) {
 		if got := e.contents(memory.ServerOwner("g1")); !slices.Equal(got, []string{"The raid is on Friday evenings"}) {
 			t.Errorf("server memories %q: Bob's fact should be kept", got)
 		}
-		if b, _ := e.store.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
+		if b, _ := e.store.Transcripts.ExtractionBacklog(t.Context(), "g1", "c1"); b.Turns != 0 {
 			t.Errorf("backlog %+v: the fenced job should still finish", b)
 		}
 	}
@@ -304,7 +304,7 @@ func TestForgetMeFencesRunningJobs(t *testing.T) {
 		var e *env
 		e = newEnv(t, pipeline.Config{BeforeCommit: func(ctx context.Context, _ *memory.Job) error {
 			// Forget-me lands while the job is between its model calls and its commit.
-			return e.store.FenceForgotten(ctx, "u1")
+			return e.store.Memories.FenceForgotten(ctx, "u1")
 		}})
 		scenario(e)
 		if r := e.tick(); r.Done != 1 {
@@ -327,7 +327,7 @@ func TestForgetMeFencesRunningJobs(t *testing.T) {
 			t.Fatalf("tick %+v", r)
 		}
 		e.clock.Advance(pipeline.DefaultBackoffBase / 2)
-		if err := e.store.FenceForgotten(t.Context(), "u1"); err != nil {
+		if err := e.store.Memories.FenceForgotten(t.Context(), "u1"); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(pipeline.DefaultBackoffBase)
@@ -341,7 +341,7 @@ func TestForgetMeFencesRunningJobs(t *testing.T) {
 	})
 	t.Run("LaterWorkIsNotFenced", func(t *testing.T) {
 		e := newEnv(t, pipeline.Config{})
-		if err := e.store.FenceForgotten(t.Context(), "u1"); err != nil {
+		if err := e.store.Memories.FenceForgotten(t.Context(), "u1"); err != nil {
 			t.Fatal(err)
 		}
 		e.clock.Advance(1e9)
@@ -390,11 +390,11 @@ func TestEvidenceLinks(t *testing.T) {
 func TestServerMemoryRights(t *testing.T) {
 	setup := func(t *testing.T) (*env, *memory.Memory, *memory.Memory) {
 		e := newEnv(t, pipeline.Config{})
-		res, err := e.store.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid night is Tuesday"}, "user:admin")
+		res, err := e.store.Memories.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid night is Tuesday"}, "user:admin")
 		if err != nil {
 			t.Fatal(err)
 		}
-		own, err := e.store.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The guild bank is open to everyone",
+		own, err := e.store.Memories.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The guild bank is open to everyone",
 			Provenance: memory.Provenance{AuthorID: "u3"}}, "user:u3")
 		if err != nil {
 			t.Fatal(err)
@@ -406,10 +406,10 @@ func TestServerMemoryRights(t *testing.T) {
 		e, raid, _ := setup(t)
 		e.say("g1", "c1", "u1", "Alice", "Raid night is Wednesday instead")
 		e.idleTick()
-		if got, _ := e.store.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Tuesday" {
+		if got, _ := e.store.Memories.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Tuesday" {
 			t.Fatalf("an ordinary member's conversation changed server memory: %q", got.Content)
 		}
-		hist, _ := e.store.History(t.Context(), g, raid.ID)
+		hist, _ := e.store.Memories.History(t.Context(), g, raid.ID)
 		last := hist[len(hist)-1]
 		var meta map[string]any
 		_ = json.Unmarshal(last.Metadata, &meta)
@@ -421,7 +421,7 @@ func TestServerMemoryRights(t *testing.T) {
 		e, raid, _ := setup(t)
 		e.sayAsEditor("g1", "c1", "u1", "Alice", "Raid night is Wednesday instead")
 		e.idleTick()
-		if got, _ := e.store.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Wednesday instead" {
+		if got, _ := e.store.Memories.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Wednesday instead" {
 			t.Fatalf("an editor's update was not applied: %q\n%s", got.Content, e.logs)
 		}
 	})
@@ -429,7 +429,7 @@ func TestServerMemoryRights(t *testing.T) {
 		e, _, bank := setup(t)
 		e.say("g1", "c1", "u3", "Carol", "The guild bank is no longer open to everyone")
 		e.idleTick()
-		if _, err := e.store.Get(t.Context(), g, bank.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+		if _, err := e.store.Memories.Get(t.Context(), g, bank.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Fatalf("the author's own delete was not applied: %v\n%s", err, e.logs)
 		}
 	})
@@ -438,10 +438,10 @@ func TestServerMemoryRights(t *testing.T) {
 		e.sayAsEditor("g1", "c1", "u9", "Mod", "hello all, nice evening")
 		e.say("g1", "c1", "u1", "Alice", "Raid night is Wednesday instead")
 		e.idleTick()
-		if got, _ := e.store.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Tuesday" {
+		if got, _ := e.store.Memories.Get(t.Context(), g, raid.ID); got.Content != "Raid night is Tuesday" {
 			t.Fatalf("a bystanding editor let a member's message change server memory: %q", got.Content)
 		}
-		if hist, _ := e.store.History(t.Context(), g, raid.ID); hist[len(hist)-1].Action != memory.ActionReview {
+		if hist, _ := e.store.Memories.History(t.Context(), g, raid.ID); hist[len(hist)-1].Action != memory.ActionReview {
 			t.Fatalf("history %+v, want the update recorded as review_needed", hist)
 		}
 	})

@@ -1,0 +1,124 @@
+package main
+
+// The wiring of kioku: the one place that knows every package. Each subcommand opens the
+// store here and hands its aggregates to the consumers that declare what they need (the
+// chat engine, the background pipeline, the Discord bot); no other package imports them all.
+
+import (
+	"context"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/contextbuild"
+	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
+	"github.com/kioku-bot/kioku/stm"
+)
+
+// openStore opens the configured database, applying migrations.
+func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
+	return ltm.Open(ctx, app.config.DB)
+}
+
+// newModelClient builds the OpenAI-compatible client from the configuration.
+func (app *App) newModelClient() (*llm.Client, error) {
+	cfg := app.config
+	return llm.New(llm.Config{
+		BaseURL:       cfg.LLMBaseURL,
+		APIKey:        cfg.LLMAPIKey,
+		ChatModel:     cfg.ChatModel,
+		PipelineModel: cfg.PipelineModel,
+		EmbedModel:    cfg.EmbedModel,
+		Timeout:       cfg.LLMTimeout,
+		Logger:        app.logger.With("component", "llm"),
+	})
+}
+
+// newPipeline builds the background memory pipeline on store and model (which sends its
+// requests to KIOKU_PIPELINE_MODEL) with the operator's mode and budget. It starts nothing.
+// audience, when not nil, tells the pipeline which channels' memories a conversation in a
+// guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
+func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
+	flags := pipeline.ModeFlags(app.config.PipelineMode)
+	return pipeline.New(pipeline.Config{
+		Audience:          audience,
+		Flags:             &flags,
+		CallsPerHour:      app.config.PipelineCallsPerHour,
+		GuildShare:        app.config.PipelineGuildShare,
+		HighSignalPerHour: app.config.PipelineMemberTriggers,
+		Logger:            app.logger.With("component", "pipeline"),
+	}, pipelineDeps(store, model))
+}
+
+// pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
+// is read at each call, so a test that moves it moves the pipeline with it.
+func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+	return pipeline.Deps{
+		Jobs:         store.Jobs,
+		Ledger:       store.Jobs,
+		Transcript:   store.Transcripts,
+		Facts:        store.Facts,
+		Candidates:   store.Recall,
+		Settings:     store.Settings,
+		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
+		Model:        model,
+		Quote:        contextbuild.Quote,
+		Now:          func() time.Time { return store.Now() },
+	}
+}
+
+// housekeeping is the pipeline's Housekeeping over two aggregates: retention is the
+// store's maintenance, the purge of departed servers its guilds'.
+type housekeeping struct {
+	*ltm.Maintenance
+	*ltm.Guilds
+}
+
+// chatDeps hands the store's aggregates, short-term memory and the model to the chat engine.
+func chatDeps(store *ltm.Store, model chat.ChatModel, short *stm.Store, onTurn chat.TurnHook) chat.Deps {
+	return chat.Deps{
+		Memories:   store.Memories,
+		Recall:     store.Recall,
+		Transcript: store.Transcripts,
+		Settings:   store.Settings,
+		ShortTerm:  short,
+		Model:      model,
+		OnTurn:     onTurn,
+	}
+}
+
+// newEngine builds the chat turn engine on store, model and short-term memory, giving the
+// store the embedding model when one is configured. onTurn, when not nil, is told about
+// every stored user turn (the pipeline's extraction trigger).
+func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
+	cfg := app.config
+	if cfg.EmbedModel != "" {
+		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
+	}
+	return chat.New(chat.Config{
+		ContextWindow:   cfg.ContextWindow,
+		MaxOutputTokens: cfg.MaxOutputTokens,
+		TurnsPerMinute:  cfg.TurnsPerMinute,
+		Logger:          app.logger.With("component", "chat"),
+	}, chatDeps(store, model, short, onTurn))
+}
+
+// newBot builds the Discord bot on session with the store, short-term memory, the chat
+// engine that answers its turns and the running pipeline whose status it reports.
+func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
+	return bot.New(bot.Config{
+		Session: session,
+		Store:   store,
+		STM:     short,
+		Turner:  engine,
+		Logger:  app.logger.With("component", "bot"),
+		// A server that removed the bot keeps its data this long, in case it comes back.
+		GuildPurgeAfter: app.config.GuildPurgeAfter,
+		// The running pipeline adds its model budget to what the database says.
+		PipelineStatus: pipe.Status,
+	})
+}

@@ -1,0 +1,93 @@
+package memory
+
+// The shapes of a write as the store's callers give them: who writes where, what a change
+// sets, which page of a listing they want, and what a write did.
+
+// WriteContext says who is writing and where, for writes whose outcome a member sees (a
+// tool result, a notice, a command reply). SPEC §2: the result a writer sees never depends
+// on memories that writer may not see in that place, so such a write deduplicates only
+// against memories the writer can see there (CanSee) and otherwise inserts a fresh row by
+// the same path and with the same statements as any new memory.
+//
+// Writers without a place (the operator CLI, eval, bench, the pipeline) use the store's
+// plain writes (Remember, Modify, Recover, Import), which deduplicate against the whole scope.
+type WriteContext struct {
+	// WriterID is the member who writes (the speaker of a chat turn, the user of a command).
+	WriterID string
+	// GuildID is the guild the write happens in; "" for a DM.
+	GuildID string
+	// ChannelID is the channel the write happens in.
+	ChannelID string
+	// Audience is the channel rule of the place; nil restricts nothing beyond scope.
+	Audience *Audience
+}
+
+// CanSee reports whether the writer may see the existing memory m in this place, given the
+// writer's cross-server opt-in:
+//   - a server memory of this guild that the audience allows;
+//   - the writer's own personal memory that the scope rules allow here (in a DM all of it;
+//     in a guild the memories that originated there, or all when the writer opted into
+//     cross-server use) and the audience allows;
+//   - another member's personal memory only when the writer authored it (and the audience
+//     allows it).
+//
+// Anything else, another member's own memories above all, is invisible: a write never
+// learns that it exists.
+func (w WriteContext) CanSee(m *Memory, crossServer bool) bool {
+	if m == nil || m.Deleted() || w.WriterID == "" || !w.Audience.Allows(m) {
+		return false
+	}
+	switch m.Scope {
+	case ScopeServer:
+		return w.GuildID != "" && m.GuildID == w.GuildID
+	case ScopePersonal:
+		if m.UserID == w.WriterID {
+			return w.GuildID == "" || m.GuildID == w.GuildID || crossServer
+		}
+		return m.Provenance.AuthorID == w.WriterID
+	}
+	return false
+}
+
+// WriteResult reports the outcome of remembering a memory.
+type WriteResult struct {
+	Memory *Memory
+	// Created is false when an identical live memory already existed in the scope; Memory
+	// is then that existing memory.
+	Created bool
+}
+
+// ListOptions filters and pages a listing of memories.
+type ListOptions struct {
+	Limit  int // default 20, at most 500
+	Offset int
+	Type   Type
+	Tag    string
+	Pinned *bool
+	// Deleted lists forgotten memories (still recoverable) instead of live ones.
+	Deleted bool
+	// GuildID narrows a personal listing to memories that originated in one guild.
+	GuildID string
+	// Audience, when set, lists only memories whose origin channel it allows.
+	Audience *Audience
+}
+
+// Change lists the fields a modification may set; nil fields are left as they are.
+type Change struct {
+	Content    *string
+	Type       *Type
+	Importance *float64
+	Pinned     *bool
+	Tags       *[]string
+	// ChannelID, when set, moves the memory's origin channel: new content said in a channel
+	// may only be used where that channel's words may (SPEC §2 "Channel-aware memory").
+	ChannelID *string
+	// GuildID, when set, moves a personal memory's origin guild ("" for a DM) with its
+	// channel: new content said in a DM may only be used where that DM's words may. Server
+	// memory belongs to its guild and cannot move.
+	GuildID *string
+	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
+	// version (optimistic concurrency for edits made from a stale view).
+	IfVersion int
+	Reason    string
+}
