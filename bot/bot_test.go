@@ -287,7 +287,7 @@ func TestServerMemoryMutationsNeedPermission(t *testing.T) {
 	if msg, _ := tb.interact(t, click); !strings.Contains(msg.Content, "Manage Server") {
 		t.Errorf("forget confirm by a plain member answered %q", msg.Content)
 	}
-	mems, _, err := tb.store.Memories.List(context.Background(), memory.ServerOwner(guild), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.ServerOwner(guild), memory.ListOptions{})
 	if err != nil || len(mems) != 1 || mems[0].Version != 1 {
 		t.Errorf("server memory changed by refused commands: %v %v", mems, err)
 	}
@@ -579,7 +579,7 @@ func TestImportLimits(t *testing.T) {
 			t.Errorf("answer = %q", got)
 		}
 	})
-	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), memory.ListOptions{})
 	if err != nil || len(mems) != 0 {
 		t.Errorf("refused imports wrote %d memories (%v)", len(mems), err)
 	}

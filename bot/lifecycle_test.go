@@ -11,7 +11,6 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -56,7 +55,7 @@ func TestInteractionTimeout(t *testing.T) {
 	if st := tb.bot.Stats(); st.InteractionErrors != 1 {
 		t.Errorf("interaction errors = %d, want 1", st.InteractionErrors)
 	}
-	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+	mems, _, err := tb.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), memory.ListOptions{})
 	if err != nil || len(mems) != 0 {
 		t.Errorf("a timed-out import wrote %d memories (%v)", len(mems), err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -35,7 +34,7 @@ func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
 // listPage renders one page of a listing with its navigation buttons.
 func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
 	aud := c.audience(ctx)
-	mems, total, err := b.store.Memories.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+	mems, total, err := b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +48,7 @@ func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset 
 	if offset >= total {
 		// The list shrank since the page was opened; show its last page.
 		offset = (total - 1) / b.pageSize * b.pageSize
-		mems, total, err = b.store.Memories.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+		mems, total, err = b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +226,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
-	var ch ltm.Change
+	var ch memory.Change
 	if content := c.str("content"); content != "" {
 		ch.Content = &content
 	}

@@ -7,14 +7,13 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // writeContext is the member running a command, where they run it: what decides which
-// existing memories their write may be deduplicated against (ltm.WriteContext).
-func (c *call) writeContext(ctx context.Context) ltm.WriteContext {
-	return ltm.WriteContext{WriterID: c.userID(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, Audience: c.audience(ctx)}
+// existing memories their write may be deduplicated against (memory.WriteContext).
+func (c *call) writeContext(ctx context.Context) memory.WriteContext {
+	return memory.WriteContext{WriterID: c.userID(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, Audience: c.audience(ctx)}
 }
 
 // errAuthorPrivate refuses to save another member's message when that member's privacy

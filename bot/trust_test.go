@@ -7,7 +7,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -78,7 +77,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 			if !strings.Contains(msg.Content, "Remembered ("+string(tc.owner.Scope)+")") {
 				t.Fatalf("Remember this answered %q", msg.Content)
 			}
-			mems, _, err := tb.store.Memories.List(ctx, tc.owner, ltm.ListOptions{})
+			mems, _, err := tb.store.Memories.List(ctx, tc.owner, memory.ListOptions{})
 			if err != nil || len(mems) == 0 {
 				t.Fatalf("no memory in %s: %v", tc.owner, err)
 			}

@@ -276,7 +276,7 @@ func TestPrivacyPartial(t *testing.T) {
 	if len(reply.Notices) != 0 {
 		t.Fatalf("notices = %+v", reply.Notices)
 	}
-	_, n, err := e.store.Memories.List(ctx, memory.PersonalOwner("111"), ltm.ListOptions{})
+	_, n, err := e.store.Memories.List(ctx, memory.PersonalOwner("111"), memory.ListOptions{})
 	if err != nil || n != 1 {
 		t.Fatalf("personal memories = %d (%v), want only the seeded one", n, err)
 	}
@@ -357,7 +357,7 @@ func TestSelfTeaching(t *testing.T) {
 		if len(reply.Notices) != 0 {
 			t.Fatalf("notices = %+v", reply.Notices)
 		}
-		if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
+		if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), memory.ListOptions{}); n != 0 {
 			t.Fatalf("%d server memories written with self-teaching off", n)
 		}
 		if !strings.Contains(systemText(e.srv.ChatRequests()[0]), "/kioku config") {
@@ -550,7 +550,7 @@ func TestSecretRefused(t *testing.T) {
 	if len(reply.Notices) != 0 {
 		t.Fatalf("notices = %+v", reply.Notices)
 	}
-	if _, n, _ := e.store.Memories.List(context.Background(), memory.PersonalOwner("111"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := e.store.Memories.List(context.Background(), memory.PersonalOwner("111"), memory.ListOptions{}); n != 0 {
 		t.Fatalf("%d memories stored", n)
 	}
 	// The transcript, the prompt and short-term memory keep the words but not the token.

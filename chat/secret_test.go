@@ -12,7 +12,6 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
@@ -157,7 +156,7 @@ func TestTurnRedactsCredentials(t *testing.T) {
 			assertNoSecret(t, "short-term memory "+k.String(), m.Content)
 		}
 	}
-	if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := e.store.Memories.List(context.Background(), memory.ServerOwner("g1"), memory.ListOptions{}); n != 0 {
 		t.Errorf("%d server memories stored", n)
 	}
 	for _, path := range []string{e.store.Path(), e.store.Path() + "-wal"} {

@@ -38,12 +38,12 @@ func (c *countingStore) snapshot() map[string]int {
 	return maps.Clone(c.calls)
 }
 
-func (c *countingStore) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error) {
+func (c *countingStore) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error) {
 	c.count("Remember")
 	return c.Store.Memories.Remember(ctx, m, actor)
 }
 
-func (c *countingStore) RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, ev ...memory.MessageRef) (ltm.WriteResult, error) {
+func (c *countingStore) RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, ev ...memory.MessageRef) (memory.WriteResult, error) {
 	c.count("RememberAs")
 	return c.Store.Memories.RememberAs(ctx, w, m, actor, ev...)
 }
@@ -53,12 +53,12 @@ func (c *countingStore) Get(ctx context.Context, owner memory.Owner, id int64) (
 	return c.Store.Memories.Get(ctx, owner, id)
 }
 
-func (c *countingStore) Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
+func (c *countingStore) Modify(ctx context.Context, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("Modify")
 	return c.Store.Memories.Modify(ctx, owner, id, ch, actor)
 }
 
-func (c *countingStore) ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error) {
+func (c *countingStore) ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	c.count("ModifyAs")
 	return c.Store.Memories.ModifyAs(ctx, w, owner, id, ch, actor)
 }
@@ -73,7 +73,7 @@ func (c *countingStore) Search(ctx context.Context, q memory.SearchQuery) ([]mem
 	return c.Store.Recall.Search(ctx, q)
 }
 
-func (c *countingStore) List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error) {
+func (c *countingStore) List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error) {
 	c.count("List")
 	return c.Store.Memories.List(ctx, owner, opt)
 }

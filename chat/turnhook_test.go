@@ -236,7 +236,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 	if r, err := p.Tick(ctx); err != nil || r.Done != 1 {
 		t.Fatalf("tick %+v %v", r, err)
 	}
-	ms, _, err := e.store.Memories.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{})
+	ms, _, err := e.store.Memories.List(ctx, memory.ServerOwner("g1"), memory.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,7 @@ func TestRecallAudience(t *testing.T) {
 		q.Audience = nil
 		wantOnly(t, mustSearch(t, s, q), general.ID, mods.ID, old.ID, dm.ID, elsewhere.ID)
 
-		list, total, err := s.Memories.List(ctx, owner, ltm.ListOptions{Audience: &memory.Audience{Channels: map[string]bool{"c-mods": true}}})
+		list, total, err := s.Memories.List(ctx, owner, memory.ListOptions{Audience: &memory.Audience{Channels: map[string]bool{"c-mods": true}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +136,7 @@ func TestModifyMovesOriginChannel(t *testing.T) {
 	m := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g", Content: "standup is at nine",
 		Provenance: memory.Provenance{ChannelID: "c-general"}})
 	content, channel := "standup is at ten", "c-mods"
-	got, err := s.Memories.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &content, ChannelID: &channel}, "test")
+	got, err := s.Memories.Modify(ctx, m.Owner(), m.ID, memory.Change{Content: &content, ChannelID: &channel}, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestModifyMovesOriginChannel(t *testing.T) {
 		t.Fatalf("origin channel after the change = %q, stored %q", got.Provenance.ChannelID, again.Provenance.ChannelID)
 	}
 	other := "standup is at eleven"
-	got, _ = s.Memories.Modify(ctx, m.Owner(), m.ID, ltm.Change{Content: &other}, "test")
+	got, _ = s.Memories.Modify(ctx, m.Owner(), m.ID, memory.Change{Content: &other}, "test")
 	if got.Provenance.ChannelID != "c-mods" {
 		t.Fatalf("a change without a channel moved it to %q", got.Provenance.ChannelID)
 	}

@@ -128,11 +128,11 @@ type Importer struct {
 
 // writer is the importing member in the place of the import, whose view decides which
 // memories count as already present; nil (the CLI) counts every memory of the scope.
-func (by Importer) writer() *WriteContext {
+func (by Importer) writer() *memory.WriteContext {
 	if by.AuthorID == "" {
 		return nil
 	}
-	return &WriteContext{WriterID: by.AuthorID, GuildID: by.GuildID, ChannelID: by.ChannelID, Audience: by.Audience}
+	return &memory.WriteContext{WriterID: by.AuthorID, GuildID: by.GuildID, ChannelID: by.ChannelID, Audience: by.Audience}
 }
 
 // ImportAs writes the memories of f into owner's scope, whatever scope they were exported
@@ -178,7 +178,7 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFil
 // the write lock long enough to stall chat turns.
 const rememberManyBatch = 500
 
-func (s *Transfer) importPrepared(ctx context.Context, w *WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
+func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
@@ -231,7 +231,7 @@ type hashSlot struct{ scopeKey, hash string }
 // the created memories and, in batch order, the id each memory of batch now has: its new
 // id, or the id of the live memory that already held its content. With a writer, only
 // memories the writer can see count as already there (WriteContext).
-func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
+func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
 	var (
 		existing map[hashSlot]int64

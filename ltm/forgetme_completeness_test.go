@@ -114,7 +114,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	edited := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I like " + secret["edited-away"]},
 		memory.ModelActor(alice))
 	to := "I like " + secret["edited-to"]
-	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, ltm.Change{Content: &to}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, memory.Change{Content: &to}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// A server fact about Alice, and Bob's Remember-this copy of Alice's message.
@@ -127,7 +127,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	authored := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
 		Content: "The wiki lives at " + survivor["alice-authored"], Provenance: aliceSays}, memory.UserActor(alice))
 	pin := true
-	if _, err := s.Memories.Modify(ctx, server, authored.ID, ltm.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, server, authored.ID, memory.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// A memory learned from Alice's and Bob's messages together stays.
@@ -294,11 +294,11 @@ func TestForgetMeCompleteness(t *testing.T) {
 		// Trigrams shared with text that stays (other words, common letters) may remain;
 		// the ones only Alice's words had must not.
 		kept := map[string]bool{}
-		live, _, err := s.Memories.List(ctx, server, ltm.ListOptions{Limit: 500})
+		live, _, err := s.Memories.List(ctx, server, memory.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bobs, _, err := s.Memories.List(ctx, bobMe, ltm.ListOptions{Limit: 500})
+		bobs, _, err := s.Memories.List(ctx, bobMe, memory.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,7 +121,7 @@ func TestPurgeGuild(t *testing.T) {
 	if n := count(t, db, `SELECT count(*) FROM transcripts WHERE guild_id = ''`); n != 1 {
 		t.Error("the DM transcript was purged")
 	}
-	mems, _, err := s.Memories.List(ctx, memory.PersonalOwner("alice"), ltm.ListOptions{Limit: 10})
+	mems, _, err := s.Memories.List(ctx, memory.PersonalOwner("alice"), memory.ListOptions{Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 		if action != memory.ActionUpdate || old == "" {
 			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
 		}
-		restored, err = s.modifyTx(ctx, tx, nil, owner, id, Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		restored, err = s.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
 		return err
 	})
 	if err != nil {

@@ -145,7 +145,7 @@ func TestPurgeTakesHistoryText(t *testing.T) {
 		t.Fatal(err)
 	}
 	edited := fact + " and shellfish"
-	if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &edited, Reason: "she told me about shellfish"}, "user:alice"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, memory.Change{Content: &edited, Reason: "she told me about shellfish"}, "user:alice"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Memories.Forget(ctx, owner, []int64{res.Memory.ID}, "user:alice", ""); err != nil {

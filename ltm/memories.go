@@ -57,18 +57,18 @@ func encodeTags(tags []string) string {
 // Remember stores m (raw-first: the row exists before any embedding work) and returns it
 // with its id. A memory whose normalized content already exists live in the same scope is
 // not duplicated: the existing memory is returned with Created false.
-func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (WriteResult, error) {
+func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error) {
 	if err := m.Prepare(); err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
-	var res WriteResult
+	var res memory.WriteResult
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		res, err = s.rememberTx(ctx, tx, &m, actor, "")
 		return err
 	})
 	if err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
 	if res.Created {
 		s.indexMemories(ctx, res.Memory)
@@ -77,32 +77,32 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
+func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
 	if err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
 	if existing != nil {
-		return WriteResult{Memory: existing, Created: false}, nil
+		return memory.WriteResult{Memory: existing, Created: false}, nil
 	}
 	return s.insertMemoryTx(ctx, tx, m, actor, reason)
 }
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (WriteResult, error) {
+func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
-		return WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
+		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: createAction(m),
 		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason}); err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
-	return WriteResult{Memory: stored, Created: true}, nil
+	return memory.WriteResult{Memory: stored, Created: true}, nil
 }
 
 // insertMemorySQL inserts rows new memories (version 1), taking the values of
@@ -201,7 +201,7 @@ func describeOwner(o memory.Owner) string {
 }
 
 // List returns one page of memories in owner's scope, newest first, and the total count.
-func (s *Memories) List(ctx context.Context, owner memory.Owner, opt ListOptions) ([]*memory.Memory, int, error) {
+func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -268,13 +268,13 @@ func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
 
 // Modify applies ch to the live memory id in owner's scope, bumps its version and records
 // the old and new content in history.
-func (s *Memories) Modify(ctx context.Context, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) Modify(ctx context.Context, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	return s.modify(ctx, nil, owner, id, ch, actor)
 }
 
 // modify is Modify and ModifyAs: w, when not nil, limits the duplicate check to what the
 // writer can see.
-func (s *Memories) modify(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -291,7 +291,7 @@ func (s *Memories) modify(ctx context.Context, w *WriteContext, owner memory.Own
 	return updated, nil
 }
 
-func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -429,7 +429,7 @@ func (s *Memories) Recover(ctx context.Context, owner memory.Owner, id int64, if
 	return s.recover(ctx, nil, owner, id, ifVersion, actor)
 }
 
-func (s *Memories) recover(ctx context.Context, w *WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

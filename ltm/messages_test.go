@@ -145,7 +145,7 @@ func TestDeleteMessages(t *testing.T) {
 		t.Errorf("last history row = %+v, want a versioned delete for %q", last, ltm.ReasonSourceDeleted)
 	}
 	// Still recoverable like any forgotten memory.
-	if _, n, _ := s.Memories.List(ctx, onlyM1.Owner(), ltm.ListOptions{Deleted: true}); n != 1 {
+	if _, n, _ := s.Memories.List(ctx, onlyM1.Owner(), memory.ListOptions{Deleted: true}); n != 1 {
 		t.Errorf("%d forgotten server memories, want the soft-deleted one", n)
 	}
 	// Evidence left elsewhere, a deliberate save and a memory without evidence stay.

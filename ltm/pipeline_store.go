@@ -180,7 +180,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 	if dup != nil {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
-	change := Change{Content: &content, Reason: p.Reason}
+	change := memory.Change{Content: &content, Reason: p.Reason}
 	if channelID != "" && channelID != target.Provenance.ChannelID {
 		// The new content was said in the batch's channel: from now on the memory goes only
 		// where that channel's words may (SPEC §2 channel-aware memory).

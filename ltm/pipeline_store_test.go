@@ -146,7 +146,7 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 			t.Fatalf("err %v, want ErrLeaseLost", err)
 		}
 	})
-	if _, n, _ := s.Memories.List(ctx, g, ltm.ListOptions{}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, g, memory.ListOptions{}); n != 0 {
 		t.Fatalf("a refused batch wrote %d memories", n)
 	}
 	if evs := scopeHistory(t, s, g); len(evs) != 0 {
@@ -166,7 +166,7 @@ func TestApplyPipelineBatchIsAllOrNothing(t *testing.T) {
 		if _, err := s.Facts.ApplyPipelineBatch(ctx, b); !errors.Is(err, memory.ErrCursorMoved) {
 			t.Fatalf("replay: %v, want ErrCursorMoved", err)
 		}
-		if _, n, _ := s.Memories.List(ctx, g, ltm.ListOptions{}); n != 1 {
+		if _, n, _ := s.Memories.List(ctx, g, memory.ListOptions{}); n != 1 {
 			t.Fatalf("%d memories after a replay, want 1", n)
 		}
 	})
@@ -187,7 +187,7 @@ func TestApplyPipelineBatchPrivacyAndReview(t *testing.T) {
 	if len(blocked) != 1 || blocked[0].NewContent != "" || blocked[0].OldContent != "" || blocked[0].Action != memory.ActionBlock {
 		t.Fatalf("redacted row %+v", blocked)
 	}
-	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u2"), ltm.ListOptions{}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u2"), memory.ListOptions{}); n != 0 {
 		t.Fatal("a blocked proposal wrote a memory")
 	}
 	for _, id := range []int64{old.ID, out[1].MemoryID} {

@@ -492,7 +492,7 @@ func TestRecallForgottenAndModified(t *testing.T) {
 
 		pet := testkit.MustRemember(t, s, server("gD", "our mascot is a puppy named Rex"))
 		newContent := "our mascot is a guitar named Rex"
-		if _, err := s.Memories.Modify(ctx, owner, pet.ID, ltm.Change{Content: &newContent}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, pet.ID, memory.Change{Content: &newContent}, "test"); err != nil {
 			t.Fatal(err)
 		}
 		t.Run("ModifiedFoundByNewWords", func(t *testing.T) {
@@ -526,7 +526,7 @@ func TestRecallModifiedWhileProviderDown(t *testing.T) {
 	}
 	e.fail.Store(true)
 	changed := "our mascot is a guitar named Rex"
-	if _, err := s.Memories.Modify(ctx, owner, pet.ID, ltm.Change{Content: &changed}, "test"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, pet.ID, memory.Change{Content: &changed}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if r, ok := find(mustSearch(t, s, q), pet.ID); ok && matched(r) {

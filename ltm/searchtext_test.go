@@ -179,7 +179,7 @@ func TestSearchTextOnWrite(t *testing.T) {
 		t.Errorf("after a save, %v", got)
 	}
 	edited := "明日のdeployは15時から"
-	if _, err := s.Memories.Modify(ctx, owner, id, Change{Content: &edited}, "test"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, id, memory.Change{Content: &edited}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if text, _ := searchColumns(t, s, id); text != memory.SearchText(edited) {

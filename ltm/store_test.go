@@ -42,7 +42,7 @@ func TestOpenTwiceIsANoOp(t *testing.T) {
 		}
 		if i == 0 {
 			testkit.MustRemember(t, s, server("g1", "kept across reopen"))
-		} else if _, n, _ := s.Memories.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{}); n != 1 {
+		} else if _, n, _ := s.Memories.List(ctx, memory.ServerOwner("g1"), memory.ListOptions{}); n != 1 {
 			t.Errorf("after reopen: %d memories, want 1", n)
 		}
 		if err := s.Close(); err != nil {
@@ -114,7 +114,7 @@ func TestScopeIsolation(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.Memories.Get(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.Memories.Modify(ctx, c.owner, c.id, ltm.Change{Content: &content}, "attacker")
+			_, err = s.Memories.Modify(ctx, c.owner, c.id, memory.Change{Content: &content}, "attacker")
 			wantCode(t, err, memory.ENOTFOUND)
 			_, err = s.Memories.Forget(ctx, c.owner, []int64{c.id}, "attacker", "")
 			wantCode(t, err, memory.ENOTFOUND)
@@ -122,7 +122,7 @@ func TestScopeIsolation(t *testing.T) {
 			wantCode(t, err, memory.ENOTFOUND)
 			_, err = s.Memories.History(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			list, _, err := s.Memories.List(ctx, c.owner, ltm.ListOptions{})
+			list, _, err := s.Memories.List(ctx, c.owner, memory.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,13 +189,13 @@ func TestForgetRecover(t *testing.T) {
 	t.Run("HiddenFromGetListSearch", func(t *testing.T) {
 		_, err := s.Memories.Get(ctx, owner, m.ID)
 		wantCode(t, err, memory.ENOTFOUND)
-		if list, n, _ := s.Memories.List(ctx, owner, ltm.ListOptions{}); n != 0 || len(list) != 0 {
+		if list, n, _ := s.Memories.List(ctx, owner, memory.ListOptions{}); n != 0 || len(list) != 0 {
 			t.Errorf("List shows %d forgotten memories", n)
 		}
 		if res, _ := s.Recall.Search(ctx, memory.SearchQuery{Text: "wiki", Owners: []memory.Owner{owner}}); len(res) != 0 {
 			t.Errorf("Search returned a forgotten memory")
 		}
-		if list, n, _ := s.Memories.List(ctx, owner, ltm.ListOptions{Deleted: true}); n != 1 || list[0].ID != m.ID {
+		if list, n, _ := s.Memories.List(ctx, owner, memory.ListOptions{Deleted: true}); n != 1 || list[0].ID != m.ID {
 			t.Errorf("List(Deleted) = %d", n)
 		}
 	})
@@ -244,7 +244,7 @@ func TestModify(t *testing.T) {
 	other := testkit.MustRemember(t, s, server("g1", "Meetings are on Tuesday"))
 	newContent := "Meetings are on Wednesday"
 	t.Run("Versioned", func(t *testing.T) {
-		got, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &newContent, IfVersion: 1}, "user:1")
+		got, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &newContent, IfVersion: 1}, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,16 +260,16 @@ func TestModify(t *testing.T) {
 	})
 	t.Run("ErrStaleVersion", func(t *testing.T) {
 		c := "Meetings are on Thursday"
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, IfVersion: 1}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &c, IfVersion: 1}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrDuplicateOfAnother", func(t *testing.T) {
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &other.Content}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &other.Content}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrEmpty", func(t *testing.T) {
 		empty := "  "
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &empty}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &empty}, "user:1")
 		wantCode(t, err, memory.EINVALID)
 	})
 }
@@ -279,7 +279,7 @@ func TestHistoryForEveryMutation(t *testing.T) {
 	owner := memory.PersonalOwner("u1")
 	m := testkit.MustRemember(t, s, personal("u1", "", "I live in Osaka"))
 	c := "I live in Kyoto"
-	if _, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &c, Reason: "moved"}, "user:u1"); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &c, Reason: "moved"}, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Memories.Forget(ctx, owner, []int64{m.ID}, "user:u1", ""); err != nil {
@@ -445,7 +445,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		empty := testkit.MustOpenStore(t)
 		_, err := empty.Transfer.Import(ctx, owner, bad, "test")
 		wantCode(t, err, memory.EINVALID)
-		if _, n, _ := empty.Memories.List(ctx, owner, ltm.ListOptions{}); n != 0 {
+		if _, n, _ := empty.Memories.List(ctx, owner, memory.ListOptions{}); n != 0 {
 			t.Errorf("a failed import wrote %d memories", n)
 		}
 	})
@@ -489,7 +489,7 @@ func TestForgetMe(t *testing.T) {
 	if done.Memories != 2 || done.Turns != 2 {
 		t.Fatalf("erased %+v", done)
 	}
-	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u1"), ltm.ListOptions{Deleted: true}); n != 0 {
+	if _, n, _ := s.Memories.List(ctx, memory.PersonalOwner("u1"), memory.ListOptions{Deleted: true}); n != 0 {
 		t.Error("forgotten personal memories survived forget-me")
 	}
 	if n, _ := s.Transcripts.CountTurns(ctx, "u1"); n != 0 {
@@ -581,7 +581,7 @@ func TestConcurrentWriters(t *testing.T) {
 				}
 				if i%3 == 0 {
 					c := fmt.Sprintf("worker %d fact %d about planes", w, i)
-					if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, ltm.Change{Content: &c}, "test"); err != nil {
+					if _, err := s.Memories.Modify(ctx, owner, res.Memory.ID, memory.Change{Content: &c}, "test"); err != nil {
 						errs <- err
 						return
 					}
@@ -590,7 +590,7 @@ func TestConcurrentWriters(t *testing.T) {
 					errs <- err
 					return
 				}
-				if _, _, err := s.Memories.List(ctx, owner, ltm.ListOptions{Limit: 5}); err != nil {
+				if _, _, err := s.Memories.List(ctx, owner, memory.ListOptions{Limit: 5}); err != nil {
 					errs <- err
 					return
 				}
@@ -607,7 +607,7 @@ func TestConcurrentWriters(t *testing.T) {
 	}
 	total := 0
 	for g := 0; g < 3; g++ {
-		_, n, err := s.Memories.List(ctx, memory.ServerOwner(fmt.Sprintf("g%d", g)), ltm.ListOptions{})
+		_, n, err := s.Memories.List(ctx, memory.ServerOwner(fmt.Sprintf("g%d", g)), memory.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,41 +9,29 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// The shapes of a write are the domain's; these names keep the store's signatures short.
-type (
-	// WriteContext is memory.WriteContext: who writes, and where.
-	WriteContext = memory.WriteContext
-	// WriteResult is memory.WriteResult: what a write did.
-	WriteResult = memory.WriteResult
-	// ListOptions is memory.ListOptions: which page of memories to list.
-	ListOptions = memory.ListOptions
-	// Change is memory.Change: the fields a modification sets.
-	Change = memory.Change
-)
-
 // RememberAs is Remember for a writer in a place: m is deduplicated only against the live
 // memories of its scope that w can see (WriteContext.CanSee); when there is none, a fresh
 // row is inserted even if an identical memory the writer cannot see exists. evidence, when
 // given, links the memory (new or existing) to the messages it was taken from.
-func (s *Memories) RememberAs(ctx context.Context, w WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (WriteResult, error) {
+func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error) {
 	if err := m.Prepare(); err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
-	var res WriteResult
+	var res memory.WriteResult
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
 		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
 		}
 		if dup != nil {
-			res = WriteResult{Memory: dup}
+			res = memory.WriteResult{Memory: dup}
 		} else if res, err = s.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
 			return err
 		}
 		return addEvidenceTx(ctx, tx, res.Memory.ID, evidence)
 	})
 	if err != nil {
-		return WriteResult{}, err
+		return memory.WriteResult{}, err
 	}
 	if res.Created {
 		s.indexMemories(ctx, res.Memory)
@@ -54,7 +42,7 @@ func (s *Memories) RememberAs(ctx context.Context, w WriteContext, m memory.Memo
 // findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
 // there, or nil. It always reads every same-hash row and the writer's settings, so that
 // the statements a write runs do not depend on what it may not see.
-func findVisibleByHash(ctx context.Context, q querier, w WriteContext, scopeKey, hash string) (*memory.Memory, error) {
+func findVisibleByHash(ctx context.Context, q querier, w memory.WriteContext, scopeKey, hash string) (*memory.Memory, error) {
 	cross, err := crossServerOf(ctx, q, w.WriterID)
 	if err != nil {
 		return nil, err
@@ -127,19 +115,19 @@ func (s *Memories) Evidence(ctx context.Context, id int64) ([]memory.MessageRef,
 
 // ModifyAs is Modify for a writer in a place: the content it sets conflicts only with a
 // memory the writer can see; an identical memory it cannot see does not stop the change.
-func (s *Memories) ModifyAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ch Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	return s.modify(ctx, &w, owner, id, ch, actor)
 }
 
 // RecoverAs is Recover for a writer in a place: only a live memory the writer can see
 // holding the same content stops the recovery.
-func (s *Memories) RecoverAs(ctx context.Context, w WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
+func (s *Memories) RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
 	return s.recover(ctx, &w, owner, id, ifVersion, actor)
 }
 
 // findDuplicateTx finds the live memory of scopeKey holding hash that blocks a change:
 // any such memory when w is nil (writers without a place), else one w can see.
-func findDuplicateTx(ctx context.Context, q querier, w *WriteContext, scopeKey, hash string) (*memory.Memory, error) {
+func findDuplicateTx(ctx context.Context, q querier, w *memory.WriteContext, scopeKey, hash string) (*memory.Memory, error) {
 	if w == nil {
 		return findLiveByHash(ctx, q, scopeKey, hash)
 	}
@@ -165,7 +153,7 @@ func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64
 // visibleIDsByHash is liveIDsByHash for a writer: for each scope and content of batch, the
 // oldest live memory holding it that w can see. Like findVisibleByHash it reads the same
 // rows whatever the writer may see.
-func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
+func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w memory.WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
 	cross, err := crossServerOf(ctx, tx, w.WriterID)
 	if err != nil {
 		return nil, err

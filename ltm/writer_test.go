@@ -24,15 +24,15 @@ func TestWriteContextCanSee(t *testing.T) {
 		return &memory.Memory{Scope: memory.ScopePersonal, UserID: user, GuildID: origin,
 			Provenance: memory.Provenance{ChannelID: channel, AuthorID: author}}
 	}
-	inGuild := ltm.WriteContext{WriterID: w, GuildID: "g1", ChannelID: "general"}
-	inGuildAud := ltm.WriteContext{WriterID: w, GuildID: "g1", ChannelID: "general", Audience: public}
-	inDM := ltm.WriteContext{WriterID: w, ChannelID: "dm"}
+	inGuild := memory.WriteContext{WriterID: w, GuildID: "g1", ChannelID: "general"}
+	inGuildAud := memory.WriteContext{WriterID: w, GuildID: "g1", ChannelID: "general", Audience: public}
+	inDM := memory.WriteContext{WriterID: w, ChannelID: "dm"}
 	deleted := server("g1", "general")
 	deleted.DeletedAt = deleted.CreatedAt.AddDate(2000, 0, 0)
 
 	tests := []struct {
 		name  string
-		w     ltm.WriteContext
+		w     memory.WriteContext
 		m     *memory.Memory
 		cross bool
 		want  bool
@@ -57,7 +57,7 @@ func TestWriteContextCanSee(t *testing.T) {
 		{"OthersAuthoredByWriterAudienceExcludes", inGuildAud, personal(other, "g1", "mods", w), false, false},
 		{"OthersInDMNotAuthored", inDM, personal(other, "", "", other), false, false},
 		{"Deleted", inGuild, deleted, false, false},
-		{"NoWriter", ltm.WriteContext{GuildID: "g1"}, server("g1", "general"), false, false},
+		{"NoWriter", memory.WriteContext{GuildID: "g1"}, server("g1", "general"), false, false},
 		{"Nil", inGuild, nil, false, false},
 	}
 	for _, tt := range tests {
@@ -77,7 +77,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 	const alice, bob = "100", "200"
 	hidden := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: alice,
 		Content: "Alice is allergic to peanuts", Provenance: memory.Provenance{AuthorID: alice}})
-	bobInGuild := ltm.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "c1"}
+	bobInGuild := memory.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "c1"}
 	about := memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1", Content: "alice is allergic to peanuts.",
 		Source: memory.SourceTool, Provenance: memory.Provenance{AuthorID: bob, ChannelID: "c1"}}
 
@@ -97,7 +97,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		t.Fatalf("Bob's second save = %+v, want #%d again", again, fresh.Memory.ID)
 	}
 	// Alice in a DM sees both and gets the oldest.
-	own, err := s.Memories.RememberAs(ctx, ltm.WriteContext{WriterID: alice, ChannelID: "dm"}, memory.Memory{Scope: memory.ScopePersonal,
+	own, err := s.Memories.RememberAs(ctx, memory.WriteContext{WriterID: alice, ChannelID: "dm"}, memory.Memory{Scope: memory.ScopePersonal,
 		UserID: alice, Content: "Alice is allergic to peanuts"}, "user:"+alice)
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +118,12 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		draft := testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1",
 			Content: "Alice likes hiking", Provenance: memory.Provenance{AuthorID: bob}})
 		content := "Alice is allergic to peanuts"
-		if _, err := s.Memories.Modify(ctx, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "cli"); memory.ErrorCode(err) != memory.ECONFLICT {
+		if _, err := s.Memories.Modify(ctx, memory.PersonalOwner(alice), draft.ID, memory.Change{Content: &content}, "cli"); memory.ErrorCode(err) != memory.ECONFLICT {
 			t.Fatalf("Modify = %v, want ECONFLICT against the whole scope", err)
 		}
 		// A third member's write context sees none of them.
-		carol := ltm.WriteContext{WriterID: "300", GuildID: "g1"}
-		if _, err := s.Memories.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, "model:300"); err != nil {
+		carol := memory.WriteContext{WriterID: "300", GuildID: "g1"}
+		if _, err := s.Memories.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, memory.Change{Content: &content}, "model:300"); err != nil {
 			t.Fatalf("ModifyAs = %v, want the change (the duplicates are not Carol's to see)", err)
 		}
 	})
@@ -136,7 +136,7 @@ func TestRememberAsDedupsOnlyVisible(t *testing.T) {
 		}
 		testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raid at nine",
 			Provenance: memory.Provenance{ChannelID: "mods"}})
-		w := ltm.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "general",
+		w := memory.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "general",
 			Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
 		if _, err := s.Memories.RecoverAs(ctx, w, memory.ServerOwner("g1"), m.ID, 0, "user:"+bob); err != nil {
 			t.Fatalf("RecoverAs = %v, want the recovery (the #mods copy is hidden from #general)", err)
@@ -272,13 +272,13 @@ func TestPinnedVersion(t *testing.T) {
 	})
 	step("edit of a pinned memory", true, func() {
 		c := "Rule one, revised"
-		if _, err := s.Memories.Modify(ctx, owner, pinned.ID, ltm.Change{Content: &c}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, pinned.ID, memory.Change{Content: &c}, "test"); err != nil {
 			t.Fatal(err)
 		}
 	})
 	step("pinning", true, func() {
 		yes := true
-		if _, err := s.Memories.Modify(ctx, owner, plain.ID, ltm.Change{Pinned: &yes}, "test"); err != nil {
+		if _, err := s.Memories.Modify(ctx, owner, plain.ID, memory.Change{Pinned: &yes}, "test"); err != nil {
 			t.Fatal(err)
 		}
 	})

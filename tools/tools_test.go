@@ -279,7 +279,7 @@ func assertNoMemories(t *testing.T, s *ltm.Store, guildID string, userIDs ...str
 		owners = append(owners, memory.PersonalOwner(u))
 	}
 	for _, o := range owners {
-		_, n, err := s.Memories.List(context.Background(), o, ltm.ListOptions{})
+		_, n, err := s.Memories.List(context.Background(), o, memory.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

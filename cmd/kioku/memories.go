@@ -89,7 +89,7 @@ func memList(ctx context.Context, app *App, store *ltm.Store, args []string) err
 	if err != nil {
 		return err
 	}
-	mems, total, err := store.Memories.List(ctx, owner, ltm.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
+	mems, total, err := store.Memories.List(ctx, owner, memory.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func TestRunPipeline(t *testing.T) {
 	// The worker runs on its own schedule (every few seconds); wait for its result, bounded.
 	var mem *memory.Memory
 	waitFor(t, h, "the pipeline to store the extracted fact", func() bool {
-		ms, _, err := store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), ltm.ListOptions{})
+		ms, _, err := store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), memory.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -739,7 +739,7 @@ func (h *harness) views() {
 	switch k := h.rng.IntN(3); {
 	case k == 0:
 		what = "list"
-		list, _, err := h.store.Memories.List(h.ctx, owner, ltm.ListOptions{Limit: 10, Audience: aud})
+		list, _, err := h.store.Memories.List(h.ctx, owner, memory.ListOptions{Limit: 10, Audience: aud})
 		if err != nil {
 			h.t.Fatal(err)
 		}

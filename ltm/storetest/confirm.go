@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -68,7 +67,7 @@ func testForgetByQuery(t *testing.T, open func(*testing.T) Stores) {
 			}
 		}
 		// Forgotten the ordinary way: recoverable, with history naming the confirmer.
-		if ids := listIDs(t, s, owner, ltm.ListOptions{Deleted: true}); len(ids) != 2 {
+		if ids := listIDs(t, s, owner, memory.ListOptions{Deleted: true}); len(ids) != 2 {
 			t.Errorf("forgotten memories listed: %v, want 2", ids)
 		}
 		hist, err := s.Memories.History(ctx, owner, a.ID)

@@ -55,7 +55,7 @@
 // only for a store whose data lives in files it owns; a database server leaves it nil.
 // sqlite_test.go in this directory is the reference constructor.
 //
-// The interfaces name today's types: a few still live in ltm (ltm.Change,
-// ltm.WriteContext, ltm.ListOptions, ltm.ForgetMeSummary and the like) and will move to
+// The interfaces name today's types: a few still live in ltm (memory.Change,
+// memory.WriteContext, memory.ListOptions, ltm.ForgetMeSummary and the like) and will move to
 // memory with the store's split; the suite follows them and keeps its cases.
 package storetest

@@ -50,7 +50,7 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 	}
 	remember := func(m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) *memory.Memory {
 		t.Helper()
-		res, err := s.Memories.RememberAs(ctx, ltm.WriteContext{WriterID: "writer", GuildID: guild, ChannelID: "c1"}, m, actor, evidence...)
+		res, err := s.Memories.RememberAs(ctx, memory.WriteContext{WriterID: "writer", GuildID: guild, ChannelID: "c1"}, m, actor, evidence...)
 		if err != nil || !res.Created {
 			t.Fatalf("remember %q: %+v %v", m.Content, res, err)
 		}
@@ -67,7 +67,7 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 	}
 	edited := remember(personal(alice, "", "I like "+secret["edited-away"]), memory.ModelActor(alice))
 	to := "I like " + secret["edited-to"]
-	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, ltm.Change{Content: &to}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, memory.Change{Content: &to}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// A server fact about Alice, and Bob's Remember-this copy of her message.
@@ -88,7 +88,7 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 	authored := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
 		Content: "The wiki lives at " + survivor["alice-authored"], Provenance: aliceSays}, memory.UserActor(alice))
 	pin := true
-	if _, err := s.Memories.Modify(ctx, srv, authored.ID, ltm.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
+	if _, err := s.Memories.Modify(ctx, srv, authored.ID, memory.Change{Pinned: &pin}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
 	}
 	// Transcripts: Alice's message, the bot's reply to her, and Bob's message.
@@ -192,7 +192,7 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 		}
 		for _, owner := range []memory.Owner{aliceMe, srv, bobMe} {
 			for _, deleted := range []bool{false, true} {
-				list, _, err := s.Memories.List(ctx, owner, ltm.ListOptions{Deleted: deleted, Limit: 500})
+				list, _, err := s.Memories.List(ctx, owner, memory.ListOptions{Deleted: deleted, Limit: 500})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -34,7 +33,7 @@ func testScopeIsolation(t *testing.T, open func(*testing.T) Stores) {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := s.Memories.Get(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			_, err = s.Memories.Modify(ctx, c.owner, c.id, ltm.Change{Content: &content}, "attacker")
+			_, err = s.Memories.Modify(ctx, c.owner, c.id, memory.Change{Content: &content}, "attacker")
 			wantCode(t, err, memory.ENOTFOUND)
 			_, err = s.Memories.Forget(ctx, c.owner, []int64{c.id}, "attacker", "")
 			wantCode(t, err, memory.ENOTFOUND)
@@ -42,7 +41,7 @@ func testScopeIsolation(t *testing.T, open func(*testing.T) Stores) {
 			wantCode(t, err, memory.ENOTFOUND)
 			_, err = s.Memories.History(ctx, c.owner, c.id)
 			wantCode(t, err, memory.ENOTFOUND)
-			if slices.Contains(listIDs(t, s, c.owner, ltm.ListOptions{}), c.id) {
+			if slices.Contains(listIDs(t, s, c.owner, memory.ListOptions{}), c.id) {
 				t.Fatalf("List of %v shows #%d", c.owner, c.id)
 			}
 			if ids := searchIDs(t, s, "secret plan cat Miso", c.owner); len(ids) != 0 {
@@ -74,7 +73,7 @@ func testScopeIsolation(t *testing.T, open func(*testing.T) Stores) {
 		wantCode(t, err, memory.ENOTFOUND)
 		_, err = s.Memories.History(ctx, gA, gone.ID)
 		wantCode(t, err, memory.ENOTFOUND)
-		if slices.Contains(listIDs(t, s, gA, ltm.ListOptions{Deleted: true}), gone.ID) {
+		if slices.Contains(listIDs(t, s, gA, memory.ListOptions{Deleted: true}), gone.ID) {
 			t.Fatal("another guild's forgotten memory is listed")
 		}
 	})
@@ -117,7 +116,7 @@ func testScopeIsolation(t *testing.T, open func(*testing.T) Stores) {
 	t.Run("ErrOwnerWithoutID", func(t *testing.T) {
 		_, err := s.Memories.Get(ctx, memory.Owner{Scope: memory.ScopeServer}, bMem.ID)
 		wantCode(t, err, memory.EINVALID)
-		_, _, err = s.Memories.List(ctx, memory.Owner{Scope: memory.ScopePersonal}, ltm.ListOptions{})
+		_, _, err = s.Memories.List(ctx, memory.Owner{Scope: memory.ScopePersonal}, memory.ListOptions{})
 		wantCode(t, err, memory.EINVALID)
 	})
 }
@@ -138,7 +137,7 @@ func testDedup(t *testing.T, open func(*testing.T) Stores) {
 		if b.Created || b.Memory.ID != a.Memory.ID {
 			t.Fatalf("duplicate created a new memory: first #%d, second #%d created=%v", a.Memory.ID, b.Memory.ID, b.Created)
 		}
-		if _, n, _ := s.Memories.List(ctx, memory.ServerOwner("g1"), ltm.ListOptions{}); n != 1 {
+		if _, n, _ := s.Memories.List(ctx, memory.ServerOwner("g1"), memory.ListOptions{}); n != 1 {
 			t.Fatalf("%d memories listed, want 1", n)
 		}
 	})
@@ -201,11 +200,11 @@ func testWriterVisibility(t *testing.T, open func(*testing.T) Stores) {
 	const alice, bob = "100", "200"
 	hidden := mustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: alice,
 		Content: "Alice is allergic to peanuts", Provenance: memory.Provenance{AuthorID: alice}})
-	bobInGuild := ltm.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "c1"}
+	bobInGuild := memory.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "c1"}
 	about := memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1", Content: "alice is allergic to peanuts.",
 		Source: memory.SourceTool, Provenance: memory.Provenance{AuthorID: bob, ChannelID: "c1"}}
 
-	var fresh ltm.WriteResult
+	var fresh memory.WriteResult
 	t.Run("HiddenDuplicateGivesAFreshMemory", func(t *testing.T) {
 		var err error
 		fresh, err = s.Memories.RememberAs(ctx, bobInGuild, about, memory.ModelActor(bob))
@@ -221,7 +220,7 @@ func testWriterVisibility(t *testing.T, open func(*testing.T) Stores) {
 		if err != nil || again.Created || again.Memory.ID != fresh.Memory.ID {
 			t.Fatalf("Bob's second save = %+v %v, want #%d (he authored it)", again, err, fresh.Memory.ID)
 		}
-		own, err := s.Memories.RememberAs(ctx, ltm.WriteContext{WriterID: alice, ChannelID: "dm"},
+		own, err := s.Memories.RememberAs(ctx, memory.WriteContext{WriterID: alice, ChannelID: "dm"},
 			personal(alice, "", "Alice is allergic to peanuts"), memory.UserActor(alice))
 		if err != nil || own.Created || own.Memory.ID != hidden.ID {
 			t.Fatalf("Alice's save in a DM = %+v %v, want the oldest, #%d", own, err, hidden.ID)
@@ -237,10 +236,10 @@ func testWriterVisibility(t *testing.T, open func(*testing.T) Stores) {
 		draft := mustRemember(t, s, memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: "g1",
 			Content: "Alice likes hiking", Provenance: memory.Provenance{AuthorID: bob}})
 		content := "Alice is allergic to peanuts"
-		_, err := s.Memories.Modify(ctx, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content}, memory.ActorCLI)
+		_, err := s.Memories.Modify(ctx, memory.PersonalOwner(alice), draft.ID, memory.Change{Content: &content}, memory.ActorCLI)
 		wantCode(t, err, memory.ECONFLICT)
-		carol := ltm.WriteContext{WriterID: "300", GuildID: "g1"}
-		if _, err := s.Memories.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, ltm.Change{Content: &content},
+		carol := memory.WriteContext{WriterID: "300", GuildID: "g1"}
+		if _, err := s.Memories.ModifyAs(ctx, carol, memory.PersonalOwner(alice), draft.ID, memory.Change{Content: &content},
 			memory.ModelActor("300")); err != nil {
 			t.Fatalf("ModifyAs = %v, want the change (the duplicates are not Carol's to see)", err)
 		}
@@ -254,7 +253,7 @@ func testWriterVisibility(t *testing.T, open func(*testing.T) Stores) {
 			Provenance: memory.Provenance{ChannelID: "mods"}})
 		_, err := s.Memories.Recover(ctx, g1, m.ID, 0, memory.ActorCLI)
 		wantCode(t, err, memory.ECONFLICT)
-		w := ltm.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "general",
+		w := memory.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "general",
 			Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
 		if _, err := s.Memories.RecoverAs(ctx, w, g1, m.ID, 0, memory.UserActor(bob)); err != nil {
 			t.Fatalf("RecoverAs = %v, want the recovery (the #mods copy is hidden from #general)", err)
@@ -275,7 +274,7 @@ func testVersions(t *testing.T, open func(*testing.T) Stores) {
 	}
 	wed := "Meetings are on Wednesday"
 	t.Run("ModifyBumpsTheVersion", func(t *testing.T) {
-		got, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &wed, IfVersion: 1}, "user:1")
+		got, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &wed, IfVersion: 1}, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -291,7 +290,7 @@ func testVersions(t *testing.T, open func(*testing.T) Stores) {
 	})
 	t.Run("ErrStaleVersion", func(t *testing.T) {
 		thu := "Meetings are on Thursday"
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &thu, IfVersion: 1}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &thu, IfVersion: 1}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 		if got, _ := s.Memories.Get(ctx, owner, m.ID); got.Content != wed || got.Version != 2 {
 			t.Fatalf("a stale change was applied: %+v", got)
@@ -299,7 +298,7 @@ func testVersions(t *testing.T, open func(*testing.T) Stores) {
 	})
 	t.Run("FieldsWithoutContent", func(t *testing.T) {
 		pin, imp, typ, tags := true, 0.9, memory.TypeDecision, []string{"Schedule", "schedule", "team"}
-		got, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Pinned: &pin, Importance: &imp, Type: &typ, Tags: &tags}, "user:1")
+		got, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Pinned: &pin, Importance: &imp, Type: &typ, Tags: &tags}, "user:1")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,18 +306,18 @@ func testVersions(t *testing.T, open func(*testing.T) Stores) {
 			got.Content != wed || got.Version != 3 {
 			t.Fatalf("modified %+v", got)
 		}
-		list := listIDs(t, s, owner, ltm.ListOptions{Tag: "team"})
+		list := listIDs(t, s, owner, memory.ListOptions{Tag: "team"})
 		if !slices.Equal(list, []int64{m.ID}) {
 			t.Errorf("list by tag = %v", list)
 		}
 	})
 	t.Run("ErrDuplicateOfAnother", func(t *testing.T) {
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &other.Content}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &other.Content}, "user:1")
 		wantCode(t, err, memory.ECONFLICT)
 	})
 	t.Run("ErrEmpty", func(t *testing.T) {
 		empty := "  "
-		_, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &empty}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &empty}, "user:1")
 		wantCode(t, err, memory.EINVALID)
 	})
 	t.Run("ForgetAndRecoverBumpTheVersion", func(t *testing.T) {
@@ -337,7 +336,7 @@ func testVersions(t *testing.T, open func(*testing.T) Stores) {
 		gone := mustRemember(t, s, server("g1", "soon gone"))
 		mustForget(t, s, owner, gone.ID)
 		c := "revived by an edit"
-		_, err := s.Memories.Modify(ctx, owner, gone.ID, ltm.Change{Content: &c}, "user:1")
+		_, err := s.Memories.Modify(ctx, owner, gone.ID, memory.Change{Content: &c}, "user:1")
 		wantCode(t, err, memory.ENOTFOUND)
 	})
 }
@@ -356,13 +355,13 @@ func testSoftDelete(t *testing.T, open func(*testing.T) Stores) {
 	t.Run("HiddenFromGetListSearch", func(t *testing.T) {
 		_, err := s.Memories.Get(ctx, owner, m.ID)
 		wantCode(t, err, memory.ENOTFOUND)
-		if ids := listIDs(t, s, owner, ltm.ListOptions{}); len(ids) != 0 {
+		if ids := listIDs(t, s, owner, memory.ListOptions{}); len(ids) != 0 {
 			t.Errorf("List shows forgotten memories %v", ids)
 		}
 		if ids := searchIDs(t, s, "wiki", owner); len(ids) != 0 {
 			t.Errorf("Search returned forgotten memories %v", ids)
 		}
-		if ids := listIDs(t, s, owner, ltm.ListOptions{Deleted: true}); !slices.Equal(ids, []int64{m.ID}) {
+		if ids := listIDs(t, s, owner, memory.ListOptions{Deleted: true}); !slices.Equal(ids, []int64{m.ID}) {
 			t.Errorf("List(Deleted) = %v, want [%d]", ids, m.ID)
 		}
 	})
@@ -423,7 +422,7 @@ func testHistory(t *testing.T, open func(*testing.T) Stores) {
 	m := res.Memory
 	kyoto := "I live in Kyoto"
 	s.Clock.Advance(time.Minute)
-	if _, err := s.Memories.Modify(ctx, owner, m.ID, ltm.Change{Content: &kyoto, Reason: "moved"}, memory.ModelActor("u1")); err != nil {
+	if _, err := s.Memories.Modify(ctx, owner, m.ID, memory.Change{Content: &kyoto, Reason: "moved"}, memory.ModelActor("u1")); err != nil {
 		t.Fatal(err)
 	}
 	s.Clock.Advance(time.Minute)

@@ -14,15 +14,15 @@ import (
 // MemoryStore is the memories aggregate with its history: writes deduplicated per scope,
 // versioned edits, soft delete and recover, and the audit trail of every mutation.
 type MemoryStore interface {
-	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (ltm.WriteResult, error)
-	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
+	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
+	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
-	List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error)
-	Modify(ctx context.Context, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
-	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error)
+	Modify(ctx context.Context, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
+	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
 	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
-	RecoverAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
+	RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
 }
@@ -239,7 +239,7 @@ func searchIDs(t *testing.T, s Stores, text string, owners ...memory.Owner) []in
 	return ids
 }
 
-func listIDs(t *testing.T, s Stores, owner memory.Owner, opt ltm.ListOptions) []int64 {
+func listIDs(t *testing.T, s Stores, owner memory.Owner, opt memory.ListOptions) []int64 {
 	t.Helper()
 	opt.Limit = 500
 	list, _, err := s.Memories.List(t.Context(), owner, opt)

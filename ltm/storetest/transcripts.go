@@ -150,7 +150,7 @@ func testDeleteMessages(t *testing.T, s Stores) {
 	mustTurn(t, s, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "bob", Content: "mine is 7781", MessageID: "m2"})
 	mustTurn(t, s, memory.Turn{GuildID: "g2", ChannelID: "c9", UserID: "alice", Content: "other server", MessageID: "m1"})
 
-	w := ltm.WriteContext{WriterID: "pipeline", GuildID: "g1", ChannelID: "c1"}
+	w := memory.WriteContext{WriterID: "pipeline", GuildID: "g1", ChannelID: "c1"}
 	remember := func(m memory.Memory, evidence ...memory.MessageRef) *memory.Memory {
 		t.Helper()
 		res, err := s.Memories.RememberAs(ctx, w, m, memory.ActorPipeline, evidence...)

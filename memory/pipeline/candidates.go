@@ -17,7 +17,7 @@ const candidateOverfetch = 4
 // when the pipeline knows the channel's audience, that the audience allows. The decision
 // stage can only name a candidate, so a conversation never updates or deletes a memory it
 // could not see (issue "decisions cross origins").
-func (p *Pipeline) candidates(ctx context.Context, ch memory.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
+func (p *worker) candidates(ctx context.Context, ch memory.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
 	q := memory.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes), Limit: MaxCandidates * candidateOverfetch}
 	if owner.Scope == memory.ScopePersonal && ch.GuildID != "" {
 		q.Visible = []memory.Visible{{Owner: owner, OriginGuildID: ch.GuildID}}
@@ -44,7 +44,7 @@ func (p *Pipeline) candidates(ctx context.Context, ch memory.Channel, aud *memor
 
 // audience is the channel rule of the conversation's channel, nil when there is none (a DM,
 // or no Audience provider configured).
-func (p *Pipeline) audience(ctx context.Context, ch memory.Channel) *memory.Audience {
+func (p *worker) audience(ctx context.Context, ch memory.Channel) *memory.Audience {
 	if p.cfg.Audience == nil || ch.GuildID == "" {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
@@ -22,7 +21,7 @@ func TestRetentionPurgesDepartedGuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	exists := func(m *memory.Memory) bool {
-		_, n, err := e.store.Memories.List(ctx, m.Owner(), ltm.ListOptions{})
+		_, n, err := e.store.Memories.List(ctx, m.Owner(), memory.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,7 +40,7 @@ func shareKey(guildID, channelID string) string {
 
 // othersWaiting reports whether a due extraction job of another share key is queued. A
 // read error counts as no: the share rule must never stop the pipeline on its own.
-func (p *Pipeline) othersWaiting(ctx context.Context, key string, log *slog.Logger) bool {
+func (p *worker) othersWaiting(ctx context.Context, key string, log *slog.Logger) bool {
 	jobs, err := p.ledger.ListJobs(ctx, memory.JobQueued, 500)
 	if err != nil {
 		log.Warn("couldn't check the queue for the budget share", slog.Any("err", err))

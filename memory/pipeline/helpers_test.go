@@ -140,7 +140,7 @@ func (e *env) tick() pipeline.TickResult {
 
 func (e *env) memories(owner memory.Owner) []*memory.Memory {
 	e.t.Helper()
-	ms, _, err := e.store.Memories.List(e.t.Context(), owner, ltm.ListOptions{Limit: 500})
+	ms, _, err := e.store.Memories.List(e.t.Context(), owner, memory.ListOptions{Limit: 500})
 	if err != nil {
 		e.t.Fatal(err)
 	}

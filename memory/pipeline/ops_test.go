@@ -171,7 +171,7 @@ func snapshot(t *testing.T, s *ltm.Store) state {
 	t.Helper()
 	var st state
 	for _, owner := range []memory.Owner{memory.ServerOwner("g1"), memory.PersonalOwner("u1"), memory.PersonalOwner("u2")} {
-		ms, _, err := s.Memories.List(t.Context(), owner, ltm.ListOptions{Limit: 500})
+		ms, _, err := s.Memories.List(t.Context(), owner, memory.ListOptions{Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}

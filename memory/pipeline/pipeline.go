@@ -146,8 +146,31 @@ type Config struct {
 	BeforeCommit func(ctx context.Context, job *memory.Job) error
 }
 
-// Pipeline runs the background memory work. Create it with New.
+// Pipeline runs the background memory work. Create it with New. It is a facade over
+// the parts that share one core: the job worker (Tick, Reap), the turn hook (OnTurn,
+// Sweep) and the scheduler (Start, Stop, RunTask, Status).
 type Pipeline struct {
+	core  *core
+	work  *worker
+	hook  *turnHook
+	tasks *scheduler
+}
+
+// worker runs leased extraction jobs: model calls, proposals and the one commit.
+type worker struct{ *core }
+
+// turnHook reacts to chat turns and sweeps for channels whose extraction was never scheduled.
+type turnHook struct{ *core }
+
+// scheduler runs the periodic tasks (work, reap, sweep, retention) and reports status.
+type scheduler struct {
+	*core
+	work *worker
+	hook *turnHook
+}
+
+// core is the state the pipeline's parts share: collaborators, configuration and locks.
+type core struct {
 	jobs         JobQueue
 	ledger       Ledger
 	transcript   Transcript
@@ -251,7 +274,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &Pipeline{
+	c := &core{
 		jobs:         deps.Jobs,
 		ledger:       deps.Ledger,
 		transcript:   deps.Transcript,
@@ -269,21 +292,51 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
 		nonce:        rand.Uint32(),
 	}
-	return p, nil
+	work, hook := &worker{c}, &turnHook{c}
+	return &Pipeline{core: c, work: work, hook: hook, tasks: &scheduler{core: c, work: work, hook: hook}}, nil
 }
 
 // Config returns the effective configuration, defaults filled in.
-func (p *Pipeline) Config() Config { return p.cfg }
+func (p *Pipeline) Config() Config { return p.core.cfg }
 
 // Guard returns the cost guard, for status and tests.
-func (p *Pipeline) Guard() *CostGuard { return p.guard }
+func (p *Pipeline) Guard() *CostGuard { return p.core.guard }
+
+// Tick runs the due jobs once; see worker.Tick.
+func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) { return p.work.Tick(ctx) }
+
+// Reap requeues jobs whose lease expired; see worker.Reap.
+func (p *Pipeline) Reap(ctx context.Context) (memory.ReapResult, error) { return p.work.Reap(ctx) }
+
+// OnTurn records a chat turn's trigger; see turnHook.OnTurn.
+func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
+	return p.hook.OnTurn(ctx, t, highSignal)
+}
+
+// Sweep schedules channels whose extraction was never scheduled; see turnHook.Sweep.
+func (p *Pipeline) Sweep(ctx context.Context) (int, error) { return p.hook.Sweep(ctx) }
+
+// Scheduler returns the cron scheduler of the periodic tasks; see scheduler.Scheduler.
+func (p *Pipeline) Scheduler() (*cron.Cron, error) { return p.tasks.Scheduler() }
+
+// RunTask runs one scheduled task now; see scheduler.RunTask.
+func (p *Pipeline) RunTask(ctx context.Context, name string) error { return p.tasks.RunTask(ctx, name) }
+
+// Start starts the scheduled background work; see scheduler.Start.
+func (p *Pipeline) Start(ctx context.Context) error { return p.tasks.Start(ctx) }
+
+// Stop stops the scheduled background work; see scheduler.Stop.
+func (p *Pipeline) Stop(ctx context.Context) error { return p.tasks.Stop(ctx) }
+
+// Status is ReadStatus plus this process's budget and scheduler state; see scheduler.Status.
+func (p *Pipeline) Status(ctx context.Context) (Status, error) { return p.tasks.Status(ctx) }
 
 // backoff is the wait after a job's attempt-th failure (1-based).
-func (p *Pipeline) backoff(attempt int) time.Duration {
+func (p *worker) backoff(attempt int) time.Duration {
 	return p.cfg.Jitter(backoff.Exponential(p.cfg.BackoffBase, p.cfg.BackoffMax, attempt-1))
 }
 
 // nextOwner is a lease token unique to this process and lease.
-func (p *Pipeline) nextOwner() string {
+func (p *worker) nextOwner() string {
 	return fmt.Sprintf("%s/%08x#%d", p.cfg.WorkerID, p.nonce, p.leases.Add(1))
 }

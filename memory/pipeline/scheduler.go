@@ -49,13 +49,13 @@ func (l cronLogger) Error(err error, msg string, keysAndValues ...any) {
 
 // Scheduler returns the pipeline's cron scheduler with its tasks (work, reap, sweep, retention),
 // building it on first use. Start starts it; tests run an entry's WrappedJob by hand.
-func (p *Pipeline) Scheduler() (*cron.Cron, error) {
+func (p *scheduler) Scheduler() (*cron.Cron, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.schedulerLocked()
 }
 
-func (p *Pipeline) schedulerLocked() (*cron.Cron, error) {
+func (p *scheduler) schedulerLocked() (*cron.Cron, error) {
 	if p.sched != nil {
 		return p.sched, nil
 	}
@@ -76,7 +76,7 @@ func (p *Pipeline) schedulerLocked() (*cron.Cron, error) {
 
 // task wraps fn as a cron job that runs under the pipeline's background context, logs one
 // structured line per run and records the run for doctor and /kioku status.
-func (p *Pipeline) task(name string, fn func(ctx context.Context) (string, error)) cron.Job {
+func (p *scheduler) task(name string, fn func(ctx context.Context) (string, error)) cron.Job {
 	return cron.FuncJob(func() {
 		p.mu.Lock()
 		ctx := p.runCtx
@@ -88,7 +88,7 @@ func (p *Pipeline) task(name string, fn func(ctx context.Context) (string, error
 	})
 }
 
-func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context.Context) (string, error)) {
+func (p *scheduler) runTask(ctx context.Context, name string, fn func(ctx context.Context) (string, error)) {
 	started := p.now()
 	clock := time.Now()
 	run := memory.TaskRun{Name: name, StartedAt: started}
@@ -107,7 +107,7 @@ func (p *Pipeline) runTask(ctx context.Context, name string, fn func(ctx context
 	p.finishTask(run, clock)
 }
 
-func (p *Pipeline) finishTask(run memory.TaskRun, clock time.Time) {
+func (p *scheduler) finishTask(run memory.TaskRun, clock time.Time) {
 	run.FinishedAt = p.now()
 	took := time.Since(clock)
 	attrs := []any{slog.String("task", run.Name), slog.String("result", run.Detail), slog.Duration("took", took)}
@@ -124,22 +124,22 @@ func (p *Pipeline) finishTask(run memory.TaskRun, clock time.Time) {
 }
 
 // taskFunc is the body of a scheduled task; it returns a one-line result for the run record.
-func (p *Pipeline) taskFunc(name string) func(ctx context.Context) (string, error) {
+func (p *scheduler) taskFunc(name string) func(ctx context.Context) (string, error) {
 	switch name {
 	case TaskWork:
 		return func(ctx context.Context) (string, error) {
-			r, err := p.Tick(ctx)
+			r, err := p.work.Tick(ctx)
 			return fmt.Sprintf("done=%d retried=%d dead=%d postponed=%d lost=%d budget_wait=%v",
 				r.Done, r.Retried, r.Dead, r.Postponed, r.Lost, r.BudgetWait), err
 		}
 	case TaskReap:
 		return func(ctx context.Context) (string, error) {
-			r, err := p.Reap(ctx)
+			r, err := p.work.Reap(ctx)
 			return fmt.Sprintf("requeued=%d dead=%d", r.Requeued, r.Dead), err
 		}
 	case TaskSweep:
 		return func(ctx context.Context) (string, error) {
-			n, err := p.Sweep(ctx)
+			n, err := p.hook.Sweep(ctx)
 			return fmt.Sprintf("scheduled=%d", n), err
 		}
 	case TaskRetention:
@@ -157,7 +157,7 @@ func (p *Pipeline) taskFunc(name string) func(ctx context.Context) (string, erro
 // RunTask runs one scheduled task now, outside the schedule, and records it like a
 // scheduled run. `kioku run` may use it to reap stale leases at start; tests use it to
 // check the run records.
-func (p *Pipeline) RunTask(ctx context.Context, name string) error {
+func (p *scheduler) RunTask(ctx context.Context, name string) error {
 	fn := p.taskFunc(name)
 	if fn == nil {
 		return fmt.Errorf("unknown pipeline task %q", name)
@@ -169,7 +169,7 @@ func (p *Pipeline) RunTask(ctx context.Context, name string) error {
 // Start starts the scheduled work (by default: worker every 5 s, reaper every minute, sweep
 // every five minutes, retention every six hours) in the background and returns. Tasks run under a context derived
 // from ctx without its cancellation; Stop cancels it. Starting twice is an error.
-func (p *Pipeline) Start(ctx context.Context) error {
+func (p *scheduler) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.running {
@@ -190,7 +190,7 @@ func (p *Pipeline) Start(ctx context.Context) error {
 
 // Stop stops scheduling, cancels running tasks (a job interrupted this way goes back to
 // the queue without counting an attempt) and waits for them to return or for ctx to end.
-func (p *Pipeline) Stop(ctx context.Context) error {
+func (p *scheduler) Stop(ctx context.Context) error {
 	p.mu.Lock()
 	if !p.running {
 		p.mu.Unlock()

@@ -50,7 +50,7 @@ func ReadStatus(ctx context.Context, ledger Ledger, at time.Time) (Status, error
 }
 
 // Status is ReadStatus plus this process's budget and scheduler state.
-func (p *Pipeline) Status(ctx context.Context) (Status, error) {
+func (p *scheduler) Status(ctx context.Context) (Status, error) {
 	st, err := ReadStatus(ctx, p.ledger, p.now())
 	if err != nil {
 		return st, err

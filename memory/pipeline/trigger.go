@@ -38,7 +38,7 @@ func dedupKey(ch memory.Channel) string { return ch.GuildID + "/" + ch.ChannelID
 
 // modeFor is the effective mode in a guild: the operator's flags narrowed by the guild's
 // /kioku config mode. DMs (guildID "") follow the operator's flags alone.
-func (p *Pipeline) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
+func (p *core) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
 	flags := p.flags
 	if guildID != "" {
 		gs, err := p.settings.GuildSettings(ctx, guildID)
@@ -61,7 +61,7 @@ func (p *Pipeline) modeFor(ctx context.Context, guildID string) (memory.Pipeline
 //
 // Assistant turns, users with privacy "full" and guilds with the pipeline off schedule
 // nothing. One job per channel: repeated calls only move its time.
-func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
+func (p *turnHook) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
 	if t.Role != memory.RoleUser {
 		return nil
 	}
@@ -94,7 +94,7 @@ func (p *Pipeline) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) e
 
 // schedule enqueues or re-times the extraction job of ch from its backlog. It reports
 // whether a job was created.
-func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal bool) (bool, error) {
+func (p *core) schedule(ctx context.Context, ch memory.Channel, highSignal bool) (bool, error) {
 	b, err := p.transcript.ExtractionBacklog(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
@@ -115,7 +115,7 @@ func (p *Pipeline) schedule(ctx context.Context, ch memory.Channel, highSignal b
 // see whether any is high-signal. The worker calls it after each job (turns may have
 // arrived while the job ran, when OnTurn could not touch the running job) and the sweep
 // for channels whose scheduling was lost.
-func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
+func (p *core) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
 	cursor, err := p.transcript.ExtractionCursor(ctx, ch.GuildID, ch.ChannelID)
 	if err != nil {
 		return false, err
@@ -139,7 +139,7 @@ func (p *Pipeline) rearm(ctx context.Context, ch memory.Channel) (bool, error) {
 // a turn and scheduling it. A channel whose job is dead stays alone until new turns
 // arrive after it died (or an operator requeues it): the sweep never resurrects a job
 // that kept failing. It returns the number of jobs created.
-func (p *Pipeline) Sweep(ctx context.Context) (int, error) {
+func (p *turnHook) Sweep(ctx context.Context) (int, error) {
 	chans, err := p.transcript.ChannelsWithBacklog(ctx, p.now().Add(-p.cfg.SweepWindow), 500)
 	if err != nil {
 		return 0, err

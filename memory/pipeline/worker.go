@@ -48,7 +48,7 @@ var errBadPayload = errors.New("bad job payload")
 // Tick runs due jobs one after another until none is due, the budget is spent, ctx ends
 // or MaxJobsPerTick ran. The scheduler calls it every few seconds; tests call it by hand.
 // Job failures are recorded on the jobs, not returned; the error is for the queue itself.
-func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
+func (p *worker) Tick(ctx context.Context) (TickResult, error) {
 	p.tickMu.Lock()
 	defer p.tickMu.Unlock()
 	var res TickResult
@@ -74,7 +74,7 @@ func (p *Pipeline) Tick(ctx context.Context) (TickResult, error) {
 
 // Reap returns jobs with expired leases to the queue (or to the dead letters when their
 // attempts are used up).
-func (p *Pipeline) Reap(ctx context.Context) (memory.ReapResult, error) {
+func (p *worker) Reap(ctx context.Context) (memory.ReapResult, error) {
 	return p.jobs.ReapStale(ctx)
 }
 
@@ -89,7 +89,7 @@ type jobRun struct {
 	started time.Time // when this run leased the job, in store time
 }
 
-func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
+func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	start := time.Now()
 	leased := job.UpdatedAt // Lease stamps the job with its lease time
 	if leased.IsZero() {
@@ -148,7 +148,7 @@ func (p *Pipeline) runJob(ctx context.Context, job *memory.Job, res *TickResult)
 	}
 }
 
-func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
+func (p *worker) postpone(ctx context.Context, run *jobRun, at time.Time, res *TickResult) {
 	if err := p.jobs.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
 		if errors.Is(err, memory.ErrLeaseLost) {
 			res.Lost++
@@ -161,7 +161,7 @@ func (p *Pipeline) postpone(ctx context.Context, run *jobRun, at time.Time, res 
 
 // runSafely runs the job and turns a panic into a failed attempt, so one poisoned job
 // cannot take the worker down; the lease and max attempts keep it from looping.
-func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
+func (p *worker) runSafely(ctx context.Context, run *jobRun) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("pipeline job panicked: %v", r)
@@ -177,7 +177,7 @@ func (p *Pipeline) runSafely(ctx context.Context, run *jobRun) (err error) {
 // extract is one run of an extraction job: read the turns after the channel's cursor,
 // extract facts (or reuse the checkpoint), decide each fact against its candidates, and
 // commit everything in one transaction.
-func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
+func (p *worker) extract(ctx context.Context, run *jobRun) error {
 	ch := memory.Channel{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID}
 	mode, err := p.modeFor(ctx, ch.GuildID)
 	if err != nil {
@@ -277,7 +277,7 @@ func (p *Pipeline) extract(ctx context.Context, run *jobRun) error {
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
 // arrived meanwhile.
-func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, batch memory.PipelineBatch) error {
+func (p *worker) commit(ctx context.Context, run *jobRun, ch memory.Channel, batch memory.PipelineBatch) error {
 	if p.cfg.BeforeCommit != nil {
 		if err := p.cfg.BeforeCommit(ctx, run.job); err != nil {
 			return err
@@ -298,7 +298,7 @@ func (p *Pipeline) commit(ctx context.Context, run *jobRun, ch memory.Channel, b
 }
 
 // heartbeat renews the job's lease and checkpoints its model work.
-func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
+func (p *worker) heartbeat(ctx context.Context, run *jobRun) error {
 	if err := p.jobs.Heartbeat(ctx, run.job.ID, run.job.LeaseOwner, p.cfg.LeaseFor, run.payload); err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (p *Pipeline) heartbeat(ctx context.Context, run *jobRun) error {
 }
 
 // complete makes one model call within the budget.
-func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCompletionMessage) (string, error) {
+func (p *worker) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCompletionMessage) (string, error) {
 	key := shareKey(run.payload.GuildID, run.payload.ChannelID)
 	if spent, at := p.guard.ShareSpent(key); spent && p.othersWaiting(ctx, key, run.log) {
 		return "", &budgetError{retryAt: at, share: true}
@@ -327,7 +327,7 @@ func (p *Pipeline) complete(ctx context.Context, run *jobRun, msgs []openai.Chat
 }
 
 // people loads the privacy level and latest name of everyone whose turns are in the batch.
-func (p *Pipeline) people(ctx context.Context, turns []memory.Turn) (map[string]*person, error) {
+func (p *worker) people(ctx context.Context, turns []memory.Turn) (map[string]*person, error) {
 	out := make(map[string]*person)
 	for _, t := range turns {
 		who := out[t.UserID]
@@ -403,7 +403,7 @@ func truncateUTF8(s string, maxBytes int) string {
 // confidence gates, find candidates among the memories visible in this conversation,
 // decide (with the model only when there are candidates), apply the mode, and look for
 // contradictions.
-func (p *Pipeline) propose(ctx context.Context, run *jobRun, mode memory.PipelineMode, ch memory.Channel, aud *memory.Audience,
+func (p *worker) propose(ctx context.Context, run *jobRun, mode memory.PipelineMode, ch memory.Channel, aud *memory.Audience,
 	att attribution, from, through int64, i int, f Fact) (prop memory.Proposal, err error) {
 	cp := run.payload.Checkpoint
 	owner := memory.ServerOwner(ch.GuildID)
