@@ -57,8 +57,8 @@ type Config struct {
 	// Session is the Discord session (see NewSession). The bot adds its
 	// handlers and opens it in Open, and closes it in Shutdown.
 	Session *discordgo.Session
-	// Store is the long-term store.
-	Store *ltm.Store
+	// Store is the long-term store, one aggregate per field (see Store).
+	Store Store
 	// STM is the short-term memory, for /stm and /memory forget-me.
 	STM *stm.Store
 	// Turner answers messages.
@@ -93,7 +93,7 @@ type Config struct {
 // with Open and stop it with Shutdown.
 type Bot struct {
 	session *discordgo.Session
-	store   *ltm.Store
+	store   Store
 	stm     *stm.Store
 	turner  Turner
 	pipe    func(ctx context.Context) (pipeline.Status, error)
@@ -160,8 +160,8 @@ func New(cfg Config) (*Bot, error) {
 	switch {
 	case cfg.Session == nil:
 		return nil, errors.New("couldn't create bot: no discord session")
-	case cfg.Store == nil:
-		return nil, errors.New("couldn't create bot: no long-term store")
+	case cfg.Store.missing() != "":
+		return nil, fmt.Errorf("couldn't create bot: the long-term store has no %s", cfg.Store.missing())
 	case cfg.STM == nil:
 		return nil, errors.New("couldn't create bot: no short-term memory")
 	case cfg.Turner == nil:

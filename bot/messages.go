@@ -13,7 +13,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -195,7 +194,7 @@ func (b *Bot) addressed(m *discordgo.Message, self string, settings *messageSett
 // messageSettings are the guild settings of one message, read at most once however many
 // checks look at them. It belongs to the message's handler goroutine.
 type messageSettings struct {
-	store   *ltm.Store
+	store   Store
 	log     *slog.Logger // the message's logger
 	guildID string
 
