@@ -91,7 +91,16 @@ type Config struct {
 
 // Bot answers Discord messages and interactions. Create it with New, start it
 // with Open and stop it with Shutdown.
+//
+// Bot itself holds the shared state, the lifecycle and the interaction
+// router; the handlers live in parts by concern, each a view of the same Bot,
+// whose methods (OnMessageCreate, ReplyAudience, …) Bot promotes.
 type Bot struct {
+	messageEvents
+	memoryCommands
+	settingsCommands
+	channelVisibility
+
 	session *discordgo.Session
 	store   Store
 	stm     *stm.Store
@@ -128,6 +137,24 @@ type Bot struct {
 	connected atomic.Bool
 	stats     counters
 }
+
+// messageEvents handles gateway message events: answering messages (messages.go)
+// and keeping the transcript and guild lifecycle in step with edits,
+// deletions and departures (events.go).
+type messageEvents struct{ *Bot }
+
+// memoryCommands are the /memory slash commands (memorycmd.go,
+// memoryforget.go), the "Remember this" context menu (rememberthis.go) and
+// export and import (transfer.go).
+type memoryCommands struct{ *Bot }
+
+// settingsCommands are /privacy, /stm and /kioku: settings and status
+// (settingscmd.go).
+type settingsCommands struct{ *Bot }
+
+// channelVisibility tracks who can read which channel from gateway events and
+// turns it into audiences for channel-aware memory (channels.go).
+type channelVisibility struct{ *Bot }
 
 // counters are the bot's monotonic counters, exported through Stats.
 type counters struct {
@@ -195,6 +222,10 @@ func New(cfg Config) (*Bot, error) {
 		channels:        newChannelWatch(),
 		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
 	}
+	b.messageEvents = messageEvents{b}
+	b.memoryCommands = memoryCommands{b}
+	b.settingsCommands = settingsCommands{b}
+	b.channelVisibility = channelVisibility{b}
 	b.base, b.cancelBase = context.WithCancel(context.Background())
 	b.commands = b.commandHandlers()
 	return b, nil

@@ -23,7 +23,7 @@ const (
 // which is also how many the preview can show.
 const maxForgetPreview = 10
 
-func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryList(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
 }
 
 // listPage renders one page of a listing with its navigation buttons.
-func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
+func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
 	aud := c.audience(ctx)
 	mems, total, err := b.store.Memories.List(ctx, owner, ltm.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 	if err != nil {
@@ -95,7 +95,7 @@ func pageID(scope memory.Scope, offset int, typ memory.Type) string {
 // pagePress shows another page. The owner comes from the person pressing
 // and the channel's guild, never from the button, so a page button cannot
 // show anyone else's memory.
-func (b *Bot) pagePress(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) < 5 {
 		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
@@ -115,7 +115,7 @@ func (b *Bot) pagePress(ctx context.Context, c *call) (*response, error) {
 	return b.listPage(ctx, c, owner, offset, typ)
 }
 
-func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
 	}}}, nil
 }
 
-func (b *Bot) memoryShow(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 
 // checkWrite combines the checks of every manual write: permission for
 // server memory, privacy level for personal memory.
-func (b *Bot) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
+func (b memoryCommands) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (b *Bot) checkWrite(ctx context.Context, c *call, owner memory.Owner) error
 	return nil
 }
 
-func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -216,7 +216,7 @@ func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
-func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -254,7 +254,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
-func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
 
 // forgetPreview shows what a forget-by-query would delete, with a confirm
 // button carrying the store's single-use token for exactly these memories.
-func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
+func (b memoryCommands) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
 	p, err := b.store.Confirmations.PreviewForgetWithin(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview, c.audience(ctx))
 	if err != nil {
 		return nil, err
@@ -317,7 +317,7 @@ func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, qu
 
 // forgetPress executes a forget preview. Permission is checked again: the
 // preview may be minutes old.
-func (b *Bot) forgetPress(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) != 4 {
 		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
@@ -346,11 +346,11 @@ func (b *Bot) forgetPress(ctx context.Context, c *call) (*response, error) {
 }
 
 // cancelPress closes a confirmation without doing anything.
-func (b *Bot) cancelPress(context.Context, *call) (*response, error) {
+func (b memoryCommands) cancelPress(context.Context, *call) (*response, error) {
 	return &response{content: "Cancelled; nothing was changed."}, nil
 }
 
-func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -369,7 +369,7 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("♻️ Recovered (%s) #%d: %s", owner.Scope, m.ID, oneLine(m.Content, 300))}, nil
 }
 
-func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -420,7 +420,7 @@ func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 	}}}, nil
 }
 
-func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
 	sum, err := b.store.Confirmations.PreviewForgetMe(ctx, c.userID())
 	if err != nil {
 		return nil, err
@@ -450,7 +450,7 @@ func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
 
 // forgetMePress erases the presser's data. The token is bound to the user
 // who asked, so someone else pressing the button erases nothing.
-func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) forgetMePress(ctx context.Context, c *call) (*response, error) {
 	token := strings.TrimPrefix(c.customID, idForgetMeConfirm+":")
 	sum, err := b.store.Confirmations.ConfirmForgetMe(ctx, c.userID(), token)
 	if err != nil {
@@ -570,7 +570,7 @@ func describeActor(actor memory.Actor) string {
 	return string(actor)
 }
 
-func (b *Bot) recoverWindow() string {
+func (b memoryCommands) recoverWindow() string {
 	return roundDuration(b.store.RecoverWindow)
 }
 
