@@ -57,8 +57,8 @@ type Config struct {
 	// Session is the Discord session (see NewSession). The bot adds its
 	// handlers and opens it in Open, and closes it in Shutdown.
 	Session *discordgo.Session
-	// Store is the long-term store.
-	Store *ltm.Store
+	// Store is the long-term store, one aggregate per field (see Store).
+	Store Store
 	// STM is the short-term memory, for /stm and /memory forget-me.
 	STM *stm.Store
 	// Turner answers messages.
@@ -91,9 +91,18 @@ type Config struct {
 
 // Bot answers Discord messages and interactions. Create it with New, start it
 // with Open and stop it with Shutdown.
+//
+// Bot itself holds the shared state, the lifecycle and the interaction
+// router; the handlers live in parts by concern, each a view of the same Bot,
+// whose methods (OnMessageCreate, ReplyAudience, …) Bot promotes.
 type Bot struct {
+	messageEvents
+	memoryCommands
+	settingsCommands
+	channelVisibility
+
 	session *discordgo.Session
-	store   *ltm.Store
+	store   Store
 	stm     *stm.Store
 	turner  Turner
 	pipe    func(ctx context.Context) (pipeline.Status, error)
@@ -129,6 +138,24 @@ type Bot struct {
 	stats     counters
 }
 
+// messageEvents handles gateway message events: answering messages (messages.go)
+// and keeping the transcript and guild lifecycle in step with edits,
+// deletions and departures (events.go).
+type messageEvents struct{ *Bot }
+
+// memoryCommands are the /memory slash commands (memorycmd.go,
+// memoryforget.go), the "Remember this" context menu (rememberthis.go) and
+// export and import (transfer.go).
+type memoryCommands struct{ *Bot }
+
+// settingsCommands are /privacy, /stm and /kioku: settings and status
+// (settingscmd.go).
+type settingsCommands struct{ *Bot }
+
+// channelVisibility tracks who can read which channel from gateway events and
+// turns it into audiences for channel-aware memory (channels.go).
+type channelVisibility struct{ *Bot }
+
 // counters are the bot's monotonic counters, exported through Stats.
 type counters struct {
 	turns, turnErrors, ignored, inFlight    atomic.Int64
@@ -160,8 +187,8 @@ func New(cfg Config) (*Bot, error) {
 	switch {
 	case cfg.Session == nil:
 		return nil, errors.New("couldn't create bot: no discord session")
-	case cfg.Store == nil:
-		return nil, errors.New("couldn't create bot: no long-term store")
+	case cfg.Store.missing() != "":
+		return nil, fmt.Errorf("couldn't create bot: the long-term store has no %s", cfg.Store.missing())
 	case cfg.STM == nil:
 		return nil, errors.New("couldn't create bot: no short-term memory")
 	case cfg.Turner == nil:
@@ -195,6 +222,10 @@ func New(cfg Config) (*Bot, error) {
 		channels:        newChannelWatch(),
 		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
 	}
+	b.messageEvents = messageEvents{b}
+	b.memoryCommands = memoryCommands{b}
+	b.settingsCommands = settingsCommands{b}
+	b.channelVisibility = channelVisibility{b}
 	b.base, b.cancelBase = context.WithCancel(context.Background())
 	b.commands = b.commandHandlers()
 	return b, nil

@@ -55,19 +55,24 @@ type testBot struct {
 
 func newTestBot(t *testing.T, edit ...func(*bot.Config)) *testBot {
 	t.Helper()
+	return newTestBotOn(t, testkit.MustOpenStore(t), edit...)
+}
+
+// newTestBotOn is newTestBot on a store the test opened itself.
+func newTestBotOn(t *testing.T, store *ltm.Store, edit ...func(*bot.Config)) *testBot {
+	t.Helper()
 	fake := fakediscord.New(t)
 	s, err := bot.NewSession("fake-bot-token", fake.URL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.State.User = fake.BotUser()
-	store := testkit.MustOpenStore(t)
 	short, err := stm.New(stm.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	turner := &turnerFunc{fn: func(chat.Request) (chat.Reply, error) { return chat.Reply{Text: "ok"}, nil }}
-	cfg := bot.Config{Session: s, Store: store, STM: short, Turner: turner}
+	cfg := bot.Config{Session: s, Store: botStore(store), STM: short, Turner: turner}
 	for _, e := range edit {
 		e(&cfg)
 	}
@@ -76,6 +81,16 @@ func newTestBot(t *testing.T, edit ...func(*bot.Config)) *testBot {
 		t.Fatal(err)
 	}
 	return &testBot{bot: b, session: s, fake: fake, store: store, turner: turner}
+}
+
+// botStore is the bot's view of an opened store, as cmd/kioku builds it.
+func botStore(s *ltm.Store) bot.Store {
+	return bot.Store{
+		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
+		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
+		Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow,
+	}
 }
 
 // interact runs the interaction through the bot and returns what it finally

@@ -111,7 +111,7 @@ func (w *channelWatch) invalidate(guildID string) {
 
 // observe records what a guild message says about its author: their roles, and their
 // membership of a private thread.
-func (b *Bot) observe(m *discordgo.Message) {
+func (b channelVisibility) observe(m *discordgo.Message) {
 	if m.GuildID == "" || m.Author == nil {
 		return
 	}
@@ -130,7 +130,7 @@ func (b *Bot) observe(m *discordgo.Message) {
 // guild whose viewers include everyone who can view it, and the channels of other guilds
 // every member there can read (for personal memories of members who opted into
 // cross-server use). In a DM it is the DM's one reader's (memberAudience).
-func (b *Bot) replyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
+func (b channelVisibility) replyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
 	out := map[string]bool{channelID: true}
 	for _, gid := range b.stateGuilds(guildID) {
 		ga := b.audiences(ctx, gid)
@@ -146,7 +146,7 @@ func (b *Bot) replyAudience(ctx context.Context, guildID, channelID string) *mem
 // ReplyAudience is the channel rule of a conversation in a guild channel, for work done on
 // its behalf elsewhere (the background pipeline's decisions): the memories a reply there may
 // use.
-func (b *Bot) ReplyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
+func (b channelVisibility) ReplyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
 	return b.replyAudience(ctx, guildID, channelID)
 }
 
@@ -155,7 +155,7 @@ func (b *Bot) ReplyAudience(ctx context.Context, guildID, channelID string) *mem
 // where they asked ("" in a DM) and roles are their roles there as the interaction carried
 // them (nil when unknown). It is exported for work done on a member's behalf outside an
 // interaction, and for tests that hold the bot to its channel rule.
-func (b *Bot) MemberAudience(ctx context.Context, userID, guildID, channelID string, roles []string) *memory.Audience {
+func (b channelVisibility) MemberAudience(ctx context.Context, userID, guildID, channelID string, roles []string) *memory.Audience {
 	return b.memberAudience(ctx, userID, guildID, channelID, roles)
 }
 
@@ -178,7 +178,7 @@ func (w *channelWatch) reply(ga *guildAudiences, y string) map[string]bool {
 // every channel they can view, in every guild, from the roles last seen for them there
 // (hereRoles in the guild the interaction came from; only channels every member can read
 // where no roles were ever seen). The channel they are asking in is theirs to read.
-func (b *Bot) memberAudience(ctx context.Context, userID, hereGuild, hereChannel string, hereRoles []string) *memory.Audience {
+func (b channelVisibility) memberAudience(ctx context.Context, userID, hereGuild, hereChannel string, hereRoles []string) *memory.Audience {
 	out := map[string]bool{}
 	if hereGuild != "" && hereChannel != "" {
 		out[hereChannel] = true
@@ -201,7 +201,7 @@ func (b *Bot) memberAudience(ctx context.Context, userID, hereGuild, hereChannel
 
 // rolesOf returns a member's roles as last seen in a message or interaction, else as the
 // state's member cache knows them.
-func (b *Bot) rolesOf(guildID, userID string) ([]string, bool) {
+func (b channelVisibility) rolesOf(guildID, userID string) ([]string, bool) {
 	if roles, ok := b.channels.rolesOf(guildID, userID); ok {
 		return roles, true
 	}
@@ -217,7 +217,7 @@ func (b *Bot) rolesOf(guildID, userID string) ([]string, bool) {
 
 // stateGuilds returns the ids of the guilds in the state, and also always must (the guild
 // a reply is in, even when the state does not know it).
-func (b *Bot) stateGuilds(must string) []string {
+func (b channelVisibility) stateGuilds(must string) []string {
 	var out []string
 	if must != "" {
 		out = append(out, must)
@@ -237,7 +237,7 @@ func (b *Bot) stateGuilds(must string) []string {
 }
 
 // audiences returns the guild's rules and audiences, rebuilding them when the state changed.
-func (b *Bot) audiences(ctx context.Context, guildID string) *guildAudiences {
+func (b channelVisibility) audiences(ctx context.Context, guildID string) *guildAudiences {
 	rules, fp, inState := b.snapshot(guildID)
 	w := b.channels
 	w.mu.Lock()
@@ -276,7 +276,7 @@ func (b *Bot) audiences(ctx context.Context, guildID string) *guildAudiences {
 // snapshot copies a guild's roles, channels and threads out of the state, with a
 // fingerprint of everything that decides who can view what. A guild the state does not know
 // gives empty rules: no roles, so no channel is readable by everyone.
-func (b *Bot) snapshot(guildID string) (*GuildRules, uint64, bool) {
+func (b channelVisibility) snapshot(guildID string) (*GuildRules, uint64, bool) {
 	rules := &GuildRules{GuildID: guildID, Roles: map[string]int64{}, Channels: map[string]*ChannelRule{}}
 	st := b.session.State
 	if st == nil {
@@ -361,7 +361,7 @@ func storedOf(guildID string, c *discordgo.Channel) ltm.GuildChannel {
 // the state says at that moment, and a channel gone from the state is written only by its
 // delete, with the rule its delete event carried.
 
-func (b *Bot) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
+func (b channelVisibility) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	if e == nil || e.Guild == nil {
 		return
 	}
@@ -377,51 +377,51 @@ func (b *Bot) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	b.storeSeen(e.ID, ids)
 }
 
-func (b *Bot) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
+func (b channelVisibility) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
 	if e != nil && e.Guild != nil {
 		b.channels.invalidate(e.ID)
 	}
 }
 
-func (b *Bot) onRoleCreate(_ *discordgo.Session, e *discordgo.GuildRoleCreate) {
+func (b channelVisibility) onRoleCreate(_ *discordgo.Session, e *discordgo.GuildRoleCreate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b *Bot) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
+func (b channelVisibility) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b *Bot) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
+func (b channelVisibility) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
 	if e != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b *Bot) onChannelCreate(_ *discordgo.Session, e *discordgo.ChannelCreate) {
+func (b channelVisibility) onChannelCreate(_ *discordgo.Session, e *discordgo.ChannelCreate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b *Bot) onChannelUpdate(_ *discordgo.Session, e *discordgo.ChannelUpdate) {
+func (b channelVisibility) onChannelUpdate(_ *discordgo.Session, e *discordgo.ChannelUpdate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b *Bot) onChannelDelete(_ *discordgo.Session, e *discordgo.ChannelDelete) {
+func (b channelVisibility) onChannelDelete(_ *discordgo.Session, e *discordgo.ChannelDelete) {
 	if e != nil && e.Channel != nil {
 		b.storeGone(e.Channel)
 	}
 }
 
-func (b *Bot) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
+func (b channelVisibility) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
 	if e == nil || e.Channel == nil || e.GuildID == "" {
 		return
 	}
@@ -432,20 +432,20 @@ func (b *Bot) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
 	b.storeSeen(e.GuildID, []string{e.ID})
 }
 
-func (b *Bot) onThreadUpdate(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
+func (b channelVisibility) onThreadUpdate(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b *Bot) onThreadDelete(_ *discordgo.Session, e *discordgo.ThreadDelete) {
+func (b channelVisibility) onThreadDelete(_ *discordgo.Session, e *discordgo.ThreadDelete) {
 	if e != nil && e.Channel != nil {
 		b.storeGone(e.Channel)
 	}
 }
 
-func (b *Bot) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync) {
+func (b channelVisibility) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync) {
 	if e == nil || e.GuildID == "" {
 		return
 	}
@@ -461,7 +461,7 @@ func (b *Bot) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync
 
 // storeSeen stores the channels of a guild as the state now holds them; channels no longer
 // in the state were deleted meanwhile and are left to their delete.
-func (b *Bot) storeSeen(guildID string, ids []string) {
+func (b channelVisibility) storeSeen(guildID string, ids []string) {
 	b.storeChannels(func(ctx context.Context) error {
 		var chans []ltm.GuildChannel
 		if st := b.session.State; st != nil {
@@ -482,7 +482,7 @@ func (b *Bot) storeSeen(guildID string, ids []string) {
 // storeGone records a deleted channel with the rule its delete event carries (a channel's
 // last overwrites; a thread's parent), so its memories keep being limited to the people
 // who could see it.
-func (b *Bot) storeGone(c *discordgo.Channel) {
+func (b channelVisibility) storeGone(c *discordgo.Channel) {
 	if c.GuildID == "" {
 		return // a DM
 	}
@@ -500,7 +500,7 @@ func (b *Bot) storeGone(c *discordgo.Channel) {
 
 // storeChannels runs one channel write as a unit of the bot's work (Shutdown waits for it
 // before the store closes), one at a time, and logs its outcome.
-func (b *Bot) storeChannels(write func(ctx context.Context) error, done string, attrs ...any) {
+func (b channelVisibility) storeChannels(write func(ctx context.Context) error, done string, attrs ...any) {
 	if !b.begin() {
 		return
 	}
@@ -536,7 +536,7 @@ func (c *call) audience(ctx context.Context) *memory.Audience {
 // requireVisible refuses a /memory command on a memory learned in a channel the caller
 // cannot view, with the same answer as for a memory that does not exist, so ids reveal
 // nothing across channels. Memories that do not exist are left to the command to report.
-func (b *Bot) requireVisible(ctx context.Context, c *call, owner memory.Owner, id int64) error {
+func (b channelVisibility) requireVisible(ctx context.Context, c *call, owner memory.Owner, id int64) error {
 	m, err := b.store.Channels.Lookup(ctx, owner, id)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
 		return nil

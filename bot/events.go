@@ -17,7 +17,7 @@ import (
 // OnMessageDelete removes a deleted message from short-term memory, the transcript and
 // pending extraction, and soft-deletes pipeline memories learned only from it. Partial
 // events (no author, no member, no guild in a DM) are normal: only the ids are needed.
-func (b *Bot) OnMessageDelete(_ *discordgo.Session, e *discordgo.MessageDelete) {
+func (b messageEvents) OnMessageDelete(_ *discordgo.Session, e *discordgo.MessageDelete) {
 	if e == nil || e.Message == nil || e.ID == "" || e.ChannelID == "" {
 		return
 	}
@@ -26,7 +26,7 @@ func (b *Bot) OnMessageDelete(_ *discordgo.Session, e *discordgo.MessageDelete) 
 
 // OnMessageDeleteBulk is OnMessageDelete for a moderator's bulk delete, in one store
 // transaction for the batch.
-func (b *Bot) OnMessageDeleteBulk(_ *discordgo.Session, e *discordgo.MessageDeleteBulk) {
+func (b messageEvents) OnMessageDeleteBulk(_ *discordgo.Session, e *discordgo.MessageDeleteBulk) {
 	if e == nil || e.ChannelID == "" || len(e.Messages) == 0 {
 		return
 	}
@@ -37,7 +37,7 @@ func (b *Bot) OnMessageDeleteBulk(_ *discordgo.Session, e *discordgo.MessageDele
 // transcript, redacted and without the bot's mention as when it was first stored, and
 // sends pending extraction back to read it afresh. An update without content (an embed
 // unfurled, a pin) changes nothing; memories learned from the old text stay.
-func (b *Bot) OnMessageUpdate(_ *discordgo.Session, e *discordgo.MessageUpdate) {
+func (b messageEvents) OnMessageUpdate(_ *discordgo.Session, e *discordgo.MessageUpdate) {
 	if e == nil || e.Message == nil || e.ID == "" || e.ChannelID == "" || e.Content == "" {
 		return
 	}
@@ -55,7 +55,7 @@ func (b *Bot) OnMessageUpdate(_ *discordgo.Session, e *discordgo.MessageUpdate) 
 }
 
 // messagesDeleted applies deleted messages to short-term memory and the store.
-func (b *Bot) messagesDeleted(guildID, channelID string, ids []string) {
+func (b messageEvents) messagesDeleted(guildID, channelID string, ids []string) {
 	b.guard.deleted(ids, b.now())
 	log := b.log.With("guild_id", guildID, "channel_id", channelID)
 	if !b.begin() {
@@ -87,7 +87,7 @@ func (b *Bot) messagesDeleted(guildID, channelID string, ids []string) {
 }
 
 // messageEdited applies an edited message's new text to short-term memory and the store.
-func (b *Bot) messageEdited(guildID, channelID, messageID, content string) {
+func (b messageEvents) messageEdited(guildID, channelID, messageID, content string) {
 	log := b.log.With("guild_id", guildID, "channel_id", channelID, "message_id", messageID)
 	if !b.begin() {
 		log.Warn("message edit not applied: shutting down")
@@ -109,7 +109,7 @@ func (b *Bot) messageEdited(guildID, channelID, messageID, content string) {
 
 // invalidate drops what the turner caches about a guild's server memory (the chat
 // engine's pinned memories), so a memory forgotten here stops reaching prompts at once.
-func (b *Bot) invalidate(guildID string) {
+func (b messageEvents) invalidate(guildID string) {
 	if inv, ok := b.turner.(interface{ Invalidate(guildID string) }); ok && guildID != "" {
 		inv.Invalidate(guildID)
 	}
@@ -118,7 +118,7 @@ func (b *Bot) invalidate(guildID string) {
 // OnGuildDelete records the bot's removal from a server: its data is deleted once the
 // grace period (Config.GuildPurgeAfter) has passed, unless the bot is added back first.
 // A guild that became unavailable (an outage) is not a removal and changes nothing.
-func (b *Bot) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDelete) {
+func (b messageEvents) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDelete) {
 	if e == nil || e.Guild == nil || e.ID == "" {
 		return
 	}
@@ -146,7 +146,7 @@ func (b *Bot) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDelete) {
 // OnGuildCreate cancels a recorded removal when the bot is added back to the server
 // before its data was due for deletion. Discord sends GUILD_CREATE for every guild on
 // every connect; one without a departure costs a read.
-func (b *Bot) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
+func (b messageEvents) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	if e == nil || e.Guild == nil || e.ID == "" || e.Unavailable {
 		return
 	}
@@ -260,7 +260,7 @@ func (g *messageGuard) edited(id, content string) bool {
 }
 
 // settle re-applies to message m what happened to it during its turn.
-func (b *Bot) settle(m *discordgo.Message, log *slog.Logger) {
+func (b messageEvents) settle(m *discordgo.Message, log *slog.Logger) {
 	switch f := b.guard.finish(m.ID); {
 	case f.deleted:
 		log.Info("message deleted during its turn; removing it again")

@@ -18,11 +18,7 @@ const (
 	colorConfirm = 0xE67E22
 )
 
-// maxForgetPreview bounds how many matches one forget-by-query may delete,
-// which is also how many the preview can show.
-const maxForgetPreview = 10
-
-func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryList(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -32,7 +28,7 @@ func (b *Bot) memoryList(ctx context.Context, c *call) (*response, error) {
 }
 
 // listPage renders one page of a listing with its navigation buttons.
-func (b *Bot) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
+func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
 	aud := c.audience(ctx)
 	mems, total, err := b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
 	if err != nil {
@@ -94,7 +90,7 @@ func pageID(scope memory.Scope, offset int, typ memory.Type) string {
 // pagePress shows another page. The owner comes from the person pressing
 // and the channel's guild, never from the button, so a page button cannot
 // show anyone else's memory.
-func (b *Bot) pagePress(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) < 5 {
 		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
@@ -114,7 +110,7 @@ func (b *Bot) pagePress(ctx context.Context, c *call) (*response, error) {
 	return b.listPage(ctx, c, owner, offset, typ)
 }
 
-func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -144,7 +140,7 @@ func (b *Bot) memorySearch(ctx context.Context, c *call) (*response, error) {
 	}}}, nil
 }
 
-func (b *Bot) memoryShow(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -174,7 +170,7 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 
 // checkWrite combines the checks of every manual write: permission for
 // server memory, privacy level for personal memory.
-func (b *Bot) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
+func (b memoryCommands) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
 	if err := b.requireWrite(ctx, c, owner); err != nil {
 		return err
 	}
@@ -184,7 +180,7 @@ func (b *Bot) checkWrite(ctx context.Context, c *call, owner memory.Owner) error
 	return nil
 }
 
-func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -215,7 +211,7 @@ func (b *Bot) memoryAdd(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
-func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -253,103 +249,7 @@ func (b *Bot) memoryEdit(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
-func (b *Bot) memoryForget(ctx context.Context, c *call) (*response, error) {
-	owner, err := c.owner()
-	if err != nil {
-		return nil, err
-	}
-	// Forgetting is allowed at every privacy level: it is how people leave.
-	if err := b.requireWrite(ctx, c, owner); err != nil {
-		return nil, err
-	}
-	id, hasID := c.integer("id")
-	query := c.str("query")
-	switch {
-	case hasID && query != "":
-		return nil, memory.Errorf(memory.EINVALID, "Give either id: or query:, not both.")
-	case hasID:
-		if err := b.requireVisible(ctx, c, owner, id); err != nil {
-			return nil, err
-		}
-		forgotten, err := b.store.Memories.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
-		if err != nil {
-			return nil, err
-		}
-		c.log.Info("memory forgotten by command", "memory_id", id, "scope", owner.Scope)
-		return &response{content: fmt.Sprintf("🗑️ Forgot (%s) #%d: %s\nChanged your mind? /memory recover id:%d%s brings it back for %s.",
-			owner.Scope, id, oneLine(forgotten[0].Content, 200), id, scopeArg(owner), b.recoverWindow())}, nil
-	case query != "":
-		return b.forgetPreview(ctx, c, owner, query)
-	}
-	return nil, memory.Errorf(memory.EINVALID, "Tell me what to forget: id: for one memory, or query: to see what matches first.")
-}
-
-// forgetPreview shows what a forget-by-query would delete, with a confirm
-// button carrying the store's single-use token for exactly these memories.
-func (b *Bot) forgetPreview(ctx context.Context, c *call, owner memory.Owner, query string) (*response, error) {
-	p, err := b.store.Confirmations.PreviewForgetWithin(ctx, owner, query, memory.UserActor(c.userID()), maxForgetPreview, c.audience(ctx))
-	if err != nil {
-		return nil, err
-	}
-	var sb strings.Builder
-	for _, m := range p.Matches {
-		sb.WriteString(memoryLine(m, owner, c.guildID()))
-		sb.WriteString("\n")
-	}
-	embed := &discordgo.MessageEmbed{
-		Title:       fmt.Sprintf("Forget %d %s from %s?", len(p.Matches), plural(len(p.Matches), "memory", "memories"), describe(owner)),
-		Description: sb.String(),
-		Color:       colorConfirm,
-		// Footers do not render <t:…> timestamps, so the expiry is spelled out.
-		Footer: &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Forgotten memories can be recovered for %s. This confirmation expires in %s.",
-			b.recoverWindow(), roundDuration(p.ExpiresAt.Sub(b.now())))},
-	}
-	return &response{
-		embeds: []*discordgo.MessageEmbed{embed},
-		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "Forget these", Style: discordgo.DangerButton,
-				CustomID: fmt.Sprintf("%s:%s:%s", idForget, owner.Scope, p.Token)},
-			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idCancel},
-		}}},
-	}, nil
-}
-
-// forgetPress executes a forget preview. Permission is checked again: the
-// preview may be minutes old.
-func (b *Bot) forgetPress(ctx context.Context, c *call) (*response, error) {
-	parts := strings.Split(c.customID, ":")
-	if len(parts) != 4 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
-	}
-	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
-	if err != nil {
-		return nil, err
-	}
-	if err := b.requireWrite(ctx, c, owner); err != nil {
-		return nil, err
-	}
-	forgotten, err := b.store.Confirmations.ConfirmForget(ctx, owner, parts[3], memory.UserActor(c.userID()))
-	if err != nil {
-		return nil, err
-	}
-	if len(forgotten) == 0 {
-		return &response{content: "Those memories were already gone; nothing changed."}, nil
-	}
-	ids := make([]string, len(forgotten))
-	for i, m := range forgotten {
-		ids[i] = "#" + strconv.FormatInt(m.ID, 10)
-	}
-	c.log.Info("memories forgotten by query", "scope", owner.Scope, "count", len(forgotten))
-	return &response{content: fmt.Sprintf("🗑️ Forgot %d %s (%s): %s\nRecover any of them with /memory recover id:N%s within %s.",
-		len(forgotten), plural(len(forgotten), "memory", "memories"), owner.Scope, strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow())}, nil
-}
-
-// cancelPress closes a confirmation without doing anything.
-func (b *Bot) cancelPress(context.Context, *call) (*response, error) {
-	return &response{content: "Cancelled; nothing was changed."}, nil
-}
-
-func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -368,7 +268,7 @@ func (b *Bot) memoryRecover(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("♻️ Recovered (%s) #%d: %s", owner.Scope, m.ID, oneLine(m.Content, 300))}, nil
 }
 
-func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -417,54 +317,6 @@ func (b *Bot) memoryHistory(ctx context.Context, c *call) (*response, error) {
 		Description: truncate(sb.String(), 4000),
 		Color:       colorView,
 	}}}, nil
-}
-
-func (b *Bot) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
-	sum, err := b.store.Confirmations.PreviewForgetMe(ctx, c.userID())
-	if err != nil {
-		return nil, err
-	}
-	stmEntries := len(b.stm.ForUser(c.userID()))
-	desc := fmt.Sprintf("This permanently erases everything kioku holds about you:\n"+
-		"• %d personal %s (forgotten ones included) and their history\n"+
-		"• %d other %s about you and %d learned only from your messages\n"+
-		"• %d conversation %s in the transcript\n"+
-		"• %d short-term memory %s, and your messages in channels' short-term memory\n"+
-		"• what %d background %s kept of recent conversations\n\n"+
-		"%d server %s you added stay but no longer name you. Unlike forget, this cannot be undone.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
-		sum.FromMessages, sum.Turns, plural(sum.Turns, "turn", "turns"),
-		stmEntries, plural(stmEntries, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
-		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"))
-	return &response{
-		embeds: []*discordgo.MessageEmbed{{Title: "Forget me?", Description: desc, Color: colorConfirm,
-			Footer: &discordgo.MessageEmbedFooter{Text: "This confirmation expires in " + roundDuration(sum.ExpiresAt.Sub(b.now())) + "."}}},
-		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "Erase everything about me", Style: discordgo.DangerButton,
-				CustomID: idForgetMeConfirm + ":" + sum.Token},
-			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idForgetMeCancel},
-		}}},
-	}, nil
-}
-
-// forgetMePress erases the presser's data. The token is bound to the user
-// who asked, so someone else pressing the button erases nothing.
-func (b *Bot) forgetMePress(ctx context.Context, c *call) (*response, error) {
-	token := strings.TrimPrefix(c.customID, idForgetMeConfirm+":")
-	sum, err := b.store.Confirmations.ConfirmForgetMe(ctx, c.userID(), token)
-	if err != nil {
-		return nil, err
-	}
-	cleared := b.stm.ClearUser(c.userID())
-	c.log.Info("user forgotten", "memories", sum.Memories, "about", sum.About, "from_messages", sum.FromMessages,
-		"anonymised", sum.Anonymised, "turns", sum.Turns, "jobs", sum.Jobs, "stm_entries", cleared)
-	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d %s about you, %d %s learned from your messages, "+
-		"%d conversation %s, %d short-term memory %s and the saved work of %d background %s; "+
-		"%d server %s you added no longer %s you. I don't remember anything about you now.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
-		sum.FromMessages, plural(sum.FromMessages, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
-		cleared, plural(cleared, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
-		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"), plural(sum.Anonymised, "names", "name"))}, nil
 }
 
 // memoryLine renders a memory as one list line.
@@ -567,10 +419,6 @@ func describeActor(actor memory.Actor) string {
 		return "kioku (talking with <@" + id + ">)"
 	}
 	return string(actor)
-}
-
-func (b *Bot) recoverWindow() string {
-	return roundDuration(b.store.RecoverWindow)
 }
 
 // roundDuration renders a duration as people say it: "30 days", "10 minutes".

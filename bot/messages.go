@@ -13,7 +13,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -26,7 +25,7 @@ const typingInterval = 8 * time.Second
 // messages, or when it is posted in one of the guild's auto-reply channels.
 // Bots (itself included), system messages and partial events without an
 // author are ignored.
-func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) {
+func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) {
 	if e == nil || e.Message == nil {
 		return
 	}
@@ -147,7 +146,7 @@ func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) 
 
 // turnErrorText is what a failed turn shows: the message of a domain error,
 // or a generic apology with the details in the log.
-func (b *Bot) turnErrorText(ctx context.Context, log *slog.Logger, err error) string {
+func (b messageEvents) turnErrorText(ctx context.Context, log *slog.Logger, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		log.Error("turn timed out", "err", err)
 		return "Sorry, that took me too long. Please try again in a moment."
@@ -176,7 +175,7 @@ func fromHuman(m *discordgo.Message, self string) bool {
 
 // addressed reports whether the bot should answer m (already known to come
 // from a person).
-func (b *Bot) addressed(m *discordgo.Message, self string, settings *messageSettings) bool {
+func (b messageEvents) addressed(m *discordgo.Message, self string, settings *messageSettings) bool {
 	if IsAddressed(m, self) {
 		return true
 	}
@@ -195,7 +194,7 @@ func (b *Bot) addressed(m *discordgo.Message, self string, settings *messageSett
 // messageSettings are the guild settings of one message, read at most once however many
 // checks look at them. It belongs to the message's handler goroutine.
 type messageSettings struct {
-	store   *ltm.Store
+	store   Store
 	log     *slog.Logger // the message's logger
 	guildID string
 
@@ -296,7 +295,7 @@ func noMentions() *discordgo.MessageAllowedMentions {
 
 // sendReply posts text in m's channel as one or more messages, the first
 // one a reply to m.
-func (b *Bot) sendReply(ctx context.Context, m *discordgo.Message, text string) error {
+func (b messageEvents) sendReply(ctx context.Context, m *discordgo.Message, text string) error {
 	chunks := SplitMessage(text, MaxMessageRunes)
 	failIfGone := false
 	for i, chunk := range chunks {
@@ -321,7 +320,7 @@ func (b *Bot) sendReply(ctx context.Context, m *discordgo.Message, text string) 
 // function is called or ctx ends. The first indicator is sent even when the
 // turn finishes first (the stop function waits for it): it runs alongside
 // the turn, so it costs no latency, and a reply never overtakes it.
-func (b *Bot) keepTyping(ctx context.Context, channelID string) func() {
+func (b messageEvents) keepTyping(ctx context.Context, channelID string) func() {
 	stop, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	typing := func(ctx context.Context) {

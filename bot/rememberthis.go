@@ -29,7 +29,7 @@ var errAuthorPrivate = memory.Errorf(memory.EFORBIDDEN, "The author of that mess
 // full cannot have their messages saved by someone else (and at full not
 // even by themselves), and the copy records the author as its subject and
 // the message as its evidence, so the author's forget-me removes it.
-func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, error) {
 	data := c.command
 	var target *discordgo.Message
 	if data.Resolved != nil {
@@ -88,7 +88,7 @@ func (b *Bot) rememberThis(ctx context.Context, c *call) (*response, error) {
 // requireAuthorAllows refuses to save the words of authorID when their privacy level
 // forbids it: partial or full when someone else asks, full when they ask themselves
 // (SPEC §2: full blocks even manual saves).
-func (b *Bot) requireAuthorAllows(ctx context.Context, c *call, authorID string) error {
+func (b memoryCommands) requireAuthorAllows(ctx context.Context, c *call, authorID string) error {
 	us, err := b.store.Settings.UserSettings(ctx, authorID)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
 )
@@ -46,12 +47,13 @@ func TestDebugLogHoldsNoMessageContent(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ai := fakeopenai.New(t)
 	ai.Script(fakeopenai.Text("Noted, without the secrets."))
-	tb := newTestBot(t, func(cfg *bot.Config) {
+	store := testkit.MustOpenStore(t)
+	tb := newTestBotOn(t, store, func(cfg *bot.Config) {
 		model, err := llm.New(llm.Config{BaseURL: ai.URL(), APIKey: fakeopenai.APIKey, ChatModel: "test-model", Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
-		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Memories: cfg.Store.Memories, Recall: cfg.Store.Recall, Transcript: cfg.Store.Transcripts, Settings: cfg.Store.Settings, ShortTerm: cfg.STM, Model: model})
+		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Memories: store.Memories, Recall: store.Recall, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: cfg.STM, Model: model})
 		if err != nil {
 			t.Fatal(err)
 		}

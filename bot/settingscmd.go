@@ -20,7 +20,7 @@ var privacyHelp = map[memory.Privacy]string{
 	memory.PrivacyFull:    "I ignore your messages and keep nothing, not even short-term. /memory forget and /memory export still work, and /memory forget-me erases what I already have.",
 }
 
-func (b *Bot) privacy(ctx context.Context, c *call) (*response, error) {
+func (b settingsCommands) privacy(ctx context.Context, c *call) (*response, error) {
 	level := memory.Privacy(c.str("level"))
 	cross, hasCross := c.boolean("cross_server")
 	var changed []string
@@ -57,7 +57,7 @@ func (b *Bot) privacy(ctx context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("%s\n**Level: %s.** %s\n%s", intro, us.Privacy, privacyHelp[us.Privacy], crossText)}, nil
 }
 
-func (b *Bot) stmShow(_ context.Context, c *call) (*response, error) {
+func (b settingsCommands) stmShow(_ context.Context, c *call) (*response, error) {
 	entries := b.stm.ForUser(c.userID())
 	if len(entries) == 0 {
 		return &response{content: "I hold no short-term memory about you right now."}, nil
@@ -102,7 +102,7 @@ func stmValue(e stm.Entry) string {
 	return truncate(sb.String(), 1024)
 }
 
-func (b *Bot) stmClear(_ context.Context, c *call) (*response, error) {
+func (b settingsCommands) stmClear(_ context.Context, c *call) (*response, error) {
 	if c.str("what") == "channel" {
 		if !c.inDM() {
 			if err := b.requireManager(c); err != nil {
@@ -118,7 +118,7 @@ func (b *Bot) stmClear(_ context.Context, c *call) (*response, error) {
 	return &response{content: fmt.Sprintf("Cleared your short-term memory (%d %s) and your messages in channels' short-term memory.", n, plural(n, "entry", "entries"))}, nil
 }
 
-func (b *Bot) kiokuConfig(ctx context.Context, c *call) (*response, error) {
+func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, error) {
 	if err := b.requireManager(c); err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func configEmbed(gs memory.GuildSettings) *discordgo.MessageEmbed {
 	}
 }
 
-func (b *Bot) kiokuStatus(ctx context.Context, c *call) (*response, error) {
+func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 	if c.inDM() {
 		return nil, errNoGuild
 	}
@@ -269,7 +269,7 @@ func (b *Bot) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 
 // pipelineStatus reads the background pipeline's state: from the running pipeline when
 // the bot was given one (its model budget lives in memory), else from the database.
-func (b *Bot) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
+func (b settingsCommands) pipelineStatus(ctx context.Context) (pipeline.Status, error) {
 	if b.pipe != nil {
 		return b.pipe(ctx)
 	}

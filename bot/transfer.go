@@ -20,7 +20,7 @@ import (
 // server taught the bot); personal memory can always be exported by its
 // owner, at every privacy level. Like every view, it holds only memories from channels the
 // caller can read.
-func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryExport(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func (b *Bot) memoryExport(ctx context.Context, c *call) (*response, error) {
 // file is size-checked before it is downloaded and again while reading,
 // validated whole, and written in one transaction: either every memory
 // lands or none does.
-func (b *Bot) memoryImport(ctx context.Context, c *call) (*response, error) {
+func (b memoryCommands) memoryImport(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func (c *call) attachment(name string) *discordgo.MessageAttachment {
 
 // download fetches an attachment, refusing more than maxImportBytes even
 // when the declared size was wrong.
-func (b *Bot) download(ctx context.Context, url string) ([]byte, error) {
+func (b memoryCommands) download(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, memory.Errorf(memory.EINVALID, "That attachment has an invalid address.")

@@ -112,7 +112,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
-		Store:   store,
+		Store:   botStore(store),
 		STM:     short,
 		Turner:  engine,
 		Logger:  app.logger.With("component", "bot"),
@@ -121,4 +121,14 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
 	})
+}
+
+// botStore gives the bot the aggregates of store it uses, each behind the bot's own seam.
+func botStore(store *ltm.Store) bot.Store {
+	return bot.Store{
+		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
+		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
+		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
+		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
+	}
 }

@@ -215,7 +215,12 @@ func newHarness(t *testing.T, seed uint64) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = bot.New(bot.Config{Session: session, Store: store, STM: h.short, Turner: h.engine, Now: h.clock.Now})
+	b, err = bot.New(bot.Config{Session: session, Store: bot.Store{
+		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
+		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
+		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
+		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
+	}, STM: h.short, Turner: h.engine, Now: h.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,134 @@
+package bot
+
+import (
+	"context"
+	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
+)
+
+// Store is the long-term memory as the bot sees it: one small interface per
+// aggregate, listing only what the bot calls. The fields carry the names of
+// ltm.Store's aggregates, so cmd/kioku fills them one to one from an opened
+// store and the bot never depends on the whole of it.
+type Store struct {
+	Memories      Memories
+	Recall        Recall
+	Facts         Facts
+	Jobs          pipeline.Ledger
+	Transcripts   Transcripts
+	Settings      Settings
+	Confirmations Confirmations
+	Transfer      Transfer
+	Channels      Channels
+	Guilds        Guilds
+	Maintenance   Maintenance
+
+	// Now is the store's clock, for the pipeline status read from the ledger.
+	Now func() time.Time
+	// RecoverWindow is how long a forgotten memory can be recovered, shown
+	// after /memory forget.
+	RecoverWindow time.Duration
+}
+
+// missing names the first aggregate s lacks, or "" when it is complete.
+func (s Store) missing() string {
+	for _, f := range []struct {
+		name string
+		nil  bool
+	}{
+		{"Memories", s.Memories == nil}, {"Recall", s.Recall == nil}, {"Facts", s.Facts == nil},
+		{"Jobs", s.Jobs == nil}, {"Transcripts", s.Transcripts == nil}, {"Settings", s.Settings == nil},
+		{"Confirmations", s.Confirmations == nil}, {"Transfer", s.Transfer == nil},
+		{"Channels", s.Channels == nil}, {"Guilds", s.Guilds == nil}, {"Maintenance", s.Maintenance == nil},
+		{"Now", s.Now == nil},
+	} {
+		if f.nil {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// Memories are the memories themselves: the /memory commands and "Remember
+// this" read, write, forget and recover them. *ltm.Memories satisfies it.
+type Memories interface {
+	Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error)
+	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
+	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
+	List(ctx context.Context, owner memory.Owner, opt ltm.ListOptions) ([]*memory.Memory, int, error)
+	ModifyAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ch ltm.Change, actor memory.Actor) (*memory.Memory, error)
+	RecoverAs(ctx context.Context, w ltm.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
+	RememberAs(ctx context.Context, w ltm.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (ltm.WriteResult, error)
+}
+
+// Recall finds memories for /memory search. *ltm.Recall satisfies it.
+type Recall interface {
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+}
+
+// Facts applies a batch of decisions, for "Remember this". *ltm.Facts satisfies it.
+type Facts interface {
+	ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error)
+}
+
+// Transcripts are what people said per channel; the bot records edits and
+// deletions. *ltm.Transcripts satisfies it.
+type Transcripts interface {
+	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
+	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (ltm.MessageChange, error)
+	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (ltm.MessageChange, error)
+	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
+}
+
+// Settings are members' and guilds' choices, for /privacy and /kioku.
+// *ltm.Settings satisfies it.
+type Settings interface {
+	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
+	SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error
+	SetCrossServer(ctx context.Context, userID string, on bool) error
+	SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error
+	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
+}
+
+// Confirmations are the destructive actions behind a preview and a token:
+// forget by query and forget-me. *ltm.Confirmations satisfies it.
+type Confirmations interface {
+	ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error)
+	ConfirmForgetMe(ctx context.Context, userID, token string) (ltm.ForgetMeSummary, error)
+	PreviewForgetMe(ctx context.Context, userID string) (ltm.ForgetMeSummary, error)
+	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ltm.ForgetPreview, error)
+}
+
+// Transfer exports and imports memories as files. *ltm.Transfer satisfies it.
+type Transfer interface {
+	ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ltm.ExportFile, error)
+	ImportAs(ctx context.Context, owner memory.Owner, f ltm.ExportFile, by ltm.Importer) (ltm.ImportResult, error)
+}
+
+// Channels is the remembered shape of each guild's channels, kept current
+// from gateway events. *ltm.Channels satisfies it.
+type Channels interface {
+	GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error)
+	Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
+	MarkChannelDeleted(ctx context.Context, guildID, channelID string) error
+	SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error
+}
+
+// Guilds are the servers the bot left, and their grace period before the
+// purge. *ltm.Guilds satisfies it.
+type Guilds interface {
+	CancelDeparture(ctx context.Context, guildID string) (bool, error)
+	Guilds(ctx context.Context) ([]ltm.GuildSummary, error)
+	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
+}
+
+// Maintenance reports what the database holds, for /kioku status.
+// *ltm.Maintenance satisfies it.
+type Maintenance interface {
+	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
+	Stats(ctx context.Context, scopeKey string) (ltm.Stats, error)
+}
