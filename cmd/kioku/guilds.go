@@ -18,25 +18,9 @@ every command takes --json`
 // delete a server's data at once instead of waiting for the grace period after the bot
 // was removed from it.
 func runGuilds(ctx context.Context, app *App, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(app.Stderr, guildsUsage)
-		return errUsage
-	}
-	sub, args := args[0], args[1:]
-	handlers := map[string]func(context.Context, *App, *ltm.Store, []string) error{
+	return runStoreCommand(ctx, app, "guilds", guildsUsage, args, map[string]storeCommand{
 		"list": guildsList, "purge": guildsPurge,
-	}
-	h, ok := handlers[sub]
-	if !ok {
-		fmt.Fprintf(app.Stderr, "kioku guilds: unknown command %q\n%s\n", sub, guildsUsage)
-		return errUsage
-	}
-	store, err := app.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	return h(ctx, app, store, args)
+	})
 }
 
 func guildsList(ctx context.Context, app *App, store *ltm.Store, args []string) error {

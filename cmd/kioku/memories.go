@@ -52,18 +52,26 @@ const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) 
 every command takes --json`
 
 func runMemories(ctx context.Context, app *App, args []string) error {
+	return runStoreCommand(ctx, app, "memories", memoriesUsage, args, map[string]storeCommand{
+		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
+		"recover": memRecover, "history": memHistory, "export": memExport, "import": memImport,
+	})
+}
+
+// storeCommand is one subcommand of a command group that works on the database.
+type storeCommand func(ctx context.Context, app *App, store *ltm.Store, args []string) error
+
+// runStoreCommand dispatches `kioku GROUP SUB args…` to handlers[SUB] with the database open,
+// and prints usage for a missing or unknown SUB.
+func runStoreCommand(ctx context.Context, app *App, group, usage string, args []string, handlers map[string]storeCommand) error {
 	if len(args) == 0 {
-		fmt.Fprintln(app.Stderr, memoriesUsage)
+		fmt.Fprintln(app.Stderr, usage)
 		return errUsage
 	}
 	sub, args := args[0], args[1:]
-	handlers := map[string]func(context.Context, *App, *ltm.Store, []string) error{
-		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
-		"recover": memRecover, "history": memHistory, "export": memExport, "import": memImport,
-	}
 	h, ok := handlers[sub]
 	if !ok {
-		fmt.Fprintf(app.Stderr, "kioku memories: unknown command %q\n%s\n", sub, memoriesUsage)
+		fmt.Fprintf(app.Stderr, "kioku %s: unknown command %q\n%s\n", group, sub, usage)
 		return errUsage
 	}
 	store, err := app.openStore(ctx)
