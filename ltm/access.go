@@ -91,7 +91,7 @@ func (a *accessTracker) record(ids []int64, now int64) {
 // in one statement. The store does it in the background and on Close; tests call it to
 // observe counts deterministically.
 func (s *Recall) FlushAccess(ctx context.Context) error {
-	a := &s.recall.access
+	a := &s.db.recall.access
 	a.mu.Lock()
 	if len(a.pending) == 0 {
 		a.mu.Unlock()
@@ -106,7 +106,7 @@ func (s *Recall) FlushAccess(ctx context.Context) error {
 		obj[strconv.FormatInt(id, 10)] = n
 	}
 	body, _ := json.Marshal(obj) // a map of ints always marshals
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET access_count = access_count + a.n,
 			accessed_at = max(accessed_at, ?)
 			FROM (SELECT CAST(key AS INTEGER) AS id, value AS n FROM json_each(?)) AS a

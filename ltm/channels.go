@@ -44,8 +44,8 @@ func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) 
 	if len(chans) == 0 {
 		return nil
 	}
-	now := s.nowMillis()
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	now := s.db.nowMillis()
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO guild_channels
 			(guild_id, channel_id, parent_id, kind, private_thread, overwrites, deleted_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -85,9 +85,9 @@ func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) 
 // memories remain limited to the people who could see it. A channel never recorded stays
 // unknown, which keeps its memories out of every other channel.
 func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
-			WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, s.nowMillis(), s.nowMillis(), guildID, channelID)
+			WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, s.db.nowMillis(), s.db.nowMillis(), guildID, channelID)
 		if err != nil {
 			return fmt.Errorf("couldn't mark channel %s deleted: %w", channelID, err)
 		}
@@ -97,7 +97,7 @@ func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID st
 
 // GuildChannels returns every recorded channel of a guild, deleted ones included.
 func (s *Channels) GuildChannels(ctx context.Context, guildID string) ([]GuildChannel, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
+	rows, err := s.db.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
 		deleted_at, updated_at FROM guild_channels WHERE guild_id = ? ORDER BY channel_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
@@ -137,5 +137,5 @@ func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*m
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
-	return findMemory(ctx, s.read, owner, id, true)
+	return findMemory(ctx, s.db.read, owner, id, true)
 }

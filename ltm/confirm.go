@@ -54,7 +54,7 @@ func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Ow
 	for i, r := range results {
 		ids[i], matches[i] = r.Memory.ID, r.Memory
 	}
-	token, expires, err := s.createConfirmation(ctx, owner, confirmForget, ids, actor)
+	token, expires, err := s.db.createConfirmation(ctx, owner, confirmForget, ids, actor)
 	if err != nil {
 		return ForgetPreview{}, err
 	}
@@ -68,9 +68,9 @@ func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, t
 		return nil, err
 	}
 	var forgotten []*memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var ids []int64
-		if err := s.useConfirmation(ctx, tx, owner, confirmForget, token, &ids); err != nil {
+		if err := s.db.useConfirmation(ctx, tx, owner, confirmForget, token, &ids); err != nil {
 			return err
 		}
 		live := ids[:0]
@@ -83,14 +83,14 @@ func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, t
 			return nil
 		}
 		var err error
-		forgotten, err = s.forgetTx(ctx, tx, owner, live, actor, "forget by query")
+		forgotten, err = s.db.forgetTx(ctx, tx, owner, live, actor, "forget by query")
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range forgotten {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	return forgotten, nil
 }

@@ -52,7 +52,7 @@ type embedder struct {
 // or an empty model turns embeddings off (keyword recall only). Changing the model empties
 // the in-memory index; call SyncEmbeddings to load cached vectors and embed what is missing.
 func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
-	r := &s.recall
+	r := &s.db.recall
 	var e *embedder
 	if fn != nil && model != "" {
 		e = &embedder{fn: fn, model: model}
@@ -80,12 +80,12 @@ type EmbedStatus struct {
 
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
 func (s *Recall) EmbedStatus() EmbedStatus {
-	r := &s.recall
+	r := &s.db.recall
 	st := EmbedStatus{Vectors: r.vectors.Len()}
 	if e := r.emb.Load(); e != nil {
 		st.Model = e.model
 	}
-	st.Down = r.down(s.Now())
+	st.Down = r.down(s.db.Now())
 	r.mu.Lock()
 	st.LastError, st.LastErrorAt = r.lastErr, r.lastErrAt
 	r.mu.Unlock()
@@ -304,12 +304,12 @@ type SyncResult struct {
 // transaction) and cached. Call it after SetEmbedder at start-up and from the embedding
 // tracker; it is safe to run while the bot serves. With no embedder it does nothing.
 func (s *Recall) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
-	r := &s.recall
+	r := &s.db.recall
 	e := r.emb.Load()
 	if e == nil {
 		return SyncResult{}, nil
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector FROM memories m
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector FROM memories m
 		LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 		WHERE m.deleted_at IS NULL ORDER BY m.id`, e.model)
 	if err != nil {
@@ -341,7 +341,7 @@ func (s *Recall) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
 		for i, m := range part {
 			items[i] = embedItem{hash: m.Hash, text: m.Content}
 		}
-		vecs, err := s.vectorsFor(ctx, e, items)
+		vecs, err := s.db.vectorsFor(ctx, e, items)
 		res.Embedded += len(vecs)
 		for _, m := range part {
 			if v := vecs[m.Hash]; v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
@@ -349,7 +349,7 @@ func (s *Recall) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
 			}
 		}
 		if err != nil {
-			r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+			r.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
 			res.Missing = len(missing) - start - len(part) + countMissing(part, vecs)
 			return res, err
 		}
@@ -372,7 +372,7 @@ var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
 func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
-	r := &s.recall
+	r := &s.db.recall
 	key := e.model + "\x00" + text
 	r.mu.Lock()
 	v, ok := r.qcache.Get(key)
@@ -380,10 +380,10 @@ func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]f
 	if ok {
 		return v, nil
 	}
-	if r.down(s.Now()) {
+	if r.down(s.db.Now()) {
 		return nil, errEmbedDown
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.QueryEmbedTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.db.QueryEmbedTimeout)
 	defer cancel()
 	vecs, err := e.fn(ctx, []string{text})
 	if err == nil && (len(vecs) != 1 || len(vecs[0]) == 0) {
@@ -391,7 +391,7 @@ func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]f
 	}
 	if err != nil {
 		err = fmt.Errorf("couldn't embed query: %w", err)
-		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+		r.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
 		return nil, err
 	}
 	v = append([]float32(nil), vecs[0]...)

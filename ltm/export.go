@@ -55,7 +55,7 @@ func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *me
 	if err := owner.Validate(); err != nil {
 		return ExportFile{}, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
 		WHERE scope_key = ? AND deleted_at IS NULL ORDER BY id`, owner.Key())
 	if err != nil {
 		return ExportFile{}, fmt.Errorf("couldn't export memories: %w", err)
@@ -65,7 +65,7 @@ func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *me
 		return ExportFile{}, err
 	}
 	f := ExportFile{Format: ExportFormat, Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID,
-		ExportedAt: s.Now().UTC(), Memories: make([]ExportMemory, 0, len(mems))}
+		ExportedAt: s.db.Now().UTC(), Memories: make([]ExportMemory, 0, len(mems))}
 	if owner.Scope == memory.ScopePersonal {
 		f.GuildID = ""
 	}
@@ -187,7 +187,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			created []*memory.Memory
 			ids     []int64
 		)
-		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor)
 			return err
@@ -200,7 +200,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 		res.IDs = append(res.IDs, ids...)
 		// Each committed batch is embedded before the next is written, so a bulk load
 		// keeps its vectors current without holding the write lock during the calls.
-		s.indexMemories(ctx, created...)
+		s.db.indexMemories(ctx, created...)
 	}
 	return res, nil
 }
@@ -260,7 +260,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		fresh = append(fresh, i)
 	}
 
-	now := s.nowMillis()
+	now := s.db.nowMillis()
 	created := make([]*memory.Memory, 0, len(fresh))
 	for lo := 0; lo < len(fresh); lo += insertRowsPerStatement {
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
@@ -342,7 +342,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[
 // addImportHistory records the creation of each memory of created, in multi-row
 // statements: the same rows rememberTx writes one at a time.
 func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
-	now := s.nowMillis()
+	now := s.db.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]
 		args := make([]any, 0, 7*len(chunk))

@@ -28,7 +28,7 @@ func (s *Memories) FenceForgotten(ctx context.Context, userID string) error {
 	if userID == "" {
 		return fmt.Errorf("couldn't fence forgotten member: a user id is required")
 	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.fenceForgottenTx(ctx, tx, userID) })
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.fenceForgottenTx(ctx, tx, userID) })
 }
 
 // fenceForgottenTx is FenceForgotten inside a caller's transaction (forget-me's own), so the

@@ -52,11 +52,11 @@ func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (For
 		return ForgetMeSummary{}, err
 	}
 	var sum ForgetMeSummary
-	if err := s.countForgetMe(ctx, s.read, owner, userID, &sum); err != nil {
+	if err := s.countForgetMe(ctx, s.db.read, owner, userID, &sum); err != nil {
 		return sum, err
 	}
 	var err error
-	sum.Token, sum.ExpiresAt, err = s.createConfirmation(ctx, owner, confirmForgetMe, userID, memory.UserActor(userID))
+	sum.Token, sum.ExpiresAt, err = s.db.createConfirmation(ctx, owner, confirmForgetMe, userID, memory.UserActor(userID))
 	return sum, err
 }
 
@@ -147,10 +147,10 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		sum     ForgetMeSummary
 		removed []*memory.Memory
 	)
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		sum, removed = ForgetMeSummary{}, nil
 		var who string
-		if err := s.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
+		if err := s.db.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
 			return err
 		}
 		var err error
@@ -163,10 +163,10 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		return ForgetMeSummary{}, err
 	}
 	for _, m := range removed {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	// Recent queries (theirs included) are cached as text; the cache refills itself.
-	s.recall.clearQueryCache()
+	s.db.recall.clearQueryCache()
 	return sum, nil
 }
 
@@ -219,12 +219,12 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 			*st.count = n
 		}
 	}
-	n, err := s.clearCheckpointsTx(ctx, tx)
+	n, err := s.db.clearCheckpointsTx(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
 	sum.Jobs += n
-	if err := s.fenceForgottenTx(ctx, tx, userID); err != nil {
+	if err := s.db.fenceForgottenTx(ctx, tx, userID); err != nil {
 		return nil, err
 	}
 	// Deleting from the contentless word index only marks its entries; merging its
@@ -232,7 +232,7 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 	if err := optimizeFullText(ctx, tx, "memories_fts"); err != nil {
 		return nil, err
 	}
-	err = s.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
+	err = s.db.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
 		Actor: memory.UserActor(userID), Reason: "forget me",
 		Metadata: mustJSON(map[string]int{"memories": sum.Memories, "about": sum.About, "from_messages": sum.FromMessages,
 			"anonymised": sum.Anonymised, "turns": sum.Turns, "jobs": sum.Jobs})})

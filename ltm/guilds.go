@@ -35,9 +35,9 @@ func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time
 	if grace < 0 {
 		return Departure{}, fmt.Errorf("couldn't record departure of guild %s: negative grace %s", guildID, grace)
 	}
-	now := s.Now()
+	now := s.db.Now()
 	var left, purge int64
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO guild_departures (guild_id, left_at, purge_after) VALUES (?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET guild_id = excluded.guild_id RETURNING left_at, purge_after`,
 			guildID, millis(now), millis(now.Add(grace))).Scan(&left, &purge)
@@ -58,7 +58,7 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string) (bool, err
 		return false, nil
 	}
 	var pending bool
-	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM guild_departures WHERE guild_id = ?)`,
+	if err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM guild_departures WHERE guild_id = ?)`,
 		guildID).Scan(&pending); err != nil {
 		return false, fmt.Errorf("couldn't read departure of guild %s: %w", guildID, err)
 	}
@@ -66,10 +66,10 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string) (bool, err
 		return false, nil
 	}
 	var n int
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		n, err = execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ? AND purge_after > ?`,
-			guildID, s.nowMillis())
+			guildID, s.db.nowMillis())
 		return err
 	})
 	if err != nil {
@@ -163,7 +163,7 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 	for _, step := range steps {
 		for {
 			var n int
-			err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+			err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 				var err error
 				n, err = step.run(tx)
 				return err
@@ -221,7 +221,7 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID s
 	// only miss their vectors until the next sync, where the other order could let recall
 	// return ids of deleted memories.
 	for _, m := range gone {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	return len(gone), embeddings, nil
 }
@@ -231,8 +231,8 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID s
 // purged. The retention task runs it.
 func (s *Guilds) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error) {
 	var total memory.GuildPurge
-	rows, err := s.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?
-		ORDER BY purge_after, guild_id`, s.nowMillis())
+	rows, err := s.db.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?
+		ORDER BY purge_after, guild_id`, s.db.nowMillis())
 	if err != nil {
 		return total, 0, fmt.Errorf("couldn't read due departures: %w", err)
 	}
@@ -274,7 +274,7 @@ type GuildSummary struct {
 // Guilds returns every guild kioku holds data about (memories, transcripts, settings,
 // channel records or a departure), by id.
 func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
-	rows, err := s.read.QueryContext(ctx, `WITH ids AS (
+	rows, err := s.db.read.QueryContext(ctx, `WITH ids AS (
 			SELECT guild_id FROM memories WHERE guild_id <> ''
 			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''
 			UNION SELECT guild_id FROM guild_settings

@@ -46,7 +46,7 @@ func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) er
 	if ev.ScopeKey == "" {
 		return fmt.Errorf("couldn't record history: empty scope key")
 	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.addHistory(ctx, tx, ev) })
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.addHistory(ctx, tx, ev) })
 }
 
 // History returns every history row of memory id in owner's scope, oldest first. It works
@@ -55,7 +55,7 @@ func (s *Memories) History(ctx context.Context, owner memory.Owner, id int64) ([
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
 		WHERE memory_id = ? AND scope_key = ? ORDER BY id`, id, owner.Key())
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read history of memory %d: %w", id, err)
@@ -79,7 +79,7 @@ func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit i
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
 		WHERE scope_key = ? ORDER BY id DESC LIMIT ?`, owner.Key(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read history: %w", err)
@@ -117,7 +117,7 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 		return nil, err
 	}
 	var restored *memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var (
 			action memory.Action
 			old    string
@@ -133,12 +133,12 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 		if action != memory.ActionUpdate || old == "" {
 			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
 		}
-		restored, err = s.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		restored, err = s.db.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.indexMemories(ctx, restored)
+	s.db.indexMemories(ctx, restored)
 	return restored, nil
 }

@@ -51,8 +51,8 @@ func (s *Jobs) Enqueue(ctx context.Context, kind, dedupKey string, payload any, 
 		id      int64
 		created bool
 	)
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.nowMillis()
+	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.nowMillis()
 		runAfter := max(millis(opt.RunAfter), now) // zero or past: now
 		var (
 			state    string
@@ -126,8 +126,8 @@ func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor
 		}
 	}
 	var job *memory.Job
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.nowMillis()
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.nowMillis()
 		qargs := append([]any{owner, now + leaseFor.Milliseconds(), now, now}, args...)
 		var err error
 		job, err = scanJob(tx.QueryRowContext(ctx, `UPDATE memory_jobs SET state = 'leased', lease_owner = ?,
@@ -176,7 +176,7 @@ func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, 
 
 // Complete marks a leased job done.
 func (s *Jobs) Complete(ctx context.Context, id int64, owner string) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.completeTx(ctx, tx, id, owner) })
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.completeTx(ctx, tx, id, owner) })
 }
 
 func (s *db) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
@@ -189,7 +189,7 @@ func (s *db) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string)
 // whether the job is now dead. A dead job keeps only its ids; the stored error says what
 // kind of problem it was and never quotes the payload.
 func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var (
 			attempts, maxAttempts int
 			payload               string
@@ -202,7 +202,7 @@ func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, re
 		if err != nil {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
-		now := s.nowMillis()
+		now := s.db.nowMillis()
 		dead = attempts+1 >= maxAttempts
 		state := memory.JobQueued
 		if dead {
@@ -219,7 +219,7 @@ func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, re
 // time (a rejected request, a bad payload). It counts as one more attempt. Like any dead
 // job it keeps only its ids, and the stored error never quotes the payload.
 func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var payload string
 		err := tx.QueryRowContext(ctx, `SELECT payload FROM memory_jobs WHERE id = ? AND state = 'leased'
 			AND lease_owner = ?`, id, owner).Scan(&payload)
@@ -230,7 +230,7 @@ func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) er
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
 		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', payload = `+jobIDsPayload+`, attempts = attempts + 1,
-			lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`, jobErrorText(cause, payload), s.nowMillis())
+			lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`, jobErrorText(cause, payload), s.db.nowMillis())
 	})
 }
 
@@ -239,9 +239,9 @@ func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) er
 // shutting down). payload, when not nil, replaces the job's payload so work done so far is
 // kept for the next run.
 func (s *Jobs) Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		set, args := `state = 'queued', run_after = ?, lease_owner = '', leased_until = 0, updated_at = ?`,
-			[]any{max(millis(runAfter), s.nowMillis()), s.nowMillis()}
+			[]any{max(millis(runAfter), s.db.nowMillis()), s.db.nowMillis()}
 		if payload != nil {
 			body, err := encodePayload(payload)
 			if err != nil {
@@ -257,8 +257,8 @@ func (s *Jobs) Postpone(ctx context.Context, id int64, owner string, runAfter ti
 // Heartbeat extends owner's lease on job id to leaseFor from now, so a long job is not
 // reaped while it is still making progress. payload, when not nil, checkpoints the job.
 func (s *Jobs) Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.nowMillis()
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.nowMillis()
 		set, args := `leased_until = ?, updated_at = ?`, []any{now + leaseFor.Milliseconds(), now}
 		if payload != nil {
 			body, err := encodePayload(payload)
@@ -277,8 +277,8 @@ func (s *Jobs) Heartbeat(ctx context.Context, id int64, owner string, leaseFor t
 // still ends dead after max attempts instead of looping forever.
 func (s *Jobs) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 	var res memory.ReapResult
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		now := s.nowMillis()
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		now := s.db.nowMillis()
 		rows, err := tx.QueryContext(ctx, `UPDATE memory_jobs SET
 			state = CASE WHEN attempts + 1 >= max_attempts THEN 'dead' ELSE 'queued' END,
 			payload = CASE WHEN attempts + 1 >= max_attempts THEN `+jobIDsPayload+` ELSE payload END,
@@ -308,7 +308,7 @@ func (s *Jobs) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 // Requeue gives a dead job a fresh set of attempts, to run now. It fails with ECONFLICT
 // when another job for the same work is already queued or running.
 func (s *Jobs) Requeue(ctx context.Context, id int64) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var kind, key, state string
 		err := tx.QueryRowContext(ctx, `SELECT kind, dedup_key, state FROM memory_jobs WHERE id = ?`, id).Scan(&kind, &key, &state)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -329,7 +329,7 @@ func (s *Jobs) Requeue(ctx context.Context, id int64) error {
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("couldn't check duplicates of job %d: %w", id, err)
 		}
-		now := s.nowMillis()
+		now := s.db.nowMillis()
 		_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET state = 'queued', attempts = 0, run_after = ?,
 			updated_at = ? WHERE id = ?`, now, now, id)
 		if err != nil {
@@ -341,7 +341,7 @@ func (s *Jobs) Requeue(ctx context.Context, id int64) error {
 
 // GetJob returns one job.
 func (s *Jobs) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
-	j, err := scanJob(s.read.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE id = ?`, id))
+	j, err := scanJob(s.db.read.QueryRowContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, memory.Errorf(memory.ENOTFOUND, "There is no job #%d.", id)
 	}
@@ -361,7 +361,7 @@ func (s *Jobs) ListJobs(ctx context.Context, state string, limit int) ([]*memory
 		query += ` WHERE state = ?`
 		args = append(args, state)
 	}
-	rows, err := s.read.QueryContext(ctx, query+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := s.db.read.QueryContext(ctx, query+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list jobs: %w", err)
 	}
@@ -383,8 +383,8 @@ func (s *Jobs) JobStats(ctx context.Context) (memory.JobStats, error) {
 		st     memory.JobStats
 		oldest sql.NullInt64
 	)
-	now := s.nowMillis()
-	err := s.read.QueryRowContext(ctx, `SELECT
+	now := s.db.nowMillis()
+	err := s.db.read.QueryRowContext(ctx, `SELECT
 		coalesce(sum(state = 'queued'), 0),
 		coalesce(sum(state = 'queued' AND run_after <= ?), 0),
 		coalesce(sum(state = 'leased'), 0),
@@ -408,7 +408,7 @@ func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
 	if !r.OK {
 		fail = 1
 	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
 			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
 			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
@@ -423,7 +423,7 @@ func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
 
 // TaskRuns returns the latest run of every task that ever ran, by name.
 func (s *Jobs) TaskRuns(ctx context.Context) ([]memory.TaskRun, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
+	rows, err := s.db.read.QueryContext(ctx, `SELECT name, started_at, finished_at, ok, error, detail, runs, failures
 		FROM pipeline_runs ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read task runs: %w", err)

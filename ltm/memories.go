@@ -62,16 +62,16 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 		return memory.WriteResult{}, err
 	}
 	var res memory.WriteResult
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = s.rememberTx(ctx, tx, &m, actor, "")
+		res, err = s.db.rememberTx(ctx, tx, &m, actor, "")
 		return err
 	})
 	if err != nil {
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
-		s.indexMemories(ctx, res.Memory)
+		s.db.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
@@ -175,7 +175,7 @@ func (s *Memories) Get(ctx context.Context, owner memory.Owner, id int64) (*memo
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
-	return findMemory(ctx, s.read, owner, id, false)
+	return findMemory(ctx, s.db.read, owner, id, false)
 }
 
 func findMemory(ctx context.Context, q querier, owner memory.Owner, id int64, includeDeleted bool) (*memory.Memory, error) {
@@ -238,10 +238,10 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+cond+
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+cond+
 		` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("couldn't list memories: %w", err)
@@ -279,15 +279,15 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 		return nil, err
 	}
 	var updated *memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		updated, err = s.modifyTx(ctx, tx, w, owner, id, ch, actor)
+		updated, err = s.db.modifyTx(ctx, tx, w, owner, id, ch, actor)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.indexMemories(ctx, updated)
+	s.db.indexMemories(ctx, updated)
 	return updated, nil
 }
 
@@ -380,16 +380,16 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 		return nil, memory.Errorf(memory.EINVALID, "Name at least one memory to forget.")
 	}
 	var forgotten []*memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		forgotten, err = s.forgetTx(ctx, tx, owner, ids, actor, reason)
+		forgotten, err = s.db.forgetTx(ctx, tx, owner, ids, actor, reason)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range forgotten {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	return forgotten, nil
 }
@@ -434,7 +434,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 		return nil, err
 	}
 	var restored *memory.Memory
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		cur, err := findMemory(ctx, tx, owner, id, true)
 		if err != nil {
 			return err
@@ -442,9 +442,9 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 		if !cur.Deleted() {
 			return memory.Errorf(memory.ENOTDELETED, "Memory #%d is not forgotten, so there is nothing to recover.", id)
 		}
-		if s.Now().Sub(cur.DeletedAt) > s.RecoverWindow {
+		if s.db.Now().Sub(cur.DeletedAt) > s.db.RecoverWindow {
 			return memory.Errorf(memory.EEXPIRED, "Memory #%d was forgotten on %s, longer ago than the %d-day recover window.",
-				id, cur.DeletedAt.Format("2006-01-02"), int(s.RecoverWindow.Hours()/24))
+				id, cur.DeletedAt.Format("2006-01-02"), int(s.db.RecoverWindow.Hours()/24))
 		}
 		if ifVersion != 0 && ifVersion != cur.Version {
 			return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
@@ -456,19 +456,19 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 		if dup != nil {
 			return memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
 		}
-		now := s.nowMillis()
+		now := s.db.nowMillis()
 		restored, err = scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,
 			version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
 		if err != nil {
 			return fmt.Errorf("couldn't recover memory %d: %w", id, err)
 		}
-		return s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
+		return s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
 			NewContent: restored.Content, Version: restored.Version, Actor: actor})
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.indexMemories(ctx, restored)
+	s.db.indexMemories(ctx, restored)
 	return restored, nil
 }
 

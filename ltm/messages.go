@@ -47,7 +47,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	// Most deleted messages were never addressed to the bot; a read on the pool spares
 	// them the write lock that chat turns wait for.
 	var referenced bool
-	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
 			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ?)
 		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?)))`,
 		string(list), guildID, channelID, string(list)).Scan(&referenced)
@@ -57,7 +57,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	if !referenced {
 		return res, nil
 	}
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		res = MessageChange{}
 		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
 			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ? RETURNING id`,
@@ -81,7 +81,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
 	}
 	for _, m := range res.Forgotten {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	return res, nil
 }
@@ -97,7 +97,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 		return res, nil
 	}
 	var stored bool
-	err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
 		WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ?)`,
 		messageID, guildID, channelID, memory.RoleUser).Scan(&stored)
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 		return res, nil
 	}
 	content = memory.RedactSecrets(content)
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		res = MessageChange{}
 		// Only a person's own turn carries a message id; the bot's replies are not
 		// edited by people.
@@ -147,7 +147,7 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildI
 	if lastTurn <= cursor {
 		return 0, nil
 	}
-	now := s.nowMillis()
+	now := s.db.nowMillis()
 	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = json_remove(payload, '$.checkpoint'),
 		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END,
 		state = 'queued', lease_owner = '', leased_until = 0, updated_at = ?
@@ -185,7 +185,7 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list st
 			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", m.ID, err)
 		}
 		if left == 0 && !m.Deleted() {
-			done, err := s.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
+			done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 			if err != nil {
 				return nil, err
 			}

@@ -28,7 +28,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 		changed []*memory.Memory
 		removed []*memory.Memory
 	)
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		out, changed, removed = nil, nil, nil
 		if b.LeaseOwner != "" {
 			if err := holdsLease(ctx, tx, b.JobID, b.LeaseOwner); err != nil {
@@ -68,21 +68,21 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 		if b.CursorTo > b.CursorFrom {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO pipeline_cursors (guild_id, channel_id, last_turn_id, updated_at)
 				VALUES (?, ?, ?, ?) ON CONFLICT (guild_id, channel_id) DO UPDATE SET last_turn_id = excluded.last_turn_id,
-				updated_at = excluded.updated_at`, b.GuildID, b.ChannelID, b.CursorTo, s.nowMillis()); err != nil {
+				updated_at = excluded.updated_at`, b.GuildID, b.ChannelID, b.CursorTo, s.db.nowMillis()); err != nil {
 				return fmt.Errorf("couldn't move extraction cursor of channel %s: %w", b.ChannelID, err)
 			}
 		}
 		if b.LeaseOwner != "" {
-			return s.completeTx(ctx, tx, b.JobID, b.LeaseOwner)
+			return s.db.completeTx(ctx, tx, b.JobID, b.LeaseOwner)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.indexMemories(ctx, changed...)
+	s.db.indexMemories(ctx, changed...)
 	for _, m := range removed {
-		s.unindexMemory(m)
+		s.db.unindexMemory(m)
 	}
 	return out, nil
 }
@@ -117,7 +117,7 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 		p.TargetID = dup.ID
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
-	res, err := s.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
+	res, err := s.db.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}
@@ -156,7 +156,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		return s.recordProposalTx(ctx, tx, p, memory.ActionReview, NoteNeedsEditor)
 	}
 	if p.Action == memory.ProposeDelete {
-		gone, err := s.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
+		gone, err := s.db.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
 		if err != nil {
 			return memory.ProposalOutcome{}, err
 		}
@@ -186,7 +186,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		// where that channel's words may (SPEC §2 channel-aware memory).
 		change.ChannelID = &channelID
 	}
-	updated, err := s.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
+	updated, err := s.db.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
@@ -234,7 +234,7 @@ func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Propo
 	} else {
 		ev.MemoryID = 0
 	}
-	if err := s.addHistory(ctx, tx, ev); err != nil {
+	if err := s.db.addHistory(ctx, tx, ev); err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	return memory.ProposalOutcome{Action: action, MemoryID: ev.MemoryID, Note: note}, nil
@@ -259,7 +259,7 @@ func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory
 			for k, v := range p.Metadata {
 				meta[k] = v
 			}
-			if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
+			if err := s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
 				Action: memory.ActionReview, OldContent: pair[0].Content, NewContent: pair[1].Content,
 				Version: pair[0].Version, Actor: memory.ActorPipeline,
 				Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)}); err != nil {
@@ -297,8 +297,8 @@ func pick(a, b string) string {
 // path makes no provider call. With no embedder it does nothing. Never call it inside a
 // write transaction: it may call the provider.
 func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
-	e := s.recall.emb.Load()
-	if e == nil || len(texts) == 0 || s.recall.down(s.Now()) {
+	e := s.db.recall.emb.Load()
+	if e == nil || len(texts) == 0 || s.db.recall.down(s.db.Now()) {
 		return nil
 	}
 	items := make([]embedItem, 0, len(texts))
@@ -309,10 +309,10 @@ func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 		}
 		items = append(items, embedItem{hash: memory.Hash(c), text: c})
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.db.EmbedTimeout)
 	defer cancel()
-	if _, err := s.vectorsFor(ctx, e, items); err != nil {
-		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+	if _, err := s.db.vectorsFor(ctx, e, items); err != nil {
+		s.db.recall.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
 		return err
 	}
 	return nil

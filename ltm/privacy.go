@@ -28,7 +28,7 @@ func (s *Settings) UsersSettings(ctx context.Context, ids []string) (map[string]
 		for i, id := range part {
 			args[i] = id
 		}
-		rows, err := s.read.QueryContext(ctx, `SELECT user_id, privacy, cross_server, updated_at FROM user_settings
+		rows, err := s.db.read.QueryContext(ctx, `SELECT user_id, privacy, cross_server, updated_at FROM user_settings
 			WHERE user_id IN (`+placeholders(len(part))+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't read user settings: %w", err)

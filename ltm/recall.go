@@ -150,7 +150,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		vec vectorLegResult
 		wg  sync.WaitGroup
 	)
-	if e := s.recall.emb.Load(); e != nil && !q.KeywordOnly && strings.TrimSpace(q.Text) != "" {
+	if e := s.db.recall.emb.Load(); e != nil && !q.KeywordOnly && strings.TrimSpace(q.Text) != "" {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -184,7 +184,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	for i, r := range out {
 		recalled[i] = r.Memory.ID
 	}
-	s.recall.access.record(recalled, s.nowMillis())
+	s.db.recall.access.record(recalled, s.db.nowMillis())
 	return out, nil
 }
 
@@ -199,14 +199,14 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)
-			} else if cos, ok := s.recall.vectors.Cosine(m.Owner().Key(), vec.q, m.ID); ok {
+			} else if cos, ok := s.db.recall.vectors.Cosine(m.Owner().Key(), vec.q, m.ID); ok {
 				// A keyword-only candidate still gets its cosine from the index of its scope.
 				c.Vector = float64(cos)
 			}
 		}
 		cands[i] = c
 	}
-	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
+	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
@@ -228,7 +228,7 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	}
 	res := vectorLegResult{q: qv, hits: map[int64]float32{}}
 	for _, v := range vis {
-		for _, h := range s.recall.vectors.Search(v.Owner.Key(), qv, k, vectorFilter(v, q), false) {
+		for _, h := range s.db.recall.vectors.Search(v.Owner.Key(), qv, k, vectorFilter(v, q), false) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}
@@ -263,7 +263,7 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string
 func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
 	top := topFactor * limit
 	global := map[int64]float64{}
-	rows, err := s.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
+	rows, err := s.db.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
 		WHERE memories_fts MATCH ? ORDER BY x DESC LIMIT ?`, authorWeight), expr, top)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
@@ -318,7 +318,7 @@ func (s *Recall) visibleIDs(ctx context.Context, ids []int64, where string, args
 		qargs = append(qargs, id)
 	}
 	qargs = append(qargs, args...)
-	rows, err := s.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.id IN (`+placeholders(len(ids))+`)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.id IN (`+placeholders(len(ids))+`)
 		AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't check recalled memories: %w", err)
@@ -342,7 +342,7 @@ func (s *Recall) collectScores(ctx context.Context, query, expr string, args []a
 	qargs = append(qargs, expr)
 	qargs = append(qargs, args...)
 	qargs = append(qargs, limit)
-	rows, err := s.read.QueryContext(ctx, query, qargs...)
+	rows, err := s.db.read.QueryContext(ctx, query, qargs...)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
 	}
@@ -371,7 +371,7 @@ func (s *Recall) collectScores(ctx context.Context, query, expr string, args []a
 // trigram FTS index instead.
 func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
 	var n int
-	if err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
+	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
 		return fmt.Errorf("couldn't count memories: %w", err)
 	}
 	if n == 0 {
@@ -411,7 +411,7 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 		conds = append(conds, "instr(m.normalized || ' ' || lower(m.author_name), ?) > 0")
 		qargs = append(qargs, g)
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.normalized || ' ' || lower(m.author_name) FROM memories m WHERE m.deleted_at IS NULL AND `+
+	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id, m.normalized || ' ' || lower(m.author_name) FROM memories m WHERE m.deleted_at IS NULL AND `+
 		where+` AND (`+strings.Join(conds, " OR ")+`)`, qargs...)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
@@ -461,7 +461,7 @@ func (s *Recall) loadMemories(ctx context.Context, ids []int64, where string, ar
 		qargs = append(qargs, id)
 	}
 	qargs = append(qargs, args...)
-	rows, err := s.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
 		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)

@@ -81,7 +81,7 @@ func (s *Maintenance) RunRepairs(ctx context.Context) (RepairReport, error) {
 func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
 	var rep RepairReport
 	pending := map[string]int64{}
-	rows, err := s.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
 	if err != nil {
 		return rep, fmt.Errorf("couldn't read pending repairs: %w", err)
 	}
@@ -135,7 +135,7 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 	for {
 		phase := int(cursor / repairPhaseSpan)
 		finished := phase >= len(phases)
-		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			next := cursor
 			if !finished {
 				last, more, err := phases[phase](ctx, tx, cursor%repairPhaseSpan, cfg.batch)
@@ -149,7 +149,7 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 			}
 			var done any
 			if finished {
-				done = s.nowMillis()
+				done = s.db.nowMillis()
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET cursor = ?, done_at = ? WHERE name = ?`,
 				next, done, name); err != nil {
@@ -201,7 +201,7 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 		if err := rows.Close(); err != nil {
 			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
 		}
-		now := s.nowMillis()
+		now := s.db.nowMillis()
 		for _, r := range batch {
 			content := memory.RedactSecrets(r.text)
 			if content == r.text {
@@ -232,7 +232,7 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 				AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?)`, r.hash, r.hash); err != nil {
 				return 0, false, fmt.Errorf("couldn't drop the vector of memory %d: %w", r.id, err)
 			}
-			if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
+			if err := s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
 				Version: version, Actor: actorRepair, Reason: reason}); err != nil {
 				return 0, false, err
 			}
@@ -247,12 +247,12 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 // (best effort, like every write path's indexing).
 func (s *Maintenance) reindex(ctx context.Context, ids []int64) {
 	for _, id := range ids {
-		m, err := scanMemory(s.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
+		m, err := scanMemory(s.db.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
 		if err != nil {
 			continue
 		}
-		s.unindexMemory(m)
-		s.indexMemories(ctx, m)
+		s.db.unindexMemory(m)
+		s.db.indexMemories(ctx, m)
 	}
 }
 
@@ -404,24 +404,24 @@ func stripJobs(rep *RepairReport) repairPhase {
 // the file without its freed pages, which older versions left holding deleted text. VACUUM
 // cannot run inside a transaction, so it runs alone on the write connection.
 func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
-	if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
 	}); err != nil {
 		return err
 	}
-	s.writeDepth.Add(1)
-	_, err := s.write.ExecContext(ctx, `VACUUM`)
+	s.db.writeDepth.Add(1)
+	_, err := s.db.write.ExecContext(ctx, `VACUUM`)
 	if err == nil {
 		// The old pages are also in the WAL until a checkpoint copies the new ones over.
-		_, err = s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		_, err = s.db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	}
-	s.writeDepth.Add(-1)
+	s.db.writeDepth.Add(-1)
 	if err != nil {
 		return fmt.Errorf("couldn't vacuum the database: %w", err)
 	}
 	rep.Vacuumed = true
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET done_at = ? WHERE name = ?`, s.nowMillis(), repairVacuum); err != nil {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET done_at = ? WHERE name = ?`, s.db.nowMillis(), repairVacuum); err != nil {
 			return fmt.Errorf("couldn't record the vacuum: %w", err)
 		}
 		return nil

@@ -63,9 +63,9 @@ func fillRetention(p *memory.RetentionPolicy) {
 // what was done so far with the first error.
 func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error) {
 	fillRetention(&pol)
-	now := s.Now()
+	now := s.db.Now()
 	var res memory.RetentionResult
-	tombstoneCut := millis(now.Add(-s.RecoverWindow))
+	tombstoneCut := millis(now.Add(-s.db.RecoverWindow))
 	// The knowledge graph has no tables yet; when it does, its links of expired
 	// tombstones go first, before the rows they point at.
 	steps := []struct {
@@ -112,7 +112,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	for _, step := range steps {
 		for range pol.MaxBatches {
 			var n int
-			err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+			err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 				var err error
 				n, err = step.run(tx, pol.Batch)
 				return err
@@ -129,7 +129,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	if res.Tombstones > 0 {
 		// The word index still holds the purged memories' words as deleted entries until
 		// its segments are merged; merge now that their text is gone everywhere else.
-		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
+		if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
 			return res, err
 		}
 	}
@@ -168,7 +168,7 @@ func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?`, ev.MemoryID); err != nil {
 			return 0, fmt.Errorf("couldn't purge evidence of memory %d: %w", ev.MemoryID, err)
 		}
-		if err := s.addHistory(ctx, tx, ev); err != nil {
+		if err := s.db.addHistory(ctx, tx, ev); err != nil {
 			return 0, err
 		}
 	}

@@ -99,7 +99,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 	var rep ReindexReport
 	fill := fillSearchText(&rep.Memories, &rep.SearchText)
 	for after, more := int64(0), true; more; {
-		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			after, more, err = fill(ctx, tx, after, batch)
 			return err
@@ -109,7 +109,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 		}
 	}
 	for after, more := int64(0), true; more; {
-		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
 			after, more, err = rebuildWords(ctx, tx, after, batch, &rep.Words)
 			return err
@@ -118,7 +118,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 			return rep, fmt.Errorf("couldn't rebuild the word index: %w", err)
 		}
 	}
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		// Not the 'rebuild' command: it would index every row of memories, forgotten ones
 		// too, and the triggers never remove a forgotten row's entry again.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_tri (memories_tri) VALUES ('delete-all')`); err != nil {

@@ -17,7 +17,7 @@ func (s *Settings) UserSettings(ctx context.Context, userID string) (memory.User
 		cross   int
 		updated int64
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT privacy, cross_server, updated_at FROM user_settings WHERE user_id = ?`,
+	err := s.db.read.QueryRowContext(ctx, `SELECT privacy, cross_server, updated_at FROM user_settings WHERE user_id = ?`,
 		userID).Scan(&us.Privacy, &cross, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return us, nil
@@ -37,15 +37,15 @@ func (s *Settings) SetPrivacy(ctx context.Context, userID string, p memory.Priva
 	if !p.Valid() {
 		return memory.Errorf(memory.EINVALID, "Unknown privacy level %q: use normal, partial or full.", string(p))
 	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, privacy, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET privacy = excluded.privacy, updated_at = excluded.updated_at`,
-			userID, p, s.nowMillis())
+			userID, p, s.db.nowMillis())
 		if err != nil {
 			return fmt.Errorf("couldn't set privacy of user %s: %w", userID, err)
 		}
 		if p == memory.PrivacyPartial || p == memory.PrivacyFull {
-			if _, err := s.clearCheckpointsTx(ctx, tx); err != nil {
+			if _, err := s.db.clearCheckpointsTx(ctx, tx); err != nil {
 				return fmt.Errorf("couldn't set privacy of user %s: %w", userID, err)
 			}
 		}
@@ -55,10 +55,10 @@ func (s *Settings) SetPrivacy(ctx context.Context, userID string, p memory.Priva
 
 // SetCrossServer sets whether a user's personal memories may be used across guilds.
 func (s *Settings) SetCrossServer(ctx context.Context, userID string, on bool) error {
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, cross_server, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET cross_server = excluded.cross_server, updated_at = excluded.updated_at`,
-			userID, boolInt(on), s.nowMillis())
+			userID, boolInt(on), s.db.nowMillis())
 		if err != nil {
 			return fmt.Errorf("couldn't set cross-server use of user %s: %w", userID, err)
 		}
@@ -74,7 +74,7 @@ func (s *Settings) GuildSettings(ctx context.Context, guildID string) (memory.Gu
 		chans   string
 		updated int64
 	)
-	err := s.read.QueryRowContext(ctx, `SELECT self_teaching, pipeline_mode, auto_reply_channels, persona,
+	err := s.db.read.QueryRowContext(ctx, `SELECT self_teaching, pipeline_mode, auto_reply_channels, persona,
 		editor_role_id, updated_at FROM guild_settings WHERE guild_id = ?`, guildID).
 		Scan(&teach, &gs.PipelineMode, &chans, &gs.Persona, &gs.EditorRoleID, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -101,13 +101,13 @@ func (s *Settings) SaveGuildSettings(ctx context.Context, gs memory.GuildSetting
 		return memory.Errorf(memory.EINVALID, "The persona prompt can be at most 4000 characters.")
 	}
 	chans, _ := json.Marshal(append([]string{}, gs.AutoReplyChannels...))
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO guild_settings (guild_id, self_teaching, pipeline_mode,
 			auto_reply_channels, persona, editor_role_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET self_teaching = excluded.self_teaching,
 			pipeline_mode = excluded.pipeline_mode, auto_reply_channels = excluded.auto_reply_channels,
 			persona = excluded.persona, editor_role_id = excluded.editor_role_id, updated_at = excluded.updated_at`,
-			gs.GuildID, boolInt(gs.SelfTeaching), gs.PipelineMode, string(chans), gs.Persona, gs.EditorRoleID, s.nowMillis())
+			gs.GuildID, boolInt(gs.SelfTeaching), gs.PipelineMode, string(chans), gs.Persona, gs.EditorRoleID, s.db.nowMillis())
 		if err != nil {
 			return fmt.Errorf("couldn't save settings of guild %s: %w", gs.GuildID, err)
 		}

@@ -28,7 +28,7 @@ func (s *Maintenance) Stats(ctx context.Context, scopeKey string) (Stats, error)
 		return st, err
 	}
 	var check string
-	if err := s.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+	if err := s.db.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
 		return st, fmt.Errorf("couldn't check database integrity: %w", err)
 	}
 	st.IntegrityOK = check == "ok"
@@ -60,11 +60,11 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 		{`SELECT count(*) FROM schema_migrations`, nil, &st.Migrations},
 	}
 	for _, c := range counts {
-		if err := s.read.QueryRowContext(ctx, c.query, c.args...).Scan(c.dst); err != nil {
+		if err := s.db.read.QueryRowContext(ctx, c.query, c.args...).Scan(c.dst); err != nil {
 			return st, fmt.Errorf("couldn't read store stats: %w", err)
 		}
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT state, count(*) FROM memory_jobs GROUP BY state`)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT state, count(*) FROM memory_jobs GROUP BY state`)
 	if err != nil {
 		return st, fmt.Errorf("couldn't read job stats: %w", err)
 	}
@@ -82,7 +82,7 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("couldn't read job stats: %w", err)
 	}
-	if fi, err := os.Stat(s.path); err == nil {
+	if fi, err := os.Stat(s.db.path); err == nil {
 		st.DBBytes = fi.Size()
 	}
 	return st, nil

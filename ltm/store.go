@@ -67,6 +67,8 @@ type Store struct {
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
 // the clock and the in-process recall state. Helpers that more than one aggregate needs
 // inside a write transaction (history, forgetting, the vector index) are its methods.
+// Aggregates hold it as a named field rather than embedding it, so these helpers stay out
+// of their method sets; only Store embeds it, to expose the tunables.
 type db struct {
 	path  string
 	write *sql.DB // exactly one connection: all writes are serialised here
@@ -99,40 +101,40 @@ type db struct {
 }
 
 // Memories are the memories with their history. See Store.Memories.
-type Memories struct{ *db }
+type Memories struct{ db *db }
 
 // Recall finds memories and keeps their embeddings and access counts. See Store.Recall.
-type Recall struct{ *db }
+type Recall struct{ db *db }
 
 // Facts applies the pipeline's decisions. See Store.Facts.
-type Facts struct{ *db }
+type Facts struct{ db *db }
 
 // Jobs is the job queue and the run ledger. See Store.Jobs.
-type Jobs struct{ *db }
+type Jobs struct{ db *db }
 
 // Transcripts are the stored conversation. See Store.Transcripts.
-type Transcripts struct{ *db }
+type Transcripts struct{ db *db }
 
 // Settings are members' and guilds' choices. See Store.Settings.
-type Settings struct{ *db }
+type Settings struct{ db *db }
 
 // Confirmations are previewed destructive actions. See Store.Confirmations.
 type Confirmations struct {
-	*db
+	db       *db
 	recaller *Recall // forget by query previews what a search finds
 }
 
 // Transfer exports and imports memories. See Store.Transfer.
-type Transfer struct{ *db }
+type Transfer struct{ db *db }
 
 // Channels is the remembered shape of guild channels. See Store.Channels.
-type Channels struct{ *db }
+type Channels struct{ db *db }
 
 // Guilds are departed servers and their purge. See Store.Guilds.
-type Guilds struct{ *db }
+type Guilds struct{ db *db }
 
 // Maintenance is retention, repairs, reindexing and stats. See Store.Maintenance.
-type Maintenance struct{ *db }
+type Maintenance struct{ db *db }
 
 // Open opens (creating if needed) the database at path, applies pending migrations and
 // returns a ready store.

@@ -21,10 +21,10 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 	}
 	created := millis(t.CreatedAt)
 	if created == 0 {
-		created = s.nowMillis()
+		created = s.db.nowMillis()
 	}
 	var id int64
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
 			content, message_id, created_at, can_edit_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
@@ -74,7 +74,7 @@ func (s *Transcripts) TurnsAfter(ctx context.Context, guildID, channelID string,
 }
 
 func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
-	rows, err := s.read.QueryContext(ctx, query, args...)
+	rows, err := s.db.read.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read transcript: %w", err)
 	}
@@ -103,7 +103,7 @@ func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any)
 // CountTurns returns how many transcript turns belong to userID.
 func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error) {
 	var n int
-	err := s.read.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&n)
+	err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
 	}
@@ -113,7 +113,7 @@ func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error
 // ExtractionCursor returns the id of the last transcript turn of a channel that extraction
 // has read, 0 when it never ran there.
 func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {
-	return extractionCursor(ctx, s.read, guildID, channelID)
+	return extractionCursor(ctx, s.db.read, guildID, channelID)
 }
 
 func extractionCursor(ctx context.Context, q querier, guildID, channelID string) (int64, error) {
@@ -139,7 +139,7 @@ func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID 
 	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
 		return b, err
 	}
-	err = s.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
+	err = s.db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
 		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
 		Scan(&b.Turns, &b.UserTurns, &last)
 	if err != nil {
@@ -157,7 +157,7 @@ func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, 
 	if limit <= 0 {
 		limit = 100
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
+	rows, err := s.db.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
 		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
 		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
 		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)

@@ -60,7 +60,7 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 	if !vecindex.Normalize(q) {
 		return nil
 	}
-	hits := s.recall.vectors.Search(owner.Key(), q, k, nil, exact)
+	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
 	out := make([]VectorHit, len(hits))
 	for i, h := range hits {
 		out[i] = VectorHit{ID: h.ID, Cosine: h.Cosine}

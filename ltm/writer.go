@@ -18,14 +18,14 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		return memory.WriteResult{}, err
 	}
 	var res memory.WriteResult
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
 		}
 		if dup != nil {
 			res = memory.WriteResult{Memory: dup}
-		} else if res, err = s.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
+		} else if res, err = s.db.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
 			return err
 		}
 		return addEvidenceTx(ctx, tx, res.Memory.ID, evidence)
@@ -34,7 +34,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
-		s.indexMemories(ctx, res.Memory)
+		s.db.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
@@ -94,7 +94,7 @@ func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []memory.
 
 // Evidence returns the messages memory id was learned from, as recorded.
 func (s *Memories) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
 	}
@@ -140,7 +140,7 @@ func findDuplicateTx(ctx context.Context, q querier, w *memory.WriteContext, sco
 // compares it before serving.
 func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
 	var v int64
-	err := s.read.QueryRowContext(ctx, `SELECT version FROM pinned_changes WHERE scope_key = ?`, owner.Key()).Scan(&v)
+	err := s.db.read.QueryRowContext(ctx, `SELECT version FROM pinned_changes WHERE scope_key = ?`, owner.Key()).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
