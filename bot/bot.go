@@ -23,6 +23,7 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -92,15 +93,26 @@ type Config struct {
 // Bot answers Discord messages and interactions. Create it with New, start it
 // with Open and stop it with Shutdown.
 //
-// Bot itself holds the shared state, the lifecycle and the interaction
-// router; the handlers live in parts by concern, each a view of the same Bot,
-// whose methods (OnMessageCreate, ReplyAudience, …) Bot promotes.
+// Bot holds the lifecycle and its exported API; the work lives in parts by
+// concern, each sharing one core (the dependencies, settings and caches). Bot
+// keeps the parts in named fields and its exported methods delegate to them,
+// so no type's method set grows with the others'.
 type Bot struct {
-	messageEvents
-	memoryCommands
-	settingsCommands
-	channelVisibility
+	*core
 
+	events     *messageEvents
+	memory     *memoryCommands
+	transfer   *memoryTransfer
+	settings   *settingsCommands
+	visibility *channelVisibility
+	channelEvs *channelEvents
+	router     *router
+}
+
+// core is what every part of the bot shares: dependencies, settings, caches,
+// the lifecycle state and the counters. Parts call each other through the
+// named pointers at its end.
+type core struct {
 	session *discordgo.Session
 	store   Store
 	stm     *stm.Store
@@ -136,25 +148,43 @@ type Bot struct {
 
 	connected atomic.Bool
 	stats     counters
+
+	// perms checks who may do what; visibility computes audiences. Other
+	// parts reach them through these pointers.
+	perms      *permissions
+	visibility *channelVisibility
 }
 
 // messageEvents handles gateway message events: answering messages (messages.go)
 // and keeping the transcript and guild lifecycle in step with edits,
 // deletions and departures (events.go).
-type messageEvents struct{ *Bot }
+type messageEvents struct{ *core }
 
 // memoryCommands are the /memory slash commands (memorycmd.go,
-// memoryforget.go), the "Remember this" context menu (rememberthis.go) and
-// export and import (transfer.go).
-type memoryCommands struct{ *Bot }
+// memoryforget.go) and the "Remember this" context menu (rememberthis.go).
+type memoryCommands struct{ *core }
+
+// memoryTransfer is /memory export and /memory import (transfer.go).
+type memoryTransfer struct{ *core }
 
 // settingsCommands are /privacy, /stm and /kioku: settings and status
 // (settingscmd.go).
-type settingsCommands struct{ *Bot }
+type settingsCommands struct{ *core }
 
-// channelVisibility tracks who can read which channel from gateway events and
-// turns it into audiences for channel-aware memory (channels.go).
-type channelVisibility struct{ *Bot }
+// channelVisibility turns what the bot knows about channels, roles and
+// members into audiences for channel-aware memory (channels.go).
+type channelVisibility struct{ *core }
+
+// channelEvents tracks who can read which channel from gateway events and
+// keeps the stored channel list in step (channels.go).
+type channelEvents struct{ *core }
+
+// permissions are the checks of who may change which memory and settings
+// (permissions.go).
+type permissions struct{ *core }
+
+// router turns interactions into calls of the command handlers (router.go).
+type router struct{ *core }
 
 // counters are the bot's monotonic counters, exported through Stats.
 type counters struct {
@@ -206,7 +236,7 @@ func New(cfg Config) (*Bot, error) {
 	if now == nil {
 		now = time.Now
 	}
-	b := &Bot{
+	c := &core{
 		session:         cfg.Session,
 		store:           cfg.Store,
 		stm:             cfg.STM,
@@ -222,12 +252,20 @@ func New(cfg Config) (*Bot, error) {
 		channels:        newChannelWatch(),
 		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
 	}
-	b.messageEvents = messageEvents{b}
-	b.memoryCommands = memoryCommands{b}
-	b.settingsCommands = settingsCommands{b}
-	b.channelVisibility = channelVisibility{b}
-	b.base, b.cancelBase = context.WithCancel(context.Background())
-	b.commands = b.commandHandlers()
+	c.perms = &permissions{c}
+	c.visibility = &channelVisibility{c}
+	b := &Bot{
+		core:       c,
+		events:     &messageEvents{c},
+		memory:     &memoryCommands{c},
+		transfer:   &memoryTransfer{c},
+		settings:   &settingsCommands{c},
+		visibility: c.visibility,
+		channelEvs: &channelEvents{c},
+		router:     &router{c},
+	}
+	c.base, c.cancelBase = context.WithCancel(context.Background())
+	c.commands = commandHandlers(b.memory, b.transfer, b.settings)
 	return b, nil
 }
 
@@ -242,21 +280,22 @@ func (b *Bot) Open() error {
 	if st := b.session.State; st != nil {
 		st.TrackChannels, st.TrackThreads, st.TrackRoles = true, true, true
 	}
-	for _, h := range []any{b.onGuildCreate, b.onGuildUpdate, b.onRoleCreate, b.onRoleUpdate, b.onRoleDelete,
-		b.onChannelCreate, b.onChannelUpdate, b.onChannelDelete, b.onThreadCreate, b.onThreadUpdate,
-		b.onThreadDelete, b.onThreadListSync} {
+	ce := b.channelEvs
+	for _, h := range []any{ce.onGuildCreate, ce.onGuildUpdate, ce.onRoleCreate, ce.onRoleUpdate, ce.onRoleDelete,
+		ce.onChannelCreate, ce.onChannelUpdate, ce.onChannelDelete, ce.onThreadCreate, ce.onThreadUpdate,
+		ce.onThreadDelete, ce.onThreadListSync} {
 		b.session.AddHandler(h)
 	}
 	b.session.AddHandler(b.onReady)
 	b.session.AddHandler(b.onDisconnect)
 	b.session.AddHandler(b.onResumed)
-	b.session.AddHandler(b.OnMessageCreate)
-	b.session.AddHandler(b.OnMessageDelete)
-	b.session.AddHandler(b.OnMessageDeleteBulk)
-	b.session.AddHandler(b.OnMessageUpdate)
-	b.session.AddHandler(b.OnGuildDelete)
-	b.session.AddHandler(b.OnGuildCreate)
-	b.session.AddHandler(b.HandleInteraction)
+	b.session.AddHandler(b.events.OnMessageCreate)
+	b.session.AddHandler(b.events.OnMessageDelete)
+	b.session.AddHandler(b.events.OnMessageDeleteBulk)
+	b.session.AddHandler(b.events.OnMessageUpdate)
+	b.session.AddHandler(b.events.OnGuildDelete)
+	b.session.AddHandler(b.events.OnGuildCreate)
+	b.session.AddHandler(b.router.handleInteraction)
 	if err := b.session.Open(); err != nil {
 		return fmt.Errorf("couldn't connect to the discord gateway: %w", err)
 	}
@@ -268,7 +307,10 @@ func (b *Bot) Open() error {
 func (b *Bot) Connected() bool { return b.connected.Load() }
 
 // Stats returns a snapshot of the bot's counters.
-func (b *Bot) Stats() Stats {
+func (b *Bot) Stats() Stats { return b.snapshot() }
+
+// snapshot reads the counters into a Stats.
+func (b *core) snapshot() Stats {
 	return Stats{
 		Turns:              b.stats.turns.Load(),
 		TurnErrors:         b.stats.turnErrors.Load(),
@@ -278,13 +320,65 @@ func (b *Bot) Stats() Stats {
 		InteractionErrors:  b.stats.interactionErrors.Load(),
 		Denied:             b.stats.denied.Load(),
 		CommandsRegistered: b.stats.commandsRegistered.Load(),
-		Connected:          b.Connected(),
+		Connected:          b.connected.Load(),
 	}
+}
+
+// OnMessageCreate answers a message addressed to the bot (see messageEvents).
+func (b *Bot) OnMessageCreate(s *discordgo.Session, e *discordgo.MessageCreate) {
+	b.events.OnMessageCreate(s, e)
+}
+
+// OnMessageDelete keeps the transcript in step with a deleted message.
+func (b *Bot) OnMessageDelete(s *discordgo.Session, e *discordgo.MessageDelete) {
+	b.events.OnMessageDelete(s, e)
+}
+
+// OnMessageDeleteBulk keeps the transcript in step with a bulk deletion.
+func (b *Bot) OnMessageDeleteBulk(s *discordgo.Session, e *discordgo.MessageDeleteBulk) {
+	b.events.OnMessageDeleteBulk(s, e)
+}
+
+// OnMessageUpdate keeps the transcript in step with an edited message.
+func (b *Bot) OnMessageUpdate(s *discordgo.Session, e *discordgo.MessageUpdate) {
+	b.events.OnMessageUpdate(s, e)
+}
+
+// OnGuildCreate notes a server the bot is in (again).
+func (b *Bot) OnGuildCreate(s *discordgo.Session, e *discordgo.GuildCreate) {
+	b.events.OnGuildCreate(s, e)
+}
+
+// OnGuildDelete notes that the bot left or was removed from a server.
+func (b *Bot) OnGuildDelete(s *discordgo.Session, e *discordgo.GuildDelete) {
+	b.events.OnGuildDelete(s, e)
+}
+
+// HandleInteraction answers a slash command, context menu or button press
+// (see router.handleInteraction).
+func (b *Bot) HandleInteraction(s *discordgo.Session, e *discordgo.InteractionCreate) {
+	b.router.handleInteraction(s, e)
+}
+
+// ReplyAudience is the channel rule of a conversation in a guild channel, for work done on
+// its behalf elsewhere (the background pipeline's decisions): the memories a reply there may
+// use.
+func (b *Bot) ReplyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
+	return b.visibility.replyAudience(ctx, guildID, channelID)
+}
+
+// MemberAudience is the audience of an answer only userID reads (a DM, an ephemeral view):
+// every channel they can view, in every guild the bot knows. guildID and channelID name
+// where they asked ("" in a DM) and roles are their roles there as the interaction carried
+// them (nil when unknown). It is exported for work done on a member's behalf outside an
+// interaction, and for tests that hold the bot to its channel rule.
+func (b *Bot) MemberAudience(ctx context.Context, userID, guildID, channelID string, roles []string) *memory.Audience {
+	return b.visibility.memberAudience(ctx, userID, guildID, channelID, roles)
 }
 
 // begin registers one unit of work (a turn or an interaction) and reports
 // false once Shutdown has started, when no new work may begin.
-func (b *Bot) begin() bool {
+func (b *core) begin() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closing {
@@ -378,7 +472,7 @@ func (b *Bot) onResumed(*discordgo.Session, *discordgo.Resumed) {
 }
 
 // botUserID returns the bot's own user id from the session state.
-func (b *Bot) botUserID() string {
+func (b *core) botUserID() string {
 	if b.session.State == nil {
 		return ""
 	}

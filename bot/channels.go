@@ -143,22 +143,6 @@ func (b channelVisibility) replyAudience(ctx context.Context, guildID, channelID
 	return &memory.Audience{Channels: out}
 }
 
-// ReplyAudience is the channel rule of a conversation in a guild channel, for work done on
-// its behalf elsewhere (the background pipeline's decisions): the memories a reply there may
-// use.
-func (b channelVisibility) ReplyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
-	return b.replyAudience(ctx, guildID, channelID)
-}
-
-// MemberAudience is the audience of an answer only userID reads (a DM, an ephemeral view):
-// every channel they can view, in every guild the bot knows. guildID and channelID name
-// where they asked ("" in a DM) and roles are their roles there as the interaction carried
-// them (nil when unknown). It is exported for work done on a member's behalf outside an
-// interaction, and for tests that hold the bot to its channel rule.
-func (b channelVisibility) MemberAudience(ctx context.Context, userID, guildID, channelID string, roles []string) *memory.Audience {
-	return b.memberAudience(ctx, userID, guildID, channelID, roles)
-}
-
 // reply returns the cached audience of a reply in channel y of the guild.
 func (w *channelWatch) reply(ga *guildAudiences, y string) map[string]bool {
 	w.mu.Lock()
@@ -361,7 +345,7 @@ func storedOf(guildID string, c *discordgo.Channel) ltm.GuildChannel {
 // the state says at that moment, and a channel gone from the state is written only by its
 // delete, with the rule its delete event carried.
 
-func (b channelVisibility) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
+func (b channelEvents) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	if e == nil || e.Guild == nil {
 		return
 	}
@@ -377,51 +361,51 @@ func (b channelVisibility) onGuildCreate(_ *discordgo.Session, e *discordgo.Guil
 	b.storeSeen(e.ID, ids)
 }
 
-func (b channelVisibility) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
+func (b channelEvents) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
 	if e != nil && e.Guild != nil {
 		b.channels.invalidate(e.ID)
 	}
 }
 
-func (b channelVisibility) onRoleCreate(_ *discordgo.Session, e *discordgo.GuildRoleCreate) {
+func (b channelEvents) onRoleCreate(_ *discordgo.Session, e *discordgo.GuildRoleCreate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b channelVisibility) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
+func (b channelEvents) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b channelVisibility) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
+func (b channelEvents) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
 	if e != nil {
 		b.channels.invalidate(e.GuildID)
 	}
 }
 
-func (b channelVisibility) onChannelCreate(_ *discordgo.Session, e *discordgo.ChannelCreate) {
+func (b channelEvents) onChannelCreate(_ *discordgo.Session, e *discordgo.ChannelCreate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b channelVisibility) onChannelUpdate(_ *discordgo.Session, e *discordgo.ChannelUpdate) {
+func (b channelEvents) onChannelUpdate(_ *discordgo.Session, e *discordgo.ChannelUpdate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b channelVisibility) onChannelDelete(_ *discordgo.Session, e *discordgo.ChannelDelete) {
+func (b channelEvents) onChannelDelete(_ *discordgo.Session, e *discordgo.ChannelDelete) {
 	if e != nil && e.Channel != nil {
 		b.storeGone(e.Channel)
 	}
 }
 
-func (b channelVisibility) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
+func (b channelEvents) onThreadCreate(_ *discordgo.Session, e *discordgo.ThreadCreate) {
 	if e == nil || e.Channel == nil || e.GuildID == "" {
 		return
 	}
@@ -432,20 +416,20 @@ func (b channelVisibility) onThreadCreate(_ *discordgo.Session, e *discordgo.Thr
 	b.storeSeen(e.GuildID, []string{e.ID})
 }
 
-func (b channelVisibility) onThreadUpdate(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
+func (b channelEvents) onThreadUpdate(_ *discordgo.Session, e *discordgo.ThreadUpdate) {
 	if e != nil && e.Channel != nil && e.GuildID != "" {
 		b.channels.invalidate(e.GuildID)
 		b.storeSeen(e.GuildID, []string{e.ID})
 	}
 }
 
-func (b channelVisibility) onThreadDelete(_ *discordgo.Session, e *discordgo.ThreadDelete) {
+func (b channelEvents) onThreadDelete(_ *discordgo.Session, e *discordgo.ThreadDelete) {
 	if e != nil && e.Channel != nil {
 		b.storeGone(e.Channel)
 	}
 }
 
-func (b channelVisibility) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync) {
+func (b channelEvents) onThreadListSync(_ *discordgo.Session, e *discordgo.ThreadListSync) {
 	if e == nil || e.GuildID == "" {
 		return
 	}
@@ -461,7 +445,7 @@ func (b channelVisibility) onThreadListSync(_ *discordgo.Session, e *discordgo.T
 
 // storeSeen stores the channels of a guild as the state now holds them; channels no longer
 // in the state were deleted meanwhile and are left to their delete.
-func (b channelVisibility) storeSeen(guildID string, ids []string) {
+func (b channelEvents) storeSeen(guildID string, ids []string) {
 	b.storeChannels(func(ctx context.Context) error {
 		var chans []ltm.GuildChannel
 		if st := b.session.State; st != nil {
@@ -482,7 +466,7 @@ func (b channelVisibility) storeSeen(guildID string, ids []string) {
 // storeGone records a deleted channel with the rule its delete event carries (a channel's
 // last overwrites; a thread's parent), so its memories keep being limited to the people
 // who could see it.
-func (b channelVisibility) storeGone(c *discordgo.Channel) {
+func (b channelEvents) storeGone(c *discordgo.Channel) {
 	if c.GuildID == "" {
 		return // a DM
 	}
@@ -500,7 +484,7 @@ func (b channelVisibility) storeGone(c *discordgo.Channel) {
 
 // storeChannels runs one channel write as a unit of the bot's work (Shutdown waits for it
 // before the store closes), one at a time, and logs its outcome.
-func (b channelVisibility) storeChannels(write func(ctx context.Context) error, done string, attrs ...any) {
+func (b channelEvents) storeChannels(write func(ctx context.Context) error, done string, attrs ...any) {
 	if !b.begin() {
 		return
 	}
@@ -528,7 +512,7 @@ func (c *call) audience(ctx context.Context) *memory.Audience {
 				roles = []string{}
 			}
 		}
-		c.aud = c.b.memberAudience(ctx, c.userID(), c.guildID(), c.i.ChannelID, roles)
+		c.aud = c.b.visibility.memberAudience(ctx, c.userID(), c.guildID(), c.i.ChannelID, roles)
 	}
 	return c.aud
 }

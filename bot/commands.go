@@ -29,30 +29,30 @@ const (
 // are deferred first: with an embedding model configured, a write embeds the
 // new content and a search embeds the query, which together can outlast
 // Discord's three-second acknowledgement window on a slow provider.
-func (b *Bot) commandHandlers() map[string]commandHandler {
+func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list":       b.memoryList,
-		"memory search":     deferred(b.memorySearch),
-		"memory show":       b.memoryShow,
-		"memory add":        deferred(b.memoryAdd),
-		"memory edit":       deferred(b.memoryEdit),
-		"memory forget":     deferred(b.memoryForget),
-		"memory recover":    deferred(b.memoryRecover),
-		"memory history":    b.memoryHistory,
-		"memory export":     deferred(b.memoryExport),
-		"memory import":     deferred(b.memoryImport),
-		"memory forget-me":  b.memoryForgetMe,
-		"privacy":           b.privacy,
-		"stm show":          b.stmShow,
-		"stm clear":         b.stmClear,
-		"kioku config":      b.kiokuConfig,
-		"kioku status":      b.kiokuStatus,
-		RememberThisCommand: deferred(b.rememberThis),
-		idPage:              b.pagePress,
-		idForget:            b.forgetPress,
-		idCancel:            b.cancelPress,
-		idForgetMeConfirm:   b.forgetMePress,
-		idForgetMeCancel:    b.cancelPress,
+		"memory list":       m.memoryList,
+		"memory search":     deferred(m.memorySearch),
+		"memory show":       m.memoryShow,
+		"memory add":        deferred(m.memoryAdd),
+		"memory edit":       deferred(m.memoryEdit),
+		"memory forget":     deferred(m.memoryForget),
+		"memory recover":    deferred(m.memoryRecover),
+		"memory history":    m.memoryHistory,
+		"memory export":     deferred(t.memoryExport),
+		"memory import":     deferred(t.memoryImport),
+		"memory forget-me":  m.memoryForgetMe,
+		"privacy":           s.privacy,
+		"stm show":          s.stmShow,
+		"stm clear":         s.stmClear,
+		"kioku config":      s.kiokuConfig,
+		"kioku status":      s.kiokuStatus,
+		RememberThisCommand: deferred(m.rememberThis),
+		idPage:              m.pagePress,
+		idForget:            m.forgetPress,
+		idCancel:            m.cancelPress,
+		idForgetMeConfirm:   m.forgetMePress,
+		idForgetMeCancel:    m.cancelPress,
 	}
 }
 

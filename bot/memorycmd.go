@@ -168,24 +168,12 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 	return owner, id, nil
 }
 
-// checkWrite combines the checks of every manual write: permission for
-// server memory, privacy level for personal memory.
-func (b memoryCommands) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
-	if err := b.requireWrite(ctx, c, owner); err != nil {
-		return err
-	}
-	if owner.Scope == memory.ScopePersonal {
-		return b.requireNotFullPrivacy(ctx, c)
-	}
-	return nil
-}
-
 func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkWrite(ctx, c, owner); err != nil {
+	if err := b.perms.checkWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
 	m := memory.Memory{
@@ -216,10 +204,10 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkWrite(ctx, c, owner); err != nil {
+	if err := b.perms.checkWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	if err := b.requireVisible(ctx, c, owner, id); err != nil {
+	if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
 	var ch memory.Change
@@ -254,10 +242,10 @@ func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, 
 	if err != nil {
 		return nil, err
 	}
-	if err := b.requireWrite(ctx, c, owner); err != nil {
+	if err := b.perms.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	if err := b.requireVisible(ctx, c, owner, id); err != nil {
+	if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
 	m, err := b.store.Memories.RecoverAs(ctx, c.writeContext(ctx), owner, id, 0, memory.UserActor(c.userID()))
@@ -273,7 +261,7 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 	if err != nil {
 		return nil, err
 	}
-	if err := b.requireVisible(ctx, c, owner, id); err != nil {
+	if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
 	events, err := b.store.Memories.History(ctx, owner, id)

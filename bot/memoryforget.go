@@ -23,7 +23,7 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	// Forgetting is allowed at every privacy level: it is how people leave.
-	if err := b.requireWrite(ctx, c, owner); err != nil {
+	if err := b.perms.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
 	id, hasID := c.integer("id")
@@ -32,7 +32,7 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 	case hasID && query != "":
 		return nil, memory.Errorf(memory.EINVALID, "Give either id: or query:, not both.")
 	case hasID:
-		if err := b.requireVisible(ctx, c, owner, id); err != nil {
+		if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 			return nil, err
 		}
 		forgotten, err := b.store.Memories.Forget(ctx, owner, []int64{id}, memory.UserActor(c.userID()), "forgotten by command")
@@ -89,7 +89,7 @@ func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, er
 	if err != nil {
 		return nil, err
 	}
-	if err := b.requireWrite(ctx, c, owner); err != nil {
+	if err := b.perms.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
 	forgotten, err := b.store.Confirmations.ConfirmForget(ctx, owner, parts[3], memory.UserActor(c.userID()))

@@ -34,7 +34,7 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	if !fromHuman(m, self) {
 		return
 	}
-	b.observe(m)
+	b.visibility.observe(m)
 	// One logger and one read of each settings row for the whole message: whether the
 	// bot is addressed, whether the author edits server memory and the turn all use them.
 	log := b.log.With("guild_id", m.GuildID, "channel_id", m.ChannelID, "user_id", m.Author.ID, "message_id", m.ID)
@@ -94,7 +94,7 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 		Content:   content,
 		At:        m.Timestamp,
 		// The model may change server memory others wrote only for editors.
-		ServerEditor: b.messageServerEditor(ctx, m, settings),
+		ServerEditor: b.perms.messageServerEditor(ctx, m, settings),
 		Speaker:      speaker,
 	}
 	if m.GuildID != "" {
@@ -104,9 +104,9 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	}
 	// Everyone who can read the channel reads the reply; a DM only its author.
 	if m.GuildID != "" {
-		req.Audience = b.replyAudience(ctx, m.GuildID, m.ChannelID)
+		req.Audience = b.visibility.replyAudience(ctx, m.GuildID, m.ChannelID)
 	} else {
-		req.Audience = b.memberAudience(ctx, m.Author.ID, "", "", nil)
+		req.Audience = b.visibility.memberAudience(ctx, m.Author.ID, "", "", nil)
 	}
 	if req.At.IsZero() {
 		req.At = b.now()

@@ -34,7 +34,7 @@ func CanEditServer(m *discordgo.Member, editorRoleID string) bool {
 // may change this guild's server memory. It is checked on every mutation,
 // including button presses that execute an earlier preview, because roles
 // can change between the two.
-func (b *Bot) requireServerEditor(ctx context.Context, c *call) error {
+func (b permissions) requireServerEditor(ctx context.Context, c *call) error {
 	if c.inDM() {
 		return errServerInDM
 	}
@@ -52,7 +52,7 @@ func (b *Bot) requireServerEditor(ctx context.Context, c *call) error {
 }
 
 // requireManager returns EFORBIDDEN unless the caller may configure the bot.
-func (b *Bot) requireManager(c *call) error {
+func (b permissions) requireManager(c *call) error {
 	if c.inDM() {
 		return errNoGuild
 	}
@@ -65,7 +65,7 @@ func (b *Bot) requireManager(c *call) error {
 // requireNotFullPrivacy refuses manual writes of personal memory for users
 // at the full privacy level (SPEC §2): they asked the bot to keep nothing.
 // Forget and export stay available so they can still leave.
-func (b *Bot) requireNotFullPrivacy(ctx context.Context, c *call) error {
+func (b permissions) requireNotFullPrivacy(ctx context.Context, c *call) error {
 	us, err := b.store.Settings.UserSettings(ctx, c.userID())
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func resolveOwner(scope, guildID, userID string) (memory.Owner, error) {
 }
 
 // requireWrite checks that the caller may change memory of owner.
-func (b *Bot) requireWrite(ctx context.Context, c *call, owner memory.Owner) error {
+func (b permissions) requireWrite(ctx context.Context, c *call, owner memory.Owner) error {
 	if owner.Scope == memory.ScopeServer {
 		return b.requireServerEditor(ctx, c)
 	}
@@ -123,7 +123,7 @@ func (b *Bot) requireWrite(ctx context.Context, c *call, owner memory.Owner) err
 // computed from the guild's roles and channel overwrites in the session state with the
 // roles that came with the message; the editor role is read from the message's member.
 // Anything unknown (no member, a guild not in state) counts as no permission.
-func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message, settings *messageSettings) bool {
+func (b permissions) messageServerEditor(ctx context.Context, m *discordgo.Message, settings *messageSettings) bool {
 	if m.GuildID == "" || m.Member == nil || m.Author == nil {
 		return false
 	}
@@ -141,4 +141,16 @@ func (b *Bot) messageServerEditor(ctx context.Context, m *discordgo.Message, set
 		return false
 	}
 	return gs.EditorRoleID != "" && slices.Contains(m.Member.Roles, gs.EditorRoleID)
+}
+
+// checkWrite combines the checks of every manual write: permission for
+// server memory, privacy level for personal memory.
+func (b permissions) checkWrite(ctx context.Context, c *call, owner memory.Owner) error {
+	if err := b.requireWrite(ctx, c, owner); err != nil {
+		return err
+	}
+	if owner.Scope == memory.ScopePersonal {
+		return b.requireNotFullPrivacy(ctx, c)
+	}
+	return nil
 }

@@ -56,7 +56,7 @@ func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, e
 		}
 	}
 	if owner.Scope == memory.ScopePersonal {
-		if err := b.requireNotFullPrivacy(ctx, c); err != nil {
+		if err := b.perms.requireNotFullPrivacy(ctx, c); err != nil {
 			return nil, err
 		}
 	}

@@ -19,7 +19,7 @@ type commandHandler func(ctx context.Context, c *call) (*response, error)
 // call is one interaction being handled: who, where, what was asked, and
 // whether it has been acknowledged yet.
 type call struct {
-	b      *Bot
+	b      *core
 	i      *discordgo.Interaction
 	log    *slog.Logger
 	user   *discordgo.User
@@ -183,12 +183,12 @@ func (c *call) fail(ctx context.Context, text string) error {
 	return c.finish(ctx, &response{content: text})
 }
 
-// HandleInteraction routes an interaction to its handler. It checks the
+// handleInteraction routes an interaction to its handler. It checks the
 // interaction type before reading its data (discordgo's accessors panic on
 // the wrong type), gives the handler a context bounded by the command
 // timeout, and turns errors into an ephemeral message: the domain message
 // for domain errors, a generic one (with a log line) for everything else.
-func (b *Bot) HandleInteraction(s *discordgo.Session, e *discordgo.InteractionCreate) {
+func (b router) handleInteraction(s *discordgo.Session, e *discordgo.InteractionCreate) {
 	if e == nil || e.Interaction == nil {
 		return
 	}
@@ -256,8 +256,8 @@ func (b *Bot) HandleInteraction(s *discordgo.Session, e *discordgo.InteractionCr
 // newCall reads who sent the interaction and what it asks for. It reports
 // false for interactions the bot does not handle (pings, autocomplete,
 // modals) and for partial payloads without a user.
-func (b *Bot) newCall(i *discordgo.Interaction) (*call, bool) {
-	c := &call{b: b, i: i, member: i.Member}
+func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
+	c := &call{b: b.core, i: i, member: i.Member}
 	switch {
 	case i.Member != nil && i.Member.User != nil:
 		c.user = i.Member.User
@@ -307,7 +307,7 @@ func (b *Bot) newCall(i *discordgo.Interaction) (*call, bool) {
 }
 
 // handlerFor returns the handler of c's key, or nil.
-func (b *Bot) handlerFor(c *call) commandHandler {
+func (b router) handlerFor(c *call) commandHandler {
 	return b.commands[c.key]
 }
 

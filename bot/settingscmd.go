@@ -105,7 +105,7 @@ func stmValue(e stm.Entry) string {
 func (b settingsCommands) stmClear(_ context.Context, c *call) (*response, error) {
 	if c.str("what") == "channel" {
 		if !c.inDM() {
-			if err := b.requireManager(c); err != nil {
+			if err := b.perms.requireManager(c); err != nil {
 				return nil, memory.Errorf(memory.EFORBIDDEN, "Clearing a whole channel's short-term memory needs the Manage Server permission. /stm clear what:me clears yours.")
 			}
 		}
@@ -119,7 +119,7 @@ func (b settingsCommands) stmClear(_ context.Context, c *call) (*response, error
 }
 
 func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, error) {
-	if err := b.requireManager(c); err != nil {
+	if err := b.perms.requireManager(c); err != nil {
 		return nil, err
 	}
 	gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
@@ -231,10 +231,10 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 			len(problems), plural(len(problems), "problem", "problems"))
 	case b.pipe != nil && !ps.Running:
 		health = "the background pipeline is not running"
-	case !b.Connected():
+	case !b.connected.Load():
 		health = "reconnecting to Discord"
 	}
-	counters := b.Stats()
+	counters := b.snapshot()
 	embed := &discordgo.MessageEmbed{
 		Title: "kioku status",
 		Color: colorView,

@@ -20,12 +20,12 @@ import (
 // server taught the bot); personal memory can always be exported by its
 // owner, at every privacy level. Like every view, it holds only memories from channels the
 // caller can read.
-func (b memoryCommands) memoryExport(ctx context.Context, c *call) (*response, error) {
+func (b memoryTransfer) memoryExport(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
 	}
-	if err := b.requireWrite(ctx, c, owner); err != nil {
+	if err := b.perms.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
 	f, err := b.store.Transfer.ExportWithin(ctx, owner, c.audience(ctx))
@@ -52,12 +52,12 @@ func (b memoryCommands) memoryExport(ctx context.Context, c *call) (*response, e
 // file is size-checked before it is downloaded and again while reading,
 // validated whole, and written in one transaction: either every memory
 // lands or none does.
-func (b memoryCommands) memoryImport(ctx context.Context, c *call) (*response, error) {
+func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkWrite(ctx, c, owner); err != nil {
+	if err := b.perms.checkWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
 	att := c.attachment("file")
@@ -106,7 +106,7 @@ func (c *call) attachment(name string) *discordgo.MessageAttachment {
 
 // download fetches an attachment, refusing more than maxImportBytes even
 // when the declared size was wrong.
-func (b memoryCommands) download(ctx context.Context, url string) ([]byte, error) {
+func (b memoryTransfer) download(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, memory.Errorf(memory.EINVALID, "That attachment has an invalid address.")
