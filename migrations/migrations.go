@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,9 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 		return res, fmt.Errorf("couldn't list migrations: %w", err)
 	}
 	sort.Strings(names)
+	if err := refuseNewer(applied, names); err != nil {
+		return res, err
+	}
 	for _, name := range names {
 		body, err := fs.ReadFile(fsys, name)
 		if err != nil {
@@ -67,6 +71,36 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 	}
 	res.Current = len(applied) + len(res.Applied)
 	return res, nil
+}
+
+// refuseNewer fails when db records a migration fsys does not have: a newer kioku migrated
+// it, and an older binary running on that schema could misread or damage data, so the only
+// safe moves are upgrading the binary or restoring a backup. It runs before anything is
+// applied, so a refused database is left exactly as it was.
+func refuseNewer(applied map[string]string, known []string) error {
+	knownSet := make(map[string]bool, len(known))
+	for _, name := range known {
+		knownSet[name] = true
+	}
+	var unknown []string
+	for name := range applied {
+		if !knownSet[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	newestDB := unknown[0]
+	for name := range applied {
+		newestDB = max(newestDB, name)
+	}
+	newestKnown := "no migrations"
+	if len(known) > 0 {
+		newestKnown = known[len(known)-1]
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("this database was migrated by a newer kioku (%s; unknown here: %s); this binary knows up to %s: upgrade kioku or restore a backup", newestDB, strings.Join(unknown, ", "), newestKnown)
 }
 
 func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error) {

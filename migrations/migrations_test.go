@@ -59,6 +59,49 @@ func TestApply(t *testing.T) {
 			t.Fatalf("err = %v, want a changed-checksum refusal", err)
 		}
 	})
+	t.Run("ErrDatabaseFromNewerBinary", func(t *testing.T) {
+		db := openDB(t)
+		newer := fstest.MapFS{
+			"0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")},
+			"0002_b.sql": {Data: []byte("CREATE TABLE b (x INTEGER);")},
+			"0003_c.sql": {Data: []byte("CREATE TABLE c (x INTEGER);")},
+		}
+		if _, err := migrations.Apply(ctx, db, newer); err != nil {
+			t.Fatal(err)
+		}
+		schema := func() string {
+			var s string
+			if err := db.QueryRow(`SELECT group_concat(name || ':' || sql, ';') FROM (SELECT name, sql FROM sqlite_master ORDER BY name)`).Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			var recorded string
+			if err := db.QueryRow(`SELECT group_concat(name || ':' || checksum || ':' || applied_at, ';') FROM (SELECT * FROM schema_migrations ORDER BY name)`).Scan(&recorded); err != nil {
+				t.Fatal(err)
+			}
+			return s + "|" + recorded
+		}
+		before := schema()
+		// The older binary also has a file the newer one never applied; it must not run either.
+		older := fstest.MapFS{
+			"0001_a.sql":   newer["0001_a.sql"],
+			"0002_old.sql": {Data: []byte("CREATE TABLE old (x INTEGER);")},
+		}
+		res, err := migrations.Apply(ctx, db, older)
+		if err == nil {
+			t.Fatalf("older migrations applied over a newer database: %+v", res)
+		}
+		for _, want := range []string{"newer kioku (0003_c.sql", "knows up to 0002_old.sql", "upgrade kioku or restore a backup"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("err = %q, want it to mention %q", err, want)
+			}
+		}
+		if len(res.Applied) != 0 {
+			t.Errorf("applied %v", res.Applied)
+		}
+		if after := schema(); after != before {
+			t.Errorf("database changed:\nbefore %s\nafter  %s", before, after)
+		}
+	})
 	t.Run("FailedFileIsRolledBackAndNotRecorded", func(t *testing.T) {
 		db := openDB(t)
 		fsys := fstest.MapFS{
