@@ -12,6 +12,7 @@
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
 //	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
 //	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
+//	kioku version [--json]           the module version and VCS commit of this build
 //
 // Configuration comes from KIOKU_* environment variables (see `kioku help config`).
 package main
@@ -71,6 +72,7 @@ func commands() []command {
 		{"doctor", "check configuration, database and providers", runDoctor},
 		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
 		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},
+		{"version", "print the version and VCS commit of this build [--json]", runVersion},
 		{"help", "show this help, or `kioku help config` for settings", runHelp},
 	}
 }
@@ -103,7 +105,9 @@ func (app *App) Main(ctx context.Context, args []string) int {
 		printHelp(app.Stderr)
 		return 2
 	}
-	if name != "help" {
+	// help and version must work even when the configuration is broken: they are what an
+	// operator reaches for first.
+	if name != "help" && name != "version" {
 		cfg, err := LoadConfig(app.LookupEnv)
 		if err != nil {
 			fmt.Fprintf(app.Stderr, "kioku: %v\n", err)
