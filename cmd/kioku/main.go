@@ -9,6 +9,7 @@
 //	kioku memories list|search|add|forget|recover|history|export|import
 //	kioku guilds list|purge ID       servers with data; delete one server's data now
 //	kioku reindex [--json]           rebuild search text and full-text indexes from the rows
+//	kioku backup PATH                a consistent snapshot of the database, while running
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
 //	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
 //	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
@@ -69,6 +70,7 @@ func commands() []command {
 		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
 		{"guilds", "servers kioku holds data about: list | purge ID [--confirm ID]", runGuilds},
 		{"reindex", "rebuild search text and full-text indexes from the rows [--json]", runReindex},
+		{"backup", "write a consistent snapshot of the database to PATH (safe while running)", runBackup},
 		{"doctor", "check configuration, database and providers", runDoctor},
 		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
 		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},

@@ -1,0 +1,39 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+)
+
+// Backup writes a consistent snapshot of the database to path with SQLite's VACUUM INTO,
+// while the bot keeps running. VACUUM INTO reads inside one read transaction, which in WAL
+// mode sees one committed state for its whole length, so the copy holds exactly the writes
+// that had committed when it began. It runs on a connection of its own: the reader pool is
+// query_only, which SQLite applies to VACUUM INTO as well, and the single writer would hold
+// every write back for as long as the copy takes. An existing path is refused rather than
+// overwritten, so a backup can never clobber another one (or the database).
+func (s *Maintenance) Backup(ctx context.Context, path string) error {
+	if path == "" {
+		return errors.New("couldn't back up: empty path")
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("couldn't back up to %s: the file already exists; choose a new path", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("couldn't back up to %s: %w", path, err)
+	}
+	conn, err := sql.Open("sqlite", DSN(s.db.path))
+	if err != nil {
+		return fmt.Errorf("couldn't open %s for a backup: %w", s.db.path, err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
+		// A half-written file is not a backup; it would only mislead a later restore.
+		_ = os.Remove(path)
+		return fmt.Errorf("couldn't back up to %s: %w", path, err)
+	}
+	return nil
+}
