@@ -233,15 +233,7 @@ type hashSlot struct{ scopeKey, hash string }
 // memories the writer can see count as already there (WriteContext).
 func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
-	var (
-		existing map[hashSlot]int64
-		err      error
-	)
-	if w == nil {
-		existing, err = liveIDsByHash(ctx, tx, batch)
-	} else {
-		existing, err = visibleIDsByHash(ctx, tx, *w, batch)
-	}
+	existing, err := liveIDsByHash(ctx, tx, w, batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -300,43 +292,6 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		return nil, nil, err
 	}
 	return created, ids, nil
-}
-
-// liveIDsByHash returns the ids of live memories holding the content of any memory of
-// batch in its scope.
-func liveIDsByHash(ctx context.Context, tx *sql.Tx, batch []memory.Memory) (map[hashSlot]int64, error) {
-	byScope := map[string][]any{}
-	for i := range batch {
-		k := batch[i].Owner().Key()
-		byScope[k] = append(byScope[k], batch[i].Hash)
-	}
-	out := map[hashSlot]int64{}
-	for key, hashes := range byScope {
-		for lo := 0; lo < len(hashes); lo += 500 {
-			part := hashes[lo:min(lo+500, len(hashes))]
-			rows, err := tx.QueryContext(ctx, `SELECT id, content_hash FROM memories
-				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`)`,
-				append([]any{key}, part...)...)
-			if err != nil {
-				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
-			}
-			for rows.Next() {
-				var (
-					id   int64
-					hash string
-				)
-				if err := rows.Scan(&id, &hash); err != nil {
-					rows.Close()
-					return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
-				}
-				out[hashSlot{key, hash}] = id
-			}
-			if err := rows.Close(); err != nil {
-				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
-			}
-		}
-	}
-	return out, nil
 }
 
 // addImportHistory records the creation of each memory of created, in multi-row

@@ -150,13 +150,16 @@ func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64
 	return v, nil
 }
 
-// visibleIDsByHash is liveIDsByHash for a writer: for each scope and content of batch, the
-// oldest live memory holding it that w can see. Like findVisibleByHash it reads the same
-// rows whatever the writer may see.
-func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w memory.WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
-	cross, err := crossServerOf(ctx, tx, w.WriterID)
-	if err != nil {
-		return nil, err
+// liveIDsByHash returns, for each scope and content of batch, the oldest live memory already
+// holding it; with a writer w, the oldest one w can see. Like findVisibleByHash it reads the
+// same rows whatever the writer may see.
+func liveIDsByHash(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
+	var cross bool
+	if w != nil {
+		var err error
+		if cross, err = crossServerOf(ctx, tx, w.WriterID); err != nil {
+			return nil, err
+		}
 	}
 	byScope := map[string][]any{}
 	for i := range batch {
@@ -179,7 +182,7 @@ func visibleIDsByHash(ctx context.Context, tx *sql.Tx, w memory.WriteContext, ba
 			}
 			for _, m := range mems {
 				slot := hashSlot{key, m.Hash}
-				if _, found := out[slot]; !found && w.CanSee(m, cross) {
+				if _, found := out[slot]; !found && (w == nil || w.CanSee(m, cross)) {
 					out[slot] = m.ID
 				}
 			}
