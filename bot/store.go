@@ -17,7 +17,7 @@ type Store struct {
 	Memories      Memories
 	Recall        Recall
 	Facts         Facts
-	Jobs          pipeline.Ledger
+	Jobs          Jobs
 	Transcripts   Transcripts
 	Settings      Settings
 	Confirmations Confirmations
@@ -63,6 +63,14 @@ type Memories interface {
 	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
+	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+}
+
+// Jobs is the record of background work: the pipeline's ledger for /kioku status, and one
+// server's jobs for /kioku jobs. *ltm.Jobs satisfies it.
+type Jobs interface {
+	pipeline.Ledger
+	FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job, error)
 }
 
 // Recall finds memories for /memory search. *ltm.Recall satisfies it.

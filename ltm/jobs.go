@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -318,7 +319,7 @@ func (s *Jobs) Requeue(ctx context.Context, id int64) error {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
 		if state != memory.JobDead {
-			return memory.Errorf(memory.ECONFLICT, "Job #%d is %s, not dead; only dead jobs can be requeued.", id, state)
+			return memory.Errorf(memory.ECONFLICT, "Job #%d is %s, not dead; only dead jobs can be requeued.", id, jobStateWord(state))
 		}
 		var live int64
 		err = tx.QueryRowContext(ctx, `SELECT id FROM memory_jobs WHERE kind = ? AND dedup_key = ?
@@ -353,15 +354,26 @@ func (s *Jobs) GetJob(ctx context.Context, id int64) (*memory.Job, error) {
 
 // ListJobs returns up to limit jobs in state (any state when empty), newest first.
 func (s *Jobs) ListJobs(ctx context.Context, state string, limit int) ([]*memory.Job, error) {
+	f := memory.JobFilter{Limit: limit}
+	if state != "" {
+		f.States = []string{state}
+	}
+	return s.FindJobs(ctx, f)
+}
+
+// FindJobs returns the jobs f selects, newest first. The guild is matched in the query, so
+// a listing for one server never reads another's jobs.
+func (s *Jobs) FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job, error) {
+	limit := f.Limit
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
-	query, args := `SELECT `+jobColumns+` FROM memory_jobs`, []any{}
-	if state != "" {
-		query += ` WHERE state = ?`
-		args = append(args, state)
+	where, args, err := jobWhere(f)
+	if err != nil {
+		return nil, err
 	}
-	rows, err := s.db.read.QueryContext(ctx, query+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+jobColumns+` FROM memory_jobs WHERE `+where+
+		` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list jobs: %w", err)
 	}
@@ -375,6 +387,96 @@ func (s *Jobs) ListJobs(ctx context.Context, state string, limit int) ([]*memory
 		out = append(out, j)
 	}
 	return out, rows.Err()
+}
+
+// jobWhere is the WHERE clause of f, never empty. A guild is read from the payload, where
+// every job of a guild conversation names it (see jobIDsPayload: even a finished job keeps it).
+func jobWhere(f memory.JobFilter) (string, []any, error) {
+	where, args := []string{"1 = 1"}, []any{}
+	if len(f.States) > 0 {
+		for _, st := range f.States {
+			switch st {
+			case memory.JobQueued, memory.JobLeased, memory.JobDone, memory.JobDead:
+			default:
+				return "", nil, memory.Errorf(memory.EINVALID, "Unknown job state %q.", st)
+			}
+			args = append(args, st)
+		}
+		where = append(where, `state IN (`+placeholders(len(f.States))+`)`)
+	}
+	if f.GuildID != "" {
+		where = append(where, `json_valid(payload) AND json_extract(payload, '$.guild_id') = ?`)
+		args = append(args, f.GuildID)
+	}
+	if !f.UpdatedBefore.IsZero() {
+		where = append(where, `updated_at < ?`)
+		args = append(args, millis(f.UpdatedBefore))
+	}
+	return strings.Join(where, " AND "), args, nil
+}
+
+// CountJobs counts the jobs f selects (its Limit does not apply), for a purge's preview.
+func (s *Jobs) CountJobs(ctx context.Context, f memory.JobFilter) (int, error) {
+	where, args, err := jobWhere(f)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("couldn't count jobs: %w", err)
+	}
+	return n, nil
+}
+
+// purgeBatchJobs is how many jobs one transaction of PurgeJobs deletes, so a large purge
+// next to a running bot never holds the write lock for long.
+const purgeBatchJobs = 500
+
+// PurgeJobs deletes the finished jobs f selects (its Limit does not apply) and returns how
+// many. Only done and dead jobs can be purged: a queued or running job is work still to do,
+// and f must name the states, so that an empty filter cannot empty the queue.
+func (s *Jobs) PurgeJobs(ctx context.Context, f memory.JobFilter) (int, error) {
+	if len(f.States) == 0 {
+		return 0, memory.Errorf(memory.EINVALID, "Name the states to purge: done, dead or both.")
+	}
+	for _, st := range f.States {
+		if st != memory.JobDone && st != memory.JobDead {
+			return 0, memory.Errorf(memory.EINVALID, "Only done and dead jobs can be purged, not %s ones.", jobStateWord(st))
+		}
+	}
+	where, args, err := jobWhere(f)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		var n int
+		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+			var err error
+			n, err = execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE `+where+
+				` LIMIT ?)`, append(slices.Clone(args), purgeBatchJobs)...)
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("couldn't purge jobs: %w", err)
+		}
+		total += n
+		if n < purgeBatchJobs {
+			return total, nil
+		}
+	}
+}
+
+// jobStateWord names a stored job state for people: "queued" and "leased" are the queue's
+// words, "waiting to run" and "running" what they mean.
+func jobStateWord(state string) string {
+	switch state {
+	case memory.JobQueued:
+		return "waiting to run"
+	case memory.JobLeased:
+		return "running"
+	}
+	return state
 }
 
 // JobStats counts jobs by state.

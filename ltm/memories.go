@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -362,6 +363,10 @@ func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, o
 	if cur.GuildID != updated.GuildID {
 		meta["guild_id"] = []string{cur.GuildID, updated.GuildID}
 	}
+	if !slices.Equal(cur.Tags, updated.Tags) {
+		// Kept so that an undo can put the old tags back.
+		meta["tags"] = [][]string{nonNilTags(cur.Tags), nonNilTags(updated.Tags)}
+	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionUpdate,
 		OldContent: cur.Content, NewContent: updated.Content, Version: updated.Version, Actor: actor,
 		Reason: ch.Reason, Metadata: mustJSON(meta)}); err != nil {
@@ -435,40 +440,51 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 	}
 	var restored *memory.Memory
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
-		cur, err := findMemory(ctx, tx, owner, id, true)
-		if err != nil {
-			return err
-		}
-		if !cur.Deleted() {
-			return memory.Errorf(memory.ENOTDELETED, "Memory #%d is not forgotten, so there is nothing to recover.", id)
-		}
-		if s.db.Now().Sub(cur.DeletedAt) > s.db.RecoverWindow {
-			return memory.Errorf(memory.EEXPIRED, "Memory #%d was forgotten on %s, longer ago than the %d-day recover window.",
-				id, cur.DeletedAt.Format("2006-01-02"), int(s.db.RecoverWindow.Hours()/24))
-		}
-		if ifVersion != 0 && ifVersion != cur.Version {
-			return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
-		}
-		dup, err := findDuplicateTx(ctx, tx, w, owner.Key(), cur.Hash)
-		if err != nil {
-			return err
-		}
-		if dup != nil {
-			return memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
-		}
-		now := s.db.nowMillis()
-		restored, err = scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,
-			version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
-		if err != nil {
-			return fmt.Errorf("couldn't recover memory %d: %w", id, err)
-		}
-		return s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
-			NewContent: restored.Content, Version: restored.Version, Actor: actor})
+		var err error
+		restored, err = s.db.recoverTx(ctx, tx, w, owner, id, ifVersion, actor, "")
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.db.indexMemories(ctx, restored)
+	return restored, nil
+}
+
+// recoverTx brings back the forgotten memory id of owner's scope inside tx, recording
+// reason in its history row.
+func (s *db) recoverTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
+	cur, err := findMemory(ctx, tx, owner, id, true)
+	if err != nil {
+		return nil, err
+	}
+	if !cur.Deleted() {
+		return nil, memory.Errorf(memory.ENOTDELETED, "Memory #%d is not forgotten, so there is nothing to recover.", id)
+	}
+	if s.Now().Sub(cur.DeletedAt) > s.RecoverWindow {
+		return nil, memory.Errorf(memory.EEXPIRED, "Memory #%d was forgotten on %s, longer ago than the %d-day recover window.",
+			id, cur.DeletedAt.Format("2006-01-02"), int(s.RecoverWindow.Hours()/24))
+	}
+	if ifVersion != 0 && ifVersion != cur.Version {
+		return nil, memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
+	}
+	dup, err := findDuplicateTx(ctx, tx, w, owner.Key(), cur.Hash)
+	if err != nil {
+		return nil, err
+	}
+	if dup != nil {
+		return nil, memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
+	}
+	now := s.nowMillis()
+	restored, err := scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,
+		version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't recover memory %d: %w", id, err)
+	}
+	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
+		NewContent: restored.Content, Version: restored.Version, Actor: actor, Reason: reason}); err != nil {
+		return nil, err
+	}
 	return restored, nil
 }
 

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 )
 
@@ -38,3 +39,18 @@ type HistoryEvent struct {
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
 }
+
+// Undone says what an undo did.
+type Undone struct {
+	// Change is the history row of the change that was reverted.
+	Change HistoryEvent `json:"change"`
+	// Action is what the undo did: ActionRecover brought back a forgotten memory,
+	// ActionUpdate restored an edited one, ActionDelete forgot a created (or recovered) one.
+	Action Action `json:"action"`
+	// Memory is the memory as the undo left it.
+	Memory *Memory `json:"memory"`
+}
+
+// ErrChangedSince is in the chain of the error of an undo refused because the memory
+// changed after the change it would revert; the edges point people at the history.
+var ErrChangedSince = errors.New("memory changed since")

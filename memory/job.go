@@ -54,6 +54,21 @@ type EnqueueOptions struct {
 	Debounce bool
 }
 
+// JobFilter selects jobs for the operator's listings and purges.
+type JobFilter struct {
+	// States are the stored states to include (JobQueued, JobLeased, JobDone, JobDead);
+	// every state when empty.
+	States []string
+	// GuildID, when set, keeps only the jobs of that server: the guild their payload names.
+	// Jobs of DM conversations name no guild, so they never match.
+	GuildID string
+	// UpdatedBefore, when set, keeps only jobs last changed before it; for done and dead
+	// jobs that is when they finished.
+	UpdatedBefore time.Time
+	// Limit caps a listing, newest first: at most 500, which is also the default.
+	Limit int
+}
+
 // ReapResult counts what ReapStale did.
 type ReapResult struct {
 	Requeued int `json:"requeued"`

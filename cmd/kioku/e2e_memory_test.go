@@ -103,10 +103,10 @@ func TestRunGatewayAndRegistration(t *testing.T) {
 	}
 
 	want := map[string][]string{
-		"memory":        {"list", "search", "show", "add", "edit", "forget", "recover", "history", "export", "import", "forget-me"},
+		"memory":        {"list", "search", "show", "add", "edit", "forget", "recover", "history", "undo", "export", "import", "forget-me"},
 		"privacy":       nil,
 		"stm":           {"show", "clear"},
-		"kioku":         {"config", "status"},
+		"kioku":         {"config", "status", "jobs"},
 		"Remember this": nil,
 	}
 	got := map[string][]string{}

@@ -6,8 +6,9 @@
 //	kioku [run]                      run the bot (the default)
 //	kioku migrate                    apply database migrations
 //	kioku chat [--user U] [--guild G] chat in the terminal on the same turn engine
-//	kioku memories list|search|add|forget|recover|history|export|import
+//	kioku memories list|search|add|forget|recover|history|undo|export|import
 //	kioku guilds list|purge ID       servers with data; delete one server's data now
+//	kioku jobs list|show|requeue|purge  the background queue; requeue dead jobs
 //	kioku reindex [--json]           rebuild search text and full-text indexes from the rows
 //	kioku backup PATH                a consistent snapshot of the database, while running
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
@@ -67,8 +68,9 @@ func commands() []command {
 		{"run", "run the Discord bot (the default)", runBot},
 		{"migrate", "apply pending database migrations", runMigrate},
 		{"chat", "chat in the terminal on the same turn engine (--user, --guild)", runChat},
-		{"memories", "manage memories: list|search|add|forget|recover|history|export|import", runMemories},
+		{"memories", "manage memories: list|search|add|forget|recover|history|undo|export|import", runMemories},
 		{"guilds", "servers kioku holds data about: list | purge ID [--confirm ID]", runGuilds},
+		{"jobs", "the background queue: list|show|requeue|purge", runJobs},
 		{"reindex", "rebuild search text and full-text indexes from the rows [--json]", runReindex},
 		{"backup", "write a consistent snapshot of the database to PATH (safe while running)", runBackup},
 		{"doctor", "check configuration, database and providers", runDoctor},

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,6 +48,7 @@ const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) 
   forget   ID... | --query Q [--confirm TOKEN]
   recover  ID
   history  ID
+  undo     ID [--version V]     revert the memory's last change (V: the version it made)
   export   [--out FILE]
   import   FILE
 every command takes --json`
@@ -54,7 +56,7 @@ every command takes --json`
 func runMemories(ctx context.Context, app *App, args []string) error {
 	return runStoreCommand(ctx, app, "memories", memoriesUsage, args, map[string]storeCommand{
 		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
-		"recover": memRecover, "history": memHistory, "export": memExport, "import": memImport,
+		"recover": memRecover, "history": memHistory, "undo": memUndo, "export": memExport, "import": memImport,
 	})
 }
 
@@ -297,6 +299,51 @@ func memHistory(ctx context.Context, app *App, store *ltm.Store, args []string) 
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.CreatedAt.Local().Format("2006-01-02 15:04"), e.Action, e.Version, e.Actor, oneLine(content))
 	}
 	return tw.Flush()
+}
+
+// memUndo reverts the last change of a memory: a forget is recovered, an edit restored,
+// a creation forgotten. --version makes sure it is the change the operator has in mind.
+func memUndo(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+	fs := newFlagSet(app, "memories undo")
+	var sf scopeFlags
+	sf.register(fs)
+	version := fs.Int("version", 0, "undo only if the memory is still at this version (the one the change made)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil || len(ids) != 1 {
+		return usagef("kioku memories undo ID (--guild ID | --user ID) [--version V]")
+	}
+	if *version < 0 {
+		return usagef("--version %d: versions start at 1", *version)
+	}
+	res, err := store.Memories.Undo(ctx, owner, ids[0], *version, memory.ActorCLI)
+	if errors.Is(err, memory.ErrChangedSince) {
+		return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since; see kioku memories history %d %s.", ids[0], ids[0], scopeArgs(owner))
+	}
+	if err != nil {
+		return err
+	}
+	if sf.asJSON {
+		return writeJSON(app.Stdout, res)
+	}
+	m := res.Memory
+	switch res.Action {
+	case memory.ActionRecover:
+		fmt.Fprintf(app.Stdout, "undid the forget of #%d (change %d): recovered, now version %d: %s\n", m.ID, res.Change.ID, m.Version, oneLine(m.Content))
+	case memory.ActionDelete:
+		fmt.Fprintf(app.Stdout, "undid the %s of #%d (change %d): forgotten (recoverable for %d days)\n", res.Change.Action, m.ID, res.Change.ID,
+			int(store.RecoverWindow.Hours()/24))
+	default:
+		fmt.Fprintf(app.Stdout, "undid the edit of #%d (change %d): now version %d: %s\n", m.ID, res.Change.ID, m.Version, oneLine(m.Content))
+	}
+	return nil
 }
 
 func memExport(ctx context.Context, app *App, store *ltm.Store, args []string) error {

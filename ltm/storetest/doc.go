@@ -13,6 +13,9 @@
 //   - versions and if_version conflicts (ECONFLICT);
 //   - soft delete and recover within the recover window, EEXPIRED after it;
 //   - history rows for every mutation, with actor, reason, version and the store's time;
+//   - undo of the last change (an edit restored, a forget recovered, a creation forgotten),
+//     recorded as a change of its own, refused once the memory moved past the version named,
+//     and ENOTFOUND from another scope;
 //   - forget-by-query: the token forgets exactly the preview, once, in its scope, before
 //     it expires;
 //   - forget-me: counted preview, a token bound to the member and used once, nothing of
@@ -20,6 +23,8 @@
 //     files), everyone else intact;
 //   - the job queue: dedup by kind and key, exclusive leases, heartbeat, postpone without
 //     an attempt, fail with backoff until dead, reaping of stale leases, requeue;
+//   - the operator's job queries: by state, by the guild a payload names (never a DM's job),
+//     by age, and a purge that deletes only finished jobs;
 //   - transcripts: append, recent, after a cursor, deletion and edits of messages;
 //   - settings: defaults, round trips, privacy levels and what a stricter one takes back.
 //

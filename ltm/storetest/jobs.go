@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -341,4 +342,63 @@ func testJobs(t *testing.T, open func(*testing.T) Stores) {
 			t.Fatalf("stats %+v, want %+v", st, want)
 		}
 	})
+}
+
+// testJobQueries: the operator's queries select jobs by state, by the guild their payload
+// names and by age, and a purge deletes only finished jobs.
+func testJobQueries(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	ctx := t.Context()
+	enqueue := func(guild, channel string) int64 {
+		t.Helper()
+		id, _, err := s.Jobs.Enqueue(ctx, "extract", guild+"/"+channel, map[string]string{"guild_id": guild, "channel_id": channel},
+			memory.EnqueueOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	done := enqueue("g1", "c1")
+	if j := mustLease(t, s, "w"); j.ID != done {
+		t.Fatalf("leased %d, want %d", j.ID, done)
+	}
+	if err := s.Jobs.Complete(ctx, done, "w"); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(time.Hour)
+	queued, other, dm := enqueue("g1", "c2"), enqueue("g2", "c3"), enqueue("", "d4")
+	find := func(f memory.JobFilter) []int64 {
+		t.Helper()
+		jobs, err := s.Jobs.FindJobs(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+		return ids
+	}
+	if got := find(memory.JobFilter{GuildID: "g1"}); !slices.Equal(got, []int64{queued, done}) {
+		t.Errorf("jobs of g1 = %v, want %v newest first", got, []int64{queued, done})
+	}
+	if got := find(memory.JobFilter{States: []string{memory.JobQueued}}); !slices.Equal(got, []int64{dm, other, queued}) {
+		t.Errorf("queued jobs = %v", got)
+	}
+	if got := find(memory.JobFilter{UpdatedBefore: s.Clock.Now().Add(-time.Minute)}); !slices.Equal(got, []int64{done}) {
+		t.Errorf("jobs older than a minute = %v, want %v", got, []int64{done})
+	}
+	if n, err := s.Jobs.CountJobs(ctx, memory.JobFilter{GuildID: "g2"}); err != nil || n != 1 {
+		t.Errorf("count of g2's jobs = %d, %v", n, err)
+	}
+	_, err := s.Jobs.PurgeJobs(ctx, memory.JobFilter{States: []string{memory.JobQueued}})
+	wantCode(t, err, memory.EINVALID)
+	_, err = s.Jobs.PurgeJobs(ctx, memory.JobFilter{})
+	wantCode(t, err, memory.EINVALID)
+	if n, err := s.Jobs.PurgeJobs(ctx, memory.JobFilter{States: []string{memory.JobDone, memory.JobDead}}); err != nil || n != 1 {
+		t.Fatalf("purge of finished jobs = %d, %v, want 1", n, err)
+	}
+	if got := find(memory.JobFilter{}); !slices.Equal(got, []int64{dm, other, queued}) {
+		t.Errorf("after the purge: %v", got)
+	}
 }

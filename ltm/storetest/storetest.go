@@ -25,6 +25,8 @@ type MemoryStore interface {
 	RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
+	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
 }
 
 // Recaller finds memories by their words inside the scopes a query names. The suite only
@@ -47,6 +49,9 @@ type JobQueue interface {
 	Requeue(ctx context.Context, id int64) error
 	GetJob(ctx context.Context, id int64) (*memory.Job, error)
 	JobStats(ctx context.Context) (memory.JobStats, error)
+	FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job, error)
+	CountJobs(ctx context.Context, f memory.JobFilter) (int, error)
+	PurgeJobs(ctx context.Context, f memory.JobFilter) (int, error)
 }
 
 // TranscriptStore holds what people said (the raw-first record) and follows the edits and
@@ -158,9 +163,11 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("Versions", func(t *testing.T) { testVersions(t, opener) })
 	t.Run("SoftDeleteAndRecover", func(t *testing.T) { testSoftDelete(t, opener) })
 	t.Run("History", func(t *testing.T) { testHistory(t, opener) })
+	t.Run("Undo", func(t *testing.T) { testUndo(t, opener) })
 	t.Run("ForgetByQuery", func(t *testing.T) { testForgetByQuery(t, opener) })
 	t.Run("ForgetMe", func(t *testing.T) { testForgetMe(t, opener) })
 	t.Run("Jobs", func(t *testing.T) { testJobs(t, opener) })
+	t.Run("JobQueries", func(t *testing.T) { testJobQueries(t, opener) })
 	t.Run("Transcripts", func(t *testing.T) { testTranscripts(t, opener) })
 	t.Run("Settings", func(t *testing.T) { testSettings(t, opener) })
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,7 +68,8 @@ func (p *scheduler) Status(ctx context.Context) (Status, error) {
 func (st Status) Problems() []string {
 	var out []string
 	if st.Jobs.Dead > 0 {
-		out = append(out, fmt.Sprintf("%d dead jobs (last error: %s); requeue them once the cause is fixed", st.Jobs.Dead, st.lastDeadError()))
+		out = append(out, fmt.Sprintf("%d dead jobs (last error: %s); once the cause is fixed, requeue them: %s",
+			st.Jobs.Dead, st.lastDeadError(), st.requeueCommand()))
 	}
 	if st.Jobs.Stale > 0 {
 		out = append(out, fmt.Sprintf("%d jobs with expired leases waiting for the reaper", st.Jobs.Stale))
@@ -82,6 +84,19 @@ func (st Status) Problems() []string {
 			st.At.Sub(st.Jobs.OldestReady).Round(time.Minute)))
 	}
 	return out
+}
+
+// requeueCommand is the operator command that gives the dead jobs another run: with their
+// ids when DeadJobs holds them all, else the listing that shows them.
+func (st Status) requeueCommand() string {
+	if len(st.DeadJobs) == 0 || len(st.DeadJobs) < st.Jobs.Dead {
+		return "kioku jobs list --state dead, then kioku jobs requeue ID..."
+	}
+	ids := make([]string, len(st.DeadJobs))
+	for i, j := range st.DeadJobs {
+		ids[i] = strconv.FormatInt(j.ID, 10)
+	}
+	return "kioku jobs requeue " + strings.Join(ids, " ")
 }
 
 func (st Status) lastDeadError() string {
