@@ -762,7 +762,7 @@ func TestRecallAccessTracking(t *testing.T) {
 	}
 	search := func() {
 		t.Helper()
-		res := mustSearch(t, s, memory.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}})
+		res := mustSearch(t, s, memory.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}, CountAccess: true})
 		wantOnly(t, res, hit.ID)
 	}
 
