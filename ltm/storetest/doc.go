@@ -13,6 +13,8 @@
 //   - versions and if_version conflicts (ECONFLICT);
 //   - soft delete and recover within the recover window, EEXPIRED after it;
 //   - history rows for every mutation, with actor, reason, version and the store's time;
+//   - importance decay: importance_min filters on the importance decayed to the store's
+//     clock, pinned memories and decisions do not decay, the stored base never changes;
 //   - forget-by-query: the token forgets exactly the preview, once, in its scope, before
 //     it expires;
 //   - forget-me: counted preview, a token bound to the member and used once, nothing of
