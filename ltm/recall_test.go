@@ -323,6 +323,9 @@ func TestRecallFilters(t *testing.T) {
 		s, _ := recallStore(t, hybrid)
 		owner := memory.ServerOwner("gF")
 		day := func(d int) time.Time { return time.Date(2025, 1, d, 12, 0, 0, 0, time.UTC) }
+		// The store's clock stands on the day the memories were made, so no importance has
+		// decayed yet (TestRecallImportanceMinDecays covers decay in this filter).
+		s.Now = testkit.NewClock(day(1)).Now
 		remember := func(m memory.Memory) *memory.Memory {
 			m.Scope, m.GuildID = memory.ScopeServer, "gF"
 			if m.CreatedAt.IsZero() {
