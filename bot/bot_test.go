@@ -650,3 +650,68 @@ func TestHistoryShowsPipelineChanges(t *testing.T) {
 		t.Errorf("bank history does not show the contradiction as a flag:\n%s", bankHistory)
 	}
 }
+
+// TestMemorySearchCountsAccess: /memory show shows the importance decayed since the memory
+// was last recalled, with its base; /memory search is a member recalling memories, so it
+// counts the access and the importance is back at its base.
+func TestMemorySearchCountsAccess(t *testing.T) {
+	store := testkit.MustOpenStore(t)
+	clock := testkit.NewClock(time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC))
+	store.Now = clock.Now
+	tb := newTestBotOn(t, store)
+	const guild, channel = "700", "701"
+	alice := tb.fake.NewUser("alice")
+	m := testkit.MustRemember(t, store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "The ferry leaves at noon", Importance: 0.8})
+	clock.Advance(20 * 24 * time.Hour)
+
+	command := func(sub string, opts ...*discordgo.ApplicationCommandInteractionDataOption) *fakediscord.SentMessage {
+		t.Helper()
+		opts = append(opts, &discordgo.ApplicationCommandInteractionDataOption{Name: "scope", Type: discordgo.ApplicationCommandOptionString, Value: "server"})
+		data := discordgo.ApplicationCommandInteractionData{Name: "memory", Options: []*discordgo.ApplicationCommandInteractionDataOption{
+			{Name: sub, Type: discordgo.ApplicationCommandOptionSubCommand, Options: opts}}}
+		msg, _ := tb.interact(t, tb.fake.SlashCommand(guild, channel, alice, 0, data))
+		if len(msg.Embeds) != 1 {
+			t.Fatalf("/memory %s answered %+v", sub, msg)
+		}
+		return msg
+	}
+	importance := func() string {
+		t.Helper()
+		msg := command("show", &discordgo.ApplicationCommandInteractionDataOption{Name: "id", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(m.ID)})
+		for _, f := range msg.Embeds[0].Fields {
+			if f.Name == "Importance" {
+				return f.Value
+			}
+		}
+		t.Fatalf("/memory show has no importance: %+v", msg.Embeds[0].Fields)
+		return ""
+	}
+
+	// 0.8 × 0.95^20 ≈ 0.287.
+	if got := importance(); got != "0.29 (decayed from 0.80)" {
+		t.Fatalf("importance after 20 days without recall = %q", got)
+	}
+	if err := store.Recall.FlushAccess(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := store.Memories.Get(t.Context(), memory.ServerOwner(guild), m.ID); err != nil || got.AccessCount != 0 {
+		t.Fatalf("/memory show counted as access: %+v %v", got, err)
+	}
+	msg := command("search", &discordgo.ApplicationCommandInteractionDataOption{Name: "query", Type: discordgo.ApplicationCommandOptionString, Value: "ferry"})
+	if !strings.Contains(msg.Embeds[0].Description, "#"+strconv.FormatInt(m.ID, 10)) {
+		t.Fatalf("/memory search did not find #%d: %s", m.ID, msg.Embeds[0].Description)
+	}
+	if err := store.Recall.FlushAccess(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := store.Memories.Get(t.Context(), memory.ServerOwner(guild), m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccessCount != 1 || !got.AccessedAt.Equal(clock.Now()) {
+		t.Fatalf("after /memory search: access count %d, last access %v; want 1 at %v", got.AccessCount, got.AccessedAt, clock.Now())
+	}
+	if got := importance(); got != "0.80" {
+		t.Fatalf("importance right after /memory search = %q, want the base 0.80", got)
+	}
+}

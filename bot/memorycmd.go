@@ -119,8 +119,9 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	if query == "" {
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
+	// A member asked for these memories: the search counts as access and resets their decay.
 	results, err := b.store.Recall.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
-		Audience: c.audience(ctx)})
+		Audience: c.audience(ctx), CountAccess: true})
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, err
 	if !c.audience(ctx).Allows(m) {
 		return nil, errNotVisible(owner, id)
 	}
-	return &response{embeds: []*discordgo.MessageEmbed{memoryEmbed(m)}}, nil
+	return &response{embeds: []*discordgo.MessageEmbed{memoryEmbed(m, b.store.Now())}}, nil
 }
 
 // ownerAndID reads the scope and the required id option.
@@ -333,11 +334,22 @@ func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
 	return line + "\n" + oneLine(m.Content, 200)
 }
 
-// memoryEmbed renders one memory with its metadata.
-func memoryEmbed(m *memory.Memory) *discordgo.MessageEmbed {
+// importanceText shows m's importance as recall weighs it at now and, when decay has lowered
+// it, the base it returns to once someone recalls the memory again.
+func importanceText(m *memory.Memory, now time.Time) string {
+	eff := strconv.FormatFloat(m.EffectiveImportance(now), 'f', 2, 64)
+	base := strconv.FormatFloat(m.Importance, 'f', 2, 64)
+	if eff == base {
+		return eff
+	}
+	return eff + " (decayed from " + base + ")"
+}
+
+// memoryEmbed renders one memory with its metadata as of now.
+func memoryEmbed(m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
 	fields := []*discordgo.MessageEmbedField{
 		{Name: "Type", Value: string(m.Type), Inline: true},
-		{Name: "Importance", Value: strconv.FormatFloat(m.Importance, 'f', 2, 64), Inline: true},
+		{Name: "Importance", Value: importanceText(m, now), Inline: true},
 		{Name: "Version", Value: strconv.Itoa(m.Version), Inline: true},
 		{Name: "Source", Value: string(m.Source), Inline: true},
 		{Name: "Created", Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},

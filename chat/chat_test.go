@@ -892,3 +892,40 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	defer s.mu.Unlock()
 	return s.w.Write(p)
 }
+
+// TestRecallCountsAccess: the memories a turn recalls into its prompt are used to answer
+// someone, so they are counted as accessed and their importance decay starts again from the
+// base; a memory the turn did not recall keeps decaying.
+func TestRecallCountsAccess(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, chat.Config{})
+	hit := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The ferry leaves at noon", Importance: 0.8})
+	miss := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The bakery opens at six", Importance: 0.8})
+	e.clock.Advance(20 * 24 * time.Hour)
+
+	e.srv.Script(fakeopenai.Text("At noon."))
+	e.turn(e.guild("when does the ferry leave?"))
+	if sys := systemText(e.lastChat()); !strings.Contains(sys, fmt.Sprintf("[id:%d]", hit.ID)) {
+		t.Fatalf("the prompt lacks the ferry memory #%d:\n%s", hit.ID, sys)
+	}
+	if err := e.store.Recall.FlushAccess(ctx); err != nil {
+		t.Fatal(err)
+	}
+	now := e.clock.Now()
+	got, err := e.store.Memories.Get(ctx, memory.ServerOwner("g1"), hit.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccessCount != 1 || !got.AccessedAt.Equal(now) || got.EffectiveImportance(now) != 0.8 {
+		t.Fatalf("recalled memory: count %d, last access %v, effective importance %v; want 1, %v, 0.8",
+			got.AccessCount, got.AccessedAt, got.EffectiveImportance(now), now)
+	}
+	other, err := e.store.Memories.Get(ctx, memory.ServerOwner("g1"), miss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.AccessCount != 0 || other.EffectiveImportance(now) >= 0.8 {
+		t.Fatalf("memory the turn did not recall: count %d, effective importance %v; want 0 and decayed",
+			other.AccessCount, other.EffectiveImportance(now))
+	}
+}

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// Access tracking: every recall counts the memories it returned, but the counts are written
-// in batches (one UPDATE statement per flush), never one write per recalled row, so recall
-// stays a read-only path that never waits for the write lock.
+// Access tracking: a recall a person asked for (memory.SearchQuery.CountAccess) counts the
+// memories it returned and moves their last access, which their importance decays from. The
+// counts are written in batches (one UPDATE statement per flush), never one write per
+// recalled row, so recall stays a read-only path that never waits for the write lock.
 const (
 	// DefaultAccessFlushInterval is how often pending access counts are written.
 	DefaultAccessFlushInterval = 15 * time.Second

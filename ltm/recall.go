@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
@@ -61,7 +62,18 @@ func scopeClause(vis []memory.Visible) (string, []any, error) {
 	return "(" + strings.Join(parts, " OR ") + ")", args, nil
 }
 
-func filterClause(q *memory.SearchQuery) (string, []any) {
+// decayedImportanceSQL is memory.(*Memory).EffectiveImportance over the memories table alias
+// m, for the importance_min filter: the filter must run inside the candidate queries, before
+// any top k, so it cannot wait for the rows to reach Go. Its one argument is now in Unix
+// milliseconds; the integer division counts whole days as memory.DecayDays does, and max
+// clamps a last access in the future to 0 days.
+var decayedImportanceSQL = fmt.Sprintf(`(CASE WHEN m.pinned = 1 OR m.type = '%s' THEN m.importance
+	ELSE m.importance * pow(%g, max(0, (? - CASE WHEN m.accessed_at != 0 THEN m.accessed_at ELSE m.created_at END) / %d))
+	END)`, memory.TypeDecision, memory.ImportanceDecayPerDay, (24 * time.Hour).Milliseconds())
+
+// filterClause renders the query's filters as SQL over the memories table alias m; now is
+// the clock the importance filter decays by.
+func filterClause(q *memory.SearchQuery, now time.Time) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
@@ -75,8 +87,8 @@ func filterClause(q *memory.SearchQuery) (string, []any) {
 		args = append(args, strings.ToLower(tag))
 	}
 	if q.ImportanceMin > 0 {
-		parts = append(parts, "m.importance >= ?")
-		args = append(args, q.ImportanceMin)
+		parts = append(parts, decayedImportanceSQL+" >= ?")
+		args = append(args, now.UnixMilli(), q.ImportanceMin)
 	}
 	if !q.Since.IsZero() {
 		parts = append(parts, "m.created_at >= ?")
@@ -130,17 +142,24 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 // results under q.MinScore. Scope and filters are part of every SQL query; deleted
 // memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
+//
+// Importance, in the ranking and in q.ImportanceMin, is the effective importance decayed to
+// the store's clock (memory.Memory.EffectiveImportance); the stored column stays the base.
+// Only a query with q.CountAccess records its results as accessed, which resets their decay.
 func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
 	if q.Limit <= 0 {
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
+	// One reading of the clock for the whole search: the filter, the ranking and the access
+	// time agree on what now is.
+	now := s.db.Now()
 	vis := visibleScopes(&q)
 	scope, scopeArgs, err := scopeClause(vis)
 	if err != nil {
 		return nil, err
 	}
-	filter, filterArgs := filterClause(&q)
+	filter, filterArgs := filterClause(&q, now)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
 	plan := recall.Analyze(q.Text)
@@ -179,23 +198,25 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
-	out := s.rank(mems, kw, &vec, &plan, q.MinScore, q.Limit)
-	recalled := make([]int64, len(out))
-	for i, r := range out {
-		recalled[i] = r.Memory.ID
+	out := s.rank(mems, kw, &vec, &plan, q.MinScore, q.Limit, now)
+	if q.CountAccess {
+		recalled := make([]int64, len(out))
+		for i, r := range out {
+			recalled[i] = r.Memory.ID
+		}
+		s.db.recall.access.record(recalled, now.UnixMilli())
 	}
-	s.db.recall.access.record(recalled, s.db.nowMillis())
 	return out, nil
 }
 
-// rank hands the loaded candidates with their leg scores to recall.Rank and returns its
-// ranking as results.
-func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int) []memory.SearchResult {
+// rank hands the loaded candidates with their leg scores and their importance decayed to
+// now to recall.Rank and returns its ranking as results.
+func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
 		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.Importance, Pinned: m.Pinned, AccessCount: m.AccessCount}
+			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount}
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)

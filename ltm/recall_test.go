@@ -323,6 +323,9 @@ func TestRecallFilters(t *testing.T) {
 		s, _ := recallStore(t, hybrid)
 		owner := memory.ServerOwner("gF")
 		day := func(d int) time.Time { return time.Date(2025, 1, d, 12, 0, 0, 0, time.UTC) }
+		// The store's clock stands on the day the memories were made, so no importance has
+		// decayed yet (TestRecallImportanceMinDecays covers decay in this filter).
+		s.Now = testkit.NewClock(day(1)).Now
 		remember := func(m memory.Memory) *memory.Memory {
 			m.Scope, m.GuildID = memory.ScopeServer, "gF"
 			if m.CreatedAt.IsZero() {
@@ -762,7 +765,7 @@ func TestRecallAccessTracking(t *testing.T) {
 	}
 	search := func() {
 		t.Helper()
-		res := mustSearch(t, s, memory.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}})
+		res := mustSearch(t, s, memory.SearchQuery{Text: "guitar amp", Owners: []memory.Owner{owner}, CountAccess: true})
 		wantOnly(t, res, hit.ID)
 	}
 

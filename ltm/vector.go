@@ -18,7 +18,8 @@ func metaOf(m *memory.Memory) vecindex.Meta {
 // (origin guild, type, pinned, since, importance, tags, audience), so its shortlist is spent
 // only on rows that can pass: a filter applied after the top k would let failing rows crowd
 // out passing ones. SQL re-checks everything when the rows are loaded. It returns nil when
-// nothing needs checking.
+// nothing needs checking. The index holds the base importance, which decay only lowers, so
+// its importance check is a necessary condition; SQL applies the decayed one.
 func vectorFilter(v memory.Visible, q *memory.SearchQuery) *vecindex.Filter {
 	origin := ""
 	if v.Owner.Scope == memory.ScopePersonal {

@@ -263,7 +263,7 @@ func TestPinnedVersion(t *testing.T) {
 		testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Rule one", Pinned: true})
 	})
 	step("access tracking", false, func() {
-		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}}); err != nil {
+		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "rule", Owners: []memory.Owner{owner}, CountAccess: true}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Recall.FlushAccess(ctx); err != nil {

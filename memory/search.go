@@ -25,8 +25,10 @@ type SearchQuery struct {
 	// MinScore drops results whose final Score is below it (0–1).
 	MinScore float64
 	// Filters.
-	Types         []Type
-	Tags          []string
+	Types []Type
+	Tags  []string
+	// ImportanceMin keeps memories whose effective importance (Memory.EffectiveImportance,
+	// decayed at the store's clock) is at least this.
 	ImportanceMin float64
 	Since         time.Time
 	PinnedOnly    bool
@@ -35,6 +37,13 @@ type SearchQuery struct {
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
 	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
 	Audience *Audience
+	// CountAccess records the returned memories as accessed (access count + 1, last access
+	// now, which resets their importance decay). Only recall that a person asked for sets it:
+	// the chat turn's context, the model's search_memories tool and /memory search.
+	// Background and operator searches (pipeline candidates, forget previews, eval, bench,
+	// the CLI) leave it false, the default, so a search that forgets to decide does not
+	// keep memories important.
+	CountAccess bool
 }
 
 // SearchResult is one recalled memory with its scores.

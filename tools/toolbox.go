@@ -458,7 +458,8 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	if err := args.validate(&tb.conv); err != nil {
 		return nil, err
 	}
-	q := memory.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience}
+	// The model searches to answer someone, so this recall counts as access.
+	q := memory.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience, CountAccess: true}
 	if args.Scope != SearchPersonal {
 		if o, ok := tb.conv.ServerOwner(); ok {
 			q.Owners = append(q.Owners, o)

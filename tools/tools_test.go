@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
@@ -570,6 +571,41 @@ func TestSearch(t *testing.T) {
 	t.Run("ErrEmptyQuery", func(t *testing.T) {
 		wantRefused(t, f.box(guildConv()), tools.NameSearch, `{"query":"  "}`, memory.EINVALID, "query")
 	})
+}
+
+// TestSearchCountsAccess: search_memories is recall for someone, so the memories it returns
+// are counted as accessed and their importance decay starts again from the base.
+func TestSearchCountsAccess(t *testing.T) {
+	f := newFixture(t)
+	clock := testkit.NewClock(time.Date(2026, 5, 1, 8, 0, 0, 0, time.UTC))
+	f.store.Now = clock.Now
+	hit := testkit.MustRemember(t, f.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The ferry leaves at noon", Importance: 0.8})
+	miss := testkit.MustRemember(t, f.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The bakery opens at six", Importance: 0.8})
+	clock.Advance(20 * 24 * time.Hour)
+
+	r := mustCall(t, f.box(guildConv()), tools.NameSearch, `{"query":"ferry"}`)
+	if len(r.Results) != 1 || r.Results[0].ID != hit.ID {
+		t.Fatalf("results = %+v, want #%d", r.Results, hit.ID)
+	}
+	if err := f.store.Recall.FlushAccess(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.store.Memories.Get(t.Context(), memory.ServerOwner("g1"), hit.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccessCount != 1 || !got.AccessedAt.Equal(clock.Now()) || got.EffectiveImportance(clock.Now()) != 0.8 {
+		t.Fatalf("returned memory: count %d, last access %v, effective importance %v; want 1, %v, 0.8",
+			got.AccessCount, got.AccessedAt, got.EffectiveImportance(clock.Now()), clock.Now())
+	}
+	other, err := f.store.Memories.Get(t.Context(), memory.ServerOwner("g1"), miss.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other.AccessCount != 0 || other.EffectiveImportance(clock.Now()) >= 0.8 {
+		t.Fatalf("memory the search did not return: count %d, effective importance %v; want 0 and decayed",
+			other.AccessCount, other.EffectiveImportance(clock.Now()))
+	}
 }
 
 func TestUnknownTool(t *testing.T) {

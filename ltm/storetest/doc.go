@@ -16,6 +16,8 @@
 //   - undo of the last change (an edit restored, a forget recovered, a creation forgotten),
 //     recorded as a change of its own, refused once the memory moved past the version named,
 //     and ENOTFOUND from another scope;
+//   - importance decay: importance_min filters on the importance decayed to the store's
+//     clock, pinned memories and decisions do not decay, the stored base never changes;
 //   - forget-by-query: the token forgets exactly the preview, once, in its scope, before
 //     it expires;
 //   - forget-me: counted preview, a token bound to the member and used once, nothing of

@@ -121,6 +121,51 @@ func testScopeIsolation(t *testing.T, open func(*testing.T) Stores) {
 	})
 }
 
+// testImportanceDecay: importance_min filters on the importance decayed to the store's
+// clock (memory.Memory.EffectiveImportance), pinned memories and decisions keep their base,
+// and the stored importance is never rewritten.
+func testImportanceDecay(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	ctx := t.Context()
+	g := memory.ServerOwner("gD")
+	mk := func(content string, typ memory.Type, pinned bool) *memory.Memory {
+		m := server("gD", content)
+		m.Type, m.Pinned, m.Importance = typ, pinned, 0.8
+		return mustRemember(t, s, m)
+	}
+	plain := mk("the lantern hangs in the shed", memory.TypeFact, false)
+	pinned := mk("the lantern is lit at dusk", memory.TypeFact, true)
+	decision := mk("we decided the lantern stays outside", memory.TypeDecision, false)
+	important := func() []int64 {
+		t.Helper()
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "lantern", Owners: []memory.Owner{g}, KeywordOnly: true, ImportanceMin: 0.7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(res))
+		for i, r := range res {
+			ids[i] = r.Memory.ID
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got, want := important(), []int64{plain.ID, pinned.ID, decision.ID}; !slices.Equal(got, want) {
+		t.Fatalf("day 0, importance_min 0.7: found %v, want %v", got, want)
+	}
+	// 0.8 × 0.95^3 ≈ 0.686.
+	s.Clock.Advance(3 * 24 * time.Hour)
+	if got, want := important(), []int64{pinned.ID, decision.ID}; !slices.Equal(got, want) {
+		t.Fatalf("day 3, importance_min 0.7: found %v, want %v (the fact decayed, the pin and the decision did not)", got, want)
+	}
+	got, err := s.Memories.Get(ctx, g, plain.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Importance != 0.8 {
+		t.Fatalf("stored importance %v after decay, want the base 0.8", got.Importance)
+	}
+}
+
 // testDedup: the same content twice in a scope is one memory; in two scopes it is two.
 func testDedup(t *testing.T, open func(*testing.T) Stores) {
 	s := open(t)

@@ -164,6 +164,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("SoftDeleteAndRecover", func(t *testing.T) { testSoftDelete(t, opener) })
 	t.Run("History", func(t *testing.T) { testHistory(t, opener) })
 	t.Run("Undo", func(t *testing.T) { testUndo(t, opener) })
+	t.Run("ImportanceDecay", func(t *testing.T) { testImportanceDecay(t, opener) })
 	t.Run("ForgetByQuery", func(t *testing.T) { testForgetByQuery(t, opener) })
 	t.Run("ForgetMe", func(t *testing.T) { testForgetMe(t, opener) })
 	t.Run("Jobs", func(t *testing.T) { testJobs(t, opener) })

@@ -18,6 +18,8 @@ const candidateOverfetch = 4
 // stage can only name a candidate, so a conversation never updates or deletes a memory it
 // could not see (issue "decisions cross origins").
 func (p *worker) candidates(ctx context.Context, ch memory.Channel, aud *memory.Audience, owner memory.Owner, f Fact) ([]*memory.Memory, error) {
+	// Comparing a new fact with stored memories is not anyone using them: CountAccess stays
+	// false, so the pipeline never keeps a memory from decaying.
 	q := memory.SearchQuery{Text: truncateUTF8(f.Content, maxQueryBytes), Limit: MaxCandidates * candidateOverfetch}
 	if owner.Scope == memory.ScopePersonal && ch.GuildID != "" {
 		q.Visible = []memory.Visible{{Owner: owner, OriginGuildID: ch.GuildID}}

@@ -174,3 +174,51 @@ func TestDefaultBackoffHasJitter(t *testing.T) {
 		t.Fatalf("job %+v", j)
 	}
 }
+
+// TestCandidatesDoNotCountAccess: comparing a new fact with stored memories is nobody
+// recalling them, so the candidate search leaves their access count and last access alone
+// and they keep decaying.
+func TestCandidatesDoNotCountAccess(t *testing.T) {
+	e := newEnv(t, pipeline.Config{})
+	ctx := t.Context()
+	res, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Raid night is on Tuesday", Importance: 0.8}, "user:admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := res.Memory
+	e.clock.Advance(20 * 24 * time.Hour)
+
+	var shown []int64
+	idLine := regexp.MustCompile(`(?m)^\[id:(\d+)\]`)
+	e.fake.Script(
+		extraction(fact{Content: "Raid night is on Friday now", Type: "fact", Confidence: 0.9, Scope: "server"}),
+		fakeopenai.Handle(func(req openai.ChatCompletionRequest) fakeopenai.Response {
+			for _, m := range idLine.FindAllStringSubmatch(req.Messages[len(req.Messages)-1].Content, -1) {
+				id, _ := strconv.ParseInt(m[1], 10, 64)
+				shown = append(shown, id)
+			}
+			return decision("NONE", stored.ID, "", 0.9, "keep both")
+		}),
+	)
+	e.say("g1", "c1", "u1", "Alice", decisive)
+	if r := e.tick(); r.Done != 1 {
+		t.Fatalf("tick %+v\n%s", r, e.logs)
+	}
+	if !slices.Contains(shown, stored.ID) {
+		t.Fatalf("the decision stage was shown %v, want the stored memory #%d among the candidates", shown, stored.ID)
+	}
+	if err := e.store.Recall.FlushAccess(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.store.Memories.Get(ctx, memory.ServerOwner("g1"), stored.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.AccessCount != 0 || !got.AccessedAt.IsZero() {
+		t.Fatalf("candidate memory: access count %d, last access %v; want untouched", got.AccessCount, got.AccessedAt)
+	}
+	if eff := got.EffectiveImportance(e.clock.Now()); eff >= 0.8 {
+		t.Fatalf("candidate memory: effective importance %v, want still decayed below 0.8", eff)
+	}
+}

@@ -39,10 +39,12 @@ type Candidate struct {
 	Keyword float64
 	// Vector is the cosine to the query in [−1,1]; 0 when the vector leg did not run or the
 	// memory has no vector.
-	Vector      float64
-	CreatedAt   time.Time
-	Content     string
-	Importance  float64 // in [0,1]
+	Vector    float64
+	CreatedAt time.Time
+	Content   string
+	// Importance is the effective importance in [0,1]: the base decayed to the time of the
+	// query (memory.Memory.EffectiveImportance), so memories nobody recalls fall behind.
+	Importance  float64
 	Pinned      bool
 	AccessCount int
 }
@@ -87,7 +89,7 @@ type Ranked struct {
 //	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
 //
 // recency is the memory's creation time scaled to [0,1] across the candidates (newest 1),
-// importance is in [0,1] (pinned counts as 1), and access is log(1+count) scaled by the
+// importance is the decayed importance in [0,1] (pinned counts as 1), and access is log(1+count) scaled by the
 // largest among the candidates: tie-breakers damped to at most 0.01 so they reorder
 // near-equal matches only. The keyword leg counts as having scored when any candidate has
 // a keyword score above 0.
