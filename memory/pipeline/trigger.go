@@ -108,6 +108,9 @@ func (p *core) schedule(ctx context.Context, ch memory.Channel, highSignal bool)
 	}
 	_, created, err := p.jobs.Enqueue(ctx, KindExtract, dedupKey(ch),
 		jobPayload{GuildID: ch.GuildID, ChannelID: ch.ChannelID}, opt)
+	if err == nil {
+		p.notify()
+	}
 	return created, err
 }
 
