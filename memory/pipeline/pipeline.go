@@ -192,11 +192,12 @@ type core struct {
 	triggers *memberTriggers
 
 	tickMu sync.Mutex // one Tick at a time, whoever calls it
+	nonce  uint32     // tells this process's leases from those of an earlier one with the same pid
+	leases atomic.Int64
+
 	// wake is signalled (never blocking; one pending signal is enough) when this process
 	// enqueues a job, so the started worker looks for due work at once.
-	wake   chan struct{}
-	nonce  uint32 // tells this process's leases from those of an earlier one with the same pid
-	leases atomic.Int64
+	wake chan struct{}
 
 	mu      sync.Mutex
 	sched   *cron.Cron
