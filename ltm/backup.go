@@ -41,5 +41,11 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 		_ = os.Remove(path)
 		return fmt.Errorf("couldn't back up to %s: %w", path, err)
 	}
+	// A backup holds everything members said and were remembered by: readable by kioku's
+	// user only, whatever the umask.
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("couldn't make the backup %s private: %w", path, err)
+	}
 	return nil
 }

@@ -79,6 +79,9 @@ func TestDailyBackup(t *testing.T) {
 		if n := countMemories(t, path); n != day+1 {
 			t.Fatalf("day %d: the backup holds %d memories, want %d", day+1, n, day+1)
 		}
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+			t.Fatalf("day %d: backup mode %v (%v), want 0600: it holds what members said", day+1, info.Mode(), err)
+		}
 		written = append(written, filepath.Base(path))
 		clock.Advance(time.Hour)
 		if again, err := job.runIfDue(ctx); err != nil || again != "" {
