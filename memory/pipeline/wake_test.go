@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -200,5 +201,47 @@ func TestPollFindsJobsOfOtherProcesses(t *testing.T) {
 	}
 	if st := e.stats(); st.Done != 1 || st.Queued != 0 {
 		t.Fatalf("jobs %+v, want the other process's job done", st)
+	}
+}
+
+// TestBotReplyAfterAJobWaitsForTheNextTurn: a woken worker often takes a member's turn
+// before the bot's reply to it is stored. That reply alone schedules no job (not after the
+// job, not in the sweep): it waits, and the next member's turn is extracted with it as
+// context.
+func TestBotReplyAfterAJobWaitsForTheNextTurn(t *testing.T) {
+	var e *env
+	replied := false
+	e = newEnv(t, pipeline.Config{BeforeCommit: func(ctx context.Context, job *memory.Job) error {
+		if !replied { // the chat turn stores its reply while the job runs
+			replied = true
+			e.reply("g1", "c1", "u1", "Noted, Fridays it is.")
+		}
+		return nil
+	}})
+	e.say("g1", "c1", "u1", "Alice", decisive)
+	if r := e.tick(); r.Done != 1 {
+		t.Fatalf("tick: %+v", r)
+	}
+	if n, err := e.p.Sweep(t.Context()); err != nil || n != 0 {
+		t.Fatalf("sweep scheduled %d jobs (%v), want none for a reply alone", n, err)
+	}
+	if st := e.stats(); st.Queued != 0 {
+		t.Fatalf("jobs %+v: the bot's reply alone queued a job", st)
+	}
+
+	e.say("g1", "c1", "u2", "Bob", "The raid starts at nine")
+	e.clock.Advance(pipeline.DefaultIdleAfter)
+	if r := e.tick(); r.Done != 1 {
+		t.Fatalf("tick after the next turn: %+v", r)
+	}
+	var extractions []string
+	for _, r := range e.fake.ChatRequests() {
+		if isExtraction(r) {
+			extractions = append(extractions, r.Messages[len(r.Messages)-1].Content)
+		}
+	}
+	if len(extractions) != 2 || !strings.Contains(extractions[1], `"bot":true,"text":"Noted, Fridays it is."`) ||
+		!strings.Contains(extractions[1], "The raid starts at nine") {
+		t.Fatalf("extractions %q, want the second to show the bot's reply as context of Bob's turn", extractions)
 	}
 }
