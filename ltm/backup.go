@@ -17,6 +17,12 @@ import (
 // every write back for as long as the copy takes. An existing path is refused rather than
 // overwritten, so a backup can never clobber another one (or the database).
 func (s *Maintenance) Backup(ctx context.Context, path string) error {
+	return BackupFile(ctx, s.db.path, path)
+}
+
+// BackupFile is Backup for a database that is not open as a Store: `kioku migrate` copies
+// the database it is about to migrate without applying anything first, which Open would.
+func BackupFile(ctx context.Context, dbPath, path string) error {
 	if path == "" {
 		return errors.New("couldn't back up: empty path")
 	}
@@ -25,15 +31,21 @@ func (s *Maintenance) Backup(ctx context.Context, path string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("couldn't back up to %s: %w", path, err)
 	}
-	conn, err := sql.Open("sqlite", DSN(s.db.path))
+	conn, err := sql.Open("sqlite", DSN(dbPath))
 	if err != nil {
-		return fmt.Errorf("couldn't open %s for a backup: %w", s.db.path, err)
+		return fmt.Errorf("couldn't open %s for a backup: %w", dbPath, err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
 		// A half-written file is not a backup; it would only mislead a later restore.
 		_ = os.Remove(path)
 		return fmt.Errorf("couldn't back up to %s: %w", path, err)
+	}
+	// A backup holds everything members said and were remembered by: readable by kioku's
+	// user only, whatever the umask.
+	if err := os.Chmod(path, 0o600); err != nil {
+		_ = os.Remove(path)
+		return fmt.Errorf("couldn't make the backup %s private: %w", path, err)
 	}
 	return nil
 }

@@ -119,13 +119,7 @@ func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor
 	if owner == "" || leaseFor <= 0 {
 		return nil, fmt.Errorf("couldn't lease job: owner and a positive lease are required")
 	}
-	kindClause, args := "", []any{}
-	if len(kinds) > 0 {
-		kindClause = ` AND kind IN (` + strings.TrimSuffix(strings.Repeat("?,", len(kinds)), ",") + `)`
-		for _, k := range kinds {
-			args = append(args, k)
-		}
-	}
+	kindClause, args := kindFilter(kinds)
 	var job *memory.Job
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		now := s.db.nowMillis()
@@ -146,6 +140,37 @@ func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor
 		return nil, fmt.Errorf("couldn't lease job: %w", err)
 	}
 	return job, nil
+}
+
+// HasDue reports whether a queued job of one of kinds (any kind when kinds is empty) is due
+// now. It reads on the reader pool, so a worker can look for work as often as it likes
+// without taking the write lock; only a yes is worth a Lease. Jobs that other processes
+// (the CLI, `kioku chat`) enqueued are seen as soon as they commit.
+func (s *Jobs) HasDue(ctx context.Context, kinds []string) (bool, error) {
+	kindClause, args := kindFilter(kinds)
+	var one int
+	err := s.db.read.QueryRowContext(ctx, `SELECT 1 FROM memory_jobs WHERE state = 'queued' AND run_after <= ?`+
+		kindClause+` LIMIT 1`, append([]any{s.db.nowMillis()}, args...)...).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("couldn't look for due jobs: %w", err)
+	}
+	return true, nil
+}
+
+// kindFilter is the " AND kind IN (...)" clause for kinds with its arguments; empty kinds
+// filter nothing.
+func kindFilter(kinds []string) (string, []any) {
+	if len(kinds) == 0 {
+		return "", nil
+	}
+	args := make([]any, len(kinds))
+	for i, k := range kinds {
+		args[i] = k
+	}
+	return ` AND kind IN (` + strings.TrimSuffix(strings.Repeat("?,", len(kinds)), ",") + `)`, args
 }
 
 // holdsLease checks inside tx that owner still holds job id.

@@ -73,6 +73,39 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 	return res, nil
 }
 
+// Pending lists the migrations in fsys that db has not applied yet, in the order Apply
+// would apply them, without changing anything: a database that has no schema_migrations
+// table has every migration pending. It fails like Apply when db was migrated by a newer
+// kioku, so a caller learns that before it does anything else.
+func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&tables); err != nil {
+		return nil, fmt.Errorf("couldn't read the schema: %w", err)
+	}
+	applied := map[string]string{}
+	if tables > 0 {
+		var err error
+		if applied, err = appliedChecksums(ctx, db); err != nil {
+			return nil, err
+		}
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list migrations: %w", err)
+	}
+	sort.Strings(names)
+	if err := refuseNewer(applied, names); err != nil {
+		return nil, err
+	}
+	var pending []string
+	for _, name := range names {
+		if _, ok := applied[name]; !ok {
+			pending = append(pending, name)
+		}
+	}
+	return pending, nil
+}
+
 // refuseNewer fails when db records a migration fsys does not have: a newer kioku migrated
 // it, and an older binary running on that schema could misread or damage data, so the only
 // safe moves are upgrading the binary or restoring a backup. It runs before anything is

@@ -121,6 +121,28 @@ func TestApply(t *testing.T) {
 			t.Errorf("recorded %d migrations, want 1", n)
 		}
 	})
+	t.Run("PendingOnlyReads", func(t *testing.T) {
+		db := openDB(t)
+		fsys := fstest.MapFS{"0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
+		pending, err := migrations.Pending(ctx, db, fsys)
+		if err != nil || strings.Join(pending, ",") != "0001_a.sql" {
+			t.Fatalf("pending on an empty database: %v %v, want 0001_a.sql", pending, err)
+		}
+		var tables int
+		if err := db.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&tables); err != nil || tables != 0 {
+			t.Fatalf("Pending created %d tables (%v), want none", tables, err)
+		}
+		if _, err := migrations.Apply(ctx, db, fsys); err != nil {
+			t.Fatal(err)
+		}
+		fsys["0002_b.sql"] = &fstest.MapFile{Data: []byte("CREATE TABLE b (x INTEGER);")}
+		if pending, err = migrations.Pending(ctx, db, fsys); err != nil || strings.Join(pending, ",") != "0002_b.sql" {
+			t.Fatalf("pending after 0001: %v %v, want 0002_b.sql", pending, err)
+		}
+		if _, err := migrations.Pending(ctx, db, fstest.MapFS{}); err == nil || !strings.Contains(err.Error(), "newer kioku") {
+			t.Fatalf("pending for an older binary: %v, want the newer-database refusal", err)
+		}
+	})
 	t.Run("AppliesInNameOrder", func(t *testing.T) {
 		db := openDB(t)
 		fsys := fstest.MapFS{

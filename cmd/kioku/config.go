@@ -40,6 +40,10 @@ type Config struct {
 	PipelineMemberTriggers int
 	// GuildPurgeAfter is how long a server's data is kept after the bot was removed from it.
 	GuildPurgeAfter time.Duration
+	// BackupDir, when not empty, is where `kioku run` writes a daily backup; BackupKeep is
+	// how many of them it keeps.
+	BackupDir  string
+	BackupKeep int
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -136,6 +140,8 @@ var settings = []setting{
 		c.GuildPurgeAfter = d
 		return nil
 	}},
+	{"KIOKU_BACKUP_DIR", "", "Directory for a daily backup of the database while `kioku run` runs, kioku-YYYYMMDDTHHMMSSZ.db (empty = off).", str(func(c *Config) *string { return &c.BackupDir })},
+	{"KIOKU_BACKUP_KEEP", "3", "How many daily backups to keep; older ones in KIOKU_BACKUP_DIR are deleted.", positiveInt(func(c *Config) *int { return &c.BackupKeep })},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
 	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
 	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {

@@ -12,6 +12,7 @@
 //	kioku reindex [--json]           rebuild search text and full-text indexes from the rows
 //	kioku backup PATH                a consistent snapshot of the database, while running
 //	kioku doctor                     diagnostics; non-zero exit when unhealthy
+//	kioku healthcheck                ask the running bot's /healthz; exit 1 unless it answers 200
 //	kioku eval retrieval --dataset FILE [--k 1,5,10] [--json]
 //	kioku bench [--memories N] [--dims D] [--queries Q] [--json]
 //	kioku version [--json]           the module version and VCS commit of this build
@@ -74,6 +75,7 @@ func commands() []command {
 		{"reindex", "rebuild search text and full-text indexes from the rows [--json]", runReindex},
 		{"backup", "write a consistent snapshot of the database to PATH (safe while running)", runBackup},
 		{"doctor", "check configuration, database and providers", runDoctor},
+		{"healthcheck", "exit 0 when the running bot's /healthz answers 200, else 1 (container HEALTHCHECK)", runHealthcheck},
 		{"eval", "measure recall: eval retrieval --dataset FILE [--k 1,5,10] [--json]", runEval},
 		{"bench", "benchmark writes and recall on a synthetic corpus [--memories N] [--json]", runBench},
 		{"version", "print the version and VCS commit of this build [--json]", runVersion},
@@ -171,7 +173,7 @@ func runHelp(_ context.Context, app *App, args []string) error {
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "kioku — a Discord chat bot with memory you can trust\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.usage)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.usage)
 	}
 }
 

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/migrations"
@@ -12,8 +15,18 @@ import (
 
 func runMigrate(ctx context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "migrate")
+	noBackup := fs.Bool("no-backup", false, "apply pending migrations without copying the database first")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
+	}
+	if !*noBackup {
+		path, err := backupBeforeMigrating(ctx, app.config.DB, time.Now())
+		if err != nil {
+			return err
+		}
+		if path != "" {
+			fmt.Fprintf(app.Stdout, "backed up %s to %s before migrating\n", app.config.DB, path)
+		}
 	}
 	db, err := sql.Open("sqlite", ltm.DSN(app.config.DB))
 	if err != nil {
@@ -46,6 +59,44 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 	}
 	fmt.Fprintf(app.Stdout, "%s is up to date (%d migrations).\n", app.config.DB, res.Current)
 	return nil
+}
+
+// backupBeforeMigrating copies the database at dbPath beside itself, as
+// DB.pre-MIGRATION-YYYYMMDDTHHMMSSZ.bak (MIGRATION is the first pending one), when it holds
+// tables and has migrations pending: a migration cannot be undone, and an older kioku
+// refuses the migrated file, so the copy is the way back. It returns "" without writing
+// anything for a database that does not exist yet, is empty or is up to date. The
+// timestamp keeps a retried upgrade from clobbering the copy an earlier attempt made.
+func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (string, error) {
+	if _, err := os.Stat(dbPath); errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("couldn't read %s: %w", dbPath, err)
+	}
+	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(dbPath))
+	if err != nil {
+		return "", fmt.Errorf("couldn't open %s: %w", dbPath, err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil {
+		return "", fmt.Errorf("couldn't read the schema of %s: %w", dbPath, err)
+	}
+	if tables == 0 {
+		return "", nil
+	}
+	pending, err := migrations.Pending(ctx, db, migrations.FS())
+	if err != nil || len(pending) == 0 {
+		return "", err
+	}
+	if err := db.Close(); err != nil {
+		return "", fmt.Errorf("couldn't close %s: %w", dbPath, err)
+	}
+	path := fmt.Sprintf("%s.pre-%s-%s.bak", dbPath, strings.TrimSuffix(pending[0], ".sql"), now.UTC().Format(backupStamp))
+	if err := ltm.BackupFile(ctx, dbPath, path); err != nil {
+		return "", fmt.Errorf("%w (kioku migrate --no-backup migrates without a copy)", err)
+	}
+	return path, nil
 }
 
 // describeRepairs says in one line what RunRepairs did.

@@ -65,6 +65,10 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 	}()
 
+	backups, err := app.newBackupJob(store)
+	if err != nil {
+		return err
+	}
 	model, err := app.newModelClient()
 	if err != nil {
 		return err
@@ -142,6 +146,9 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
+	if backups != nil {
+		background.Go(func() { backups.schedule(ctx) }) // daily, when KIOKU_BACKUP_DIR is set
+	}
 	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
 	background.Go(func() {
 		rep, err := store.Maintenance.RunRepairs(ctx)

@@ -95,6 +95,33 @@ func testJobs(t *testing.T, open func(*testing.T) Stores) {
 			t.Fatalf("leased %d, want the due job %d", j.ID, id)
 		}
 	})
+	t.Run("HasDueSeesOnlyDueJobsOfItsKinds", func(t *testing.T) {
+		s := open(t)
+		ctx := t.Context()
+		hasDue := func(kinds ...string) bool {
+			t.Helper()
+			due, err := s.Jobs.HasDue(ctx, kinds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return due
+		}
+		if hasDue() {
+			t.Fatal("an empty queue has a due job")
+		}
+		mustEnqueue(t, s, "a", "later", memory.EnqueueOptions{RunAfter: s.Clock.Now().Add(time.Minute)})
+		if hasDue() {
+			t.Fatal("a job due in a minute counts as due now")
+		}
+		s.Clock.Advance(time.Minute)
+		if !hasDue() || !hasDue("a") || hasDue("b") {
+			t.Fatalf("due now: any %v, a %v, b %v; want true, true, false", hasDue(), hasDue("a"), hasDue("b"))
+		}
+		mustLease(t, s, "w")
+		if hasDue() {
+			t.Fatal("a leased job still counts as due")
+		}
+	})
 	t.Run("LeaseIsExclusive", func(t *testing.T) {
 		s := open(t)
 		ctx := t.Context()

@@ -40,6 +40,7 @@ type Recaller interface {
 type JobQueue interface {
 	Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (int64, bool, error)
 	Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error)
+	HasDue(ctx context.Context, kinds []string) (bool, error)
 	Complete(ctx context.Context, id int64, owner string) error
 	Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error)
 	Bury(ctx context.Context, id int64, owner string, cause error) error

@@ -15,9 +15,11 @@ import (
 
 // JobQueue is the durable queue of pipeline jobs: leases that expire, heartbeats that
 // extend them, and backoff or burial when a run fails. Every call that names a lease owner
-// fails with memory.ErrLeaseLost when that lease no longer holds.
+// fails with memory.ErrLeaseLost when that lease no longer holds. HasDue only reads: the
+// worker asks it before every Lease, so an idle queue costs no write transaction.
 type JobQueue interface {
 	Enqueue(ctx context.Context, kind, dedupKey string, payload any, opt memory.EnqueueOptions) (id int64, created bool, err error)
+	HasDue(ctx context.Context, kinds []string) (bool, error)
 	Lease(ctx context.Context, owner string, kinds []string, leaseFor time.Duration) (*memory.Job, error)
 	Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error
 	Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error

@@ -72,8 +72,11 @@ const (
 	// DefaultSweepWindow is how far back the sweep looks for channels whose extraction
 	// was never scheduled (a crash between a turn and its enqueue).
 	DefaultSweepWindow = 48 * time.Hour
-	// Schedules of the cron tasks (robfig/cron syntax).
-	DefaultWorkSchedule  = "@every 5s"
+	// Schedules of the cron tasks (robfig/cron syntax). The worker is woken at once by
+	// this process's own enqueues; its schedule is only the slow poll for jobs other
+	// processes (`kioku chat`, the CLI) queued and for jobs whose time came, and each poll
+	// only reads until it finds a due job.
+	DefaultWorkSchedule  = "@every 30s"
 	DefaultReapSchedule  = "@every 1m"
 	DefaultSweepSchedule = "@every 5m"
 	// DefaultRetentionSchedule runs retention (SPEC §4: every 6 h).
@@ -192,11 +195,17 @@ type core struct {
 	nonce  uint32     // tells this process's leases from those of an earlier one with the same pid
 	leases atomic.Int64
 
+	// wake is signalled (never blocking; one pending signal is enough) when this process
+	// enqueues a job, so the started worker looks for due work at once.
+	wake chan struct{}
+
 	mu      sync.Mutex
 	sched   *cron.Cron
 	runCtx  context.Context // tasks' context while started
 	cancel  context.CancelFunc
 	running bool
+	// wakeDone is closed when the wake loop that Start began has returned.
+	wakeDone chan struct{}
 }
 
 // New returns a pipeline over its collaborators (every one is required). It starts
@@ -291,6 +300,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		guard:        NewCostGuard(cfg.CallsPerHour, time.Hour, deps.Now).WithShare(cfg.GuildShare),
 		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
 		nonce:        rand.Uint32(),
+		wake:         make(chan struct{}, 1),
 	}
 	work, hook := &worker{c}, &turnHook{c}
 	return &Pipeline{core: c, work: work, hook: hook, tasks: &scheduler{core: c, work: work, hook: hook}}, nil

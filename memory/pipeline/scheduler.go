@@ -100,6 +100,9 @@ func (p *scheduler) runTask(ctx context.Context, name string, fn func(ctx contex
 		}
 	}()
 	detail, err := fn(ctx)
+	if errors.Is(err, errNothingDue) {
+		return // a poll that found nothing is not a run: nothing to log or record
+	}
 	run.Detail, run.OK = detail, err == nil
 	if err != nil {
 		run.Error = err.Error()
@@ -128,6 +131,14 @@ func (p *scheduler) taskFunc(name string) func(ctx context.Context) (string, err
 	switch name {
 	case TaskWork:
 		return func(ctx context.Context) (string, error) {
+			// A read first: an idle queue must not cost a write transaction per poll.
+			due, err := p.jobs.HasDue(ctx, []string{KindExtract})
+			if err != nil {
+				return "", err
+			}
+			if !due {
+				return "", errNothingDue
+			}
 			r, err := p.work.Tick(ctx)
 			return fmt.Sprintf("done=%d retried=%d dead=%d postponed=%d lost=%d budget_wait=%v",
 				r.Done, r.Retried, r.Dead, r.Postponed, r.Lost, r.BudgetWait), err
@@ -166,9 +177,11 @@ func (p *scheduler) RunTask(ctx context.Context, name string) error {
 	return nil
 }
 
-// Start starts the scheduled work (by default: worker every 5 s, reaper every minute, sweep
-// every five minutes, retention every six hours) in the background and returns. Tasks run under a context derived
-// from ctx without its cancellation; Stop cancels it. Starting twice is an error.
+// Start starts the scheduled work in the background and returns: the worker, woken at once
+// by this process's enqueues and otherwise polling every 30 s (a read; it leases only when
+// a job is due), the reaper every minute, the sweep every five minutes and retention every
+// six hours (the defaults). Tasks run under a context derived from ctx without its
+// cancellation; Stop cancels it. Starting twice is an error.
 func (p *scheduler) Start(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -182,6 +195,9 @@ func (p *scheduler) Start(ctx context.Context) error {
 	p.runCtx, p.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	p.running = true
 	c.Start()
+	p.wakeDone = make(chan struct{})
+	go p.wakeLoop(p.runCtx, p.wakeDone)
+	p.notify() // jobs left due by an earlier run are picked up now, not at the first poll
 	p.log.Info("pipeline started", slog.String("work", p.cfg.WorkSchedule), slog.String("reap", p.cfg.ReapSchedule),
 		slog.String("sweep", p.cfg.SweepSchedule), slog.String("retention", p.cfg.RetentionSchedule),
 		slog.Int("calls_per_hour", p.cfg.CallsPerHour))
@@ -197,15 +213,17 @@ func (p *scheduler) Stop(ctx context.Context) error {
 		return nil
 	}
 	p.running = false
-	c, cancel := p.sched, p.cancel
+	c, cancel, woken := p.sched, p.cancel, p.wakeDone
 	p.mu.Unlock()
 	done := c.Stop()
 	cancel()
-	select {
-	case <-done.Done():
-		p.log.Info("pipeline stopped")
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("couldn't stop pipeline: %w", context.Cause(ctx))
+	for _, finished := range []<-chan struct{}{done.Done(), woken} {
+		select {
+		case <-finished:
+		case <-ctx.Done():
+			return fmt.Errorf("couldn't stop pipeline: %w", context.Cause(ctx))
+		}
 	}
+	p.log.Info("pipeline stopped")
+	return nil
 }

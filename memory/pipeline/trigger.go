@@ -99,7 +99,9 @@ func (p *core) schedule(ctx context.Context, ch memory.Channel, highSignal bool)
 	if err != nil {
 		return false, err
 	}
-	if b.Turns == 0 {
+	if b.Turns == 0 || b.UserTurns == 0 {
+		// Only the bot spoke since the cursor (its reply to turns a job already took):
+		// nothing to extract on its own. Its turns wait as context for the next member's.
 		return false, nil
 	}
 	opt := memory.EnqueueOptions{MaxAttempts: p.cfg.MaxAttempts}
@@ -108,6 +110,9 @@ func (p *core) schedule(ctx context.Context, ch memory.Channel, highSignal bool)
 	}
 	_, created, err := p.jobs.Enqueue(ctx, KindExtract, dedupKey(ch),
 		jobPayload{GuildID: ch.GuildID, ChannelID: ch.ChannelID}, opt)
+	if err == nil {
+		p.notify()
+	}
 	return created, err
 }
 
