@@ -354,10 +354,7 @@ type recallState struct {
 	vectors   *vecindex.Index
 	downUntil atomic.Int64 // unix ms until which embedding is skipped
 
-	// loaded is the embedder whose cached vectors are in the index: TrackEmbeddings loads
-	// them on its first run after SetEmbedder. trackMu serialises tracker runs.
-	loaded  atomic.Pointer[embedder]
-	trackMu sync.Mutex
+	trackMu sync.Mutex // serialises TrackEmbeddings runs
 
 	mu        sync.Mutex
 	qcache    *simplelru.LRU[string, []float32]

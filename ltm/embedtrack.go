@@ -1,6 +1,7 @@
 package ltm
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -24,12 +25,15 @@ type gap struct {
 
 // TrackEmbeddings is one run of the embedding tracker: it gives live memories without a
 // vector of the configured model for their current content (written while the provider was
-// down, edited since, or embedded with another model) their vector, oldest change first,
-// opt.Batch memories per provider call and at most opt.MaxCalls calls, and puts them in the
-// in-memory index so recall uses them at once. The first run after SetEmbedder first loads
-// every cached vector into the index. No provider call happens inside a write transaction:
-// each batch's vectors are stored afterwards in one short transaction, and only for content
-// a live memory still has, so a memory forgotten meanwhile leaves no vector behind.
+// down, edited since, or embedded with another model) their vector, least recently changed
+// first, opt.Batch memories per provider call and at most opt.MaxCalls calls, and puts them
+// in the in-memory index so recall uses them at once. The in-memory index tells which
+// memories need a look: those missing from it with their current content get their cached
+// vector when the database has one (all of them on the first run of a process, and those
+// another process wrote since) and are embedded otherwise. No provider call happens inside a
+// write transaction: each batch's vectors are stored afterwards in one short transaction,
+// and only for content a live memory still has, so a memory forgotten meanwhile leaves no
+// vector behind.
 //
 // When the provider is marked down, fails or times out, the run stops there and says why
 // in Skipped; what earlier batches stored is kept, and nothing else changes. Errors are
@@ -51,31 +55,15 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 	if timeout <= 0 {
 		timeout = DefaultEmbedTrackTimeout
 	}
-	limit := -1 // SQLite: no limit
+	keep := -1 // how many gaps this run can fill; the rest are only counted
 	if opt.MaxCalls > 0 {
-		limit = opt.MaxCalls * batch
+		keep = opt.MaxCalls * batch
 	}
-
-	var gaps []gap
-	if r.loaded.Load() != e {
-		loaded, unusable, err := s.loadIndex(ctx, e)
-		if err != nil {
-			return res, err
-		}
-		res.Loaded = loaded
-		// Stored vectors the index refused (another width under the same model name) are
-		// embedded again first; the gap query below cannot see them.
-		for _, m := range unusable {
-			gaps = append(gaps, gap{m: m, stale: true})
-		}
-		r.loaded.Store(e)
-	}
-	listed, err := s.embeddingGaps(ctx, e.model, limit)
+	gaps, more, loaded, err := s.findGaps(ctx, e, keep)
+	res.Loaded = loaded
 	if err != nil {
 		return res, err
 	}
-	gaps = append(gaps, listed...)
-	complete := limit < 0 || len(listed) < limit
 
 	filled, vanished := 0, 0
 	for start := 0; start < len(gaps) && (opt.MaxCalls <= 0 || res.Calls < opt.MaxCalls); start += batch {
@@ -116,11 +104,7 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 			}
 		}
 	}
-	if complete {
-		res.Missing = max(0, len(gaps)-filled-vanished)
-	} else if res.Missing, err = s.countEmbeddingGaps(ctx, e.model); err != nil {
-		return res, err
-	}
+	res.Missing = max(0, len(gaps)+more-filled-vanished)
 	return res, nil
 }
 
@@ -137,78 +121,96 @@ func (s *Recall) downReason() string {
 	return "embedding provider marked down until " + until + " after: " + last
 }
 
-// loadIndex puts the cached vector of every live memory into the index. It returns how
-// many went in and the memories whose stored vector the index refused.
-func (s *Recall) loadIndex(ctx context.Context, e *embedder) (int, []*memory.Memory, error) {
+// gapChunk is how many memories one query of findGaps reads with their vectors.
+const gapChunk = 500
+
+// findGaps compares the live memories with the in-memory index. A memory not indexed with
+// its current content gets its cached vector of e's model into the index (loaded) when the
+// database has a usable one; otherwise it is a gap. It returns the keep least recently
+// changed gaps (all when keep is negative) and how many more there are. Reading every live
+// memory's id and content hash is cheap (one partial index); only memories missing from the
+// index are read in full, so a run with nothing to do costs little even on a large store.
+func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []gap, more, loaded int, err error) {
 	r := &s.db.recall
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector FROM memories m
-		JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
-		WHERE m.deleted_at IS NULL ORDER BY m.updated_at, m.id`, e.model)
+	rows, err := s.db.read.QueryContext(ctx, `SELECT id, scope_key, content_hash FROM memories WHERE deleted_at IS NULL`)
 	if err != nil {
-		return 0, nil, fmt.Errorf("couldn't load embeddings: %w", err)
+		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
 	}
-	defer rows.Close()
-	var (
-		loaded   int
-		unusable []*memory.Memory
-	)
+	var unindexed []int64
 	for rows.Next() {
-		var blob []byte
-		m, err := scanMemoryWith(rows, &blob)
+		var (
+			id        int64
+			key, hash string
+		)
+		if err := rows.Scan(&id, &key, &hash); err != nil {
+			rows.Close()
+			return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
+		}
+		if !r.vectors.Has(key, id, hash) {
+			unindexed = append(unindexed, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
+	}
+
+	// trim keeps the keep oldest gaps, counting the others, so a large backlog (a new
+	// model) does not hold every memory's content in memory.
+	trim := func() {
+		slices.SortFunc(gaps, func(a, b gap) int {
+			if c := a.m.UpdatedAt.Compare(b.m.UpdatedAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.m.ID, b.m.ID)
+		})
+		if keep >= 0 && len(gaps) > keep {
+			more += len(gaps) - keep
+			gaps = slices.Delete(gaps, keep, len(gaps))
+		}
+	}
+	for start := 0; start < len(unindexed); start += gapChunk {
+		part := unindexed[start:min(start+gapChunk, len(unindexed))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, e.model)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		// A memory edited since it was written, or whose content has another model's
+		// vector, had a vector before: it is refreshed, not embedded for the first time.
+		rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector,
+			m.version > 1 OR EXISTS (SELECT 1 FROM embeddings o WHERE o.content_hash = m.content_hash)
+			FROM memories m LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
+			WHERE m.id IN (`+placeholders(len(part))+`) AND m.deleted_at IS NULL`, args...)
 		if err != nil {
-			return loaded, unusable, fmt.Errorf("couldn't read memory to index: %w", err)
+			return gaps, more, loaded, fmt.Errorf("couldn't read memories to embed: %w", err)
 		}
-		if v := decodeVector(blob); v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
-			loaded++
-			continue
+		for rows.Next() {
+			var (
+				blob  []byte
+				stale bool
+			)
+			m, err := scanMemoryWith(rows, &blob, &stale)
+			if err != nil {
+				rows.Close()
+				return gaps, more, loaded, fmt.Errorf("couldn't read memory to embed: %w", err)
+			}
+			if v := decodeVector(blob); v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
+				loaded++
+				continue
+			}
+			// A stored vector the index refuses (another width under the same model
+			// name) is replaced.
+			gaps = append(gaps, gap{m: m, stale: stale || blob != nil})
 		}
-		unusable = append(unusable, m)
-	}
-	if err := rows.Err(); err != nil {
-		return loaded, unusable, fmt.Errorf("couldn't load embeddings: %w", err)
-	}
-	return loaded, unusable, nil
-}
-
-// gapWhere selects live memories without a vector of the model (the one argument) for
-// their content.
-const gapWhere = `m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM embeddings e
-	WHERE e.content_hash = m.content_hash AND e.model = ?)`
-
-// embeddingGaps lists up to limit (negative: all) live memories without a vector of
-// model, least recently changed first: they have waited longest.
-func (s *Recall) embeddingGaps(ctx context.Context, model string, limit int) ([]gap, error) {
-	// A memory edited since it was written, or whose content has another model's vector,
-	// had a vector before: it is refreshed, not embedded for the first time.
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`,
-		m.version > 1 OR EXISTS (SELECT 1 FROM embeddings o WHERE o.content_hash = m.content_hash)
-		FROM memories m WHERE `+gapWhere+` ORDER BY m.updated_at, m.id LIMIT ?`, model, limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list memories without embeddings: %w", err)
-	}
-	defer rows.Close()
-	var out []gap
-	for rows.Next() {
-		var stale bool
-		m, err := scanMemoryWith(rows, &stale)
-		if err != nil {
-			return out, fmt.Errorf("couldn't read memory without embedding: %w", err)
+		if err := rows.Close(); err != nil {
+			return gaps, more, loaded, fmt.Errorf("couldn't read memories to embed: %w", err)
 		}
-		out = append(out, gap{m: m, stale: stale})
+		if keep >= 0 && len(gaps) > 2*keep+gapChunk {
+			trim()
+		}
 	}
-	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("couldn't list memories without embeddings: %w", err)
-	}
-	return out, nil
-}
-
-// countEmbeddingGaps counts live memories without a vector of model.
-func (s *Recall) countEmbeddingGaps(ctx context.Context, model string) (int, error) {
-	var n int
-	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE `+gapWhere, model).Scan(&n); err != nil {
-		return 0, fmt.Errorf("couldn't count memories without embeddings: %w", err)
-	}
-	return n, nil
+	trim()
+	return gaps, more, loaded, nil
 }
 
 // embedGaps makes one provider call for the distinct contents of part, bounded by timeout,

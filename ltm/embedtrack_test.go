@@ -70,7 +70,8 @@ func embeddingRows(t *testing.T, s *ltm.Store) int {
 }
 
 // TestTrackEmbeddingsLoadsCachedVectors: the first run in a new process puts the cached
-// vectors into the index without asking the provider; later runs do not load again.
+// vectors into the index without asking the provider; later runs load only what another
+// process wrote since.
 func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
 	s, _, _ := trackStore(t, path)
@@ -94,6 +95,39 @@ func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 	}
 	if res := mustTrack(t, s2, memory.EmbedTrackOptions{}); res != (memory.EmbedTrackResult{}) {
 		t.Fatalf("second run %+v, want nothing to do", res)
+	}
+
+	// Another process (the CLI) writes and edits memories with their vectors: the next
+	// run puts those into this process's index without asking the provider again.
+	added := testkit.MustRemember(t, s, server("g1", "Parking passes are at the front desk"))
+	edited := "Tea is served at five"
+	ms, _, err := s.Memories.List(t.Context(), memory.ServerOwner("g1"), memory.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tea *memory.Memory
+	for _, m := range ms {
+		if m.Content == "Tea is served at four" {
+			tea = m
+		}
+	}
+	if _, err := s.Memories.Modify(t.Context(), memory.ServerOwner("g1"), tea.ID, memory.Change{Content: &edited}, "user:u1"); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustTrack(t, s2, memory.EmbedTrackOptions{}); res != (memory.EmbedTrackResult{Loaded: 2}) {
+		t.Fatalf("run after another process wrote: %+v, want its two vectors loaded", res)
+	}
+	if fake.EmbeddingCount() != 0 {
+		t.Fatalf("%d embedding requests for vectors the database had", fake.EmbeddingCount())
+	}
+	for id, text := range map[int64]string{added.ID: added.Content, tea.ID: edited} {
+		res, err := s2.Recall.Search(t.Context(), memory.SearchQuery{Text: text, Owners: []memory.Owner{memory.ServerOwner("g1")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 0 || res[0].Memory.ID != id || res[0].Vector < 0.99 {
+			t.Fatalf("search %q in the first process: %+v, want memory %d by its vector", text, res, id)
+		}
 	}
 }
 

@@ -20,8 +20,9 @@ type EmbedTrackOptions struct {
 
 // EmbedTrackResult says what one run of the embedding tracker did.
 type EmbedTrackResult struct {
-	// Loaded counts cached vectors put into the in-memory index: only the first run after
-	// the embedding model was set loads them.
+	// Loaded counts stored vectors put into the in-memory index without asking the
+	// provider: every live memory's on the first run of a process (or after the model
+	// changed), afterwards those of memories another process wrote or edited.
 	Loaded int `json:"loaded"`
 	// Embedded counts memories that got their first vector.
 	Embedded int `json:"embedded"`
