@@ -24,8 +24,8 @@ type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 // Defaults for the embedding fields of Store.
 const (
 	// DefaultEmbedTimeout bounds the embedding done right after a write. The memory is
-	// already stored; a slow provider only delays its vector, which SyncEmbeddings fills in
-	// later, so a person adding a memory never waits long for it.
+	// already stored; a slow provider only delays its vector, which the embedding tracker
+	// (TrackEmbeddings) fills in later, so a person adding a memory never waits long for it.
 	DefaultEmbedTimeout = 5 * time.Second
 	// DefaultQueryEmbedTimeout bounds embedding a query. Past it recall answers from the
 	// keyword leg alone rather than keep a chat turn waiting.
@@ -35,8 +35,9 @@ const (
 	DefaultEmbedRetryAfter = 30 * time.Second
 )
 
-// embedChunk is how many texts one call of the EmbedFunc gets from SyncEmbeddings and bulk
-// writes; the llm client splits further into provider-sized requests.
+// embedChunk is how many texts one call of the EmbedFunc gets from bulk writes, and from
+// TrackEmbeddings unless told otherwise; the llm client splits further into provider-sized
+// requests.
 const embedChunk = 256
 
 // queryCacheSize is how many query vectors are kept; chat turns and the pipeline's decision
@@ -50,7 +51,8 @@ type embedder struct {
 
 // SetEmbedder configures the embedding model used for the vector leg of recall. A nil fn
 // or an empty model turns embeddings off (keyword recall only). Changing the model empties
-// the in-memory index; call SyncEmbeddings to load cached vectors and embed what is missing.
+// the in-memory index; the next TrackEmbeddings loads cached vectors and embeds what is
+// missing.
 func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
 	r := &s.db.recall
 	var e *embedder
@@ -110,7 +112,7 @@ func (r *recallState) clearQueryCache() {
 // indexMemories is the write-path hook: after a commit it gives the new or changed memories
 // their vectors (from the embeddings cache, or from the provider, outside any transaction)
 // and puts them in the index. It is best effort: a provider failure leaves the memory
-// stored but without a vector, to be filled by SyncEmbeddings, and never fails the write.
+// stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
 func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	r := &s.recall
 	e := r.emb.Load()
@@ -292,82 +294,6 @@ func decodeVector(b []byte) []float32 {
 	return v
 }
 
-// SyncResult counts what SyncEmbeddings did.
-type SyncResult struct {
-	Indexed  int // live memories now in the vector index
-	Embedded int // texts sent to the provider
-	Missing  int // live memories still without a vector (provider failed)
-}
-
-// SyncEmbeddings makes the vector index match the database: every live memory gets its
-// cached vector, and memories without one are embedded in chunks (outside any write
-// transaction) and cached. Call it after SetEmbedder at start-up and from the embedding
-// tracker; it is safe to run while the bot serves. With no embedder it does nothing.
-func (s *Recall) SyncEmbeddings(ctx context.Context) (SyncResult, error) {
-	r := &s.db.recall
-	e := r.emb.Load()
-	if e == nil {
-		return SyncResult{}, nil
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector FROM memories m
-		LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
-		WHERE m.deleted_at IS NULL ORDER BY m.id`, e.model)
-	if err != nil {
-		return SyncResult{}, fmt.Errorf("couldn't list memories to index: %w", err)
-	}
-	var (
-		res     SyncResult
-		missing []*memory.Memory
-	)
-	for rows.Next() {
-		var blob []byte
-		m, err := scanMemoryWith(rows, &blob)
-		if err != nil {
-			rows.Close()
-			return res, fmt.Errorf("couldn't read memory to index: %w", err)
-		}
-		if v := decodeVector(blob); v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
-			res.Indexed++
-			continue
-		}
-		missing = append(missing, m)
-	}
-	if err := rows.Close(); err != nil {
-		return res, fmt.Errorf("couldn't list memories to index: %w", err)
-	}
-	for start := 0; start < len(missing); start += embedChunk {
-		part := missing[start:min(start+embedChunk, len(missing))]
-		items := make([]embedItem, len(part))
-		for i, m := range part {
-			items[i] = embedItem{hash: m.Hash, text: m.Content}
-		}
-		vecs, err := s.db.vectorsFor(ctx, e, items)
-		res.Embedded += len(vecs)
-		for _, m := range part {
-			if v := vecs[m.Hash]; v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
-				res.Indexed++
-			}
-		}
-		if err != nil {
-			r.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
-			res.Missing = len(missing) - start - len(part) + countMissing(part, vecs)
-			return res, err
-		}
-	}
-	r.downUntil.Store(0)
-	return res, nil
-}
-
-func countMissing(part []*memory.Memory, vecs map[string][]float32) int {
-	n := 0
-	for _, m := range part {
-		if vecs[m.Hash] == nil {
-			n++
-		}
-	}
-	return n
-}
-
 var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
@@ -427,6 +353,8 @@ type recallState struct {
 	emb       atomic.Pointer[embedder]
 	vectors   *vecindex.Index
 	downUntil atomic.Int64 // unix ms until which embedding is skipped
+
+	trackMu sync.Mutex // serialises TrackEmbeddings runs
 
 	mu        sync.Mutex
 	qcache    *simplelru.LRU[string, []float32]

@@ -85,6 +85,7 @@ func (app *App) checkStore(ctx context.Context) []check {
 	if !st.IntegrityOK {
 		out[0] = check{"database", "fail", "integrity check: " + st.IntegrityErr}
 	}
+	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
 	return append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
 }
 

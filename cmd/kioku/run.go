@@ -93,16 +93,11 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	if cfg.EmbedModel != "" {
-		// Load cached vectors and embed what is missing without delaying the
-		// start: recall uses keywords alone until the index is ready.
-		background.Go(func() {
-			res, err := store.Recall.SyncEmbeddings(ctx)
-			if err != nil && ctx.Err() == nil {
-				log.Warn("couldn't sync embeddings; recall stays keyword-only for memories without vectors", "err", err)
-				return
-			}
-			log.Info("embeddings synced", "result", fmt.Sprintf("%+v", res))
-		})
+		// The embedding tracker's first run loads cached vectors and embeds a first
+		// batch of what is missing without delaying the start (recall uses keywords
+		// alone until the index is ready); the scheduled runs do the rest. RunTask
+		// records the run and logs a failure itself.
+		background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskEmbeddings) })
 	}
 	session, err := bot.NewSession(cfg.DiscordToken, cfg.DiscordAPIURL)
 	if err != nil {

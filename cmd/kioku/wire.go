@@ -44,6 +44,10 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
 	flags := pipeline.ModeFlags(app.config.PipelineMode)
+	deps := pipelineDeps(store, model)
+	if app.config.EmbedModel == "" {
+		deps.Embeddings = nil // keyword-only recall: no vectors to track, no tracker task
+	}
 	return pipeline.New(pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,
@@ -51,7 +55,7 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		Logger:            app.logger.With("component", "pipeline"),
-	}, pipelineDeps(store, model))
+	}, deps)
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -65,6 +69,7 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		Candidates:   store.Recall,
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
+		Embeddings:   store.Recall,
 		Model:        model,
 		Quote:        contextbuild.Quote,
 		Now:          func() time.Time { return store.Now() },

@@ -72,6 +72,14 @@ type Housekeeping interface {
 	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
 }
 
+// Embeddings keeps memories' vectors current for the vector leg of recall: one run embeds,
+// in bounded batches and outside any write transaction, live memories without a vector of
+// the configured model for their content, and reports a provider that is down in the
+// result's Skipped rather than as an error.
+type Embeddings interface {
+	TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptions) (memory.EmbedTrackResult, error)
+}
+
 // Deps are the pipeline's collaborators. cmd/kioku hands it the store's aggregates.
 type Deps struct {
 	Jobs         JobQueue
@@ -81,6 +89,9 @@ type Deps struct {
 	Candidates   Candidates
 	Settings     Settings
 	Housekeeping Housekeeping
+	// Embeddings is the embedding tracker's store; optional: nil (no embedding model
+	// configured) leaves the embeddings task unscheduled.
+	Embeddings Embeddings
 	// Model runs the pipeline's extraction and decision prompts.
 	Model Model
 	// Quote renders what people wrote as quoted prompt data, escaped so that it cannot end

@@ -128,6 +128,12 @@ type Config struct {
 	ReapSchedule      string
 	SweepSchedule     string
 	RetentionSchedule string
+	// EmbedSchedule is the cron spec of the embedding tracker, EmbedBatch the memories per
+	// embedding call and EmbedCallsPerRun the calls per run; defaults in embeddings.go.
+	// The tracker runs only when Deps.Embeddings is set.
+	EmbedSchedule    string
+	EmbedBatch       int
+	EmbedCallsPerRun int
 	// Retention says how long history, jobs and transcripts are kept; zero fields are
 	// the store's defaults (forgotten memories are purged after the store's RecoverWindow).
 	Retention memory.RetentionPolicy
@@ -181,6 +187,7 @@ type core struct {
 	finder       Candidates
 	settings     Settings
 	housekeeping Housekeeping
+	embeddings   Embeddings // nil: no embedding model, no tracker
 	model        Model
 	quote        func(string) string
 	now          func() time.Time
@@ -272,6 +279,15 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if cfg.RetentionSchedule == "" {
 		cfg.RetentionSchedule = DefaultRetentionSchedule
 	}
+	if cfg.EmbedSchedule == "" {
+		cfg.EmbedSchedule = DefaultEmbedSchedule
+	}
+	if cfg.EmbedBatch <= 0 {
+		cfg.EmbedBatch = DefaultEmbedBatch
+	}
+	if cfg.EmbedCallsPerRun <= 0 {
+		cfg.EmbedCallsPerRun = DefaultEmbedCallsPerRun
+	}
 	if cfg.WorkerID == "" {
 		host, _ := os.Hostname()
 		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -291,6 +307,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		finder:       deps.Candidates,
 		settings:     deps.Settings,
 		housekeeping: deps.Housekeeping,
+		embeddings:   deps.Embeddings,
 		model:        deps.Model,
 		quote:        deps.Quote,
 		now:          deps.Now,

@@ -70,6 +70,11 @@ func (p *scheduler) schedulerLocked() (*cron.Cron, error) {
 			return nil, fmt.Errorf("couldn't schedule pipeline task %s (%q): %w", t.name, t.spec, err)
 		}
 	}
+	if fn := p.taskFunc(TaskEmbeddings); fn != nil { // only with an embedding model
+		if _, err := c.AddJob(p.cfg.EmbedSchedule, p.task(TaskEmbeddings, fn)); err != nil {
+			return nil, fmt.Errorf("couldn't schedule pipeline task %s (%q): %w", TaskEmbeddings, p.cfg.EmbedSchedule, err)
+		}
+	}
 	p.sched = c
 	return c, nil
 }
@@ -129,6 +134,10 @@ func (p *scheduler) finishTask(run memory.TaskRun, clock time.Time) {
 // taskFunc is the body of a scheduled task; it returns a one-line result for the run record.
 func (p *scheduler) taskFunc(name string) func(ctx context.Context) (string, error) {
 	switch name {
+	case TaskEmbeddings:
+		if p.embeddings != nil {
+			return p.trackEmbeddings
+		}
 	case TaskWork:
 		return func(ctx context.Context) (string, error) {
 			// A read first: an idle queue must not cost a write transaction per poll.
