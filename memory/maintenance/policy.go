@@ -167,7 +167,7 @@ func (p *Policy) Seed(history []Repair) {
 }
 
 // Plan decides, for each repair r calls for, whether it runs now. A halt is lifted first
-// when r's score beats the score it halted at. In observe mode nothing runs, but cooldowns
+// when r's score beats the best score of the run that halted. In observe mode nothing runs, but cooldowns
 // and budgets are kept as if it had, so the audit shows what execute mode would do.
 func (p *Policy) Plan(r Report) []Decision {
 	if p.halted && r.Score > p.haltScore {
@@ -222,6 +222,8 @@ func (p *Policy) Finish(before, after int, repaired bool) bool {
 	if p.streak < HaltAfter {
 		return false
 	}
-	p.halted, p.haltScore = true, after
+	// Resuming needs a score above the best this run saw: a provider hiccup that lowered
+	// the score after the repairs must not count as an improvement once it passes.
+	p.halted, p.haltScore = true, max(before, after)
 	return true
 }
