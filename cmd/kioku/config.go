@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	PipelineMemberTriggers int
 	// GuildPurgeAfter is how long a server's data is kept after the bot was removed from it.
 	GuildPurgeAfter time.Duration
+	// MaintenanceMode is what the maintenance task does with what it finds: execute
+	// repairs, observe (record what it would do) or off.
+	MaintenanceMode maintenance.Mode
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -134,6 +138,14 @@ var settings = []setting{
 			return fmt.Errorf("want a positive duration like 30d or 72h, got %q", v)
 		}
 		c.GuildPurgeAfter = d
+		return nil
+	}},
+	{"KIOKU_MAINTENANCE_MODE", string(maintenance.ModeExecute), "Self-repair every 15 minutes: execute (repair within cooldowns and hourly budgets), observe (diagnose and record what it would repair, change nothing) or off.", func(c *Config, v string) error {
+		mode, err := maintenance.ParseMode(v)
+		if err != nil {
+			return fmt.Errorf("want execute, observe or off, got %q", strings.ToLower(v))
+		}
+		c.MaintenanceMode = mode
 		return nil
 	}},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},

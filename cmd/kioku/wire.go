@@ -44,14 +44,17 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
 func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
 	flags := pipeline.ModeFlags(app.config.PipelineMode)
+	deps := pipelineDeps(store, model)
+	deps.Provider = providerCounts(store, model)
 	return pipeline.New(pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
+		MaintenanceMode:   app.config.MaintenanceMode,
 		Logger:            app.logger.With("component", "pipeline"),
-	}, pipelineDeps(store, model))
+	}, deps)
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -65,6 +68,8 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		Candidates:   store.Recall,
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
+		Health:       store.Maintenance,
+		Repairer:     store.Maintenance,
 		Model:        model,
 		Quote:        contextbuild.Quote,
 		Now:          func() time.Time { return store.Now() },
@@ -120,6 +125,8 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
+		// What this process saw of the model provider, for the health score.
+		Provider: pipe.Provider,
 	})
 }
 

@@ -43,7 +43,7 @@ type Queue struct {
 	// way, within Window before At.
 	DeadRecent     int           `json:"dead_recent"`
 	FinishedRecent int           `json:"finished_recent"`
-	Window         time.Duration `json:"window"`
+	Window         time.Duration `json:"window_ns"`
 	// OldestDue is when the longest-waiting due job became due; zero when none is due.
 	OldestDue time.Time `json:"oldest_due,omitzero"`
 }
@@ -103,7 +103,7 @@ func (s IndexSync) OutOfSync() int { return s.Missing + s.Extra }
 type Provider struct {
 	Known bool `json:"known"`
 	// Window is how far back Calls and Errors reach.
-	Window time.Duration `json:"window,omitempty"`
+	Window time.Duration `json:"window_ns,omitempty"`
 	// Calls counts attempts sent to the provider (chat and embeddings, retries included);
 	// Errors those that failed.
 	Calls  int64 `json:"calls"`
@@ -126,7 +126,7 @@ func (p Provider) SuccessRate() float64 {
 // Mutations describes recent changes to memory that may need a person's eyes.
 type Mutations struct {
 	// Window is how far back the counts reach.
-	Window time.Duration `json:"window"`
+	Window time.Duration `json:"window_ns"`
 	// Recoveries counts forgotten memories brought back; Deletes memories forgotten.
 	Recoveries int `json:"recoveries"`
 	Deletes    int `json:"deletes"`
