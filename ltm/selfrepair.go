@@ -60,16 +60,14 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 				AND state IN ('queued', 'leased')`, j.kind, j.key).Scan(&live); err != nil {
 				return fmt.Errorf("couldn't check duplicates of job %d: %w", j.id, err)
 			}
-			set := `auto_requeues = auto_requeues + 1`
-			if live == 0 {
-				set += `, state = 'queued', attempts = 0, run_after = ?, updated_at = ?`
+			if live > 0 {
+				_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET auto_requeues = auto_requeues + 1 WHERE id = ?`, j.id)
+			} else {
+				_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET state = 'queued', attempts = 0, run_after = ?, updated_at = ?,
+					auto_requeues = auto_requeues + 1 WHERE id = ?`, now, now, j.id)
 				requeued++
 			}
-			args := []any{j.id}
-			if live == 0 {
-				args = []any{now, now, j.id}
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE memory_jobs SET `+set+` WHERE id = ?`, args...); err != nil {
+			if err != nil {
 				return fmt.Errorf("couldn't requeue job %d: %w", j.id, err)
 			}
 		}

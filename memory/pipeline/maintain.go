@@ -31,11 +31,15 @@ type maintainer struct {
 	health   Health
 	repairer Repairer
 
-	mu     sync.Mutex // one run at a time; guards the fields below
+	runMu  sync.Mutex // one run at a time; guards policy and seeded
 	policy *maintenance.Policy
 	seeded bool
-	last   maintenance.Report
-	ran    bool
+
+	// mu guards the latest report apart from runs, so a metrics scrape never waits for a
+	// vacuum.
+	mu   sync.Mutex
+	last maintenance.Report
+	ran  bool
 }
 
 // newMaintainer returns the maintenance task, or nil when maintenance is off or the store
@@ -78,8 +82,8 @@ func (r MaintenanceRun) Summary() string {
 // Run diagnoses the store, runs the repairs the policy allows (none in observe mode) and
 // records every repair the findings called for in the audit.
 func (m *maintainer) Run(ctx context.Context) (MaintenanceRun, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
 	now := m.now()
 	if !m.seeded {
 		// A restart must not buy a repair loop a fresh budget.
@@ -134,7 +138,9 @@ func (m *maintainer) Run(ctx context.Context) (MaintenanceRun, error) {
 	if err := m.health.RecordRepairs(context.WithoutCancel(ctx), run.Repairs); err != nil {
 		errs = append(errs, fmt.Errorf("couldn't record repairs: %w", err))
 	}
+	m.mu.Lock()
 	m.last, m.ran = run.After, true
+	m.mu.Unlock()
 	m.logRun(run)
 	return run, errors.Join(errs...)
 }
@@ -196,8 +202,8 @@ func (m *maintainer) report() (maintenance.Report, bool) {
 }
 
 func (m *maintainer) reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+	m.runMu.Lock()
+	defer m.runMu.Unlock()
 	m.policy.Reset()
 }
 
