@@ -24,6 +24,7 @@ import (
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -68,6 +69,9 @@ type Config struct {
 	// running pipeline's Status adds its model budget. Nil reads what the
 	// database says (pipeline.ReadStatus).
 	PipelineStatus func(ctx context.Context) (pipeline.Status, error)
+	// Provider reports what this process saw of the model provider recently, for the
+	// health score /kioku status shows managers; nil leaves the provider out of it.
+	Provider func() maintenance.Provider
 	// Logger receives ids and outcomes, never message content above debug.
 	// Nil discards.
 	Logger *slog.Logger
@@ -121,6 +125,9 @@ type core struct {
 	log     *slog.Logger
 	http    *http.Client
 	now     func() time.Time
+
+	// provider is Config.Provider: nil when unknown.
+	provider func() maintenance.Provider
 
 	turnTimeout    time.Duration
 	commandTimeout time.Duration
@@ -242,6 +249,7 @@ func New(cfg Config) (*Bot, error) {
 		stm:             cfg.STM,
 		turner:          cfg.Turner,
 		pipe:            cfg.PipelineStatus,
+		provider:        cfg.Provider,
 		log:             log,
 		http:            client,
 		now:             now,

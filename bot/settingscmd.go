@@ -264,6 +264,9 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 		integrity = "failed"
 	}
 	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: "Database integrity", Value: integrity, Inline: true})
+	if manager {
+		embed.Fields = append(embed.Fields, b.healthFields(ctx, c, owner)...)
+	}
 	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
 }
 

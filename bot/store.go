@@ -6,6 +6,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
@@ -134,9 +135,10 @@ type Guilds interface {
 	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
 }
 
-// Maintenance reports what the database holds, for /kioku status.
-// *ltm.Maintenance satisfies it.
+// Maintenance reports what the database holds and how healthy it is, for
+// /kioku status. *ltm.Maintenance satisfies it.
 type Maintenance interface {
 	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
 	Stats(ctx context.Context, scopeKey string) (ltm.Stats, error)
+	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
 }

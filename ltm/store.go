@@ -73,6 +73,9 @@ type db struct {
 	path  string
 	write *sql.DB // exactly one connection: all writes are serialised here
 	read  *sql.DB // a pool of read-only connections
+	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
+	// cannot write and Close does not checkpoint.
+	readOnly bool
 
 	// Now returns the current time; tests replace it to move through retention windows.
 	Now func() time.Time
@@ -165,6 +168,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
+	return newStore(path, write, read), nil
+}
+
+// newStore builds a Store over its writer and reader pools with the default tunables.
+func newStore(path string, write, read *sql.DB) *Store {
 	d := &db{
 		path:          path,
 		write:         write,
@@ -194,7 +202,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
 		Maintenance:   &Maintenance{d},
-	}, nil
+	}
 }
 
 // DSN is the data source name every kioku connection to the database at path uses, so the
@@ -216,7 +224,9 @@ func ReadOnlyDSN(path string) string {
 // complete on its own after a clean shutdown.
 func (s *Store) Close() error {
 	s.recall.close()
-	_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	if !s.readOnly {
+		_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 

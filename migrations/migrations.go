@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"embed"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -190,4 +191,61 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// State is how a database's applied migrations compare with a set of files.
+type State struct {
+	Applied int      // files recorded as applied
+	Pending []string // known files not applied yet, in order
+	Unknown []string // applied names no file has: a newer kioku migrated the database
+	Changed []string // applied files whose content changed since
+}
+
+// ErrNotKioku is returned by Inspect for a database without kioku's migration table.
+var ErrNotKioku = errors.New("not a kioku database (it has no schema_migrations table)")
+
+// Inspect compares db with the migrations in fsys without writing anything, so it works on
+// a read-only connection and leaves a database that is behind exactly as it was.
+func Inspect(ctx context.Context, db *sql.DB, fsys fs.FS) (State, error) {
+	var st State
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n); err != nil {
+		return st, fmt.Errorf("couldn't read the schema: %w", err)
+	}
+	if n == 0 {
+		return st, ErrNotKioku
+	}
+	applied, err := appliedChecksums(ctx, db)
+	if err != nil {
+		return st, err
+	}
+	names, err := fs.Glob(fsys, "*.sql")
+	if err != nil {
+		return st, fmt.Errorf("couldn't list migrations: %w", err)
+	}
+	sort.Strings(names)
+	known := make(map[string]bool, len(names))
+	for _, name := range names {
+		known[name] = true
+		prev, ok := applied[name]
+		if !ok {
+			st.Pending = append(st.Pending, name)
+			continue
+		}
+		body, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return st, fmt.Errorf("couldn't read migration %s: %w", name, err)
+		}
+		if sum := sha256.Sum256(body); hex.EncodeToString(sum[:]) != prev {
+			st.Changed = append(st.Changed, name)
+		}
+	}
+	for name := range applied {
+		if !known[name] {
+			st.Unknown = append(st.Unknown, name)
+		}
+	}
+	sort.Strings(st.Unknown)
+	st.Applied = len(applied)
+	return st, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
@@ -44,6 +45,9 @@ type Config struct {
 	// how many of them it keeps.
 	BackupDir  string
 	BackupKeep int
+	// MaintenanceMode is what the maintenance task does with what it finds: execute
+	// repairs, observe (record what it would do) or off.
+	MaintenanceMode maintenance.Mode
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -142,6 +146,14 @@ var settings = []setting{
 	}},
 	{"KIOKU_BACKUP_DIR", "", "Directory for a daily backup of the database while `kioku run` runs, kioku-YYYYMMDDTHHMMSSZ.db (empty = off).", str(func(c *Config) *string { return &c.BackupDir })},
 	{"KIOKU_BACKUP_KEEP", "3", "How many daily backups to keep; older ones in KIOKU_BACKUP_DIR are deleted.", positiveInt(func(c *Config) *int { return &c.BackupKeep })},
+	{"KIOKU_MAINTENANCE_MODE", string(maintenance.ModeExecute), "Self-repair every 15 minutes: execute (repair within cooldowns and hourly budgets), observe (diagnose and record what it would repair, change nothing) or off.", func(c *Config, v string) error {
+		mode, err := maintenance.ParseMode(v)
+		if err != nil {
+			return fmt.Errorf("want execute, observe or off, got %q", strings.ToLower(v))
+		}
+		c.MaintenanceMode = mode
+		return nil
+	}},
 	{"KIOKU_CONTEXT_WINDOW", "16384", "Context window of the chat model, in tokens.", positiveInt(func(c *Config) *int { return &c.ContextWindow })},
 	{"KIOKU_MAX_OUTPUT_TOKENS", "1024", "Tokens reserved for each reply.", positiveInt(func(c *Config) *int { return &c.MaxOutputTokens })},
 	{"KIOKU_LLM_TIMEOUT", "60s", "Timeout of one model call.", func(c *Config, v string) error {

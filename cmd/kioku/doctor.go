@@ -9,6 +9,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/sashabaranov/go-openai"
 )
@@ -23,6 +24,10 @@ type check struct {
 	Detail string `json:"detail"`
 }
 
+// runDoctor is `kioku doctor` (SPEC §7): configuration, the database (opened read-only:
+// a mistyped KIOKU_DB creates nothing and a database behind on migrations is reported, not
+// migrated), the pipeline, the model endpoint and the health score with its findings. It
+// exits 1 when a check fails or the score is unhealthy.
 func runDoctor(ctx context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "doctor")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -36,7 +41,8 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	} else {
 		checks = append(checks, check{"discord", "ok", "token set, API " + app.config.DiscordAPIURL})
 	}
-	checks = append(checks, app.checkStore(ctx)...)
+	storeChecks, diag := app.checkStore(ctx)
+	checks = append(checks, storeChecks...)
 	if *offline {
 		checks = append(checks, check{"llm", "warn", "skipped (--offline)"})
 	} else {
@@ -49,19 +55,29 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	} else {
 		checks = append(checks, check{"recall", "ok", "hybrid recall with embedding model " + app.config.EmbedModel})
 	}
-	healthy := true
+	// Without diagnostics (no database, or they failed) there is no score: unhealthy.
+	report := maintenance.Report{Status: maintenance.StatusUnhealthy}
+	if diag != nil {
+		report = maintenance.Assess(*diag)
+	}
+	healthy := report.Status != maintenance.StatusUnhealthy
 	for _, c := range checks {
 		if c.Status == "fail" {
 			healthy = false
 		}
 	}
 	if *asJSON {
-		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "checks": checks}); err != nil {
+		h := newHealthJSON(report, diag)
+		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "status": h.Status, "score": h.Score,
+			"domains": h.Domains, "findings": h.Findings, "diagnostics": h.Diagnostics, "checks": checks}); err != nil {
 			return err
 		}
 	} else {
 		for _, c := range checks {
 			fmt.Fprintf(app.Stdout, "%-4s  %-10s %s\n", c.Status, c.Name, c.Detail)
+		}
+		if diag != nil {
+			writeHealth(app.Stdout, *diag, report)
 		}
 	}
 	if !healthy {
@@ -70,23 +86,37 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	return nil
 }
 
-func (app *App) checkStore(ctx context.Context) []check {
-	store, err := app.openStore(ctx)
+// checkStore opens the database read-only and reports it, the pipeline as the database
+// records it, and the health diagnostics (nil when they could not be read).
+func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnostics) {
+	store, schema, err := ltm.OpenReadOnly(ctx, app.config.DB)
+	if errors.Is(err, ltm.ErrNoDatabase) {
+		return []check{{"database", "fail", fmt.Sprintf("no database at %s; check KIOKU_DB", app.config.DB)}}, nil
+	}
 	if err != nil {
-		return []check{{"database", "fail", err.Error()}}
+		return []check{{"database", "fail", err.Error()}}, nil
 	}
 	defer store.Close()
 	st, err := store.Maintenance.Stats(ctx, "")
 	if err != nil {
-		return []check{{"database", "fail", err.Error()}}
+		return []check{{"database", "fail", err.Error()}}, nil
 	}
 	out := []check{{"database", "ok", fmt.Sprintf("%s: %d migrations, %.1f MB, %d memories (%d forgotten), %d transcript turns",
 		app.config.DB, st.Migrations, float64(st.DBBytes)/1e6, st.Memories, st.Forgotten, st.Turns)}}
 	if !st.IntegrityOK {
 		out[0] = check{"database", "fail", "integrity check: " + st.IntegrityErr}
 	}
+	if n := len(schema.Pending); n > 0 {
+		out = append(out, check{"database", "warn", fmt.Sprintf("%d migrations behind this kioku (%s), left as it is; `kioku migrate` applies them, and `kioku run` does at start",
+			n, strings.Join(schema.Pending, ", "))})
+	}
 	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
-	return append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
+	out = append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
+	diag, err := store.Maintenance.DiagnoseModel(ctx, app.config.EmbedModel)
+	if err != nil {
+		return append(out, check{"health", "fail", err.Error()}), nil
+	}
+	return out, &diag
 }
 
 // pipelineChecks reports the background pipeline as the database records it: queue depth,

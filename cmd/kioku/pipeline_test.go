@@ -83,6 +83,11 @@ func TestRunPipeline(t *testing.T) {
 	r := h.command(guildA, channelA, alice, permMember, slash("kioku", "status"))
 	mustContain(t, "/kioku status", r.Text(), "Background queue: 0 queued (0 due), 0 running, 0 failed",
 		"Pipeline budget: 1 of 120 model calls in the last hour", "work: ok <t:", "Health: healthy")
+	mustNotContain(t, "/kioku status for a member", r.Text(), "Health score")
+	// A manager also sees the health score, with the provider as this process saw it.
+	r = h.command(guildA, channelA, alice, permAdmin, slash("kioku", "status"))
+	mustContain(t, "/kioku status for a manager", r.Text(), "Health score: 100/100: healthy",
+		"Health by area: queue 100 · storage 100 · index 100 · provider 100 · mutations 100", "Top findings: none")
 }
 
 // waitFor polls cond until it holds, failing after a bound that is generous for a slow
@@ -132,6 +137,9 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "k.db")
 	env := map[string]string{"KIOKU_DB": db}
+	if code, out, stderr := runApp(t, env, "", "migrate"); code != 0 {
+		t.Fatalf("migrate: exit %d\n%s%s", code, out, stderr)
+	}
 
 	code, out, stderr := runApp(t, env, "", "doctor", "--offline")
 	if code != 0 {

@@ -48,12 +48,14 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 	if app.config.EmbedModel == "" {
 		deps.Embeddings = nil // keyword-only recall: no vectors to track, no tracker task
 	}
+	deps.Provider = providerCounts(store, model)
 	return pipeline.New(pipeline.Config{
 		Audience:          audience,
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
+		MaintenanceMode:   app.config.MaintenanceMode,
 		Logger:            app.logger.With("component", "pipeline"),
 	}, deps)
 }
@@ -70,6 +72,8 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
 		Embeddings:   store.Recall,
+		Health:       store.Maintenance,
+		Repairer:     store.Maintenance,
 		Model:        model,
 		Quote:        contextbuild.Quote,
 		Now:          func() time.Time { return store.Now() },
@@ -125,6 +129,8 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
+		// What this process saw of the model provider, for the health score.
+		Provider: pipe.Provider,
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // The pipeline's view of the store, one small interface per thing it does with it, in
@@ -80,6 +81,23 @@ type Embeddings interface {
 	TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptions) (memory.EmbedTrackResult, error)
 }
 
+// Health reads the store's health for the maintenance task and keeps the audit of its
+// repairs.
+type Health interface {
+	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
+	RecordRepairs(ctx context.Context, repairs []maintenance.Repair) error
+	RepairLog(ctx context.Context, since time.Time) ([]maintenance.Repair, error)
+}
+
+// Repairer runs the store's repairs for the maintenance task; each returns how many items
+// it changed (bytes, for Compact).
+type Repairer interface {
+	RequeueDead(ctx context.Context, limit int) (int, error)
+	RepairIndexes(ctx context.Context) (int, error)
+	EmbedMissing(ctx context.Context) (int, error)
+	Compact(ctx context.Context) (int64, error)
+}
+
 // Deps are the pipeline's collaborators. cmd/kioku hands it the store's aggregates.
 type Deps struct {
 	Jobs         JobQueue
@@ -101,6 +119,14 @@ type Deps struct {
 	// Now is the clock of leases, backoff, idle timers and the cost guard: the store's,
 	// so that a test that moves the store's clock moves the pipeline's with it.
 	Now func() time.Time
+
+	// Health and Repairer are the store's side of the maintenance task; without both
+	// there is no maintenance task (as with Config.MaintenanceMode off).
+	Health   Health
+	Repairer Repairer
+	// Provider, when set, reads this process's model provider counters (calls, errors,
+	// embedding status) for the provider part of the health score; nil leaves it unknown.
+	Provider func() maintenance.ProviderCounts
 }
 
 // validate reports the first missing collaborator.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/backoff"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/robfig/cron/v3"
 	"github.com/sashabaranov/go-openai"
 )
@@ -81,6 +82,11 @@ const (
 	DefaultSweepSchedule = "@every 5m"
 	// DefaultRetentionSchedule runs retention (SPEC §4: every 6 h).
 	DefaultRetentionSchedule = "@every 6h"
+	// DefaultMaintenanceSchedule diagnoses the store and repairs what it can every quarter
+	// hour: a broken index or a stuck queue is mended before most people notice, while
+	// the diagnostics' counts over every memory and index entry stay a small cost, and the
+	// repairs' cooldowns (a quarter hour to a day) are a few runs long.
+	DefaultMaintenanceSchedule = "@every 15m"
 )
 
 // Config configures a Pipeline. Zero values mean the documented default.
@@ -137,6 +143,15 @@ type Config struct {
 	// Retention says how long history, jobs and transcripts are kept; zero fields are
 	// the store's defaults (forgotten memories are purged after the store's RecoverWindow).
 	Retention memory.RetentionPolicy
+	// MaintenanceMode is what the maintenance task does: execute repairs (the default),
+	// observe (record what it would repair, change nothing) or off (no task).
+	MaintenanceMode maintenance.Mode
+	// MaintenanceSchedule is the cron spec of the maintenance task; default
+	// DefaultMaintenanceSchedule.
+	MaintenanceSchedule string
+	// RepairLimits are the per-action cooldowns and hourly budgets; nil means
+	// maintenance.DefaultLimits.
+	RepairLimits map[maintenance.Action]maintenance.Limit
 	// WorkerID names this process in job leases; default hostname:pid.
 	WorkerID string
 	// Logger receives one structured line per job and per scheduled run (ids and counts,
@@ -162,6 +177,7 @@ type Pipeline struct {
 	core  *core
 	work  *worker
 	hook  *turnHook
+	maint *maintainer // nil when maintenance is off
 	tasks *scheduler
 }
 
@@ -174,8 +190,9 @@ type turnHook struct{ *core }
 // scheduler runs the periodic tasks (work, reap, sweep, retention) and reports status.
 type scheduler struct {
 	*core
-	work *worker
-	hook *turnHook
+	work  *worker
+	hook  *turnHook
+	maint *maintainer
 }
 
 // core is the state the pipeline's parts share: collaborators, configuration and locks.
@@ -197,6 +214,10 @@ type core struct {
 	guard        *CostGuard
 	// triggers limits each member's high-signal extraction triggers.
 	triggers *memberTriggers
+	// provider reads the model provider's counters (nil: unknown); window turns them
+	// into recent ones.
+	provider func() maintenance.ProviderCounts
+	window   *maintenance.ProviderWindow
 
 	tickMu sync.Mutex // one Tick at a time, whoever calls it
 	nonce  uint32     // tells this process's leases from those of an earlier one with the same pid
@@ -288,6 +309,15 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if cfg.EmbedCallsPerRun <= 0 {
 		cfg.EmbedCallsPerRun = DefaultEmbedCallsPerRun
 	}
+	if cfg.MaintenanceMode == "" {
+		cfg.MaintenanceMode = maintenance.ModeExecute
+	}
+	if _, err := maintenance.ParseMode(string(cfg.MaintenanceMode)); err != nil {
+		return nil, fmt.Errorf("couldn't create pipeline: %w", err)
+	}
+	if cfg.MaintenanceSchedule == "" {
+		cfg.MaintenanceSchedule = DefaultMaintenanceSchedule
+	}
 	if cfg.WorkerID == "" {
 		host, _ := os.Hostname()
 		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
@@ -318,9 +348,13 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
 		nonce:        rand.Uint32(),
 		wake:         make(chan struct{}, 1),
+		provider:     deps.Provider,
+		window:       maintenance.NewProviderWindow(maintenance.DefaultProviderWindow, deps.Now()),
 	}
 	work, hook := &worker{c}, &turnHook{c}
-	return &Pipeline{core: c, work: work, hook: hook, tasks: &scheduler{core: c, work: work, hook: hook}}, nil
+	maint := newMaintainer(c, deps)
+	return &Pipeline{core: c, work: work, hook: hook, maint: maint,
+		tasks: &scheduler{core: c, work: work, hook: hook, maint: maint}}, nil
 }
 
 // Config returns the effective configuration, defaults filled in.

@@ -47,7 +47,8 @@ func (l cronLogger) Error(err error, msg string, keysAndValues ...any) {
 	l.log.Error("cron: "+msg, append(keysAndValues, "err", err)...)
 }
 
-// Scheduler returns the pipeline's cron scheduler with its tasks (work, reap, sweep, retention),
+// Scheduler returns the pipeline's cron scheduler with its tasks (work, reap, sweep, retention,
+// and maintenance unless it is off),
 // building it on first use. Start starts it; tests run an entry's WrappedJob by hand.
 func (p *scheduler) Scheduler() (*cron.Cron, error) {
 	p.mu.Lock()
@@ -60,12 +61,16 @@ func (p *scheduler) schedulerLocked() (*cron.Cron, error) {
 		return p.sched, nil
 	}
 	c := NewCron(p.log)
-	for _, t := range []struct{ spec, name string }{
+	tasks := []struct{ spec, name string }{
 		{p.cfg.WorkSchedule, TaskWork},
 		{p.cfg.ReapSchedule, TaskReap},
 		{p.cfg.SweepSchedule, TaskSweep},
 		{p.cfg.RetentionSchedule, TaskRetention},
-	} {
+	}
+	if p.maint != nil {
+		tasks = append(tasks, struct{ spec, name string }{p.cfg.MaintenanceSchedule, TaskMaintenance})
+	}
+	for _, t := range tasks {
 		if _, err := c.AddJob(t.spec, p.task(t.name, p.taskFunc(t.name))); err != nil {
 			return nil, fmt.Errorf("couldn't schedule pipeline task %s (%q): %w", t.name, t.spec, err)
 		}
@@ -169,6 +174,14 @@ func (p *scheduler) taskFunc(name string) func(ctx context.Context) (string, err
 			g, guilds, gerr := p.housekeeping.PurgeDepartedGuilds(ctx)
 			return fmt.Sprintf("embeddings=%d tombstones=%d history=%d done_jobs=%d dead_jobs=%d transcripts=%d departed_guilds=%d departed_memories=%d",
 				r.Embeddings, r.Tombstones, r.History, r.DoneJobs, r.DeadJobs, r.Transcripts, guilds, g.Memories), errors.Join(err, gerr)
+		}
+	case TaskMaintenance:
+		if p.maint == nil {
+			return nil
+		}
+		return func(ctx context.Context) (string, error) {
+			r, err := p.maint.Run(ctx)
+			return r.Summary(), err
 		}
 	}
 	return nil

@@ -1,0 +1,200 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
+)
+
+// The store's side of self-repair (memory/pipeline's maintenance task): the repairs that
+// need SQL, and the audit of every repair the health findings called for. Each repair
+// returns how many items it changed.
+
+// repairsTable is the audit of self-repair (migration 0008).
+const repairsTable = "maintenance_repairs"
+
+// RepairLogRetention is how long the audit keeps a repair: long enough to see a pattern
+// over weeks, short enough that a bot observing a broken store every 15 minutes does not
+// grow the table without bound.
+const RepairLogRetention = 30 * 24 * time.Hour
+
+// RequeueDead gives up to limit dead jobs, newest first, one more chance: each is queued
+// again with fresh attempts. A job is requeued this way once in its life; a dead job whose
+// work another job already does is marked as handled and left dead.
+func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	requeued := 0
+	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, dedup_key FROM memory_jobs
+			WHERE state = 'dead' AND auto_requeues = 0 ORDER BY id DESC LIMIT ?`, limit)
+		if err != nil {
+			return fmt.Errorf("couldn't list dead jobs: %w", err)
+		}
+		type job struct {
+			id        int64
+			kind, key string
+		}
+		var dead []job
+		for rows.Next() {
+			var j job
+			if err := rows.Scan(&j.id, &j.kind, &j.key); err != nil {
+				rows.Close()
+				return fmt.Errorf("couldn't list dead jobs: %w", err)
+			}
+			dead = append(dead, j)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("couldn't list dead jobs: %w", err)
+		}
+		now := s.db.nowMillis()
+		for _, j := range dead {
+			// One queued or running job per kind and key: a dead job whose work is already
+			// queued (or was requeued earlier in this batch) stays dead.
+			var live int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE kind = ? AND dedup_key = ?
+				AND state IN ('queued', 'leased')`, j.kind, j.key).Scan(&live); err != nil {
+				return fmt.Errorf("couldn't check duplicates of job %d: %w", j.id, err)
+			}
+			if live > 0 {
+				_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET auto_requeues = auto_requeues + 1 WHERE id = ?`, j.id)
+			} else {
+				_, err = tx.ExecContext(ctx, `UPDATE memory_jobs SET state = 'queued', attempts = 0, run_after = ?, updated_at = ?,
+					auto_requeues = auto_requeues + 1 WHERE id = ?`, now, now, j.id)
+				requeued++
+			}
+			if err != nil {
+				return fmt.Errorf("couldn't requeue job %d: %w", j.id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return requeued, nil
+}
+
+// RepairIndexes rebuilds the full-text indexes from the rows (Reindex, as `kioku reindex`
+// does) and returns how many live memories the word index holds afterwards.
+func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
+	rep, err := s.Reindex(ctx)
+	return rep.Words, err
+}
+
+// EmbedMissing embeds the live memories that have no vector of the configured model and
+// loads every vector into recall's index (the embedding tracker's run, with no cap on
+// calls); it returns how many texts were embedded. Without an embedding model it does
+// nothing.
+func (s *Maintenance) EmbedMissing(ctx context.Context) (int, error) {
+	res, err := (&Recall{s.db}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
+	if err == nil && res.Skipped != "" {
+		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
+	}
+	return res.Embedded + res.Refreshed, err
+}
+
+// Compact gives the database's free pages back to the file system and returns how many
+// bytes it freed. With auto_vacuum incremental that is `PRAGMA incremental_vacuum`; with
+// none (kioku's databases: nothing ever set it) incremental_vacuum does nothing, so it is
+// a plain VACUUM, which rewrites the file and holds the write lock while it does: the
+// caller runs it only when many pages are free (maintenance.VacuumWorthwhile). With full,
+// SQLite frees pages at every commit and there is nothing to do.
+func (s *Maintenance) Compact(ctx context.Context) (int64, error) {
+	before, mode, err := s.freeBytes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var stmt string
+	switch mode {
+	case "full":
+		return 0, nil
+	case "incremental":
+		stmt = `PRAGMA incremental_vacuum`
+	default:
+		stmt = `VACUUM`
+	}
+	s.db.writeDepth.Add(1)
+	_, err = s.db.write.ExecContext(ctx, stmt)
+	if err == nil {
+		// The old pages stay in the WAL until a checkpoint copies the new ones over.
+		_, err = s.db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	s.db.writeDepth.Add(-1)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't compact the database: %w", err)
+	}
+	after, _, err := s.freeBytes(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(before-after, 0), nil
+}
+
+// freeBytes reads the bytes in free pages and the auto_vacuum mode on the writer, which
+// sees its own changes at once.
+func (s *Maintenance) freeBytes(ctx context.Context) (int64, string, error) {
+	var pageSize, free int64
+	var mode int
+	for _, p := range []struct {
+		pragma string
+		dst    any
+	}{{"page_size", &pageSize}, {"freelist_count", &free}, {"auto_vacuum", &mode}} {
+		if err := s.db.write.QueryRowContext(ctx, `PRAGMA `+p.pragma).Scan(p.dst); err != nil {
+			return 0, "", fmt.Errorf("couldn't read %s: %w", p.pragma, err)
+		}
+	}
+	return free * pageSize, autoVacuumMode(mode), nil
+}
+
+// RecordRepairs appends repairs to the audit and drops rows older than
+// RepairLogRetention, in one transaction. Errors are stored without anything that looks
+// like a credential, and cut short.
+func (s *Maintenance) RecordRepairs(ctx context.Context, repairs []maintenance.Repair) error {
+	if len(repairs) == 0 {
+		return nil
+	}
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		for _, r := range repairs {
+			_, err := tx.ExecContext(ctx, `INSERT INTO `+repairsTable+` (run_at, action, outcome, mode, score_before,
+				score_after, found, changed, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				millis(r.At), r.Action, r.Outcome, r.Mode, r.ScoreBefore, r.ScoreAfter, r.Found, r.Changed, cleanJobError(r.Error, ""))
+			if err != nil {
+				return fmt.Errorf("couldn't record repair %s: %w", r.Action, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+repairsTable+` WHERE run_at < ?`,
+			millis(s.db.Now().Add(-RepairLogRetention))); err != nil {
+			return fmt.Errorf("couldn't prune the repair audit: %w", err)
+		}
+		return nil
+	})
+}
+
+// RepairLog returns the audited repairs since since, oldest first.
+func (s *Maintenance) RepairLog(ctx context.Context, since time.Time) ([]maintenance.Repair, error) {
+	rows, err := s.db.read.QueryContext(ctx, `SELECT run_at, action, outcome, mode, score_before, score_after, found,
+		changed, error FROM `+repairsTable+` WHERE run_at >= ? ORDER BY id`, millis(since))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the repair audit: %w", err)
+	}
+	defer rows.Close()
+	var out []maintenance.Repair
+	for rows.Next() {
+		var (
+			r  maintenance.Repair
+			at int64
+		)
+		if err := rows.Scan(&at, &r.Action, &r.Outcome, &r.Mode, &r.ScoreBefore, &r.ScoreAfter, &r.Found, &r.Changed, &r.Error); err != nil {
+			return nil, fmt.Errorf("couldn't read the repair audit: %w", err)
+		}
+		r.At = fromMillis(at)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
