@@ -90,26 +90,19 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 	return st, nil
 }
 
-// MemoryCount is how many live memories of one type one scope holds, across the store.
-type MemoryCount struct {
-	Scope memory.Scope
-	Type  memory.Type
-	Count int
-}
-
 // MemoryCounts counts live memories by scope and type in one grouped query, for the
 // operator's metrics; only pairs that have memories are listed. It reads every live row's
 // two columns, so a caller polling it caches the answer.
-func (s *Maintenance) MemoryCounts(ctx context.Context) ([]MemoryCount, error) {
+func (s *Maintenance) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error) {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT scope, type, count(*) FROM memories
 		WHERE deleted_at IS NULL GROUP BY scope, type ORDER BY scope, type`)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't count memories: %w", err)
 	}
 	defer rows.Close()
-	var out []MemoryCount
+	var out []memory.MemoryCount
 	for rows.Next() {
-		var c MemoryCount
+		var c memory.MemoryCount
 		if err := rows.Scan(&c.Scope, &c.Type, &c.Count); err != nil {
 			return nil, fmt.Errorf("couldn't count memories: %w", err)
 		}

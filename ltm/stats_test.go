@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -31,7 +30,7 @@ func TestMemoryCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ltm.MemoryCount{
+	want := []memory.MemoryCount{
 		{Scope: memory.ScopePersonal, Type: memory.TypeFact, Count: 1},
 		{Scope: memory.ScopeServer, Type: memory.TypeFact, Count: 2},
 		{Scope: memory.ScopeServer, Type: memory.TypePreference, Count: 1},
