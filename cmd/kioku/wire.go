@@ -35,6 +35,7 @@ func (app *App) newModelClient() (*llm.Client, error) {
 		EmbedModel:    cfg.EmbedModel,
 		Timeout:       cfg.LLMTimeout,
 		Logger:        app.logger.With("component", "llm"),
+		OnCall:        app.modelCallHook(),
 	})
 }
 
@@ -51,7 +52,8 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		Logger:            app.logger.With("component", "pipeline"),
-	}, pipelineDeps(store, model))
+		OnJobOutcome:      app.jobOutcomeHook(),
+	}, app.observePipeline(pipelineDeps(store, model)))
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -104,7 +106,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-	}, chatDeps(store, model, short, onTurn))
+	}, app.observeChat(chatDeps(store, model, short, onTurn)))
 }
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
@@ -112,9 +114,9 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
-		Store:   botStore(store),
+		Store:   app.observeBot(botStore(store)),
 		STM:     short,
-		Turner:  engine,
+		Turner:  app.observeTurns(engine),
 		Logger:  app.logger.With("component", "bot"),
 		// A server that removed the bot keeps its data this long, in case it comes back.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
