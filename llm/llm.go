@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/backoff"
 	"github.com/sashabaranov/go-openai"
 )
@@ -88,6 +89,27 @@ type Config struct {
 	// Logger receives a warning per retried attempt (never prompt content).
 	// Nil discards.
 	Logger *slog.Logger
+	// OnCall, when set, is told about every attempt sent to the provider,
+	// retries included, once it has ended: the operator's metrics count calls,
+	// errors and tokens by model and purpose from it. It runs on the caller's
+	// goroutine, so it must be quick and safe for concurrent use.
+	OnCall func(Call)
+}
+
+// Call is one attempt sent to the provider, as reported to Config.OnCall.
+type Call struct {
+	// Model is the model the attempt asked.
+	Model string
+	// Purpose is what the call was for: memory.PurposeChat for Complete and
+	// memory.PurposeExtraction for CompletePipeline unless the context was
+	// marked otherwise (memory.WithModelPurpose), and memory.PurposeEmbedding
+	// for Embed.
+	Purpose memory.ModelPurpose
+	// Failed reports an attempt that failed, retried or not.
+	Failed bool
+	// PromptTokens and CompletionTokens are what a successful chat attempt
+	// reported; EmbedTokens what a successful embedding request reported.
+	PromptTokens, CompletionTokens, EmbedTokens int
 }
 
 // Usage is the client's accumulated token usage since New.
@@ -194,26 +216,32 @@ func (c *Client) Config() Config {
 // model), retrying transient failures. Tool definitions and tool calls pass
 // through unchanged; interpreting them is the caller's job.
 func (c *Client) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	return c.complete(ctx, c.cfg.ChatModel, req)
+	return c.complete(ctx, c.cfg.ChatModel, memory.PurposeChat, req)
 }
 
 // CompletePipeline is Complete with the pipeline model, for background
-// extraction and decisions, which may run on a cheaper model than chat.
+// extraction and decisions, which may run on a cheaper model than chat. Its
+// calls are reported as extraction unless ctx is marked with another purpose
+// (memory.WithModelPurpose).
 func (c *Client) CompletePipeline(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	return c.complete(ctx, c.cfg.PipelineModel, req)
+	return c.complete(ctx, c.cfg.PipelineModel, memory.PurposeExtraction, req)
 }
 
-func (c *Client) complete(ctx context.Context, model string, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (c *Client) complete(ctx context.Context, model string, purpose memory.ModelPurpose, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
 	if req.Model == "" {
 		req.Model = model
 	}
 	if req.Model == "" {
 		return openai.ChatCompletionResponse{}, fmt.Errorf("couldn't complete chat: %w", ErrNoChatModel)
 	}
+	if p, ok := memory.ModelPurposeFrom(ctx); ok {
+		purpose = p
+	}
 	var resp openai.ChatCompletionResponse
-	err := c.retry(ctx, "chat", func(ctx context.Context) error {
+	err := c.retry(ctx, "chat", Call{Model: req.Model, Purpose: purpose}, func(ctx context.Context, call *Call) error {
 		var err error
 		resp, err = c.api.CreateChatCompletion(ctx, req)
+		call.PromptTokens, call.CompletionTokens = resp.Usage.PromptTokens, resp.Usage.CompletionTokens
 		return err
 	})
 	if err != nil {
@@ -251,9 +279,10 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		Dimensions: c.cfg.EmbedDimensions,
 	}
 	var resp openai.EmbeddingResponse
-	err := c.retry(ctx, "embeddings", func(ctx context.Context) error {
+	err := c.retry(ctx, "embeddings", Call{Model: c.cfg.EmbedModel, Purpose: memory.PurposeEmbedding}, func(ctx context.Context, call *Call) error {
 		var err error
 		resp, err = c.api.CreateEmbeddings(ctx, req)
+		call.EmbedTokens = resp.Usage.PromptTokens
 		return err
 	})
 	if err != nil {
@@ -290,10 +319,11 @@ func (c *Client) Usage() Usage {
 
 // retry runs attempt until it succeeds, fails with a non-retryable error, or
 // MaxRetries retries are spent, each attempt under its own timeout. It stops
-// as soon as ctx ends, even mid-backoff.
-func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.Context) error) error {
+// as soon as ctx ends, even mid-backoff. call describes the attempts for
+// Config.OnCall; attempt fills in the tokens its response reported.
+func (c *Client) retry(ctx context.Context, op string, call Call, attempt func(ctx context.Context, call *Call) error) error {
 	for n := 0; ; n++ {
-		err := c.try(ctx, attempt)
+		err := c.try(ctx, call, attempt)
 		if err == nil {
 			return nil
 		}
@@ -310,8 +340,9 @@ func (c *Client) retry(ctx context.Context, op string, attempt func(ctx context.
 	}
 }
 
-// try runs one attempt under the per-call timeout and counts it.
-func (c *Client) try(ctx context.Context, attempt func(ctx context.Context) error) error {
+// try runs one attempt under the per-call timeout, counts it and reports it
+// to Config.OnCall.
+func (c *Client) try(ctx context.Context, call Call, attempt func(ctx context.Context, call *Call) error) error {
 	if err := ctx.Err(); err != nil {
 		// Don't count, or send, a call nobody is waiting for.
 		return err
@@ -322,9 +353,14 @@ func (c *Client) try(ctx context.Context, attempt func(ctx context.Context) erro
 		defer cancel()
 	}
 	c.calls.Add(1)
-	err := attempt(ctx)
+	err := attempt(ctx, &call)
 	if err != nil {
 		c.errors.Add(1)
+		// A failed attempt reports no tokens, whatever a partial response held.
+		call = Call{Model: call.Model, Purpose: call.Purpose, Failed: true}
+	}
+	if c.cfg.OnCall != nil {
+		c.cfg.OnCall(call)
 	}
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // sleeps records the backoff waits a client asked for, without waiting.
@@ -574,6 +575,62 @@ func TestUsage(t *testing.T) {
 			t.Errorf("Usage() = %+v, want %+v", got, want)
 		}
 	})
+}
+
+// TestOnCall: every attempt is reported once it ends, with the model it asked, what it
+// was for (chat, the pipeline's extraction or a purpose its context carries, embeddings),
+// whether it failed, and the tokens a successful attempt reported.
+func TestOnCall(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		calls []llm.Call
+	)
+	c, s, _ := newClient(t, func(cfg *llm.Config) {
+		cfg.OnCall = func(call llm.Call) {
+			mu.Lock()
+			calls = append(calls, call)
+			mu.Unlock()
+		}
+	})
+	s.Script(
+		fakeopenai.Fail(http.StatusInternalServerError),
+		fakeopenai.Text("a").WithUsage(10, 5),
+		fakeopenai.Text("b").WithUsage(7, 3),
+		fakeopenai.Text("c").WithUsage(4, 2),
+	)
+	ctx := context.Background()
+	if _, err := c.Complete(ctx, userMessage("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CompletePipeline(ctx, userMessage("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CompletePipeline(memory.WithModelPurpose(ctx, memory.PurposeDecision), userMessage("x")); err != nil {
+		t.Fatal(err)
+	}
+	// An embedding is an embedding whatever the context says.
+	if _, err := c.Embed(memory.WithModelPurpose(ctx, memory.PurposeDecision), []string{"green tea"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(calls) != 5 {
+		t.Fatalf("%d calls reported, want 5: %+v", len(calls), calls)
+	}
+	embed := calls[4]
+	if embed.EmbedTokens <= 0 {
+		t.Errorf("embedding call reported %d tokens, want the provider's count", embed.EmbedTokens)
+	}
+	want := []llm.Call{
+		{Model: "chat-model", Purpose: memory.PurposeChat, Failed: true},
+		{Model: "chat-model", Purpose: memory.PurposeChat, PromptTokens: 10, CompletionTokens: 5},
+		{Model: "pipeline-model", Purpose: memory.PurposeExtraction, PromptTokens: 7, CompletionTokens: 3},
+		{Model: "pipeline-model", Purpose: memory.PurposeDecision, PromptTokens: 4, CompletionTokens: 2},
+		{Model: "embed-model", Purpose: memory.PurposeEmbedding, EmbedTokens: embed.EmbedTokens},
+	}
+	if !slices.Equal(calls, want) {
+		t.Errorf("calls reported:\n%+v\nwant:\n%+v", calls, want)
+	}
 }
 
 func TestIsRetryable(t *testing.T) {

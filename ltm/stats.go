@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Stats summarises what the store holds, for `kioku doctor` and `/kioku status`.
@@ -86,4 +88,28 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 		st.DBBytes = fi.Size()
 	}
 	return st, nil
+}
+
+// MemoryCounts counts live memories by scope and type in one grouped query, for the
+// operator's metrics; only pairs that have memories are listed. It reads every live row's
+// two columns, so a caller polling it caches the answer.
+func (s *Maintenance) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error) {
+	rows, err := s.db.read.QueryContext(ctx, `SELECT scope, type, count(*) FROM memories
+		WHERE deleted_at IS NULL GROUP BY scope, type ORDER BY scope, type`)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't count memories: %w", err)
+	}
+	defer rows.Close()
+	var out []memory.MemoryCount
+	for rows.Next() {
+		var c memory.MemoryCount
+		if err := rows.Scan(&c.Scope, &c.Type, &c.Count); err != nil {
+			return nil, fmt.Errorf("couldn't count memories: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't count memories: %w", err)
+	}
+	return out, nil
 }

@@ -319,6 +319,29 @@ func TestSetSummary(t *testing.T) {
 	})
 }
 
+// TestLen: Len counts the entries held, each channel's shared entry and each user's, up
+// to the capacity, and drops those a clear removes.
+func TestLen(t *testing.T) {
+	s, _ := MustNew(t, stm.Options{Capacity: 3})
+	if n := s.Len(); n != 0 {
+		t.Fatalf("empty store Len = %d", n)
+	}
+	MustAppend(t, s, stm.ChannelKey("g1", "c1"), "shared")
+	MustAppend(t, s, stm.UserKey("g1", "c1", "u1"), "mine")
+	if n := s.Len(); n != 2 {
+		t.Fatalf("Len = %d after two entries, want 2", n)
+	}
+	MustAppend(t, s, stm.UserKey("g1", "c2", "u1"), "elsewhere")
+	MustAppend(t, s, stm.UserKey("g1", "c3", "u1"), "and more")
+	if n := s.Len(); n != 3 {
+		t.Fatalf("Len = %d past capacity 3, want 3", n)
+	}
+	s.ClearUser("u1")
+	if n := s.Len(); n != 0 {
+		t.Fatalf("Len = %d after clearing the only user, want 0", n)
+	}
+}
+
 func TestExpiry(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -263,6 +263,14 @@ func (s *Store) ForUser(userID string) []Entry {
 	return out
 }
 
+// Len is the number of entries held, for the operator's metrics. Expired entries that
+// nothing has read or pushed out since count too: they hold memory until then.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries.Len()
+}
+
 // Remove deletes the entry at exactly key and reports whether it held
 // anything unexpired.
 func (s *Store) Remove(key Key) bool {

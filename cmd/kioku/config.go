@@ -109,7 +109,7 @@ var settings = []setting{
 	{"KIOKU_CHAT_MODEL", "gpt-4o-mini", "Model that answers chat turns.", str(func(c *Config) *string { return &c.ChatModel })},
 	{"KIOKU_PIPELINE_MODEL", "", "Model for background extraction and decisions (empty = the chat model).", str(func(c *Config) *string { return &c.PipelineModel })},
 	{"KIOKU_EMBED_MODEL", "", "Embedding model (empty = keyword-only recall).", str(func(c *Config) *string { return &c.EmbedModel })},
-	{"KIOKU_HTTP_ADDR", "127.0.0.1:9464", "Address for /healthz and /metrics (empty disables).", func(c *Config, v string) error {
+	{"KIOKU_HTTP_ADDR", "127.0.0.1:9464", "Address for /healthz, /readyz and /metrics (empty disables).", func(c *Config, v string) error {
 		if v != "" {
 			if _, _, err := net.SplitHostPort(v); err != nil {
 				return fmt.Errorf("want host:port, got %q", v)

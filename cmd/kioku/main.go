@@ -33,6 +33,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -57,6 +58,9 @@ type App struct {
 	// httpListener, when set, serves health and metrics in place of a listener on
 	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
 	httpListener net.Listener
+	// metrics, set by `kioku run` (newMetrics), is the registry the parts wire.go builds
+	// report to; nil in every other subcommand, which serves no metrics.
+	metrics *metrics.Metrics
 }
 
 type command struct {

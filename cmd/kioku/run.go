@@ -6,17 +6,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kioku-bot/kioku/bot"
-	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -33,7 +34,7 @@ const healthTimeout = 3 * time.Second
 
 // runBot is `kioku run`: it wires the store, the model client, short-term
 // memory, the background memory pipeline, the chat engine and the Discord
-// bot, serves /healthz and /metrics, and runs until ctx is cancelled
+// bot, serves /healthz, /readyz and /metrics, and runs until ctx is cancelled
 // (SIGINT/SIGTERM). Then it stops accepting turns, lets in-flight ones finish
 // within shutdownTimeout, closes the gateway session, stops the pipeline and
 // closes the database cleanly.
@@ -69,6 +70,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	app.newMetrics(store)
 	model, err := app.newModelClient()
 	if err != nil {
 		return err
@@ -107,8 +109,12 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	app.watchRun(store, short, b, pipe)
 
-	var srv *http.Server
+	var (
+		srv  *http.Server
+		life lifecycle
+	)
 	ln := app.httpListener
 	if ln == nil && cfg.HTTPAddr != "" {
 		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
@@ -116,7 +122,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 	}
 	if ln != nil {
-		srv = &http.Server{Handler: opsHandler(store, b, model), ReadHeaderTimeout: 5 * time.Second}
+		srv = &http.Server{Handler: opsHandler(store, b, app.metrics, &life), ReadHeaderTimeout: 5 * time.Second}
 		log.Info("serving health and metrics", "addr", ln.Addr().String())
 		background.Go(func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -140,7 +146,14 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 		return err
 	}
+	life.set(phaseRunning)
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
+	if cfg.MaintenanceMode != maintenance.ModeOff {
+		// A first diagnosis now, so the health score (/kioku status, /metrics) is known from
+		// the start rather than after the first scheduled run; RunTask records it and logs a
+		// failure itself.
+		background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskMaintenance) })
+	}
 	if backups != nil {
 		background.Go(func() { backups.schedule(ctx) }) // daily, when KIOKU_BACKUP_DIR is set
 	}
@@ -158,6 +171,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel)
 
 	<-ctx.Done()
+	life.set(phaseStopping)
 	log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
@@ -207,8 +221,32 @@ func catchUpRetention(ctx context.Context, store *ltm.Store, pipe *pipeline.Pipe
 	_ = pipe.RunTask(ctx, pipeline.TaskRetention)
 }
 
-// opsHandler serves the operator endpoints: /healthz and /metrics.
-func opsHandler(store *ltm.Store, b *bot.Bot, model *llm.Client) http.Handler {
+// phase is where `kioku run` stands in its life, as /readyz reports it.
+type phase int32
+
+const (
+	// phaseStarting: the database is being opened and migrated, or the Discord session
+	// connected.
+	phaseStarting phase = iota
+	// phaseRunning: the database is open and migrated, the Discord session open and the
+	// pipeline started.
+	phaseRunning
+	// phaseStopping: shutdown has begun; no new turn is accepted.
+	phaseStopping
+)
+
+// lifecycle holds the phase; the run moves it and /readyz reads it.
+type lifecycle struct{ p atomic.Int32 }
+
+func (l *lifecycle) set(p phase) { l.p.Store(int32(p)) }
+
+func (l *lifecycle) phase() phase { return phase(l.p.Load()) }
+
+// opsHandler serves the operator endpoints. /healthz says whether the running bot works
+// now (a database round trip, the gateway connected): for alerts and liveness probes.
+// /readyz says whether start-up has finished and shutdown not begun, without I/O: for
+// readiness probes and rolling restarts. /metrics is the Prometheus exposition.
+func opsHandler(store *ltm.Store, b *bot.Bot, m *metrics.Metrics, life *lifecycle) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)
@@ -228,41 +266,25 @@ func opsHandler(store *ltm.Store, b *bot.Bot, model *llm.Client) http.Handler {
 		if !healthy {
 			status["status"], code = "unhealthy", http.StatusServiceUnavailable
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(status)
+		respondJSON(w, code, status)
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		writeMetrics(w, b.Stats(), model.Usage())
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		switch life.phase() {
+		case phaseRunning:
+			respondJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		case phaseStopping:
+			respondJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "stopping"})
+		default:
+			respondJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+		}
 	})
+	mux.Handle("GET /metrics", m.Handler())
 	return mux
 }
 
-// writeMetrics writes the Prometheus text exposition format by hand. A
-// dozen counters do not justify client_golang and its dependency tree (and
-// its global registry, which would need care with in-process tests); the
-// format is small, stable and documented, and the values are snapshots of
-// counters the bot and the model client already keep.
-func writeMetrics(w io.Writer, s bot.Stats, u llm.Usage) {
-	metric := func(name, typ, help string, v int64) {
-		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", name, help, name, typ, name, v)
-	}
-	connected := int64(0)
-	if s.Connected {
-		connected = 1
-	}
-	metric("kioku_gateway_connected", "gauge", "1 while the Discord gateway session is up.", connected)
-	metric("kioku_turns_total", "counter", "Chat turns run.", s.Turns)
-	metric("kioku_turn_errors_total", "counter", "Chat turns that failed with an internal error.", s.TurnErrors)
-	metric("kioku_turns_in_flight", "gauge", "Chat turns running now.", s.TurnsInFlight)
-	metric("kioku_messages_ignored_total", "counter", "Messages addressed to the bot and deliberately not answered.", s.Ignored)
-	metric("kioku_interactions_total", "counter", "Slash commands, context menu commands and button presses.", s.Interactions)
-	metric("kioku_interaction_errors_total", "counter", "Interactions answered with an internal error.", s.InteractionErrors)
-	metric("kioku_interactions_denied_total", "counter", "Interactions refused for missing permission.", s.Denied)
-	metric("kioku_llm_calls_total", "counter", "Attempts sent to the model provider, retries included.", u.Calls)
-	metric("kioku_llm_errors_total", "counter", "Model provider attempts that failed.", u.Errors)
-	metric("kioku_llm_prompt_tokens_total", "counter", "Prompt tokens reported by the provider.", u.PromptTokens)
-	metric("kioku_llm_completion_tokens_total", "counter", "Completion tokens reported by the provider.", u.CompletionTokens)
-	metric("kioku_llm_embed_tokens_total", "counter", "Embedding tokens reported by the provider.", u.EmbedTokens)
+// respondJSON answers with v as JSON and the status code.
+func respondJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
 }

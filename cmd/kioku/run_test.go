@@ -90,6 +90,15 @@ func startBot(t *testing.T) *e2e {
 // connects.
 func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
 	t.Helper()
+	h := launchBot(t, overrides, setup...)
+	h.waitConnected()
+	return h
+}
+
+// launchBot is startBotWith without the wait: `kioku run` is started and may still be
+// connecting when it returns. The setup functions run before the environment is read.
+func launchBot(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
+	t.Helper()
 	fake := fakediscord.New(t)
 	fake.SetGuild(&discordgo.Guild{ID: guildA, Name: "guild A", OwnerID: "1"})
 	fake.SetGuild(&discordgo.Guild{ID: guildB, Name: "guild B", OwnerID: "1"})
@@ -141,15 +150,19 @@ func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fake
 	// Registered after fakediscord.New, so it runs before the fake closes:
 	// the session must leave before its gateway disappears.
 	t.Cleanup(h.stop)
-
-	wctx := h.ctx()
-	if err := fake.WaitReady(wctx); err != nil {
-		t.Fatalf("bot never became ready: %v\n%s", err, h.stderr.String())
-	}
-	if _, err := fake.WaitFor(wctx, fakediscord.Match("PUT", "/applications/"+h.appID+"/commands")); err != nil {
-		t.Fatalf("commands were never registered: %v", err)
-	}
 	return h
+}
+
+// waitConnected waits until the bot is connected and has registered its commands.
+func (h *e2e) waitConnected() {
+	h.t.Helper()
+	wctx := h.ctx()
+	if err := h.fake.WaitReady(wctx); err != nil {
+		h.t.Fatalf("bot never became ready: %v\n%s", err, h.stderr.String())
+	}
+	if _, err := h.fake.WaitFor(wctx, fakediscord.Match("PUT", "/applications/"+h.appID+"/commands")); err != nil {
+		h.t.Fatalf("commands were never registered: %v", err)
+	}
 }
 
 // in returns h reporting to t, for subtests: a failure helper must stop the

@@ -35,6 +35,7 @@ func (app *App) newModelClient() (*llm.Client, error) {
 		EmbedModel:    cfg.EmbedModel,
 		Timeout:       cfg.LLMTimeout,
 		Logger:        app.logger.With("component", "llm"),
+		OnCall:        app.modelCallHook(),
 	})
 }
 
@@ -57,7 +58,8 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		MaintenanceMode:   app.config.MaintenanceMode,
 		Logger:            app.logger.With("component", "pipeline"),
-	}, deps)
+		OnJobOutcome:      app.jobOutcomeHook(),
+	}, app.observePipeline(deps))
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -113,7 +115,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-	}, chatDeps(store, model, short, onTurn))
+	}, app.observeChat(chatDeps(store, model, short, onTurn)))
 }
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
@@ -121,9 +123,9 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
-		Store:   botStore(store),
+		Store:   app.observeBot(botStore(store)),
 		STM:     short,
-		Turner:  engine,
+		Turner:  app.observeTurns(engine),
 		Logger:  app.logger.With("component", "bot"),
 		// A server that removed the bot keeps its data this long, in case it comes back.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,

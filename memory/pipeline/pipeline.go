@@ -168,6 +168,10 @@ type Config struct {
 	// and right before its one write transaction. A test seam: tests block in it to
 	// crash or race a job at the worst moment. An error fails the run like any other.
 	BeforeCommit func(ctx context.Context, job *memory.Job) error
+
+	// OnJobOutcome, when set, is told how each run of a job ended; the operator's metrics
+	// count the outcomes. It runs on the worker's goroutine, so it must be quick.
+	OnJobOutcome func(JobOutcome)
 }
 
 // Pipeline runs the background memory work. Create it with New. It is a facade over

@@ -106,9 +106,11 @@ func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	switch {
 	case err == nil:
 		res.Done++
+		p.report(JobCompleted)
 		run.log.Info("pipeline job done", slog.Int("model_calls", run.calls), slog.Any("outcomes", run.stats), elapsed)
 	case errors.Is(err, memory.ErrLeaseLost):
 		res.Lost++
+		p.report(JobLost)
 		run.log.Warn("pipeline job lease lost; its new holder redoes the work", elapsed)
 	case errors.As(err, &be) && be.share:
 		res.ShareWait++
@@ -131,18 +133,22 @@ func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 			run.log.Error("couldn't dead-letter pipeline job", slog.Any("err", berr))
 		}
 		res.Dead++
+		p.report(JobBuried)
 		run.log.Error("pipeline job dead-lettered", slog.Any("err", err), elapsed)
 	default:
 		wait := p.backoff(job.Attempts + 1)
 		dead, ferr := p.jobs.Fail(bctx, job.ID, job.LeaseOwner, err, wait)
 		switch {
 		case ferr != nil:
+			p.report(JobFailed)
 			run.log.Error("couldn't record pipeline job failure", slog.Any("err", ferr), slog.Any("cause", err))
 		case dead:
 			res.Dead++
+			p.report(JobDead)
 			run.log.Error("pipeline job failed for the last time; dead-lettered", slog.Any("err", err), elapsed)
 		default:
 			res.Retried++
+			p.report(JobFailed)
 			run.log.Warn("pipeline job failed; will retry", slog.Any("err", err), slog.Duration("retry_in", wait), elapsed)
 		}
 	}
@@ -152,11 +158,13 @@ func (p *worker) postpone(ctx context.Context, run *jobRun, at time.Time, res *T
 	if err := p.jobs.Postpone(ctx, run.job.ID, run.job.LeaseOwner, at, run.payload); err != nil {
 		if errors.Is(err, memory.ErrLeaseLost) {
 			res.Lost++
+			p.report(JobLost)
 			return
 		}
 		run.log.Error("couldn't requeue pipeline job", slog.Any("err", err))
 	}
 	res.Postponed++
+	p.report(JobPostponed)
 }
 
 // runSafely runs the job and turns a panic into a failed attempt, so one poisoned job
@@ -221,7 +229,7 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 		return p.commit(ctx, run, ch, batch)
 	}
 	if cp == nil {
-		reply, err := p.complete(ctx, run, ExtractionMessages(selected, ch.GuildID))
+		reply, err := p.complete(ctx, run, memory.PurposeExtraction, ExtractionMessages(selected, ch.GuildID))
 		if err != nil {
 			return err
 		}
@@ -306,8 +314,8 @@ func (p *worker) heartbeat(ctx context.Context, run *jobRun) error {
 	return nil
 }
 
-// complete makes one model call within the budget.
-func (p *worker) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCompletionMessage) (string, error) {
+// complete makes one model call for purpose within the budget.
+func (p *worker) complete(ctx context.Context, run *jobRun, purpose memory.ModelPurpose, msgs []openai.ChatCompletionMessage) (string, error) {
 	key := shareKey(run.payload.GuildID, run.payload.ChannelID)
 	if spent, at := p.guard.ShareSpent(key); spent && p.othersWaiting(ctx, key, run.log) {
 		return "", &budgetError{retryAt: at, share: true}
@@ -316,7 +324,7 @@ func (p *worker) complete(ctx context.Context, run *jobRun, msgs []openai.ChatCo
 		return "", &budgetError{retryAt: at}
 	}
 	run.calls++
-	resp, err := p.model.CompletePipeline(ctx, openai.ChatCompletionRequest{Messages: msgs})
+	resp, err := p.model.CompletePipeline(memory.WithModelPurpose(ctx, purpose), openai.ChatCompletionRequest{Messages: msgs})
 	if err != nil {
 		return "", fmt.Errorf("couldn't call the pipeline model: %w", err)
 	}
@@ -472,7 +480,7 @@ func (p *worker) propose(ctx context.Context, run *jobRun, mode memory.PipelineM
 				return prop, err
 			}
 		}
-		reply, err := p.complete(ctx, run, DecisionMessages(f, cands, p.quote))
+		reply, err := p.complete(ctx, run, memory.PurposeDecision, DecisionMessages(f, cands, p.quote))
 		if err != nil {
 			return prop, err
 		}
