@@ -90,6 +90,13 @@ func startBot(t *testing.T) *e2e {
 // connects.
 func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
 	t.Helper()
+	return startBotHooked(t, overrides, nil, setup...)
+}
+
+// startBotHooked is startBotWith that also hands the store `kioku run` opened to
+// storeOpened, when not nil, before the bot uses it.
+func startBotHooked(t *testing.T, overrides map[string]string, storeOpened func(*ltm.Store), setup ...func(*fakediscord.Fake)) *e2e {
+	t.Helper()
 	fake := fakediscord.New(t)
 	fake.SetGuild(&discordgo.Guild{ID: guildA, Name: "guild A", OwnerID: "1"})
 	fake.SetGuild(&discordgo.Guild{ID: guildB, Name: "guild B", OwnerID: "1"})
@@ -134,6 +141,7 @@ func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fake
 			return v, ok
 		},
 		httpListener: ln,
+		storeOpened:  storeOpened,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
