@@ -4,9 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sashabaranov/go-openai"
+
+	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 )
@@ -173,5 +179,168 @@ func TestRunStorageFaults(t *testing.T) {
 				t.Errorf("chat after the fault = %q", got.Content)
 			}
 		})
+	}
+}
+
+// postsTo returns the message POSTs to a channel recorded since mark, with their status.
+func (h *e2e) postsTo(channelID string, mark int) []fakediscord.Request {
+	var out []fakediscord.Request
+	for _, r := range h.fake.Requests()[mark:] {
+		if r.Method == "POST" && r.Path == "/channels/"+channelID+"/messages" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// repliesTo counts the replies delivered (answered 200) to each message id.
+func repliesTo(posts []fakediscord.Request) map[string]int {
+	n := map[string]int{}
+	for _, p := range posts {
+		if p.Status == http.StatusOK && p.Message != nil && p.Message.Reference != nil {
+			n[p.Message.Reference.MessageID]++
+		}
+	}
+	return n
+}
+
+// TestRunReplyRateLimited: Discord answers the reply's POST with 429 and a retry_after;
+// discordgo waits that long and sends it again, and the member gets the reply once.
+func TestRunReplyRateLimited(t *testing.T) {
+	t.Parallel()
+	h := startBot(t)
+	alice := h.fake.NewUser("alice")
+	const dm = "200000000000000311"
+	const retryAfter = 300 * time.Millisecond
+	h.fake.RateLimitNext(1, fakediscord.Match("POST", "/channels/"+dm+"/messages"), retryAfter)
+	h.ai.Script(fakeopenai.Text("Here is your answer."), fakeopenai.Text("And another."))
+
+	mark := h.fake.Mark()
+	m := h.fake.DMMessage(dm, alice, "a question")
+	started := time.Now()
+	if err := h.fake.DispatchMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	delivered := func(r fakediscord.Request) bool {
+		return fakediscord.Match("POST", "/channels/"+dm+"/messages")(r) && r.Status == http.StatusOK
+	}
+	r, err := h.fake.WaitForSince(h.ctx(), mark, delivered)
+	if err != nil {
+		t.Fatalf("the reply was never delivered: %v\n%s", err, h.stderr.String())
+	}
+	if waited := time.Since(started); waited < retryAfter {
+		t.Errorf("the reply was delivered %v after the message, before retry_after %v", waited, retryAfter)
+	}
+	if r.Message.Content != "Here is your answer." {
+		t.Errorf("reply = %q", r.Message.Content)
+	}
+	// A second turn in the same channel is answered at once; by then any stray resend of
+	// the first reply would be recorded.
+	if got := h.chat(h.fake.DMMessage(dm, alice, "another question")); got.Content != "And another." {
+		t.Errorf("second reply = %q", got.Content)
+	}
+	posts := h.postsTo(dm, mark)
+	var statuses []int
+	for _, p := range posts {
+		statuses = append(statuses, p.Status)
+	}
+	if want := []int{http.StatusTooManyRequests, http.StatusOK, http.StatusOK}; !slices.Equal(statuses, want) {
+		t.Errorf("reply POSTs answered %v, want %v", statuses, want)
+	}
+	if n := repliesTo(posts)[m.ID]; n != 1 {
+		t.Errorf("the rate-limited reply was delivered %d times, want once", n)
+	}
+	if n := len(h.fake.Messages(dm)); n != 2 {
+		t.Errorf("%d messages in the DM, want the 2 replies", n)
+	}
+}
+
+// TestRunGatewayDropped: Discord drops the gateway connection while a turn waits for the
+// model, and a message arrives while the bot is away. discordgo reconnects and resumes;
+// the turn in flight finishes, the missed message is replayed and answered, a message
+// after the resume is answered, and each is answered and stored exactly once.
+func TestRunGatewayDropped(t *testing.T) {
+	t.Parallel()
+	h := startBot(t)
+	alice := h.fake.NewUser("alice")
+	const dm = "200000000000000321"
+	started, release := make(chan struct{}), make(chan struct{})
+	h.ai.Script(fakeopenai.Handle(func(openai.ChatCompletionRequest) fakeopenai.Response {
+		close(started)
+		<-release
+		return fakeopenai.Text("answer to: first question")
+	}))
+	// Later turns are answered by what they asked, whatever order they reach the model in.
+	h.ai.Default(func(req openai.ChatCompletionRequest) fakeopenai.Response {
+		last := req.Messages[len(req.Messages)-1].Content
+		for _, q := range []string{"second question", "third question"} {
+			if strings.Contains(last, q) {
+				return fakeopenai.Text("answer to: " + q)
+			}
+		}
+		return fakeopenai.Text("answer to something else")
+	})
+
+	mark := h.fake.Mark()
+	first := h.fake.DMMessage(dm, alice, "first question")
+	if err := h.fake.DispatchMessage(first); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := h.fake.DropGateway(4000); err != nil {
+		t.Fatal(err)
+	}
+	second := h.fake.DMMessage(dm, alice, "second question")
+	if err := h.fake.DispatchMessage(second); err != nil {
+		t.Fatalf("dispatch while the gateway is down: %v", err)
+	}
+	ctx := h.ctx()
+	if err := h.fake.WaitUntil(ctx, func() bool { return h.fake.Resumes() == 1 }); err != nil {
+		t.Fatalf("the bot never resumed: %v\n%s", err, h.stderr.String())
+	}
+	if err := h.fake.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	third := h.fake.DMMessage(dm, alice, "third question")
+	if err := h.fake.DispatchMessage(third); err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string]string{first.ID: "answer to: first question", second.ID: "answer to: second question", third.ID: "answer to: third question"}
+	if err := h.fake.WaitUntil(ctx, func() bool { return len(repliesTo(h.postsTo(dm, mark))) == len(want) }); err != nil {
+		t.Fatalf("not every message was answered: %v; replies %v\n%s", err, repliesTo(h.postsTo(dm, mark)), h.stderr.String())
+	}
+	// The gateway is read in order: once a probe is answered, a duplicate dispatch of an
+	// earlier message would have been answered too.
+	h.ai.Script(fakeopenai.Text("probe answered"))
+	h.chat(h.fake.DMMessage(dm, alice, "probe"))
+
+	posts := h.postsTo(dm, mark)
+	counts := repliesTo(posts)
+	for _, p := range posts {
+		if p.Message == nil || p.Message.Reference == nil {
+			continue
+		}
+		if w, ok := want[p.Message.Reference.MessageID]; ok && p.Message.Content != w {
+			t.Errorf("reply to %s = %q, want %q", p.Message.Reference.MessageID, p.Message.Content, w)
+		}
+	}
+	for id := range want {
+		if counts[id] != 1 {
+			t.Errorf("message %s answered %d times, want once", id, counts[id])
+		}
+	}
+	if n := h.fake.Replayed(); n != 1 {
+		t.Errorf("%d events replayed on the resume, want the message sent while the bot was away", n)
+	}
+	if n := len(h.fake.Identifies()); n != 1 {
+		t.Errorf("%d identifies, want 1: the session resumed rather than starting over", n)
+	}
+	_, db := h.openDB()
+	for id := range want {
+		if turns := turnsOf(t, db, id); len(turns) != 1 {
+			t.Errorf("message %s stored %d times in the transcript, want once", id, len(turns))
+		}
 	}
 }
