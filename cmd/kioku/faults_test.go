@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -343,4 +344,47 @@ func TestRunGatewayDropped(t *testing.T) {
 			t.Errorf("message %s stored %d times in the transcript, want once", id, len(turns))
 		}
 	}
+}
+
+// turnGoroutines lists the goroutines still inside a chat turn or a model call.
+func turnGoroutines() []string {
+	buf := make([]byte, 1<<22)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, frame := range []string{"kioku/chat.(*Engine).Turn", "kioku/tools.Run", "kioku/llm.(*Client)", "go-openai.(*Client)"} {
+			if strings.Contains(g, frame) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestRunModelTooSlow: the model holds every call past KIOKU_LLM_TIMEOUT. The member is
+// told the model did not answer in time, their message is in the transcript all the
+// same (raw-first), and no goroutine of the turn or of its model calls is left behind.
+// Not parallel: the goroutine check must not see other tests' turns.
+func TestRunModelTooSlow(t *testing.T) {
+	h := startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off", "KIOKU_LLM_TIMEOUT": "100ms"})
+	h.ai.Default(func(openai.ChatCompletionRequest) fakeopenai.Response { return fakeopenai.Hang() })
+	alice := h.fake.NewUser("alice")
+	m := h.fake.DMMessage("200000000000000331", alice, "what did we decide about the raid?")
+	got := h.chat(m)
+	mustContain(t, "reply", got.Content, "didn't answer in time", "Your message is saved")
+	mustNotContain(t, "reply", got.Content, leaks...)
+	mustNotContain(t, "reply", got.Content, "deadline", "context")
+
+	_, db := h.openDB()
+	if turns := turnsOf(t, db, m.ID); len(turns) != 1 || turns[0] != "what did we decide about the raid?" {
+		t.Errorf("transcript holds %q for the message, want it once", turns)
+	}
+	// Every attempt was cut off by the client, none answered.
+	for _, r := range h.ai.Requests() {
+		if r.Status != 0 {
+			t.Errorf("a model call was answered %d; the fake holds every call", r.Status)
+		}
+	}
+	waitFor(t, h, "the turn's goroutines to end", func() bool { return len(turnGoroutines()) == 0 })
 }
