@@ -388,3 +388,51 @@ func TestRunModelTooSlow(t *testing.T) {
 	}
 	waitFor(t, h, "the turn's goroutines to end", func() bool { return len(turnGoroutines()) == 0 })
 }
+
+// TestRunEmbeddingOutage: the embeddings endpoint answers 500 to everything. A memory is
+// still saved, a chat turn still gets it from the keyword leg of recall, the store's
+// embedder status says the provider is down, and `kioku doctor` reports the outage as a
+// warning that recall has fallen back to keywords.
+func TestRunEmbeddingOutage(t *testing.T) {
+	t.Parallel()
+	h, store := storeFromRun(t, map[string]string{"KIOKU_EMBED_MODEL": "embed-model"})
+	h.ai.FailEmbeddings(http.StatusInternalServerError, 1000)
+	admin, alice := h.fake.NewUser("admin"), h.fake.NewUser("alice")
+
+	r := h.command(guildA, channelA, admin, permAdmin, slash("memory", "add", strOpt("content", "The raid is on Friday at 20:00")))
+	mustContain(t, "add with embeddings down", r.Text(), "Remembered (server) #1")
+	if h.ai.EmbeddingCount() == 0 {
+		t.Fatal("the memory's vector was never asked for")
+	}
+	st := store.Recall.EmbedStatus()
+	if !st.Down || !strings.Contains(st.LastError, "500") || st.Vectors != 0 {
+		t.Errorf("embed status = %+v, want down after a 500 and no vectors", st)
+	}
+
+	h.ai.Script(fakeopenai.Text("The raid is on Friday at 20:00."))
+	bot := h.fake.BotUser()
+	got := h.chat(h.fake.GuildMessage(guildA, channelA, alice, "<@"+bot.ID+"> when is the raid?", bot))
+	if got.Content != "The raid is on Friday at 20:00." {
+		t.Errorf("reply = %q", got.Content)
+	}
+	reqs := h.ai.ChatRequests()
+	var prompt strings.Builder
+	for _, m := range reqs[len(reqs)-1].Messages {
+		prompt.WriteString(m.Content + "\n")
+	}
+	mustContain(t, "the turn's prompt", prompt.String(), "The raid is on Friday at 20:00")
+
+	h.ai.ServeModels("gpt-4o-mini", "embed-model")
+	env := map[string]string{"KIOKU_DB": h.db, "KIOKU_LLM_BASE_URL": h.ai.URL(), "KIOKU_LLM_API_KEY": fakeopenai.APIKey,
+		"KIOKU_EMBED_MODEL": "embed-model", "KIOKU_DISCORD_TOKEN": "fake-discord-token"}
+	code, out, stderr := runApp(t, env, "", "doctor")
+	if code != 0 {
+		t.Errorf("doctor exited %d with the embedding provider down; it is a warning\n%s%s", code, out, stderr)
+	}
+	mustContain(t, "doctor", out, "warn  recall     embedding model embed-model failed (", "500",
+		"recall falls back to keywords", "ok    llm")
+
+	h.ai.FailEmbeddings(http.StatusInternalServerError, 0)
+	_, out, _ = runApp(t, env, "", "doctor")
+	mustContain(t, "doctor once the provider answers", out, "ok    recall     hybrid recall with embedding model embed-model (it answers,")
+}
