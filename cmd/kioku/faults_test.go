@@ -5,9 +5,13 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +20,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Fault tests: the real `kioku run` wiring against a database that refuses writes, a
@@ -435,4 +440,119 @@ func TestRunEmbeddingOutage(t *testing.T) {
 	h.ai.FailEmbeddings(http.StatusInternalServerError, 0)
 	_, out, _ = runApp(t, env, "", "doctor")
 	mustContain(t, "doctor once the provider answers", out, "ok    recall     hybrid recall with embedding model embed-model (it answers,")
+}
+
+// childEnv marks the test binary re-executed as `kioku run` by TestRunKilledMidTurn.
+const childEnv = "KIOKU_TEST_CHILD"
+
+// TestFaultChildProcess is not a test of its own: it is the `kioku run` process that
+// TestRunKilledMidTurn starts from this test binary (as the os/exec tests do) and kills.
+func TestFaultChildProcess(t *testing.T) {
+	if os.Getenv(childEnv) != "run" {
+		t.Skip("the child process of TestRunKilledMidTurn")
+	}
+	app := &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, LookupEnv: os.LookupEnv}
+	os.Exit(app.Main(context.Background(), []string{"run"}))
+}
+
+// TestRunKilledMidTurn: `kioku run` is killed with SIGKILL while a turn waits for the
+// model, after the model saved a memory and heard back that it was saved. The database,
+// reopened, is intact and holds the member's message (raw-first) and the saved memory.
+func TestRunKilledMidTurn(t *testing.T) {
+	t.Parallel()
+	fake := fakediscord.New(t)
+	ai := fakeopenai.New(t)
+	db := filepath.Join(t.TempDir(), "kioku.db")
+	followUp := make(chan openai.ChatCompletionRequest, 1)
+	ai.Script(
+		fakeopenai.ToolCalls(fakeopenai.Call{Name: "create_long_term_memory",
+			Arguments: `{"memory_content":"Alice's cat is called Miso","memory_scope":"target_user"}`}),
+		// The call that carries the tool's result back never returns.
+		fakeopenai.Handle(func(req openai.ChatCompletionRequest) fakeopenai.Response {
+			followUp <- req
+			return fakeopenai.Hang()
+		}),
+	)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFaultChildProcess$")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "KIOKU_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, childEnv+"=run", "KIOKU_DB="+db, "KIOKU_DISCORD_TOKEN=fake-discord-token",
+		"KIOKU_DISCORD_API_URL="+fake.URL(), "KIOKU_LLM_BASE_URL="+ai.URL(), "KIOKU_LLM_API_KEY="+fakeopenai.APIKey,
+		"KIOKU_HTTP_ADDR=", "KIOKU_PIPELINE_MODE=off", "KIOKU_LOG_LEVEL=debug")
+	var stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Registered after the fakes, so it runs first: the process is gone before they close.
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("kioku's log:\n%s", stderr.String())
+		}
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := fake.WaitReady(ctx); err != nil {
+		t.Fatalf("the child never connected: %v", err)
+	}
+	if _, err := fake.WaitFor(ctx, fakediscord.Match("PUT", "/applications/"+fake.ApplicationID()+"/commands")); err != nil {
+		t.Fatalf("the child never registered its commands: %v", err)
+	}
+	alice := fake.NewUser("alice")
+	m := fake.DMMessage("200000000000000341", alice, "remember that my cat is called Miso")
+	if err := fake.DispatchMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	var req openai.ChatCompletionRequest
+	select {
+	case req = <-followUp:
+	case <-ctx.Done():
+		t.Fatal("the model never heard back from its tool call")
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != openai.ChatMessageRoleTool || !strings.Contains(last.Content, `"ok":true`) {
+		t.Fatalf("the model's follow-up ends with %s %q, want the tool's report that the memory was saved", last.Role, last.Content)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	exited <- err // for the cleanup
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("kioku ended with %v, want killed by SIGKILL", err)
+	}
+	if n := len(fake.Messages(m.ChannelID)); n != 0 {
+		t.Errorf("%d replies from a process killed before it answered", n)
+	}
+
+	checkIntegrity(t, db)
+	store, err := ltm.Open(context.Background(), db)
+	if err != nil {
+		t.Fatalf("reopen after SIGKILL: %v", err)
+	}
+	defer store.Close()
+	turns, err := store.Transcripts.RecentTurns(context.Background(), "", m.ChannelID, alice.ID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(turns) != 1 || turns[0].Content != m.Content || turns[0].MessageID != m.ID {
+		t.Errorf("transcript after SIGKILL = %+v, want the member's message alone", turns)
+	}
+	mems, _, err := store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), memory.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mems) != 1 || mems[0].Content != "Alice's cat is called Miso" {
+		t.Errorf("alice's memories after SIGKILL = %v, want the one reported saved", mems)
+	}
 }
