@@ -151,10 +151,16 @@ func (b messageEvents) turnErrorText(ctx context.Context, log *slog.Logger, err 
 		log.Error("turn timed out", "err", err)
 		return "Sorry, that took me too long. Please try again in a moment."
 	}
-	if memory.ErrorCode(err) != memory.EINTERNAL {
+	code := memory.ErrorCode(err)
+	if code != memory.EINTERNAL && code != memory.EUNAVAILABLE {
 		return memory.ErrorMessage(err)
 	}
 	log.Error("turn failed", "err", err)
+	if code == memory.EUNAVAILABLE {
+		// The database refused to store the message: the member reads why, the log has
+		// the cause.
+		return memory.ErrorMessage(err)
+	}
 	return "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs."
 }
 

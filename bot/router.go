@@ -234,7 +234,9 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 		b.stats.interactionErrors.Add(1)
 		c.log.Error("interaction timed out", "key", c.key, "err", err)
 		text = "Sorry, that took too long. Please try again."
-	case code == memory.EINTERNAL:
+	case code == memory.EINTERNAL, code == memory.EUNAVAILABLE:
+		// A database that refuses writes is the operator's to fix: logged with its cause,
+		// while the member reads what happened.
 		b.stats.interactionErrors.Add(1)
 		c.log.Error("interaction failed", "key", c.key, "err", err)
 		text = memory.ErrorMessage(err)

@@ -94,6 +94,7 @@ const DefaultPersona = `You are %s (記憶, "memory"), a friendly and concise as
 // Texts of replies the engine writes itself.
 const (
 	modelDownText  = "Sorry, I can't reach my language model right now. Your message is saved; please try again in a moment."
+	modelSlowText  = "Sorry, my language model didn't answer in time. Your message is saved; please try again in a moment."
 	exhaustedText  = "Sorry, I went around in circles with my memory tools and didn't get to an answer. Could you ask again, maybe more simply?"
 	emptyReplyText = "Sorry, I couldn't come up with a reply to that. Could you rephrase it?"
 	doneText       = "Done."
@@ -430,6 +431,11 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		log.WarnContext(ctx, "chat model unavailable", slog.Int("rounds", res.Rounds), slog.Any("err", runErr))
 		e.capture(log, req, "")
 		reply.Text, reply.ModelUnavailable = modelDownText, true
+		if errors.Is(runErr, context.DeadlineExceeded) {
+			// Every attempt ran out of KIOKU_LLM_TIMEOUT: the model is reachable but slow,
+			// which asks for patience rather than a check of the provider.
+			reply.Text = modelSlowText
+		}
 		reply.Usage.Duration = time.Since(started)
 		return reply, nil
 	}

@@ -238,20 +238,21 @@ func (s *Store) Path() string { return s.path }
 func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 
 // withWriteTx runs fn inside a write transaction on the single writer connection and
-// commits when fn returns nil. Keep fn short and free of network calls.
+// commits when fn returns nil. Keep fn short and free of network calls. A write the
+// database refused for its own state (full, read-only, locked) is an EUNAVAILABLE error.
 func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("couldn't begin write: %w", err)
+		return storageError(fmt.Errorf("couldn't begin write: %w", err))
 	}
 	s.writeDepth.Add(1)
 	defer s.writeDepth.Add(-1)
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return err
+		return storageError(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("couldn't commit: %w", err)
+		return storageError(fmt.Errorf("couldn't commit: %w", err))
 	}
 	return nil
 }

@@ -17,13 +17,28 @@ const (
 	EINTERNAL   = "internal"    // anything else
 )
 
+// EUNAVAILABLE is the code of a write the database refused for a reason outside the request:
+// its disk is full, it is read-only, another process holds its lock. Nothing was changed and
+// the same request may work later; the cause is in Err, for the operator's log.
+const EUNAVAILABLE = "unavailable"
+
 // Error is a domain error with a code and a message written for the person who caused it.
 type Error struct {
 	Code    string
 	Message string
+	// Err is the failure behind the error, when there is one: logged, never shown.
+	Err error
 }
 
-func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Unwrap returns the failure behind the error, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errorf builds a domain error.
 func Errorf(code, format string, args ...any) *Error {

@@ -194,7 +194,7 @@ func (tb *Toolbox) Call(ctx context.Context, name, arguments string) (string, er
 	code := memory.ErrorCode(err)
 	if err != nil {
 		attrs := []any{slog.String("tool", name), slog.String("code", code)}
-		if code == memory.EINTERNAL {
+		if code == memory.EINTERNAL || code == memory.EUNAVAILABLE {
 			tb.log.ErrorContext(ctx, "tool call failed", append(attrs, slog.Any("err", err))...)
 		} else {
 			tb.log.InfoContext(ctx, "tool call refused", attrs...)

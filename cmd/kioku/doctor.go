@@ -53,7 +53,7 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 		// run; but the line says plainly what it costs.
 		checks = append(checks, check{"recall", "ok", "keyword-only recall: KIOKU_EMBED_MODEL is empty, so memories are found by their words alone, not by meaning; set it to an embedding model for hybrid recall"})
 	} else {
-		checks = append(checks, check{"recall", "ok", "hybrid recall with embedding model " + app.config.EmbedModel})
+		checks = append(checks, app.checkHybridRecall(ctx, *offline))
 	}
 	// Without diagnostics (no database, or they failed) there is no score: unhealthy.
 	report := maintenance.Report{Status: maintenance.StatusUnhealthy}

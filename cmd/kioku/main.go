@@ -55,6 +55,9 @@ type App struct {
 
 	config Config
 	logger *slog.Logger
+	// storeOpened, when set, is called with the store a subcommand opened, before its use:
+	// end-to-end tests put the database in a fault state through it.
+	storeOpened storeHook
 	// httpListener, when set, serves health and metrics in place of a listener on
 	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
 	httpListener net.Listener

@@ -90,7 +90,16 @@ func startBot(t *testing.T) *e2e {
 // connects.
 func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
 	t.Helper()
-	h := launchBot(t, overrides, setup...)
+	h := launchBotHooked(t, overrides, nil, setup...)
+	h.waitConnected()
+	return h
+}
+
+// startBotHooked is startBotWith that also hands the store `kioku run` opened to
+// storeOpened, when not nil, before the bot uses it.
+func startBotHooked(t *testing.T, overrides map[string]string, storeOpened func(*ltm.Store), setup ...func(*fakediscord.Fake)) *e2e {
+	t.Helper()
+	h := launchBotHooked(t, overrides, storeOpened, setup...)
 	h.waitConnected()
 	return h
 }
@@ -98,6 +107,12 @@ func startBotWith(t *testing.T, overrides map[string]string, setup ...func(*fake
 // launchBot is startBotWith without the wait: `kioku run` is started and may still be
 // connecting when it returns. The setup functions run before the environment is read.
 func launchBot(t *testing.T, overrides map[string]string, setup ...func(*fakediscord.Fake)) *e2e {
+	t.Helper()
+	return launchBotHooked(t, overrides, nil, setup...)
+}
+
+// launchBotHooked is launchBot with startBotHooked's storeOpened.
+func launchBotHooked(t *testing.T, overrides map[string]string, storeOpened func(*ltm.Store), setup ...func(*fakediscord.Fake)) *e2e {
 	t.Helper()
 	fake := fakediscord.New(t)
 	fake.SetGuild(&discordgo.Guild{ID: guildA, Name: "guild A", OwnerID: "1"})
@@ -143,6 +158,7 @@ func launchBot(t *testing.T, overrides map[string]string, setup ...func(*fakedis
 			return v, ok
 		},
 		httpListener: ln,
+		storeOpened:  storeOpened,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel

@@ -21,8 +21,15 @@ import (
 
 // openStore opens the configured database, applying migrations.
 func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
-	return ltm.Open(ctx, app.config.DB)
+	store, err := ltm.Open(ctx, app.config.DB)
+	if err == nil && app.storeOpened != nil {
+		app.storeOpened(store)
+	}
+	return store, err
 }
+
+// storeHook sees each store openStore opens (App.storeOpened).
+type storeHook func(*ltm.Store)
 
 // newModelClient builds the OpenAI-compatible client from the configuration.
 func (app *App) newModelClient() (*llm.Client, error) {

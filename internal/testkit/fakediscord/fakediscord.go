@@ -139,6 +139,7 @@ type Fake struct {
 	connections int
 	identifies  []Identify
 	resumes     int
+	replayed    int
 	received    []GatewayPayload
 	heartbeats  int
 	acks        int

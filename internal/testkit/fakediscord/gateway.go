@@ -32,6 +32,10 @@ const gatewayWriteTimeout = 10 * time.Second
 type gatewaySession struct {
 	id  string
 	seq atomic.Int64
+	log sessionLog
+	// dropped is set by DropGateway until the client resumes: events are then
+	// kept for the RESUME instead of failing. Guarded by Fake.mu.
+	dropped bool
 }
 
 // gatewayConn is one websocket client. Gorilla allows one concurrent writer,
@@ -81,6 +85,7 @@ func (c *gatewayConn) dispatch(s *gatewaySession, eventType string, data json.Ra
 	if err != nil {
 		return err
 	}
+	s.log.add(seq, raw)
 	return c.writeLocked(raw)
 }
 
@@ -259,9 +264,10 @@ func (f *Fake) guildCreateLocked(guildID string) *discordgo.Guild {
 	return g
 }
 
-// resume continues the last session when the client names it; anything else
-// gets INVALID_SESSION (not resumable), after which discordgo identifies
-// afresh on the same connection.
+// resume continues the last session when the client names it: the events
+// after the client's sequence number are sent again, then RESUMED, as Discord
+// does. Anything else gets INVALID_SESSION (not resumable), after which
+// discordgo identifies afresh on the same connection.
 func (f *Fake) resume(c *gatewayConn, data json.RawMessage) error {
 	var r struct {
 		SessionID string `json:"session_id"`
@@ -273,26 +279,41 @@ func (f *Fake) resume(c *gatewayConn, data json.RawMessage) error {
 	}
 	f.mu.Lock()
 	s := f.session
-	f.mu.Unlock()
 	if s == nil || s.id != r.SessionID {
+		f.mu.Unlock()
 		return c.write(payload{Op: opInvalidSession, Data: json.RawMessage("false")})
 	}
-	// No event is ever sent while no client is current, so there is nothing
-	// to replay between the client's sequence and ours.
-	if err := c.dispatch(s, "RESUMED", json.RawMessage("{}")); err != nil {
-		return err
-	}
-	f.mu.Lock()
+	// The connection becomes current while f.mu is held, and its writer is
+	// held until the replay and RESUMED are out: an event dispatched meanwhile
+	// is neither queued unseen nor sent ahead of the replay.
+	missed := s.log.after(r.Seq)
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	s.dropped = false
 	f.resumes++
+	f.replayed += len(missed)
 	f.current = c
 	f.notifyLocked()
 	f.mu.Unlock()
-	return nil
+	for _, raw := range missed {
+		if err := c.writeLocked(raw); err != nil {
+			return err
+		}
+	}
+	seq := s.seq.Add(1)
+	resumed := "RESUMED"
+	raw, err := json.Marshal(payload{Op: opDispatch, Data: json.RawMessage("{}"), Seq: &seq, Type: &resumed})
+	if err != nil {
+		return err
+	}
+	s.log.add(seq, raw)
+	return c.writeLocked(raw)
 }
 
 // Dispatch sends an event of the given type (such as "MESSAGE_CREATE") with
 // data as its JSON body to the identified client. data may be a
-// json.RawMessage. It fails when no client is ready (see WaitReady).
+// json.RawMessage. It fails when no client is ready (see WaitReady), except
+// after DropGateway, when the event is kept for the client's RESUME.
 func (f *Fake) Dispatch(eventType string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
@@ -300,6 +321,11 @@ func (f *Fake) Dispatch(eventType string, data any) error {
 	}
 	f.mu.Lock()
 	c, s, closed := f.current, f.session, f.closed
+	if c == nil && !closed && s != nil && s.dropped {
+		// Kept for the client's RESUME, as Discord keeps a dropped session's events.
+		defer f.mu.Unlock()
+		return s.queueLocked(eventType, raw)
+	}
 	f.mu.Unlock()
 	if closed {
 		return errClosed
@@ -356,11 +382,16 @@ func (f *Fake) RequestHeartbeat() error {
 
 // DropGateway closes the current client's connection with a close code (4000
 // is Discord's "unknown error", which clients may resume after), to test
-// reconnects. discordgo reconnects after about a second and resumes.
+// reconnects. discordgo reconnects after about a second and resumes. Events
+// dispatched until then are kept and replayed on the RESUME, with any the
+// client had not read when its connection went.
 func (f *Fake) DropGateway(code int) error {
 	f.mu.Lock()
 	c := f.current
 	f.current = nil
+	if c != nil && f.session != nil {
+		f.session.dropped = true
+	}
 	f.notifyLocked()
 	f.mu.Unlock()
 	if c == nil {

@@ -402,6 +402,7 @@ type failure struct {
 	match     func(Request) bool
 	status    int
 	body      []byte
+	header    http.Header // extra response headers, may be nil
 }
 
 // FailNext makes the next n requests for which match returns true answer

@@ -121,6 +121,7 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if bodyErr := parseBody(r.Header.Get("Content-Type"), req); bodyErr != nil {
 		writeError(rec, http.StatusBadRequest, codeInvalidBody, "Invalid Form Body: "+bodyErr.Error())
 	} else if fl := f.takeFailure(*req); fl != nil {
+		maps.Copy(rec.Header(), fl.header)
 		rec.Header().Set("Content-Type", "application/json")
 		rec.WriteHeader(fl.status)
 		_, _ = rec.Write(fl.body)

@@ -1,10 +1,10 @@
 // Package fakeopenai is an OpenAI-compatible server on loopback for tests.
 //
-// It speaks the two endpoints kioku uses, /v1/chat/completions (tool calls
-// included) and /v1/embeddings, so tests drive the real go-openai client over
-// real HTTP instead of mocking it. Chat replies come from a script; embeddings
-// are a deterministic hashed bag of words (see EmbedText) that ranks texts
-// sharing words as similar. Every request is recorded, and failures (HTTP
+// It speaks the endpoints kioku uses, /v1/chat/completions (tool calls
+// included), /v1/embeddings and /v1/models, so tests drive the real go-openai
+// client over real HTTP instead of mocking it. Chat replies come from a
+// script; embeddings are a deterministic hashed bag of words (see EmbedText)
+// that ranks texts sharing words as similar. Every request is recorded, and failures (HTTP
 // errors, stalls, dropped connections, a whole-provider outage) can be
 // injected to exercise retries and degradation.
 //
@@ -83,6 +83,7 @@ type Server struct {
 	down        bool
 	requireAuth bool
 	dims        int
+	models      []string
 	hook        func(r *http.Request)
 	records     []Recorded
 	received    int
@@ -329,6 +330,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 	if hook != nil {
 		hook(r)
+	}
+	if r.URL.Path == ModelsPath {
+		s.serveModels(sw, r)
+		return
 	}
 
 	if r.URL.Path != ChatPath && r.URL.Path != EmbeddingsPath {
