@@ -118,10 +118,12 @@ type Report struct {
 	K          []int
 	Overall    Metrics
 	ByCategory map[string]Metrics
-	// Baseline scores plain SQLite FTS5 BM25 on the same database and questions (the
-	// question's words OR-ed, ORDER BY bm25, in the query's scope), so that what kioku's
-	// recall adds is measured in the same run.
-	Baseline Metrics
+	// Baseline scores plain SQLite FTS5 BM25 over the same messages and questions (each
+	// message indexed as "Author: content", the question's words OR-ed, ORDER BY bm25, in
+	// the query's scope), so that what kioku's recall adds is measured in the same run;
+	// BaselineByCategory splits it like ByCategory.
+	Baseline           Metrics
+	BaselineByCategory map[string]Metrics
 	// Misses lists, for inspection, the queries whose top 10 held no relevant memory.
 	Misses []Miss
 	// Skipped counts the dataset memories the write path refused (empty, too long, a
@@ -331,15 +333,21 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 	}
 	rep.Overall = aggregate(all, ks)
 	rep.Baseline = aggregate(baseRes, ks)
-	rep.ByCategory = map[string]Metrics{}
+	rep.ByCategory = byCategory(all, ks)
+	rep.BaselineByCategory = byCategory(baseRes, ks)
+	return rep, nil
+}
+
+func byCategory(results []queryResult, ks []int) map[string]Metrics {
 	byCat := map[string][]queryResult{}
-	for _, qr := range all {
+	for _, qr := range results {
 		byCat[qr.category] = append(byCat[qr.category], qr)
 	}
+	out := make(map[string]Metrics, len(byCat))
 	for c, qs := range byCat {
-		rep.ByCategory[c] = aggregate(qs, ks)
+		out[c] = aggregate(qs, ks)
 	}
-	return rep, nil
+	return out
 }
 
 // admit returns the entries the write path accepts, and how many it refuses per reason
@@ -639,33 +647,50 @@ func writeObject(b *strings.Builder, fs []field) error {
 	return nil
 }
 
-// MarshalJSON renders the report as the one JSON object of SPEC §8: queries, skipped
-// (with skipped_reasons and skipped_queries), recall@k for each k, mrr, ndcg@10, p50_ms,
-// p95_ms, by_category (the metric keys per category) and fts5_baseline (the same for plain
-// FTS5 BM25).
-func (r Report) MarshalJSON() ([]byte, error) {
-	cats := make([]string, 0, len(r.ByCategory))
-	for c := range r.ByCategory {
-		cats = append(cats, c)
-	}
-	sort.Strings(cats)
-	var byCat strings.Builder
-	byCat.WriteByte('{')
-	for i, c := range cats {
+// categoriesJSON renders metrics per category as one JSON object, categories sorted.
+func categoriesJSON(byCat map[string]Metrics, ks []int) (json.RawMessage, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, c := range sortedKeys(byCat) {
 		if i > 0 {
-			byCat.WriteByte(',')
+			b.WriteByte(',')
 		}
 		k, _ := json.Marshal(c)
-		byCat.Write(k)
-		byCat.WriteByte(':')
-		if err := writeObject(&byCat, r.ByCategory[c].jsonFields(r.K)); err != nil {
+		b.Write(k)
+		b.WriteByte(':')
+		if err := writeObject(&b, byCat[c].jsonFields(ks)); err != nil {
 			return nil, err
 		}
 	}
-	byCat.WriteByte('}')
+	b.WriteByte('}')
+	return json.RawMessage(b.String()), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// MarshalJSON renders the report as the one JSON object of SPEC §8: queries, skipped
+// (with skipped_reasons and skipped_queries), recall@k for each k, mrr, ndcg@10, p50_ms,
+// p95_ms, by_category (the metric keys per category) and fts5_baseline (the same for plain
+// FTS5 BM25, with its own by_category).
+func (r Report) MarshalJSON() ([]byte, error) {
+	byCat, err := categoriesJSON(r.ByCategory, r.K)
+	if err != nil {
+		return nil, err
+	}
+	baseByCat, err := categoriesJSON(r.BaselineByCategory, r.K)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	var baseline strings.Builder
-	if err := writeObject(&baseline, r.Baseline.jsonFields(r.K)); err != nil {
+	if err := writeObject(&baseline, append(r.Baseline.jsonFields(r.K), field{"by_category", baseByCat})); err != nil {
 		return nil, err
 	}
 	reasons := r.SkippedReasons
@@ -674,7 +699,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	}
 	fs := slices.Insert(r.Overall.jsonFields(r.K), 1, field{"skipped", r.Skipped},
 		field{"skipped_reasons", reasons}, field{"skipped_queries", r.SkippedQueries})
-	fs = append(fs, field{"by_category", json.RawMessage(byCat.String())},
+	fs = append(fs, field{"by_category", byCat},
 		field{"fts5_baseline", json.RawMessage(baseline.String())})
 	if err := writeObject(&b, fs); err != nil {
 		return nil, err
@@ -697,27 +722,26 @@ func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "dataset %s: %d memories (%d stored after dedup, %d skipped), %d queries (%d skipped)\n\n",
 		r.Name, r.Memories, r.Stored, r.Skipped, r.Overall.Queries, r.SkippedQueries)
-	fmt.Fprintf(&b, "%-14s %7s", "category", "queries")
+	fmt.Fprintf(&b, "%-18s %7s", "category", "queries")
 	for _, k := range r.K {
 		fmt.Fprintf(&b, " %9s", fmt.Sprintf("recall@%d", k))
 	}
 	fmt.Fprintf(&b, " %7s %7s %8s %8s\n", "mrr", "ndcg@10", "p50_ms", "p95_ms")
 	row := func(name string, m Metrics) {
-		fmt.Fprintf(&b, "%-14s %7d", name, m.Queries)
+		fmt.Fprintf(&b, "%-18s %7d", name, m.Queries)
 		for _, k := range r.K {
 			fmt.Fprintf(&b, " %9.3f", m.Recall[k])
 		}
 		fmt.Fprintf(&b, " %7.3f %7.3f %8.2f %8.2f\n", m.MRR, m.NDCG10, ms(m.P50), ms(m.P95))
 	}
-	cats := make([]string, 0, len(r.ByCategory))
-	for c := range r.ByCategory {
-		cats = append(cats, c)
-	}
-	sort.Strings(cats)
-	for _, c := range cats {
+	for _, c := range sortedKeys(r.ByCategory) {
 		row(c, r.ByCategory[c])
 	}
 	row("overall", r.Overall)
+	b.WriteByte('\n')
+	for _, c := range sortedKeys(r.BaselineByCategory) {
+		row("fts5 "+c, r.BaselineByCategory[c])
+	}
 	row("fts5 baseline", r.Baseline)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -726,13 +750,8 @@ func (r Report) WriteText(w io.Writer) error {
 // WriteSkipped writes one line per reason the write path refused memories, with its count,
 // and one for the queries left out because of them; nothing when nothing was skipped.
 func (r Report) WriteSkipped(w io.Writer) error {
-	reasons := make([]string, 0, len(r.SkippedReasons))
-	for k := range r.SkippedReasons {
-		reasons = append(reasons, k)
-	}
-	sort.Strings(reasons)
 	var b strings.Builder
-	for _, k := range reasons {
+	for _, k := range sortedKeys(r.SkippedReasons) {
 		fmt.Fprintf(&b, "eval: skipped %s the write path refuses: %s (%s)\n", plural(r.SkippedReasons[k], "memory", "memories"), k, SkipReasons[k])
 	}
 	if r.SkippedQueries > 0 {
