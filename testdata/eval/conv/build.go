@@ -9,7 +9,8 @@
 // A source directory holds one file per scope, NN-<guild_id>.txt, in this form:
 //
 //	# comment
-//	## 2024-02-01 19:40            a session starts (UTC)
+//	#zone Europe/London            session times are local times there (default UTC)
+//	## 2024-02-01 19:40            a session starts
 //	Katherine Liu: hiii ^label      one message: author, ": ", text, an optional ^label
 //	+25 tomtom: back                +N: N minutes after the previous message (default 1-3)
 //	?? single-hop | text | label label          a query
@@ -27,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata"
 )
 
 type memoryEntry struct {
@@ -96,6 +98,7 @@ func parseScope(path string) (scope, error) {
 	defer f.Close()
 	labels := map[string]string{}
 	var at time.Time
+	zone := time.UTC
 	type pending struct {
 		line int
 		q    query
@@ -111,9 +114,15 @@ func parseScope(path string) (scope, error) {
 			return fmt.Errorf("%s:%d: %s", path, n, fmt.Sprintf(format, a...))
 		}
 		switch {
+		case strings.HasPrefix(line, "#zone "):
+			z, err := time.LoadLocation(strings.TrimSpace(line[6:]))
+			if err != nil {
+				return sc, fail("bad zone: %v", err)
+			}
+			zone = z
 		case line == "" || (strings.HasPrefix(line, "#") && !strings.HasPrefix(line, "## ")):
 		case strings.HasPrefix(line, "## "):
-			t, err := time.Parse("2006-01-02 15:04", strings.TrimSpace(line[3:]))
+			t, err := time.ParseInLocation("2006-01-02 15:04", strings.TrimSpace(line[3:]), zone)
 			if err != nil {
 				return sc, fail("bad session time: %v", err)
 			}
