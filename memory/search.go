@@ -32,6 +32,10 @@ type SearchQuery struct {
 	ImportanceMin float64
 	Since         time.Time
 	PinnedOnly    bool
+	// AskedAt is the time the question is asked; relative dates in Text ("last weekend",
+	// "two weeks ago") resolve against it. Zero means now. The eval sets it from a dataset
+	// question's asked_at, so a question about the past is read as it was asked then.
+	AskedAt time.Time
 	// KeywordOnly skips the vector leg even when an embedder is configured.
 	KeywordOnly bool
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2

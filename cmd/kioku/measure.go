@@ -50,6 +50,9 @@ func runEval(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := rep.WriteSkipped(app.Stderr); err != nil {
+		return err
+	}
 	if *asJSON {
 		return rep.WriteJSON(app.Stdout)
 	}

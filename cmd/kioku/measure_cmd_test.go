@@ -26,7 +26,7 @@ func TestEvalRetrievalCommand(t *testing.T) {
 		if err := json.Unmarshal([]byte(stdout), &obj); err != nil {
 			t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
 		}
-		for _, key := range []string{"queries", "recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "p50_ms", "p95_ms", "by_category"} {
+		for _, key := range []string{"queries", "skipped", "recall@1", "recall@5", "recall@10", "mrr", "ndcg@10", "p50_ms", "p95_ms", "by_category"} {
 			if _, ok := obj[key]; !ok {
 				t.Errorf("missing key %q", key)
 			}

@@ -16,8 +16,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -53,6 +55,33 @@ type Query struct {
 	Text     string   `json:"text"`
 	Relevant []string `json:"relevant"`
 	Category string   `json:"category"`
+	// AskedAt is when the question is asked (RFC 3339); relative dates in Text resolve
+	// against it. Empty means the creation time of the scope's newest memory (Scope.AskedAt).
+	AskedAt string `json:"asked_at,omitempty"`
+}
+
+// AskedAt returns the time q is asked in s: its asked_at, or else the created_at of the
+// newest memory of s (the zero time when no memory of s has one).
+func (s Scope) AskedAt(q Query) (time.Time, error) {
+	if q.AskedAt != "" {
+		t, err := time.Parse(time.RFC3339, q.AskedAt)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("query %q: asked_at %q is not an RFC 3339 time such as 2023-06-01T10:00:00Z", q.ID, q.AskedAt)
+		}
+		return t, nil
+	}
+	return s.newest(), nil
+}
+
+// newest is the latest created_at of the scope's memories, zero when none has one.
+func (s Scope) newest() time.Time {
+	var t time.Time
+	for _, m := range s.Memories {
+		if m.CreatedAt.After(t) {
+			t = m.CreatedAt
+		}
+	}
+	return t
 }
 
 // Options configures Run.
@@ -89,12 +118,43 @@ type Report struct {
 	K          []int
 	Overall    Metrics
 	ByCategory map[string]Metrics
-	// Baseline scores plain SQLite FTS5 BM25 on the same database and questions (the
-	// question's words OR-ed, ORDER BY bm25, in the query's scope), so that what kioku's
-	// recall adds is measured in the same run.
-	Baseline Metrics
+	// Baseline scores plain SQLite FTS5 BM25 over the same messages and questions (each
+	// message indexed as "Author: content", the question's words OR-ed, ORDER BY bm25, in
+	// the query's scope), so that what kioku's recall adds is measured in the same run;
+	// BaselineByCategory splits it like ByCategory.
+	Baseline           Metrics
+	BaselineByCategory map[string]Metrics
 	// Misses lists, for inspection, the queries whose top 10 held no relevant memory.
 	Misses []Miss
+	// Skipped counts the dataset memories the write path refused (empty, too long, a
+	// credential…); SkippedReasons splits it by reason (the keys of SkipReasons). A skipped
+	// memory is left out of the run; it never aborts it.
+	Skipped        int
+	SkippedReasons map[string]int
+	// SkippedQueries counts the queries left out of scoring because every memory they list
+	// as relevant was skipped. A query that lost only some is scored on the others.
+	SkippedQueries int
+	// Outcomes lists every scored query, in dataset order.
+	Outcomes []Outcome
+}
+
+// SkipReasons describes, for each key of Report.SkippedReasons, why the write path refused
+// the memories counted under it.
+var SkipReasons = map[string]string{
+	"empty":    "empty content",
+	"too_long": fmt.Sprintf("over %d characters", memory.MaxContentRunes),
+	"secret":   "looks like a credential",
+	"invalid":  "refused by the write path",
+}
+
+// Outcome is one scored query, for inspection and for comparing runs.
+type Outcome struct {
+	Scope, QueryID, Category string
+	// AskedAt is the time recall was told the question is asked (Scope.AskedAt); the store's
+	// clock reads it too while the query runs.
+	AskedAt  time.Time
+	Recall10 float64
+	RR       float64
 }
 
 // Miss is a query that found nothing relevant in its top 10.
@@ -139,6 +199,9 @@ func (d *Dataset) validate() error {
 			ids[m.ID] = true
 		}
 		for _, q := range s.Queries {
+			if _, err := s.AskedAt(q); err != nil {
+				return fmt.Errorf("scope %s: %w", s.GuildID, err)
+			}
 			if len(q.Relevant) == 0 {
 				return fmt.Errorf("scope %s: query %q lists no relevant memory", s.GuildID, q.ID)
 			}
@@ -162,7 +225,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 }
 
 // RunDataset evaluates recall on an already loaded dataset (opt.Dataset is ignored).
+//
+// The run does not depend on the day it happens: the store's clock, which importance decay
+// counts from, reads each scope's newest memory time while the scope loads and the query's
+// asked time (Scope.AskedAt) while a query runs, never the wall clock.
 func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
+	if err := d.validate(); err != nil {
+		return Report{}, fmt.Errorf("invalid dataset: %w", err)
+	}
 	ks := slices.Clone(opt.K)
 	if len(ks) == 0 {
 		ks = slices.Clone(DefaultK)
@@ -184,29 +254,59 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	defer store.Close()
+	var clock atomic.Int64 // Unix nanoseconds
+	clock.Store(time.Now().UnixNano())
+	store.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	if opt.Embed != nil {
 		store.Recall.SetEmbedder(opt.Embed, opt.EmbedModel)
 	}
-
-	rep := Report{Name: d.Name, K: ks}
-	// The baseline reads the same file through its own connection, as any SQLite client would.
-	plain, err := sql.Open("sqlite", ltm.ReadOnlyDSN(filepath.Join(dir, "eval.db")))
+	base, err := openBaseline(ctx, filepath.Join(dir, "baseline.db"))
 	if err != nil {
-		return Report{}, fmt.Errorf("couldn't open eval database for the baseline: %w", err)
+		return Report{}, err
 	}
-	defer plain.Close()
-	var all, base []queryResult
+	defer base.Close()
+
+	rep := Report{Name: d.Name, K: ks, SkippedReasons: map[string]int{}}
+	var all, baseRes []queryResult
 	for _, sc := range d.Scopes {
+		// A scope without any created_at keeps the clock where it is: its memories are
+		// stamped with it, so decay still counts from the same instant.
+		newest := sc.newest()
+		if !newest.IsZero() {
+			clock.Store(newest.UnixNano())
+		}
 		owner := memory.ServerOwner(sc.GuildID)
-		absorbed, stored, err := load(ctx, store, owner, sc.Memories)
+		entries, reasons := admit(owner, sc.Memories)
+		for r, n := range reasons {
+			rep.SkippedReasons[r] += n
+			rep.Skipped += n
+		}
+		absorbed, stored, err := load(ctx, store, owner, entries)
 		if err != nil {
 			return Report{}, fmt.Errorf("couldn't load scope %s: %w", sc.GuildID, err)
 		}
+		if err := base.add(ctx, sc.GuildID, entries); err != nil {
+			return Report{}, err
+		}
 		rep.Memories += len(sc.Memories)
 		rep.Stored += stored
+		loaded := make(map[string]bool, len(entries))
+		for _, e := range entries {
+			loaded[e.ID] = true
+		}
 		for _, q := range sc.Queries {
+			q.Relevant = slices.DeleteFunc(slices.Clone(q.Relevant), func(id string) bool { return !loaded[id] })
+			if len(q.Relevant) == 0 {
+				rep.SkippedQueries++
+				continue
+			}
+			askedAt, _ := sc.AskedAt(q) // validated above
+			if askedAt.IsZero() {
+				askedAt = store.Now()
+			}
+			clock.Store(askedAt.UnixNano())
 			start := time.Now()
-			res, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit})
+			res, err := store.Recall.Search(ctx, memory.SearchQuery{Text: q.Text, Owners: []memory.Owner{owner}, Limit: limit, AskedAt: askedAt})
 			took := time.Since(start)
 			if err != nil {
 				return Report{}, fmt.Errorf("query %s of scope %s: %w", q.ID, sc.GuildID, err)
@@ -217,44 +317,89 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 			}
 			qr := score(q, ranked, ks, took)
 			all = append(all, qr)
+			rep.Outcomes = append(rep.Outcomes, Outcome{Scope: sc.GuildID, QueryID: q.ID, Category: q.Category,
+				AskedAt: askedAt, Recall10: qr.recall[10], RR: qr.rr})
 			start = time.Now()
-			bids, err := plainFTS(ctx, plain, sc.GuildID, q.Text, limit)
+			branked, err := base.search(ctx, sc.GuildID, q.Text, limit)
 			took = time.Since(start)
 			if err != nil {
 				return Report{}, fmt.Errorf("baseline for query %s of scope %s: %w", q.ID, sc.GuildID, err)
 			}
-			branked := make([][]string, len(bids))
-			for i, id := range bids {
-				branked[i] = absorbed[id]
-			}
-			base = append(base, score(q, branked, ks, took))
+			baseRes = append(baseRes, score(q, branked, ks, took))
 			if qr.rr == 0 || qr.recall[10] == 0 {
 				rep.Misses = append(rep.Misses, Miss{Scope: sc.GuildID, QueryID: q.ID, Text: q.Text, Category: q.Category})
 			}
 		}
 	}
 	rep.Overall = aggregate(all, ks)
-	rep.Baseline = aggregate(base, ks)
-	rep.ByCategory = map[string]Metrics{}
+	rep.Baseline = aggregate(baseRes, ks)
+	rep.ByCategory = byCategory(all, ks)
+	rep.BaselineByCategory = byCategory(baseRes, ks)
+	return rep, nil
+}
+
+func byCategory(results []queryResult, ks []int) map[string]Metrics {
 	byCat := map[string][]queryResult{}
-	for _, qr := range all {
+	for _, qr := range results {
 		byCat[qr.category] = append(byCat[qr.category], qr)
 	}
+	out := make(map[string]Metrics, len(byCat))
 	for c, qs := range byCat {
-		rep.ByCategory[c] = aggregate(qs, ks)
+		out[c] = aggregate(qs, ks)
 	}
-	return rep, nil
+	return out
+}
+
+// admit returns the entries the write path accepts, and how many it refuses per reason
+// (the keys of SkipReasons). The check is the write path's own (memory.Memory.Prepare); the
+// reason is worked out only for a refused entry.
+func admit(owner memory.Owner, entries []MemoryEntry) ([]MemoryEntry, map[string]int) {
+	kept := make([]MemoryEntry, 0, len(entries))
+	reasons := map[string]int{}
+	for _, e := range entries {
+		m := entryMemory(owner, e)
+		if err := m.Prepare(); err != nil {
+			reasons[skipReason(e.Content)]++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept, reasons
+}
+
+// skipReason names the rule of memory.CleanContent that content breaks.
+func skipReason(content string) string {
+	c := memory.CollapseSpace(content)
+	switch {
+	case c == "":
+		return "empty"
+	case utf8.RuneCountInString(c) > memory.MaxContentRunes:
+		return "too_long"
+	}
+	if _, ok := memory.DetectSecret(c); ok {
+		return "secret"
+	}
+	return "invalid"
+}
+
+// entryMemory is the memory an import makes of a dataset entry: its author and creation
+// time kept.
+func entryMemory(owner memory.Owner, e MemoryEntry) memory.Memory {
+	return memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, Content: e.Content,
+		Source: memory.SourceImport, Provenance: memory.Provenance{Author: e.Author},
+		CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt}
 }
 
 // load writes a scope's memories through RememberMany, the bulk write path, keeping author
 // and creation time as an import does, and returns which dataset ids each stored memory
 // absorbed (more than one when the write path deduplicated them).
 func load(ctx context.Context, s *ltm.Store, owner memory.Owner, entries []MemoryEntry) (map[int64][]string, int, error) {
+	if len(entries) == 0 {
+		return map[int64][]string{}, 0, nil
+	}
 	mems := make([]memory.Memory, len(entries))
 	for i, e := range entries {
-		mems[i] = memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, Content: e.Content,
-			Source: memory.SourceImport, Provenance: memory.Provenance{Author: e.Author},
-			CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt}
+		mems[i] = entryMemory(owner, e)
 	}
 	res, err := s.Transfer.RememberMany(ctx, mems, "eval")
 	if err != nil {
@@ -270,10 +415,57 @@ func load(ctx context.Context, s *ltm.Store, owner memory.Owner, entries []Memor
 	return absorbed, res.Created, nil
 }
 
-// plainFTS is the baseline ranking: the question's words, quoted and OR-ed, matched
-// against the memories' FTS5 index (the same porter tokenizer kioku uses) in one server's
-// scope, ordered by bm25. No phrase, author, date or CJK handling.
-func plainFTS(ctx context.Context, db *sql.DB, guildID, text string, limit int) ([]int64, error) {
+// baseline is the reference ranking: plain SQLite FTS5 BM25 over the same messages, each
+// indexed as "Author: content" in its own database with the porter tokenizer kioku's word
+// index uses, and queried with the question's words quoted and OR-ed. It owes nothing to
+// kioku: no search-text folding, no phrases, author weight, dates, CJK n-grams or dedup.
+type baseline struct {
+	db  *sql.DB
+	ids []string // the dataset id of each row, at rowid-1
+}
+
+func openBaseline(ctx context.Context, path string) (*baseline, error) {
+	db, err := sql.Open("sqlite", ltm.DSN(path))
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open the baseline database: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE VIRTUAL TABLE messages USING fts5 (
+		text, scope UNINDEXED, tokenize = 'porter unicode61 remove_diacritics 2')`); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("couldn't create the baseline index: %w", err)
+	}
+	return &baseline{db: db}, nil
+}
+
+func (b *baseline) Close() error { return b.db.Close() }
+
+// add indexes a scope's messages.
+func (b *baseline) add(ctx context.Context, scope string, entries []MemoryEntry) error {
+	tx, err := b.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't index the baseline: %w", err)
+	}
+	defer tx.Rollback()
+	for _, e := range entries {
+		text := e.Content
+		if e.Author != "" {
+			text = e.Author + ": " + e.Content
+		}
+		b.ids = append(b.ids, e.ID)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO messages (rowid, text, scope) VALUES (?, ?, ?)`,
+			len(b.ids), text, scope); err != nil {
+			return fmt.Errorf("couldn't index the baseline: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("couldn't index the baseline: %w", err)
+	}
+	return nil
+}
+
+// search ranks a scope's messages for text, best first, each as its one dataset id.
+func (b *baseline) search(ctx context.Context, scope, text string, limit int) ([][]string, error) {
 	words := strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 	if len(words) == 0 {
 		return nil, nil
@@ -281,22 +473,21 @@ func plainFTS(ctx context.Context, db *sql.DB, guildID, text string, limit int) 
 	for i, w := range words {
 		words[i] = `"` + w + `"`
 	}
-	rows, err := db.QueryContext(ctx, `SELECT m.id FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND m.scope_key = ? AND m.deleted_at IS NULL
-		ORDER BY bm25(memories_fts) LIMIT ?`, strings.Join(words, " OR "), memory.ServerOwner(guildID).Key(), limit)
+	rows, err := b.db.QueryContext(ctx, `SELECT rowid FROM messages WHERE messages MATCH ? AND scope = ?
+		ORDER BY bm25(messages) LIMIT ?`, strings.Join(words, " OR "), scope, limit)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var ids []int64
+	var ranked [][]string
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var row int
+		if err := rows.Scan(&row); err != nil {
 			return nil, err
 		}
-		ids = append(ids, id)
+		ranked = append(ranked, []string{b.ids[row-1]})
 	}
-	return ids, rows.Err()
+	return ranked, rows.Err()
 }
 
 type queryResult struct {
@@ -456,34 +647,59 @@ func writeObject(b *strings.Builder, fs []field) error {
 	return nil
 }
 
-// MarshalJSON renders the report as the one JSON object of SPEC §8: queries, recall@k for
-// each k, mrr, ndcg@10, p50_ms, p95_ms and by_category (the same keys per category).
-func (r Report) MarshalJSON() ([]byte, error) {
-	cats := make([]string, 0, len(r.ByCategory))
-	for c := range r.ByCategory {
-		cats = append(cats, c)
-	}
-	sort.Strings(cats)
-	var byCat strings.Builder
-	byCat.WriteByte('{')
-	for i, c := range cats {
+// categoriesJSON renders metrics per category as one JSON object, categories sorted.
+func categoriesJSON(byCat map[string]Metrics, ks []int) (json.RawMessage, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, c := range sortedKeys(byCat) {
 		if i > 0 {
-			byCat.WriteByte(',')
+			b.WriteByte(',')
 		}
 		k, _ := json.Marshal(c)
-		byCat.Write(k)
-		byCat.WriteByte(':')
-		if err := writeObject(&byCat, r.ByCategory[c].jsonFields(r.K)); err != nil {
+		b.Write(k)
+		b.WriteByte(':')
+		if err := writeObject(&b, byCat[c].jsonFields(ks)); err != nil {
 			return nil, err
 		}
 	}
-	byCat.WriteByte('}')
-	var b strings.Builder
-	var baseline strings.Builder
-	if err := writeObject(&baseline, r.Baseline.jsonFields(r.K)); err != nil {
+	b.WriteByte('}')
+	return json.RawMessage(b.String()), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// MarshalJSON renders the report as the one JSON object of SPEC §8: queries, skipped
+// (with skipped_reasons and skipped_queries), recall@k for each k, mrr, ndcg@10, p50_ms,
+// p95_ms, by_category (the metric keys per category) and fts5_baseline (the same for plain
+// FTS5 BM25, with its own by_category).
+func (r Report) MarshalJSON() ([]byte, error) {
+	byCat, err := categoriesJSON(r.ByCategory, r.K)
+	if err != nil {
 		return nil, err
 	}
-	fs := append(r.Overall.jsonFields(r.K), field{"by_category", json.RawMessage(byCat.String())},
+	baseByCat, err := categoriesJSON(r.BaselineByCategory, r.K)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	var baseline strings.Builder
+	if err := writeObject(&baseline, append(r.Baseline.jsonFields(r.K), field{"by_category", baseByCat})); err != nil {
+		return nil, err
+	}
+	reasons := r.SkippedReasons
+	if reasons == nil {
+		reasons = map[string]int{}
+	}
+	fs := slices.Insert(r.Overall.jsonFields(r.K), 1, field{"skipped", r.Skipped},
+		field{"skipped_reasons", reasons}, field{"skipped_queries", r.SkippedQueries})
+	fs = append(fs, field{"by_category", byCat},
 		field{"fts5_baseline", json.RawMessage(baseline.String())})
 	if err := writeObject(&b, fs); err != nil {
 		return nil, err
@@ -504,29 +720,50 @@ func (r Report) WriteJSON(w io.Writer) error {
 // WriteText writes the report as a small table for people.
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "dataset %s: %d memories (%d stored after dedup), %d queries\n\n", r.Name, r.Memories, r.Stored, r.Overall.Queries)
-	fmt.Fprintf(&b, "%-14s %7s", "category", "queries")
+	fmt.Fprintf(&b, "dataset %s: %d memories (%d stored after dedup, %d skipped), %d queries (%d skipped)\n\n",
+		r.Name, r.Memories, r.Stored, r.Skipped, r.Overall.Queries, r.SkippedQueries)
+	fmt.Fprintf(&b, "%-18s %7s", "category", "queries")
 	for _, k := range r.K {
 		fmt.Fprintf(&b, " %9s", fmt.Sprintf("recall@%d", k))
 	}
 	fmt.Fprintf(&b, " %7s %7s %8s %8s\n", "mrr", "ndcg@10", "p50_ms", "p95_ms")
 	row := func(name string, m Metrics) {
-		fmt.Fprintf(&b, "%-14s %7d", name, m.Queries)
+		fmt.Fprintf(&b, "%-18s %7d", name, m.Queries)
 		for _, k := range r.K {
 			fmt.Fprintf(&b, " %9.3f", m.Recall[k])
 		}
 		fmt.Fprintf(&b, " %7.3f %7.3f %8.2f %8.2f\n", m.MRR, m.NDCG10, ms(m.P50), ms(m.P95))
 	}
-	cats := make([]string, 0, len(r.ByCategory))
-	for c := range r.ByCategory {
-		cats = append(cats, c)
-	}
-	sort.Strings(cats)
-	for _, c := range cats {
+	for _, c := range sortedKeys(r.ByCategory) {
 		row(c, r.ByCategory[c])
 	}
 	row("overall", r.Overall)
+	b.WriteByte('\n')
+	for _, c := range sortedKeys(r.BaselineByCategory) {
+		row("fts5 "+c, r.BaselineByCategory[c])
+	}
 	row("fts5 baseline", r.Baseline)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// WriteSkipped writes one line per reason the write path refused memories, with its count,
+// and one for the queries left out because of them; nothing when nothing was skipped.
+func (r Report) WriteSkipped(w io.Writer) error {
+	var b strings.Builder
+	for _, k := range sortedKeys(r.SkippedReasons) {
+		fmt.Fprintf(&b, "eval: skipped %s the write path refuses: %s (%s)\n", plural(r.SkippedReasons[k], "memory", "memories"), k, SkipReasons[k])
+	}
+	if r.SkippedQueries > 0 {
+		fmt.Fprintf(&b, "eval: left out %s whose every relevant memory was skipped\n", plural(r.SkippedQueries, "query", "queries"))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

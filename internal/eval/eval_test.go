@@ -77,6 +77,10 @@ func TestMetricsOnAKnownRanking(t *testing.T) {
 	if cat, _ := obj["by_category"].(map[string]any)["single-hop"].(map[string]any); cat["queries"] != 2.0 {
 		t.Errorf("by_category.single-hop = %v, want 2 queries", cat)
 	}
+	base, _ := obj["fts5_baseline"].(map[string]any)
+	if cat, _ := base["by_category"].(map[string]any)["adversarial"].(map[string]any); cat["queries"] != 1.0 {
+		t.Errorf("fts5_baseline.by_category = %v, want the adversarial query there too", base["by_category"])
+	}
 }
 
 func TestDatasetErrors(t *testing.T) {
