@@ -21,7 +21,11 @@ import (
 
 // openStore opens the configured database, applying migrations.
 func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
-	return ltm.Open(ctx, app.config.DB)
+	store, err := ltm.Open(ctx, app.config.DB)
+	if err != nil {
+		return nil, err
+	}
+	return app.applyMemoryCaps(store), nil
 }
 
 // newModelClient builds the OpenAI-compatible client from the configuration.
@@ -50,6 +54,7 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
+		DailyBudget:       app.dailyBudget(store),
 		Logger:            app.logger.With("component", "pipeline"),
 	}, pipelineDeps(store, model))
 }
@@ -99,12 +104,16 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 	if cfg.EmbedModel != "" {
 		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
 	}
+	deps := chatDeps(store, model, short, onTurn)
+	deps.Budget = app.dailyBudget(store)
 	return chat.New(chat.Config{
 		ContextWindow:   cfg.ContextWindow,
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-	}, chatDeps(store, model, short, onTurn))
+		// All of a server's members together, next to each member's own rate.
+		GuildTurnsPerMinute: cfg.GuildTurnsPerMinute,
+	}, deps)
 }
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
@@ -120,6 +129,9 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
+		// Turns running at once, and messages that may wait for one (README "Limits").
+		MaxConcurrentTurns: app.config.MaxConcurrentTurns,
+		TurnQueue:          app.turnQueue(),
 	})
 }
 
