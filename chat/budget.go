@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // The limits a message meets before it becomes a turn (SPEC §3 step 1, README "Limits"):
@@ -95,12 +97,12 @@ func (b *DailyBudget) Used(ctx context.Context, guildID, channelID string) (int,
 	return b.store.ModelCalls(ctx, budgetKey(guildID, channelID), b.now().UTC().Format(time.DateOnly))
 }
 
-// budgetKey names the budget a conversation draws on: its server's ("g:" and the guild),
-// or in a DM its member's ("dm:" and the DM channel). The pipeline's fair share of its
-// hourly budget uses the same names.
+// budgetKey names the budget a conversation draws on: its server's (the server's scope
+// key, "g:" and the guild, which a server's purge clears), or in a DM its member's ("dm:"
+// and the DM channel). The pipeline's fair share of its hourly budget uses the same names.
 func budgetKey(guildID, channelID string) string {
 	if guildID != "" {
-		return "g:" + guildID
+		return memory.ServerOwner(guildID).Key()
 	}
 	return "dm:" + channelID
 }

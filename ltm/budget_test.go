@@ -37,4 +37,16 @@ func TestModelCallBudget(t *testing.T) {
 	if n, err := s.Budgets.ModelCalls(ctx, "g:1", day1); err != nil || n != 0 {
 		t.Fatalf("the previous day is no longer counted: %d %v", n, err)
 	}
+	// A server's purge takes its count with it; other servers keep theirs.
+	if _, _, err := s.Budgets.AddModelCalls(ctx, "g:2", day2, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Guilds.PurgeGuild(ctx, "1"); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"g:1": 0, "g:2": 1} {
+		if n, err := s.Budgets.ModelCalls(ctx, key, day2); err != nil || n != want {
+			t.Fatalf("%s after purging server 1: %d %v, want %d", key, n, err, want)
+		}
+	}
 }

@@ -13,26 +13,25 @@ import (
 const MaxImportBytes = 5 << 20
 
 // ReadExport reads and checks an export document of at most MaxImportBytes from r, without
-// touching the database: a larger file is refused before it is decoded, with its size when
-// size is known (>= 0), and so is one holding more than MaxImportMemories memories.
+// touching the database: a larger file is refused before it is decoded (before it is read
+// at all when its size is known, size >= 0), and so is one holding more than
+// MaxImportMemories memories.
 func ReadExport(r io.Reader, size int64) (ExportFile, error) {
 	if size > MaxImportBytes {
-		return ExportFile{}, importTooLarge(fmt.Sprintf("That file is %s", ByteSize(size)))
+		return ExportFile{}, errImportTooLarge
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxImportBytes+1))
 	if err != nil {
 		return ExportFile{}, fmt.Errorf("couldn't read export file: %w", err)
 	}
 	if len(data) > MaxImportBytes {
-		return ExportFile{}, importTooLarge("That file is larger than that")
+		return ExportFile{}, errImportTooLarge
 	}
 	return ParseExport(data)
 }
 
-func importTooLarge(what string) error {
-	return memory.Errorf(memory.EINVALID, "An import file can be at most %s. %s; split it or export less. Nothing was imported.",
-		ByteSize(MaxImportBytes), what)
-}
+var errImportTooLarge = memory.Errorf(memory.EINVALID, "That file is larger than %s, the most an import file can be; split it or export less. Nothing was imported.",
+	ByteSize(MaxImportBytes))
 
 // ByteSize writes n bytes as people read file sizes ("5.0 MiB").
 func ByteSize(n int64) string {

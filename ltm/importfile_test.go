@@ -20,7 +20,7 @@ func TestReadExportLimits(t *testing.T) {
 	for name, size := range map[string]int64{"DeclaredSize": int64(len(big)), "UnknownSize": -1} {
 		t.Run("TooLarge"+name, func(t *testing.T) {
 			_, err := ltm.ReadExport(bytes.NewReader(big), size)
-			if memory.ErrorCode(err) != memory.EINVALID || !strings.Contains(memory.ErrorMessage(err), "at most 5.0 MiB") ||
+			if memory.ErrorCode(err) != memory.EINVALID || !strings.Contains(memory.ErrorMessage(err), "That file is larger than 5.0 MiB, the most an import file can be") ||
 				!strings.Contains(memory.ErrorMessage(err), "Nothing was imported") {
 				t.Fatalf("error %v", err)
 			}
