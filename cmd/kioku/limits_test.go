@@ -422,3 +422,29 @@ func TestRunImportLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitSettings: the limits' defaults, 0 where it turns a limit off, and one line naming
+// the setting for a bad value.
+func TestLimitSettings(t *testing.T) {
+	cfg, err := LoadConfig(func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []int{cfg.GuildTurnsPerMinute, cfg.MaxConcurrentTurns, cfg.TurnQueue, cfg.GuildDailyLLMCalls, cfg.MaxServerMemories, cfg.MaxMemberMemories}
+	if want := []int{60, 16, 64, 2000, 200000, 5000}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("defaults %v, want %v", got, want)
+	}
+	for name, value := range map[string]string{"KIOKU_TURN_QUEUE": "0", "KIOKU_GUILD_DAILY_LLM_CALLS": "0"} {
+		if _, err := LoadConfig(only(name, value)); err != nil {
+			t.Errorf("%s=0: %v", name, err)
+		}
+	}
+	for name, value := range map[string]string{
+		"KIOKU_GUILD_TURNS_PER_MINUTE": "0", "KIOKU_MAX_CONCURRENT_TURNS": "0", "KIOKU_TURN_QUEUE": "-1",
+		"KIOKU_GUILD_DAILY_LLM_CALLS": "lots", "KIOKU_MAX_MEMORIES_PER_SERVER": "0", "KIOKU_MAX_MEMORIES_PER_MEMBER": "-5",
+	} {
+		if _, err := LoadConfig(only(name, value)); err == nil || !strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s=%s: %v, want one line naming the setting", name, value, err)
+		}
+	}
+}
