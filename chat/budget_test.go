@@ -15,12 +15,11 @@ import (
 func withLimits(t *testing.T, e *env, cfg chat.Config, dailyCalls int) {
 	t.Helper()
 	cfg.Now = e.clock.Now
-	deps := chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts,
-		Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}
 	if dailyCalls > 0 {
-		deps.Budget = chat.NewDailyBudget(dailyCalls, e.store.Budgets, e.clock.Now)
+		cfg.DailyBudget = chat.NewDailyBudget(dailyCalls, e.store.Budgets, e.clock.Now)
 	}
-	engine, err := chat.New(cfg, deps)
+	engine, err := chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts,
+		Settings: e.store.Settings, ShortTerm: e.short, Model: e.model})
 	if err != nil {
 		t.Fatal(err)
 	}

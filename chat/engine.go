@@ -155,6 +155,9 @@ type Config struct {
 	// members together, with bursts of as many; zero means no per-guild limit (cmd/kioku
 	// sets 60 unless the operator chose otherwise).
 	GuildTurnsPerMinute int
+	// DailyBudget, when set, is the daily model budget turns draw on (budget.go), the one
+	// the background pipeline draws on too; nil means no daily limit.
+	DailyBudget ModelBudget
 	// BotName is how the bot calls itself; default DefaultBotName.
 	BotName string
 	// Persona is the system prompt for DMs and guilds without a persona of their own;
@@ -204,9 +207,6 @@ type Deps struct {
 	// already saved, and the pipeline's sweep schedules channels whose hook was missed.
 	// Turns that are not stored (privacy full, rate limited, empty) do not call it.
 	OnTurn TurnHook
-	// Budget, when set, is the daily model budget turns draw on (budget.go); nil means no
-	// daily limit.
-	Budget ModelBudget
 }
 
 // Request is one incoming message.
@@ -359,7 +359,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		log:        log,
 		budget:     contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
 		limits:     newLimiter(cfg.TurnsPerMinute),
-		gate:       newTurnGate(cfg.GuildTurnsPerMinute, deps.Budget),
+		gate:       newTurnGate(cfg.GuildTurnsPerMinute, cfg.DailyBudget),
 		pinned:     newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
 		onTurn:     deps.OnTurn,
 	}, nil

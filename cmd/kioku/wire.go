@@ -50,11 +50,11 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 	flags := pipeline.ModeFlags(app.config.PipelineMode)
 	return pipeline.New(pipeline.Config{
 		Audience:          audience,
+		DailyBudget:       app.dailyBudget(store),
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
-		DailyBudget:       app.dailyBudget(store),
 		Logger:            app.logger.With("component", "pipeline"),
 	}, pipelineDeps(store, model))
 }
@@ -104,16 +104,17 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 	if cfg.EmbedModel != "" {
 		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
 	}
-	deps := chatDeps(store, model, short, onTurn)
-	deps.Budget = app.dailyBudget(store)
 	return chat.New(chat.Config{
+		// All of a server's members together, next to each member's own rate, and the daily
+		// model budget the engine shares with the pipeline (README "Limits").
+		GuildTurnsPerMinute: cfg.GuildTurnsPerMinute,
+		DailyBudget:         app.dailyBudget(store),
+		// The prompt's size and each member's rate.
 		ContextWindow:   cfg.ContextWindow,
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-		// All of a server's members together, next to each member's own rate.
-		GuildTurnsPerMinute: cfg.GuildTurnsPerMinute,
-	}, deps)
+	}, chatDeps(store, model, short, onTurn))
 }
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
@@ -125,13 +126,13 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		STM:     short,
 		Turner:  engine,
 		Logger:  app.logger.With("component", "bot"),
+		// Turns running at once, and messages that may wait for one (README "Limits").
+		MaxConcurrentTurns: app.config.MaxConcurrentTurns,
+		TurnQueue:          app.turnQueue(),
 		// A server that removed the bot keeps its data this long, in case it comes back.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.
 		PipelineStatus: pipe.Status,
-		// Turns running at once, and messages that may wait for one (README "Limits").
-		MaxConcurrentTurns: app.config.MaxConcurrentTurns,
-		TurnQueue:          app.turnQueue(),
 	})
 }
 
