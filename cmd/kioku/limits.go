@@ -15,10 +15,9 @@ import (
 
 // applyMemoryCaps sets the per-scope memory caps on store, for every command that writes
 // through it: the bot, `kioku chat` and the `kioku memories` CLI alike.
-func (app *App) applyMemoryCaps(store *ltm.Store) *ltm.Store {
+func (app *App) applyMemoryCaps(store *ltm.Store) {
 	store.MaxServerMemories = app.config.MaxServerMemories
 	store.MaxMemberMemories = app.config.MaxMemberMemories
-	return store
 }
 
 // dailyBudget is the daily model budget of each server and each member's DMs over store,

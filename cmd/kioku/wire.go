@@ -22,10 +22,10 @@ import (
 // openStore opens the configured database, applying migrations.
 func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
 	store, err := ltm.Open(ctx, app.config.DB)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		app.applyMemoryCaps(store)
 	}
-	return app.applyMemoryCaps(store), nil
+	return store, err
 }
 
 // newModelClient builds the OpenAI-compatible client from the configuration.
