@@ -46,9 +46,8 @@ const (
 	// minute; past that something is stuck and the user deserves an answer.
 	DefaultCommandTimeout = time.Minute
 	// DefaultMaxImportBytes is the largest attachment /memory import reads:
-	// a full export of ltm.MaxImportMemories memories of typical length
-	// fits, a file meant to exhaust memory does not.
-	DefaultMaxImportBytes = 2 << 20
+	// ltm.MaxImportBytes, the limit `kioku memories import` applies too.
+	DefaultMaxImportBytes = ltm.MaxImportBytes
 	// DefaultPageSize is how many memories one page of /memory list shows:
 	// ten lines of up to ~200 characters keep an embed readable on a phone.
 	DefaultPageSize = 10
@@ -81,6 +80,12 @@ type Config struct {
 
 	// TurnTimeout bounds one chat turn; default DefaultTurnTimeout.
 	TurnTimeout time.Duration
+	// MaxConcurrentTurns caps the chat turns running at once; default
+	// DefaultMaxConcurrentTurns. TurnQueue is how many messages may wait for one;
+	// default DefaultTurnQueue, negative for none. A message that finds the queue full is
+	// answered "I'm busy" and gets no turn (admission.go).
+	MaxConcurrentTurns int
+	TurnQueue          int
 	// CommandTimeout bounds one interaction; default DefaultCommandTimeout.
 	CommandTimeout time.Duration
 	// MaxImportBytes bounds an import file; default DefaultMaxImportBytes.
@@ -136,6 +141,8 @@ type core struct {
 
 	guildPurgeAfter time.Duration
 	guard           messageGuard
+	// admission caps the chat turns running at once (admission.go).
+	admission *admission
 
 	commands map[string]commandHandler
 	started  time.Time
@@ -198,6 +205,7 @@ type counters struct {
 	turns, turnErrors, ignored, inFlight    atomic.Int64
 	interactions, interactionErrors, denied atomic.Int64
 	commandsRegistered                      atomic.Int64
+	busy                                    atomic.Int64
 }
 
 // Stats is a snapshot of the bot's counters for metrics.
@@ -209,6 +217,9 @@ type Stats struct {
 	Ignored int64
 	// TurnsInFlight is the number of turns running now.
 	TurnsInFlight int64
+	// TurnsQueued is the number of messages waiting for a turn now; TurnsBusy counts
+	// messages answered "I'm busy" because the wait queue was full.
+	TurnsQueued, TurnsBusy int64
 	// Interactions counts slash commands, context menus and button presses;
 	// InteractionErrors those answered with an internal error; Denied those
 	// refused for missing permission.
@@ -260,6 +271,7 @@ func New(cfg Config) (*Bot, error) {
 		channels:        newChannelWatch(),
 		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
 	}
+	c.admission = newAdmission(cmp.Or(cfg.MaxConcurrentTurns, DefaultMaxConcurrentTurns), cmp.Or(cfg.TurnQueue, DefaultTurnQueue))
 	c.perms = &permissions{c}
 	c.visibility = &channelVisibility{c}
 	b := &Bot{
@@ -319,11 +331,14 @@ func (b *Bot) Stats() Stats { return b.snapshot() }
 
 // snapshot reads the counters into a Stats.
 func (b *core) snapshot() Stats {
+	_, queued := b.admission.counts()
 	return Stats{
 		Turns:              b.stats.turns.Load(),
 		TurnErrors:         b.stats.turnErrors.Load(),
 		Ignored:            b.stats.ignored.Load(),
 		TurnsInFlight:      b.stats.inFlight.Load(),
+		TurnsQueued:        int64(queued),
+		TurnsBusy:          b.stats.busy.Load(),
 		Interactions:       b.stats.interactions.Load(),
 		InteractionErrors:  b.stats.interactionErrors.Load(),
 		Denied:             b.stats.denied.Load(),
@@ -404,6 +419,8 @@ func (b *Bot) Shutdown(ctx context.Context) error {
 	b.mu.Lock()
 	b.closing = true
 	b.mu.Unlock()
+	// Messages waiting for a turn are told to send again; running turns finish.
+	b.admission.close()
 
 	done := make(chan struct{})
 	go func() {

@@ -66,6 +66,13 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	// A delete or edit handled while the turn runs is applied again once the turn has
 	// captured the message.
 	defer b.settle(m, log)
+	// At most Config.MaxConcurrentTurns turns run at once; others wait in a bounded queue,
+	// and a message that finds it full is answered "I'm busy" instead.
+	release, admitted := b.admitTurn(m, log)
+	if !admitted {
+		return
+	}
+	defer release()
 	b.stats.inFlight.Add(1)
 	defer b.stats.inFlight.Add(-1)
 

@@ -13,8 +13,9 @@
 //   - A user at privacy level full is not answered and nothing of the message is kept
 //     (no transcript row, no short-term entry); neither is an empty message. Turns of
 //     users now at full are also left out of other people's history.
-//   - A user over the rate limit gets a polite reply; the message is not processed or
-//     stored (a flood should not fill the transcript).
+//   - A user over the rate limit, a message in a guild over the guild's rate limit, and
+//     one whose guild (or DMs) used up the daily model budget get a polite reply; the
+//     message is not processed or stored (a flood should not fill the transcript).
 //   - Credentials are redacted from the message at the start of the turn, before the
 //     transcript write, the intent gate, the prompt and short-term memory, and from the
 //     reply before it is sent, recorded or captured. Logs carry ids and sizes, never the
@@ -151,6 +152,13 @@ type Config struct {
 	// TurnsPerMinute is how many turns each user may start per minute, with bursts of
 	// as many; default DefaultTurnsPerMinute.
 	TurnsPerMinute int
+	// GuildTurnsPerMinute is how many turns each guild may start per minute, all its
+	// members together, with bursts of as many; zero means no per-guild limit (cmd/kioku
+	// sets 60 unless the operator chose otherwise).
+	GuildTurnsPerMinute int
+	// DailyBudget, when set, is the daily model budget turns draw on (budget.go), the one
+	// the background pipeline draws on too; nil means no daily limit.
+	DailyBudget ModelBudget
 	// BotName is how the bot calls itself; default DefaultBotName.
 	BotName string
 	// Persona is the system prompt for DMs and guilds without a persona of their own;
@@ -244,9 +252,12 @@ type Reply struct {
 	// Ignored is set when the bot must not answer at all: the author's privacy level is
 	// full, or the message has no text. Nothing of it was captured.
 	Ignored bool
-	// RateLimited is set when the author is over the rate limit; Text asks them to wait
-	// and the message was not processed or stored.
+	// RateLimited is set when the author, or the guild, is over the rate limit; Text asks
+	// them to wait and the message was not processed or stored.
 	RateLimited bool
+	// BudgetSpent is set when the daily model budget of the guild (or of the author's DMs)
+	// is used up; Text says when it resets, and the message was not processed or stored.
+	BudgetSpent bool
 	// ModelUnavailable is set when the model could not be reached; Text apologises. The
 	// user's turn is in the transcript, so nothing they said is lost.
 	ModelUnavailable bool
@@ -288,6 +299,7 @@ type Engine struct {
 	log        *slog.Logger
 	budget     int
 	limits     *limiter
+	gate       turnGate
 	pinned     *pinnedCache
 	onTurn     TurnHook
 }
@@ -303,7 +315,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		return nil, errors.New("couldn't create chat engine: no chat model")
 	}
 	for name, v := range map[string]int{"context window": cfg.ContextWindow, "max output tokens": cfg.MaxOutputTokens,
-		"turns per minute": cfg.TurnsPerMinute, "history turns": cfg.HistoryTurns, "max participants": cfg.MaxParticipants,
+		"turns per minute": cfg.TurnsPerMinute, "guild turns per minute": cfg.GuildTurnsPerMinute, "history turns": cfg.HistoryTurns, "max participants": cfg.MaxParticipants,
 		"recall limit": cfg.RecallLimit, "pinned limit": cfg.PinnedLimit, "max tool rounds": cfg.MaxToolRounds} {
 		if v < 0 {
 			return nil, fmt.Errorf("couldn't create chat engine: negative %s %d", name, v)
@@ -348,6 +360,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		log:        log,
 		budget:     contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
 		limits:     newLimiter(cfg.TurnsPerMinute),
+		gate:       newTurnGate(cfg.GuildTurnsPerMinute, cfg.DailyBudget),
 		pinned:     newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
 		onTurn:     deps.OnTurn,
 	}, nil
@@ -384,9 +397,8 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		log.DebugContext(ctx, "message ignored", slog.String("reason", "empty"))
 		return Reply{Ignored: true}, nil
 	}
-	if wait, ok := e.limits.allow(req.UserID, e.cfg.Now()); !ok {
-		log.InfoContext(ctx, "rate limited", slog.Duration("retry_in", wait))
-		return Reply{RateLimited: true, Text: rateLimitText(wait)}, nil
+	if refusal, ok, err := e.admit(ctx, log, req); !ok || err != nil {
+		return refusal, err
 	}
 
 	// Credentials are cut from the message before it goes anywhere: the transcript would
@@ -421,6 +433,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	reply.Notices = tb.Notices()
 	e.invalidateAfter(reply.Notices, req.GuildID)
 	reply.Usage.ModelCalls, reply.Usage.ToolCalls, reply.Usage.ToolErrors = res.Rounds, res.ToolCalls, res.ToolErrors
+	e.spendBudget(ctx, log, req, res.Rounds)
 	reply.Usage.PromptTokens, reply.Usage.CompletionTokens = res.Usage.PromptTokens, res.Usage.CompletionTokens
 	if runErr != nil {
 		if ctx.Err() != nil {

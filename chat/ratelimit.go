@@ -13,7 +13,7 @@ import (
 // map lookup.
 const limiterSweepSize = 10_000
 
-// limiter is the per-user turn rate limit: a token bucket per user refilling at
+// limiter is a turn rate limit per key: a token bucket per user (or per guild) refilling at
 // perMinute per minute, with bursts of perMinute, so someone can fire off a few quick
 // messages but not keep the model busy for everyone else.
 type limiter struct {
@@ -27,24 +27,27 @@ func newLimiter(perMinute int) *limiter {
 	return &limiter{every: rate.Limit(float64(perMinute) / 60), burst: perMinute, users: make(map[string]*rate.Limiter)}
 }
 
-// allow takes one turn from userID's bucket at now. When the bucket is empty it reports
-// false and roughly how long until the next turn is allowed.
-func (l *limiter) allow(userID string, now time.Time) (time.Duration, bool) {
+// take takes one turn from key's bucket at now. When the bucket is empty it reports false
+// and roughly how long until the next turn is allowed. undo gives the turn back, for a
+// message that a later check refuses after all (it was no turn).
+func (l *limiter) take(key string, now time.Time) (undo func(), wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	lim, ok := l.users[userID]
-	if !ok {
+	lim, found := l.users[key]
+	if !found {
 		if len(l.users) >= limiterSweepSize {
 			l.sweep(now)
 		}
 		lim = rate.NewLimiter(l.every, l.burst)
-		l.users[userID] = lim
+		l.users[key] = lim
 	}
-	if lim.AllowN(now, 1) {
-		return 0, true
+	if tokens := lim.TokensAt(now); tokens < 1 {
+		return func() {}, time.Duration((1 - tokens) / float64(l.every) * float64(time.Second)), false
 	}
-	missing := 1 - lim.TokensAt(now)
-	return time.Duration(missing / float64(l.every) * float64(time.Second)), false
+	// A token is there, so the reservation is immediate; cancelling it at the time it was
+	// made puts the token back.
+	r := lim.ReserveN(now, 1)
+	return func() { r.CancelAt(now) }, 0, true
 }
 
 // sweep drops the limiters of users whose bucket is full again.

@@ -101,7 +101,8 @@ func ParseExport(data []byte) (ExportFile, error) {
 		return f, memory.Errorf(memory.EINVALID, "That file is not a kioku export (format %q, want %q).", f.Format, ExportFormat)
 	}
 	if len(f.Memories) > MaxImportMemories {
-		return f, memory.Errorf(memory.EINVALID, "That file has %d memories; one import takes at most %d.", len(f.Memories), MaxImportMemories)
+		return f, memory.Errorf(memory.EINVALID, "That file has %s memories; one import takes at most %s. Split it into smaller files. Nothing was imported.",
+			thousands(len(f.Memories)), thousands(MaxImportMemories))
 	}
 	return f, nil
 }
@@ -171,7 +172,11 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFil
 	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
-	return s.importPrepared(ctx, by.writer(), prepared, by.Actor, len(prepared))
+	res, err := s.importPrepared(ctx, by.writer(), prepared, by.Actor, len(prepared))
+	if memory.ErrorCode(err) == memory.ELIMIT {
+		return ImportResult{}, memory.Errorf(memory.ELIMIT, "%s Nothing was imported.", memory.ErrorMessage(err))
+	}
+	return res, err
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds
@@ -250,6 +255,9 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		}
 		firstAt[k] = i
 		fresh = append(fresh, i)
+	}
+	if err := s.db.checkBatchCapsTx(ctx, tx, batch, fresh); err != nil {
+		return nil, nil, err
 	}
 
 	now := s.db.nowMillis()

@@ -155,6 +155,11 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 		{"settings", &res.Settings, func(tx *sql.Tx) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
 		}},
+		{"model calls", new(int), func(tx *sql.Tx) (int, error) {
+			// The day's count of the daily model budget: ids and a number, but the guild's.
+			_, err := execCount(ctx, tx, `DELETE FROM model_calls WHERE budget_key = ?`, serverKey)
+			return 0, err // one row: never repeat
+		}},
 		{"departure", new(int), func(tx *sql.Tx) (int, error) {
 			_, err := execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ?`, guildID)
 			return 0, err // one row: never repeat

@@ -94,6 +94,9 @@ func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
 func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
+	if err := s.checkCapTx(ctx, tx, owner, 1); err != nil {
+		return memory.WriteResult{}, err
+	}
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
@@ -474,6 +477,9 @@ func (s *db) recoverTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, 
 	}
 	if dup != nil {
 		return nil, memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
+	}
+	if err := s.checkCapTx(ctx, tx, owner, 1); err != nil {
+		return nil, err
 	}
 	now := s.nowMillis()
 	restored, err := scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,

@@ -118,6 +118,11 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
 	res, err := s.db.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
+	if memory.ErrorCode(err) == memory.ELIMIT {
+		// The scope is full: nothing is dropped to make room, and the proposal stays in
+		// history as blocked with the reason, for people to decide what to forget.
+		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, memory.ErrorMessage(err))
+	}
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}

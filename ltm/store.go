@@ -60,6 +60,8 @@ type Store struct {
 	Channels *Channels
 	// Guilds are the servers the bot left and the purge of their data.
 	Guilds *Guilds
+	// Budgets count model calls per server (or member's DMs) and day, for the daily budget.
+	Budgets *Budgets
 	// Maintenance keeps the database healthy: retention, repairs, reindexing and stats.
 	Maintenance *Maintenance
 }
@@ -98,6 +100,11 @@ type db struct {
 	// AccessFlushInterval is how often access counts gathered by recall are written; it
 	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
 	AccessFlushInterval time.Duration
+	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
+	// one member's personal memory (caps.go); zero means DefaultMaxServerMemories and
+	// DefaultMaxMemberMemories, negative no cap.
+	MaxServerMemories int
+	MaxMemberMemories int
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 	recall     recallState
@@ -201,6 +208,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Transfer:      &Transfer{d},
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
+		Budgets:       &Budgets{d},
 		Maintenance:   &Maintenance{d},
 	}
 }

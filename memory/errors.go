@@ -14,6 +14,7 @@ const (
 	EFORBIDDEN  = "forbidden"   // the caller may not do this here
 	ENOTDELETED = "not_deleted" // recover of a memory that is not deleted
 	EEXPIRED    = "expired"     // recover after the retention window, or a stale confirm token
+	ELIMIT      = "limit"       // a cap on what a scope may hold or a file may carry was reached
 	EINTERNAL   = "internal"    // anything else
 )
 

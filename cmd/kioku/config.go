@@ -49,6 +49,14 @@ type Config struct {
 	// repairs, observe (record what it would do) or off.
 	MaintenanceMode maintenance.Mode
 
+	// Abuse limits (README "Limits", limits.go).
+	GuildTurnsPerMinute int // per-server rate limit
+	MaxConcurrentTurns  int // chat turns running at once
+	TurnQueue           int // messages waiting for a turn; 0: none
+	GuildDailyLLMCalls  int // model calls per server (or member's DMs) and UTC day; 0: unlimited
+	MaxServerMemories   int // live memories per server
+	MaxMemberMemories   int // live personal memories per member
+
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
 	LLMTimeout      time.Duration // per model call
@@ -165,6 +173,12 @@ var settings = []setting{
 		return nil
 	}},
 	{"KIOKU_TURNS_PER_MINUTE", "10", "Chat turns each user may start per minute.", positiveInt(func(c *Config) *int { return &c.TurnsPerMinute })},
+	{"KIOKU_GUILD_TURNS_PER_MINUTE", "60", "Chat turns each server may start per minute, all its members together.", positiveInt(func(c *Config) *int { return &c.GuildTurnsPerMinute })},
+	{"KIOKU_MAX_CONCURRENT_TURNS", "16", "Chat turns that run at once; further messages wait in the turn queue.", positiveInt(func(c *Config) *int { return &c.MaxConcurrentTurns })},
+	{"KIOKU_TURN_QUEUE", "64", "Messages that may wait for a turn; when it is full the bot answers that it is busy (0: no waiting).", nonNegativeInt(func(c *Config) *int { return &c.TurnQueue })},
+	{"KIOKU_GUILD_DAILY_LLM_CALLS", "2000", "Model calls per UTC day for each server (and each member's DMs), chat and background pipeline together; 0 = unlimited.", nonNegativeInt(func(c *Config) *int { return &c.GuildDailyLLMCalls })},
+	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
+	{"KIOKU_MAX_MEMORIES_PER_MEMBER", "5000", "Live personal memories one member may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxMemberMemories })},
 	{"KIOKU_LOG_LEVEL", "info", "debug, info, warn or error.", func(c *Config, v string) error {
 		switch strings.ToLower(v) {
 		case "debug", "info", "warn", "error":

@@ -395,16 +395,7 @@ func memImport(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if len(pos) != 1 {
 		return usagef("kioku memories import FILE (- for standard input)")
 	}
-	var data []byte
-	if pos[0] == "-" {
-		data, err = io.ReadAll(io.LimitReader(app.Stdin, 64<<20))
-	} else {
-		data, err = os.ReadFile(pos[0])
-	}
-	if err != nil {
-		return fmt.Errorf("couldn't read %s: %w", pos[0], err)
-	}
-	f, err := ltm.ParseExport(data)
+	f, err := readImportFile(app, pos[0])
 	if err != nil {
 		return err
 	}

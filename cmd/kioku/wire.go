@@ -22,8 +22,11 @@ import (
 // openStore opens the configured database, applying migrations.
 func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
 	store, err := ltm.Open(ctx, app.config.DB)
-	if err == nil && app.storeOpened != nil {
-		app.storeOpened(store)
+	if err == nil {
+		app.applyMemoryCaps(store)
+		if app.storeOpened != nil {
+			app.storeOpened(store)
+		}
 	}
 	return store, err
 }
@@ -59,6 +62,7 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 	deps.Provider = providerCounts(store, model)
 	return pipeline.New(pipeline.Config{
 		Audience:          audience,
+		DailyBudget:       app.dailyBudget(store),
 		Flags:             &flags,
 		CallsPerHour:      app.config.PipelineCallsPerHour,
 		GuildShare:        app.config.PipelineGuildShare,
@@ -118,6 +122,11 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
 	}
 	return chat.New(chat.Config{
+		// All of a server's members together, next to each member's own rate, and the daily
+		// model budget the engine shares with the pipeline (README "Limits").
+		GuildTurnsPerMinute: cfg.GuildTurnsPerMinute,
+		DailyBudget:         app.dailyBudget(store),
+		// The prompt's size and each member's rate.
 		ContextWindow:   cfg.ContextWindow,
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
@@ -134,6 +143,9 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		STM:     short,
 		Turner:  app.observeTurns(engine),
 		Logger:  app.logger.With("component", "bot"),
+		// Turns running at once, and messages that may wait for one (README "Limits").
+		MaxConcurrentTurns: app.config.MaxConcurrentTurns,
+		TurnQueue:          app.turnQueue(),
 		// A server that removed the bot keeps its data this long, in case it comes back.
 		GuildPurgeAfter: app.config.GuildPurgeAfter,
 		// The running pipeline adds its model budget to what the database says.

@@ -46,7 +46,7 @@ func (app *App) watchRun(store *ltm.Store, short *stm.Store, b *bot.Bot, pipe *p
 		Bot: func() metrics.BotStats {
 			s := b.Stats()
 			return metrics.BotStats{Connected: s.Connected, Turns: s.Turns, TurnErrors: s.TurnErrors,
-				TurnsInFlight: s.TurnsInFlight, Ignored: s.Ignored, Interactions: s.Interactions,
+				TurnsInFlight: s.TurnsInFlight, TurnsQueued: s.TurnsQueued, TurnsBusy: s.TurnsBusy, Ignored: s.Ignored, Interactions: s.Interactions,
 				InteractionErrors: s.InteractionErrors, Denied: s.Denied, CommandsRegistered: s.CommandsRegistered}
 		},
 	})
@@ -143,6 +143,8 @@ func (t timedTurner) Turn(ctx context.Context, req chat.Request) (chat.Reply, er
 		outcome = metrics.TurnIgnored
 	case reply.RateLimited:
 		outcome = metrics.TurnRateLimited
+	case reply.BudgetSpent:
+		outcome = metrics.TurnBudgetSpent
 	}
 	t.m.ObserveTurn(outcome, time.Since(start))
 	return reply, err

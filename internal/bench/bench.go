@@ -113,6 +113,8 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	defer store.Close()
+	// A synthetic corpus of any size in one scope: the per-scope caps guard live servers.
+	store.MaxServerMemories = -1
 	store.Recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
 		out := make([][]float32, len(texts))
 		for i, t := range texts {

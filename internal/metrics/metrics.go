@@ -45,6 +45,9 @@ const (
 	TurnAnswered = "answered"
 	// TurnRateLimited: the member's turn rate was spent; kioku said so without the model.
 	TurnRateLimited = "rate_limited"
+	// TurnBudgetSpent: the server's (or the member's DMs') daily model budget was spent;
+	// kioku said so without the model.
+	TurnBudgetSpent = "budget_spent"
 	// TurnIgnored: the turn was deliberately not answered (privacy "full").
 	TurnIgnored = "ignored"
 	// TurnError: the turn failed.
@@ -138,7 +141,7 @@ func New(opts Options) *Metrics {
 	}
 	// Series that exist from the start read 0 rather than nothing, so rates and ratios
 	// over them are defined before the first event.
-	for _, o := range []string{TurnAnswered, TurnRateLimited, TurnIgnored, TurnError} {
+	for _, o := range []string{TurnAnswered, TurnRateLimited, TurnBudgetSpent, TurnIgnored, TurnError} {
 		m.turns.WithLabelValues(o)
 	}
 	for _, c := range []string{RecallTurn, RecallPipeline, RecallCommand} {

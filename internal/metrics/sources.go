@@ -34,6 +34,9 @@ type BotStats struct {
 	// Turns counts chat turns run; TurnErrors those that failed; TurnsInFlight those
 	// running now.
 	Turns, TurnErrors, TurnsInFlight int64
+	// TurnsQueued is the number of messages waiting for a turn now; TurnsBusy counts the
+	// messages answered "busy" because the wait queue was full.
+	TurnsQueued, TurnsBusy int64
 	// Ignored counts messages addressed to the bot and deliberately not answered.
 	Ignored int64
 	// Interactions counts slash commands, context menus and button presses;
@@ -79,6 +82,10 @@ var botSeries = []struct {
 	{"turn_errors_total", "Chat turns that failed with an error.", prometheus.CounterValue,
 		func(s BotStats) int64 { return s.TurnErrors }},
 	{"turns_in_flight", "Chat turns running now.", prometheus.GaugeValue, func(s BotStats) int64 { return s.TurnsInFlight }},
+	{"turns_queued", "Messages waiting for a chat turn now (KIOKU_MAX_CONCURRENT_TURNS are running).", prometheus.GaugeValue,
+		func(s BotStats) int64 { return s.TurnsQueued }},
+	{"turns_busy_total", "Messages answered \"busy\" because the wait queue (KIOKU_TURN_QUEUE) was full.", prometheus.CounterValue,
+		func(s BotStats) int64 { return s.TurnsBusy }},
 	{"messages_ignored_total", "Messages addressed to the bot and deliberately not answered.", prometheus.CounterValue,
 		func(s BotStats) int64 { return s.Ignored }},
 	{"interactions_total", "Slash commands, context menu commands and button presses.", prometheus.CounterValue,

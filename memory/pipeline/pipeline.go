@@ -163,6 +163,9 @@ type Config struct {
 	// means no channel restriction beyond the conversation's guild. A nil result from it
 	// restricts nothing either.
 	Audience func(ctx context.Context, guildID, channelID string) *memory.Audience
+	// DailyBudget, when set, is the daily model budget each server (or member's DMs) shares
+	// with chat turns; a job whose budget is spent waits for it to reset. Nil: no daily limit.
+	DailyBudget DailyBudget
 
 	// BeforeCommit, when set, is called after every model and embedding call of a job
 	// and right before its one write transaction. A test seam: tests block in it to

@@ -103,6 +103,7 @@ func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	var be *budgetError
+	var daily *dailyBudgetError
 	switch {
 	case err == nil:
 		res.Done++
@@ -121,6 +122,9 @@ func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 		res.BudgetWait = true
 		p.postpone(bctx, run, be.retryAt, res)
 		run.log.Info("pipeline job waits for the model budget", slog.Time("until", be.retryAt), elapsed)
+	case errors.As(err, &daily):
+		p.postpone(bctx, run, daily.resetAt, res)
+		run.log.Info("pipeline job waits: its server's daily model budget is spent", slog.Time("until", daily.resetAt), elapsed)
 	case ctx.Err() != nil:
 		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
@@ -319,6 +323,9 @@ func (p *worker) complete(ctx context.Context, run *jobRun, purpose memory.Model
 	key := shareKey(run.payload.GuildID, run.payload.ChannelID)
 	if spent, at := p.guard.ShareSpent(key); spent && p.othersWaiting(ctx, key, run.log) {
 		return "", &budgetError{retryAt: at, share: true}
+	}
+	if err := p.takeDaily(ctx, run); err != nil {
+		return "", err
 	}
 	if ok, at := p.guard.TakeFor(key); !ok {
 		return "", &budgetError{retryAt: at}
