@@ -78,10 +78,10 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	if !slices.Equal(d.Storage.PendingMigrations, []string{newest}) {
 		t.Fatalf("diagnostics pending %v", d.Storage.PendingMigrations)
 	}
+	// The write is refused (by the read-only connection, or earlier by a table of the
+	// missing migration), and nothing reaches the file: checked below.
 	if _, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g", Content: "a write"}, "cli"); err == nil {
 		t.Fatal("a write through a read-only store succeeded")
-	} else if !strings.Contains(err.Error(), "readonly") {
-		t.Fatalf("the write failed for another reason: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -91,6 +91,9 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	var n int
 	if err := raw.QueryRow(`SELECT count(*) FROM schema_migrations WHERE name = ?`, newest).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%s recorded after a read-only open: %d, %v", newest, n, err)
+	}
+	if err := raw.QueryRow(`SELECT count(*) FROM memories`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d memories after a write through a read-only store, %v", n, err)
 	}
 }
 
