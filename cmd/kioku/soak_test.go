@@ -48,7 +48,7 @@ var (
 	soakDuration      = flag.Duration("soak.duration", time.Minute, "how long the soak runs after warm-up")
 	soakConversations = flag.Int("soak.conversations", 50, "concurrent conversations")
 	soakGuilds        = flag.Int("soak.guilds", 5, "guilds the conversations are spread over")
-	soakHeapProfile   = flag.String("soak.heapprofile", "", "write a heap profile at the end to this file, to find what grew")
+	soakHeapProfile   = flag.String("soak.heapprofile", "", "write heap profiles at the baseline (FILE.start) and the end (FILE), to find what grew")
 )
 
 const (
@@ -117,7 +117,6 @@ type soakReport struct {
 
 // soakPending is one dispatched message waiting for its reply.
 type soakPending struct {
-	conv    int
 	token   string
 	sent    time.Time
 	measure bool
@@ -168,6 +167,9 @@ func TestSoak(t *testing.T) {
 	convs, guildCount, duration := *soakConversations, *soakGuilds, *soakDuration
 	if convs < 1 || guildCount < 1 || duration <= 0 {
 		t.Fatalf("bad flags: %d conversations, %d guilds, %v", convs, guildCount, duration)
+	}
+	if *soakHeapProfile != "" {
+		runtime.MemProfileRate = 4096 // fine enough to see small growth
 	}
 	// Warm-up, the drains and the shutdown come on top of the soak itself.
 	if dl, ok := t.Deadline(); ok && time.Until(dl) < duration+soakOverhead {
@@ -281,6 +283,9 @@ func TestSoak(t *testing.T) {
 	var deadline time.Time
 	var warm, finished sync.WaitGroup
 	release, finish := make(chan struct{}), make(chan struct{})
+	releaseOnce, finishOnce := sync.OnceFunc(func() { close(release) }), sync.OnceFunc(func() { close(finish) })
+	// A test stopped early still lets its conversations end.
+	defer func() { releaseOnce(); finishOnce() }()
 	warm.Add(convs)
 	finished.Add(convs)
 	for c := range convs {
@@ -294,7 +299,7 @@ func TestSoak(t *testing.T) {
 				} else {
 					m = fake.GuildMessage(places[c].guild, places[c].channel, users[c], "<@"+bot.ID+"> "+text, bot)
 				}
-				s.send(c, token, m, measure)
+				s.send(token, m, measure)
 			}
 			k := 0
 			for ; k < soakWarmupTurns; k++ {
@@ -313,9 +318,12 @@ func TestSoak(t *testing.T) {
 	warm.Wait()
 	s.drain(db)
 	heapStart, goStart := s.settle()
+	if *soakHeapProfile != "" {
+		writeHeapProfile(t, *soakHeapProfile+".start")
+	}
 	began := time.Now()
 	deadline = began.Add(duration)
-	close(release)
+	releaseOnce()
 	finished.Wait()
 	elapsed := time.Since(began)
 	s.drain(db)
@@ -323,7 +331,7 @@ func TestSoak(t *testing.T) {
 	if *soakHeapProfile != "" {
 		writeHeapProfile(t, *soakHeapProfile)
 	}
-	close(finish)
+	finishOnce()
 	stopBot()
 	stopCollect()
 	<-collected
@@ -377,9 +385,9 @@ func TestSoak(t *testing.T) {
 	}
 }
 
-// send dispatches one message of conversation conv and waits for its reply.
-func (s *soak) send(conv int, token string, m *discordgo.Message, measure bool) {
-	p := &soakPending{conv: conv, token: token, measure: measure, done: make(chan struct{})}
+// send dispatches the message of the turn named token and waits for its reply.
+func (s *soak) send(token string, m *discordgo.Message, measure bool) {
+	p := &soakPending{token: token, measure: measure, done: make(chan struct{})}
 	s.mu.Lock()
 	s.pending[m.ID] = p
 	p.sent = time.Now()
