@@ -158,6 +158,17 @@ func dmCreateSchema() *jsonschema.Definition {
 	return &def
 }
 
+// MaxArgumentBytes bounds the raw arguments of one tool call. The largest call a tool
+// accepts (a 2,000-character memory or a 1,500-character summary, even with every character
+// JSON-escaped) is well under it; bigger arguments are refused before they are parsed, so a
+// model emitting megabytes costs a turn neither the parse nor the memory.
+const MaxArgumentBytes = 64 << 10
+
+// MaxArgumentFields bounds the fields of one call's arguments object. Every tool takes at
+// most three, and error messages name unexpected fields, so without a bound thousands of
+// them would come back to the model as an error as large as the arguments.
+const MaxArgumentFields = 16
+
 // decodeArgs validates raw tool-call arguments against def and decodes them into v. It is
 // more forgiving than the schema in two ways models commonly need (null for an omitted
 // optional field, and an empty string for one) and more helpful in its errors: the
@@ -168,6 +179,9 @@ func decodeArgs(def *jsonschema.Definition, raw string, v any) error {
 	if raw == "" {
 		raw = "{}"
 	}
+	if len(raw) > MaxArgumentBytes {
+		return memory.Errorf(memory.EINVALID, "The arguments are %d bytes; the limit is %d. Send only the fields %s, with shorter values.", len(raw), MaxArgumentBytes, fieldList(def))
+	}
 	var data any
 	if err := json.Unmarshal([]byte(raw), &data); err != nil {
 		return memory.Errorf(memory.EINVALID, "The arguments are not valid JSON (%v). Send a JSON object.", err)
@@ -175,6 +189,9 @@ func decodeArgs(def *jsonschema.Definition, raw string, v any) error {
 	obj, ok := data.(map[string]any)
 	if !ok {
 		return memory.Errorf(memory.EINVALID, "The arguments must be a JSON object with the fields %s.", fieldList(def))
+	}
+	if len(obj) > MaxArgumentFields {
+		return memory.Errorf(memory.EINVALID, "The arguments have %d fields; the limit is %d. Send only the fields %s.", len(obj), MaxArgumentFields, fieldList(def))
 	}
 	for k, val := range obj {
 		if val == nil {

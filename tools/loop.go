@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/sashabaranov/go-openai"
@@ -97,7 +98,7 @@ func Run(ctx context.Context, model Model, req openai.ChatCompletionRequest, tb 
 			return res, nil
 		}
 		calls := normalizeCalls(msg.ToolCalls, round)
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: calls})
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: echoed(calls)})
 		for i, call := range calls {
 			if err := ctx.Err(); err != nil {
 				return res, fmt.Errorf("couldn't finish tool calls: %w", err)
@@ -134,6 +135,25 @@ func normalizeCalls(calls []openai.ToolCall, round int) []openai.ToolCall {
 		}
 		c.Index = nil
 		out[i] = c
+	}
+	return out
+}
+
+// echoed returns the calls as the next round sends them back to the model: arguments over
+// MaxArgumentBytes, which the tools refuse unread, are replaced by "{}" so a model that
+// emitted megabytes does not have them resent, and paid for, in every later round.
+func echoed(calls []openai.ToolCall) []openai.ToolCall {
+	var out []openai.ToolCall
+	for i, c := range calls {
+		if len(c.Function.Arguments) > MaxArgumentBytes {
+			if out == nil {
+				out = slices.Clone(calls)
+			}
+			out[i].Function.Arguments = "{}"
+		}
+	}
+	if out == nil {
+		return calls
 	}
 	return out
 }

@@ -115,6 +115,8 @@ type Fake struct {
 	closed  bool
 
 	requests      []Request
+	forgotten     int       // requests dropped by Forget; Index counts them too
+	lostUnhandled []Request // unhandled requests among them, still reported at Close
 	failures      []*failure
 	messages      map[string][]*SentMessage // channel ID → created messages
 	edits         map[string][]*SentMessage // channel ID → message edits

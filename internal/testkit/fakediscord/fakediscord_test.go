@@ -762,3 +762,55 @@ func TestUnhandledRouteFailsTest(t *testing.T) {
 		t.Errorf("errors at close = %q, want the unhandled route named", tb.errors)
 	}
 }
+
+// TestForget: Forget drops the recorded requests and messages up to a mark, so a long test
+// keeps the fake's memory bounded, while Mark, Index, WaitForSince and the unhandled-route
+// report keep working across it.
+func TestForget(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil, fakediscord.AllowUnhandled())
+	m := h.fake.GuildMessage("10", "40", h.fake.NewUser("alice"), "hi")
+	if err := h.fake.DispatchMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	if _, err := h.session.ChannelMessageSend("40", "first"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.session.GuildEmojis("10"); err == nil {
+		t.Fatal("an unhandled route answered without an error")
+	}
+	mark := h.fake.Mark()
+	if mark < 2 || len(h.fake.Messages("40")) != 1 {
+		t.Fatalf("mark %d, %d messages before Forget", mark, len(h.fake.Messages("40")))
+	}
+	h.fake.Forget(mark)
+	if n := len(h.fake.Requests()); n != 0 || h.fake.Mark() != mark || len(h.fake.Messages("40")) != 0 {
+		t.Fatalf("after Forget: %d requests, mark %d (want %d), %d messages", n, h.fake.Mark(), mark, len(h.fake.Messages("40")))
+	}
+	if _, ok := h.fake.StoredMessage(m.ID); ok {
+		t.Error("the dispatched message is still stored")
+	}
+	if un := h.fake.Unhandled(); len(un) != 1 || un[0].Path != "/guilds/10/emojis" {
+		t.Errorf("unhandled after Forget = %+v, want the emoji route still reported", un)
+	}
+
+	if _, err := h.session.ChannelMessageSend("40", "second"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := h.fake.WaitForSince(ctx(t), mark, fakediscord.Match("POST", "/channels/40/messages"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Index != mark || r.Message.Content != "second" || r.At.Before(before) {
+		t.Errorf("request after Forget: index %d (want %d), content %q, at %v (after %v)", r.Index, mark, r.Message.Content, r.At, before)
+	}
+	if reqs := h.fake.Requests(); len(reqs) != 1 || reqs[0].Index != mark {
+		t.Errorf("requests after Forget = %+v, want only the new one", reqs)
+	}
+	// A mark below what was already forgotten drops nothing more.
+	h.fake.Forget(mark - 1)
+	if n := len(h.fake.Requests()); n != 1 {
+		t.Errorf("Forget with an old mark dropped newer requests: %d left", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -15,8 +16,11 @@ import (
 // Request is one HTTP request the fake received, recorded before the
 // response was written so a client that got its answer can already see it.
 type Request struct {
-	// Index is the request's position in Requests; see Mark.
+	// Index is the request's position among all requests the fake received
+	// (its position in Requests until Forget drops some); see Mark.
 	Index int
+	// At is when the request arrived, before its body was read.
+	At time.Time
 	// Method is the HTTP method.
 	Method string
 	// Path is the route below the API version prefix, unescaped, such as
@@ -208,7 +212,7 @@ func (f *Fake) Unhandled() []Request {
 }
 
 func (f *Fake) unhandledLocked() []Request {
-	var out []Request
+	out := slices.Clone(f.lostUnhandled)
 	for _, r := range f.requests {
 		if !r.Handled {
 			out = append(out, r)
@@ -217,12 +221,46 @@ func (f *Fake) unhandledLocked() []Request {
 	return out
 }
 
-// Mark returns the number of requests recorded so far, to pass to
-// WaitForSince so that only later requests are considered.
+// Mark returns the number of requests received so far (those dropped by
+// Forget included), to pass to WaitForSince so that only later requests are
+// considered.
 func (f *Fake) Mark() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.requests)
+	return f.forgotten + len(f.requests)
+}
+
+// Forget drops what the fake has recorded: the requests with an Index below
+// before (pass Mark() for all of them; Mark and Index keep counting, and
+// unhandled routes are still reported at Close), and all created, edited and
+// deleted messages, interaction responses and follow-ups, gateway frames
+// clients sent, and messages kept for fetches and replies (fetching one
+// afterwards answers Unknown Message). Guilds, channels, members, commands,
+// interactions and the gateway session stay. A long-running test calls it
+// now and then, with the mark up to which it has looked at the requests, so
+// that the fake's memory stays bounded.
+func (f *Fake) Forget(before int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := min(max(before-f.forgotten, 0), len(f.requests))
+	for _, r := range f.requests[:n] {
+		if !r.Handled {
+			f.lostUnhandled = append(f.lostUnhandled, r)
+		}
+	}
+	f.forgotten += n
+	f.requests = slices.Clone(f.requests[n:])
+	clear(f.messages)
+	clear(f.edits)
+	clear(f.deleted)
+	clear(f.stored)
+	f.responses, f.followups, f.originalEdits, f.received = nil, nil, nil, nil
+	if f.session != nil && !f.session.dropped {
+		// A connected client has every event dispatched so far; a dropped one keeps its
+		// missed events for the RESUME.
+		f.session.log.dropThrough(f.session.seq.Load())
+	}
+	f.notifyLocked()
 }
 
 // WaitFor returns the first recorded request, since the fake started, for
@@ -240,8 +278,8 @@ func (f *Fake) WaitForSince(ctx context.Context, mark int, match func(Request) b
 	err := f.WaitUntil(ctx, func() bool {
 		f.mu.Lock()
 		var batch []Request
-		if next < len(f.requests) {
-			batch = slices.Clone(f.requests[next:])
+		if i := max(next-f.forgotten, 0); i < len(f.requests) {
+			batch = slices.Clone(f.requests[i:])
 		}
 		f.mu.Unlock()
 		for _, r := range batch {

@@ -3,6 +3,7 @@ package fakediscord
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -23,6 +24,18 @@ func (l *sessionLog) add(seq int64, raw []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, loggedEvent{seq: seq, raw: raw})
+}
+
+// dropThrough forgets the frames up to and including seq: the client has them, and a
+// long-running test (the soak) must not keep every event it ever dispatched.
+func (l *sessionLog) dropThrough(seq int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := 0
+	for i < len(l.events) && l.events[i].seq <= seq {
+		i++
+	}
+	l.events = slices.Clone(l.events[i:])
 }
 
 // after returns the frames with a sequence number above seq, in order.

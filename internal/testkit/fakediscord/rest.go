@@ -97,12 +97,14 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		f.serveGateway(w, r)
 		return
 	}
+	at := time.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	req := &Request{
+		At:      at,
 		Method:  r.Method,
 		Path:    r.URL.Path,
 		URLPath: r.URL.Path,
@@ -133,7 +135,7 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	req.Handled = ex.handled
 
 	f.mu.Lock()
-	req.Index = len(f.requests)
+	req.Index = f.forgotten + len(f.requests)
 	f.requests = append(f.requests, *req)
 	f.notifyLocked()
 	f.mu.Unlock()
