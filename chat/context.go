@@ -26,6 +26,7 @@ type turnContext struct {
 // self-teaching are unknown); recall and history only degrade the prompt when they fail.
 func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker memory.UserSettings, turnID int64, explicit bool) (turnContext, error) {
 	conv := tools.Conversation{
+		Now:       e.cfg.Now(),
 		GuildID:   req.GuildID,
 		ChannelID: req.ChannelID,
 		MessageID: req.MessageID,
