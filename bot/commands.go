@@ -138,7 +138,8 @@ func Commands() []*discordgo.ApplicationCommand {
 			Options: []*discordgo.ApplicationCommandOption{
 				subcommand("list", "List memories, newest first", scopeOption(), typeOption()),
 				subcommand("search", "Search memories",
-					stringOption("query", "Words to look for", true, 200), scopeOption()),
+					append([]*discordgo.ApplicationCommandOption{stringOption("query", "Words to look for", true, 200), scopeOption()},
+						searchFilterOptions()...)...),
 				subcommand("show", "Show one memory in full", idOption(true), scopeOption()),
 				subcommand("add", "Remember something",
 					stringOption("content", "What to remember", true, memory.MaxContentRunes), scopeOption(), typeOption(),

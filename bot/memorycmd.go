@@ -120,13 +120,20 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
 	// A member asked for these memories: the search counts as access and resets their decay.
-	results, err := b.store.Recall.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize,
-		Audience: c.audience(ctx), CountAccess: true})
+	q := memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize, Audience: c.audience(ctx), CountAccess: true}
+	if err := b.searchFilters(c, &q); err != nil {
+		return nil, err
+	}
+	results, err := b.store.Recall.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	if len(results) == 0 {
-		return &response{content: fmt.Sprintf("Nothing in %s matches “%s”.", describe(owner), oneLine(query, 100))}, nil
+		with := ""
+		if filtered(&q) {
+			with = " with these filters"
+		}
+		return &response{content: fmt.Sprintf("Nothing in %s matches “%s”%s.", describe(owner), oneLine(query, 100), with)}, nil
 	}
 	var sb strings.Builder
 	for _, r := range results {

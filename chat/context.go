@@ -26,6 +26,7 @@ type turnContext struct {
 // self-teaching are unknown); recall and history only degrade the prompt when they fail.
 func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, speaker memory.UserSettings, turnID int64, explicit bool) (turnContext, error) {
 	conv := tools.Conversation{
+		Now:       e.cfg.Now(),
 		GuildID:   req.GuildID,
 		ChannelID: req.ChannelID,
 		MessageID: req.MessageID,
@@ -181,7 +182,8 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 // than one per scope, because the keyword index is shared by all scopes and each search
 // pays for reading it; it asks for twice RecallLimit and keeps at most RecallLimit of each
 // kind, best first. Pinned memories come first among server memories so the budget drops
-// them last. Failures degrade to fewer memories.
+// them last. Matches under RecallFloor are left out beside better ones, pinned ones
+// excepted. Failures degrade to fewer memories.
 func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conversation, text string) (server, personal []*memory.Memory) {
 	// The reply uses what is recalled here, so it counts as access and resets the decay.
 	q := memory.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience,
@@ -203,7 +205,7 @@ func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conve
 		log.WarnContext(ctx, "couldn't recall memories", slog.Any("err", err))
 	}
 	recalled := 0
-	for _, r := range results {
+	for _, r := range aboveFloor(results) {
 		m := r.Memory
 		switch {
 		case m.Scope == memory.ScopePersonal:

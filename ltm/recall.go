@@ -94,6 +94,14 @@ func filterClause(q *memory.SearchQuery, now time.Time) (string, []any) {
 		parts = append(parts, "m.created_at >= ?")
 		args = append(args, q.Since.UnixMilli())
 	}
+	if !q.Until.IsZero() {
+		parts = append(parts, "m.created_at <= ?")
+		args = append(args, q.Until.UnixMilli())
+	}
+	if q.AuthorID != "" {
+		parts = append(parts, "m.author_id = ?")
+		args = append(args, q.AuthorID)
+	}
 	if q.PinnedOnly {
 		parts = append(parts, "m.pinned = 1")
 	}
@@ -139,8 +147,8 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 // embedding model is configured, the vector leg (cosine over the in-memory index). Every
 // candidate gets both scores when both legs ran, and recall.Rank blends them (alpha×vector
 // + (1−alpha)×normalized keyword), applies the query's boosts and tie-breakers and drops
-// results under q.MinScore. Scope and filters are part of every SQL query; deleted
-// memories are never returned. If the embedding provider fails, recall answers from the
+// results under q.MinScore. Scope and filters are part of every SQL query (a bad filter is
+// refused, memory.SearchQuery.ValidateFilters); deleted memories are never returned. If the embedding provider fails, recall answers from the
 // keyword leg alone (and stops asking the provider for EmbedRetryAfter).
 //
 // Importance, in the ranking and in q.ImportanceMin, is the effective importance decayed to
@@ -151,6 +159,9 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		q.Limit = 10
 	}
 	q.Limit = min(q.Limit, 100)
+	if err := q.ValidateFilters(); err != nil {
+		return nil, err
+	}
 	// One reading of the clock for the whole search: the filter, the ranking and the access
 	// time agree on what now is.
 	now := s.db.Now()
@@ -216,7 +227,7 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
 		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount}
+			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type}
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)
@@ -227,7 +238,8 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 		}
 		cands[i] = c
 	}
-	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
+	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
+		Dampen: s.db.Dampen})
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}

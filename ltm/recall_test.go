@@ -17,6 +17,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 )
 
 // wordDims is the test embedding model: every listed word is one unit along its dimension,
@@ -172,6 +173,8 @@ func wantOnly(t *testing.T, res []memory.SearchResult, want ...int64) {
 
 func TestRecallBlend(t *testing.T) {
 	s, _ := recallStore(t, true)
+	// The blend itself, without the post-fusion dampening (TestRecallGravity covers that).
+	s.Dampen = recall.Dampening{}
 	owner := memory.ServerOwner("gBlend")
 	// Against the query "coffee" (dimension 2):
 	keywordStrong := testkit.MustRemember(t, s, server("gBlend", "coffee dog puppy hound car automobile pizza")) // cos 1/√15

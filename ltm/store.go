@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kioku-bot/kioku/memory/recall"
 	"github.com/kioku-bot/kioku/migrations"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 )
@@ -97,6 +98,9 @@ type db struct {
 	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5);
 	// default DefaultAlpha.
 	Alpha float64
+	// Dampen switches recall's post-fusion dampening stages; default
+	// recall.DefaultDampening (docs/recall.md).
+	Dampen recall.Dampening
 	// AccessFlushInterval is how often access counts gathered by recall are written; it
 	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
 	AccessFlushInterval time.Duration
@@ -192,6 +196,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		QueryEmbedTimeout:   DefaultQueryEmbedTimeout,
 		EmbedRetryAfter:     DefaultEmbedRetryAfter,
 		Alpha:               DefaultAlpha,
+		Dampen:              recall.DefaultDampening,
 		AccessFlushInterval: DefaultAccessFlushInterval,
 	}
 	recall := &Recall{d}

@@ -11,11 +11,11 @@ import (
 // metaOf is what the vector index may filter m on without reading SQLite.
 func metaOf(m *memory.Memory) vecindex.Meta {
 	return vecindex.Meta{OriginGuild: m.GuildID, Channel: m.Provenance.ChannelID, CreatedAt: millis(m.CreatedAt), Type: string(m.Type),
-		Pinned: m.Pinned, Importance: m.Importance, Tags: slices.Clone(m.Tags)}
+		Pinned: m.Pinned, Importance: m.Importance, Tags: slices.Clone(m.Tags), AuthorID: m.Provenance.AuthorID}
 }
 
 // vectorFilter mirrors the scope and filter rules the vector index can check without SQL
-// (origin guild, type, pinned, since, importance, tags, audience), so its shortlist is spent
+// (origin guild, type, pinned, since, until, author, importance, tags, audience), so its shortlist is spent
 // only on rows that can pass: a filter applied after the top k would let failing rows crowd
 // out passing ones. SQL re-checks everything when the rows are loaded. It returns nil when
 // nothing needs checking. The index holds the base importance, which decay only lowers, so
@@ -25,11 +25,13 @@ func vectorFilter(v memory.Visible, q *memory.SearchQuery) *vecindex.Filter {
 	if v.Owner.Scope == memory.ScopePersonal {
 		origin = v.OriginGuildID
 	}
-	since := millis(q.Since)
-	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && q.ImportanceMin <= 0 && len(q.Tags) == 0 && q.Audience == nil {
+	since, until := millis(q.Since), millis(q.Until)
+	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && until == 0 && q.AuthorID == "" && q.ImportanceMin <= 0 &&
+		len(q.Tags) == 0 && q.Audience == nil {
 		return nil
 	}
-	f := &vecindex.Filter{OriginGuild: origin, PinnedOnly: q.PinnedOnly, Since: since, ImportanceMin: q.ImportanceMin}
+	f := &vecindex.Filter{OriginGuild: origin, PinnedOnly: q.PinnedOnly, Since: since, Until: until, AuthorID: q.AuthorID,
+		ImportanceMin: q.ImportanceMin}
 	for _, t := range q.Types {
 		f.Types = append(f.Types, string(t))
 	}

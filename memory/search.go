@@ -22,7 +22,8 @@ type SearchQuery struct {
 	// Visible lists narrowed scopes (personal memories by origin). Owners and Visible add up.
 	Visible []Visible
 	Limit   int // default 10, at most 100
-	// MinScore drops results whose final Score is below it (0–1).
+	// MinScore drops results whose final Score is below it (0–1), after the legs are fused
+	// and the boosts and dampening applied.
 	MinScore float64
 	// Filters.
 	Types []Type
@@ -30,8 +31,14 @@ type SearchQuery struct {
 	// ImportanceMin keeps memories whose effective importance (Memory.EffectiveImportance,
 	// decayed at the store's clock) is at least this.
 	ImportanceMin float64
-	Since         time.Time
-	PinnedOnly    bool
+	// Since and Until keep memories created at or after Since and at or before Until;
+	// zero leaves that end open.
+	Since      time.Time
+	Until      time.Time
+	PinnedOnly bool
+	// AuthorID keeps memories whose provenance names this author (the user who said or
+	// saved them).
+	AuthorID string
 	// AskedAt is the time the question is asked; relative dates in Text ("last weekend",
 	// "two weeks ago") resolve against it. Zero means now. The eval sets it from a dataset
 	// question's asked_at, so a question about the past is read as it was asked then.

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
@@ -56,6 +57,14 @@ type STMArgs struct {
 type SearchArgs struct {
 	Query string `json:"query" description:"Words to look for in stored memories."`
 	Scope string `json:"scope,omitempty" enum:"all,server,personal" description:"Which memories to search: server (this server's shared memory), personal (personal memories of the people in this conversation) or all (the default)."`
+	Type  string `json:"type,omitempty" enum:"fact,preference,decision,procedural,semantic,event" description:"Only memories of this type."`
+	// Tags is a list for the model, which sends lists more reliably than comma-joined text.
+	Tags     []string `json:"tags,omitempty" description:"Only memories carrying all these tags."`
+	Since    string   `json:"since,omitempty" description:"Only memories from this date on: 2025-06-01, or an age such as 7d, 2w, 12h."`
+	Until    string   `json:"until,omitempty" description:"Only memories up to this date (the whole day), or an age such as 30d."`
+	Pinned   bool     `json:"pinned,omitempty" description:"Only pinned memories."`
+	Author   string   `json:"author,omitempty" description:"Only memories said or saved by this user id."`
+	MinScore float64  `json:"min_score,omitempty" description:"Leave out matches scoring under this, 0 to 1 (default 0)."`
 }
 
 // validate checks what a schema cannot say: the content rules of SPEC §2 (size, no
@@ -123,6 +132,31 @@ func (a *SearchArgs) validate(c *Conversation) error {
 		return memory.Errorf(memory.EINVALID, "This is a direct message, where no server memory exists: search personal or all.")
 	}
 	return nil
+}
+
+// filters puts the filter arguments into q, refusing values that cannot match anything
+// with a message that names them; ages count back from now.
+func (a *SearchArgs) filters(q *memory.SearchQuery, now time.Time) error {
+	if a.Type != "" {
+		q.Types = []memory.Type{memory.Type(strings.ToLower(a.Type))}
+	}
+	for _, t := range a.Tags {
+		if t = strings.TrimSpace(t); t != "" {
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	var err error
+	if q.Since, err = memory.ParseSearchDate("since", a.Since, now, false); err != nil {
+		return err
+	}
+	if q.Until, err = memory.ParseSearchDate("until", a.Until, now, true); err != nil {
+		return err
+	}
+	q.PinnedOnly = a.Pinned
+	// The model copies mentions as often as bare ids.
+	q.AuthorID = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimSpace(a.Author), "<@"), "!"), ">")
+	q.MinScore = a.MinScore
+	return q.ValidateFilters()
 }
 
 // Schemas generated once from the args structs. GenerateSchemaForType only fails for

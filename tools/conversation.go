@@ -3,6 +3,7 @@ package tools
 import (
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
@@ -57,6 +58,9 @@ type Conversation struct {
 	// PromptMessages are the Discord message ids of the history turns the prompt quotes,
 	// so a short-term summary written from it is dropped when any of them is deleted.
 	PromptMessages []string
+	// Now is the time of the turn; search_memories counts ages ("since 7d") back from it.
+	// Zero means the wall clock.
+	Now time.Time
 }
 
 // writeContext is the speaker in this place, for writes whose outcome the model and the

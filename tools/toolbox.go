@@ -61,6 +61,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
@@ -155,7 +156,7 @@ func (tb *Toolbox) Definitions() []openai.Tool {
 			fn.Description = "Replace the short-term summary of this conversation (kept about a day) when it has moved on meaningfully. At most once per message."
 			fn.Parameters = stmSchema
 		case NameSearch:
-			fn.Description = "Search stored memories when the ones already shown are not enough to answer."
+			fn.Description = "Search stored memories when the ones already shown are not enough to answer. Optional filters narrow the search (type, tags, dates, pinned, author, min_score)."
 			fn.Parameters = searchSchema
 		}
 		out = append(out, openai.Tool{Type: openai.ToolTypeFunction, Function: fn})
@@ -460,6 +461,13 @@ func (tb *Toolbox) search(ctx context.Context, raw string) (any, error) {
 	}
 	// The model searches to answer someone, so this recall counts as access.
 	q := memory.SearchQuery{Text: args.Query, Limit: searchLimit, Audience: tb.conv.Audience, CountAccess: true}
+	now := tb.conv.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if err := args.filters(&q, now); err != nil {
+		return nil, err
+	}
 	if args.Scope != SearchPersonal {
 		if o, ok := tb.conv.ServerOwner(); ok {
 			q.Owners = append(q.Owners, o)

@@ -43,7 +43,8 @@ func (sf *scopeFlags) owner() (memory.Owner, error) {
 
 const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) [flags]
   list     [--type T] [--limit N] [--offset N] [--deleted]
-  search   QUERY [--limit N]
+  search   QUERY [--limit N] [--type T] [--tag a,b] [--since D] [--until D] [--pinned]
+           [--author ID] [--min-score X]    D: 2025-06-01, RFC 3339, or an age (7d, 2w, 12h)
   add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned]
   forget   ID... | --query Q [--confirm TOKEN]
   recover  ID
@@ -116,6 +117,8 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	var sf scopeFlags
 	sf.register(fs)
 	limit := fs.Int("limit", 10, "results")
+	var ff searchFilterFlags
+	ff.register(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -127,7 +130,11 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if len(pos) == 0 {
 		return usagef("kioku memories search QUERY")
 	}
-	results, err := store.Recall.Search(ctx, memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit})
+	q := memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit}
+	if err := ff.apply(&q, store.Now()); err != nil {
+		return err
+	}
+	results, err := store.Recall.Search(ctx, q)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Scoring constants.
@@ -47,6 +49,11 @@ type Candidate struct {
 	Importance  float64
 	Pinned      bool
 	AccessCount int
+	// Type is the memory's type; the resolution stage prefers decisions.
+	Type memory.Type
+	// EntityMentions are, for each knowledge-graph entity the memory is linked to, how many
+	// memories mention it; the hub stage reads them. Nil when unknown.
+	EntityMentions []int
 }
 
 // Options tunes Rank.
@@ -61,6 +68,8 @@ type Options struct {
 	MinScore float64
 	// Limit keeps the best Limit candidates; 0 keeps all.
 	Limit int
+	// Dampen switches the post-fusion dampening stages (DefaultDampening is the product's).
+	Dampen Dampening
 }
 
 // Ranked is one candidate's place in the ranking.
@@ -86,6 +95,7 @@ type Ranked struct {
 //	rel      ×= 1 + 0.5·recency        "now" questions ("what time is standup now")
 //	rel      ×= 1 + 0.3                "when" questions, memory states a date or time
 //	rel      ×= 1 + 0.2                the memory was created in a month the query names
+//	rel      ×= dampening              opt.Dampen's stages (dampen.go), each ≤ 1
 //	score     = rel + 0.01·(0.5·recency + 0.3·importance + 0.2·access)
 //
 // recency is the memory's creation time scaled to [0,1] across the candidates (newest 1),
@@ -107,6 +117,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		maxAccess = max(maxAccess, c.AccessCount)
 	}
 	kwOn, vecOn := xmax > 0, opt.VectorLeg
+	damp := opt.Dampen.prepare(cands, plan)
 	out := make([]Ranked, 0, len(cands))
 	for i := range cands {
 		c := &cands[i]
@@ -139,6 +150,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		if len(plan.Months) > 0 && slices.Contains(plan.Months, c.CreatedAt.Month()) {
 			rel *= 1 + monthBoost
 		}
+		rel *= damp.factor(i, c, plan, vecOn)
 		importance := c.Importance
 		if c.Pinned {
 			importance = 1

@@ -45,6 +45,8 @@ type Meta struct {
 	Importance float64
 	// Tags are lowercased.
 	Tags []string
+	// AuthorID is the user id of the memory's author; empty when unknown.
+	AuthorID string
 }
 
 // Filter says which rows a search may return. It is checked before the top k is taken: a
@@ -59,6 +61,10 @@ type Filter struct {
 	PinnedOnly bool
 	// Since keeps rows created at or after this Unix millisecond.
 	Since int64
+	// Until, when above 0, keeps rows created at or before this Unix millisecond.
+	Until int64
+	// AuthorID, when set, keeps rows of this author only.
+	AuthorID string
 	// ImportanceMin, when above 0, keeps rows at least this important.
 	ImportanceMin float64
 	// Tags keeps rows holding every one of these (lowercased) tags.
@@ -74,7 +80,8 @@ type Filter struct {
 func (f *Filter) Keep(m *Meta) bool {
 	if (f.OriginGuild != "" && m.OriginGuild != f.OriginGuild) ||
 		(len(f.Types) > 0 && !slices.Contains(f.Types, m.Type)) ||
-		(f.PinnedOnly && !m.Pinned) || m.CreatedAt < f.Since ||
+		(f.PinnedOnly && !m.Pinned) || m.CreatedAt < f.Since || (f.Until > 0 && m.CreatedAt > f.Until) ||
+		(f.AuthorID != "" && m.AuthorID != f.AuthorID) ||
 		(f.ImportanceMin > 0 && m.Importance < f.ImportanceMin) ||
 		(f.RestrictChannels && m.Channel != "" && m.OriginGuild != "" && !f.Channels[m.Channel]) {
 		return false
