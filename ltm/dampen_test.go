@@ -24,6 +24,7 @@ func TestRecallGravity(t *testing.T) {
 	if s.Dampen != recall.DefaultDampening {
 		t.Fatalf("store dampening %+v, want the default %+v", s.Dampen, recall.DefaultDampening)
 	}
+	s.Dampen = recall.Dampening{Gravity: true}
 	on := mustSearch(t, s, q)
 	rs, _ := find(on, semantic.ID)
 	rk, _ := find(on, shared.ID)

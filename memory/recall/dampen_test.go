@@ -128,18 +128,18 @@ func TestHubFactors(t *testing.T) {
 	}
 }
 
-// The default turns gravity and resolution on and hub off, and dampening happens before
-// MinScore, so a dampened match can fall under the floor.
+// No stage is on by default until it is shown to help on more than one dev set, and
+// dampening happens before MinScore, so a dampened match can fall under the floor.
 func TestDampenDefaultsAndFloor(t *testing.T) {
-	if d := recall.DefaultDampening; !d.Gravity || !d.Resolution || d.Hub {
-		t.Fatalf("DefaultDampening = %+v, want gravity and resolution on, hub off", d)
+	if d := recall.DefaultDampening; d.Gravity || d.Resolution || d.Hub {
+		t.Fatalf("DefaultDampening = %+v, want every stage off", d)
 	}
 	plan := recall.Analyze("sushi place")
 	cands := []recall.Candidate{{ID: 1, Vector: 0.3, Content: "pizza on fridays", CreatedAt: day}}
 	if r := recall.Rank(cands, &plan, recall.Options{VectorLeg: true, MinScore: 0.2}); len(r) != 1 {
 		t.Fatalf("undampened 0.3 match dropped by MinScore 0.2")
 	}
-	if r := recall.Rank(cands, &plan, recall.Options{VectorLeg: true, MinScore: 0.2, Dampen: recall.DefaultDampening}); len(r) != 0 {
+	if r := recall.Rank(cands, &plan, recall.Options{VectorLeg: true, MinScore: 0.2, Dampen: recall.Dampening{Gravity: true}}); len(r) != 0 {
 		t.Fatalf("dampened match (0.15) kept under MinScore 0.2: %+v", r)
 	}
 }
