@@ -237,6 +237,9 @@ func TestSoak(t *testing.T) {
 		"KIOKU_PIPELINE_BUDGET":       "1000000",
 		"KIOKU_PIPELINE_SERVER_SHARE": "1",
 		"KIOKU_TURNS_PER_MINUTE":      "1000000",
+		// The soak measures turns, not the abuse limits (limits_test.go proves those).
+		"KIOKU_GUILD_TURNS_PER_MINUTE": "1000000",
+		"KIOKU_GUILD_DAILY_LLM_CALLS":  "0",
 	}
 	app := &App{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: s.log,
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
