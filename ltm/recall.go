@@ -162,7 +162,11 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	filter, filterArgs := filterClause(&q, now)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
-	plan := recall.Analyze(q.Text)
+	asked := q.AskedAt
+	if asked.IsZero() {
+		asked = now
+	}
+	plan := recall.AnalyzeAt(q.Text, asked)
 	pool := max(candidatePool, 3*q.Limit)
 
 	var (
@@ -216,7 +220,8 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
 		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount}
+			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount,
+			Scope: m.Owner().Key(), Channel: m.Provenance.ChannelID, AuthorName: m.Provenance.Author, Subject: m.SubjectID}
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)
@@ -227,7 +232,7 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 		}
 		cands[i] = c
 	}
-	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit})
+	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit, Stages: rankStages})
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}

@@ -47,6 +47,27 @@ type Candidate struct {
 	Importance  float64
 	Pinned      bool
 	AccessCount int
+	// Scope is the memory's scope key and Channel its origin channel: together with
+	// CreatedAt they place it in a conversation (neighbourhood smoothing).
+	Scope, Channel string
+	// AuthorName is the display name of whoever said it and Subject the id of the person it
+	// is about, if any (named-person boost).
+	AuthorName, Subject string
+}
+
+// Stages switches the conversation-aware ranking stages on and sets their strengths; a
+// zero strength turns a stage off. DefaultStages holds the measured product settings
+// (docs/recall.md).
+type Stages struct {
+	// DateBoost scales relevance by 1 + DateBoost for memories created inside the date
+	// window the question names ("last weekend", "3 March"), tapering to 1 over DateHalo
+	// outside it.
+	DateBoost float64
+	// DateHalo is how far outside the window the date boost tapers off.
+	DateHalo time.Duration
+	// PersonBoost scales relevance by 1 + PersonBoost for memories written by (or about) a
+	// person the question names.
+	PersonBoost float64
 }
 
 // Options tunes Rank.
@@ -61,6 +82,8 @@ type Options struct {
 	MinScore float64
 	// Limit keeps the best Limit candidates; 0 keeps all.
 	Limit int
+	// Stages sets the conversation-aware stages.
+	Stages Stages
 }
 
 // Ranked is one candidate's place in the ranking.
@@ -139,6 +162,12 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		if len(plan.Months) > 0 && slices.Contains(plan.Months, c.CreatedAt.Month()) {
 			rel *= 1 + monthBoost
 		}
+		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
+			rel *= 1 + opt.Stages.DateBoost*windowWeight(plan.Window, c.CreatedAt, opt.Stages.DateHalo)
+		}
+		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && plan.namesPerson(c) {
+			rel *= 1 + opt.Stages.PersonBoost
+		}
 		importance := c.Importance
 		if c.Pinned {
 			importance = 1
@@ -175,4 +204,16 @@ func unixMilli(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// windowWeight is 1 for t inside w, falling linearly to 0 at halo outside it.
+func windowWeight(w Window, t time.Time, halo time.Duration) float64 {
+	d := w.Distance(t)
+	if d == 0 {
+		return 1
+	}
+	if halo <= 0 || d >= halo {
+		return 0
+	}
+	return 1 - float64(d)/float64(halo)
 }
