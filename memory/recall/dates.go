@@ -123,7 +123,7 @@ func DateWindow(text string, asked time.Time) (Window, bool) {
 		return today.AddDate(0, 0, -back)
 	}
 	// weekStart is the Monday of the week holding t.
-	weekStart := func(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday())+6)%7)) }
+	weekStart := func(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7)) }
 
 	if m := reISO.FindStringSubmatch(s); m != nil {
 		y, _ := strconv.Atoi(m[1])

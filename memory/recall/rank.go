@@ -53,6 +53,9 @@ type Candidate struct {
 	// AuthorName is the display name of whoever said it and Subject the id of the person it
 	// is about, if any (named-person boost).
 	AuthorName, Subject string
+	// Neighbour marks a memory loaded only because it sits beside a match: Smooth keeps it
+	// only if a hit lifts it.
+	Neighbour bool
 }
 
 // Stages switches the conversation-aware ranking stages on and sets their strengths; a
