@@ -3,7 +3,6 @@ package ltm
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -16,37 +15,37 @@ import (
 const neighbourSpan = 16
 
 // loadNeighbours loads the live memories written around the hits (ids within
-// neighbourSpan), inside the same scope and filters as the search (where and args: scope,
-// filters and audience), leaving out those in have. One query by primary-key ranges, so it
-// costs the same at any database size; recall.Smooth keeps only those of a hit's own
+// neighbourSpan, looked up by primary key), inside the same scope and filters as the search (where and args: scope,
+// filters and audience), leaving out those in have. One query, so it costs the same at any
+// database size; recall.Smooth keeps only those of a hit's own
 // channel and session.
 func (s *Recall) loadNeighbours(ctx context.Context, hits []int64, have map[int64]bool, where string, args []any) ([]*memory.Memory, error) {
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	ranges := make([]string, len(hits))
-	qargs := make([]any, 0, 2*len(hits)+len(args))
-	for i, id := range hits {
-		ranges[i] = "m.id BETWEEN ? AND ?"
-		qargs = append(qargs, id-neighbourSpan, id+neighbourSpan)
+	// An explicit id list, not ranges: SQLite looks each id up by primary key, where
+	// ranges OR-ed with the scope clause let it scan the whole scope instead.
+	ids := make([]int64, 0, len(hits)*(2*neighbourSpan+1))
+	seen := make(map[int64]bool, cap(ids))
+	for _, h := range hits {
+		for id := max(1, h-neighbourSpan); id <= h+neighbourSpan; id++ {
+			if !have[id] && !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
+			}
+		}
+	}
+	qargs := make([]any, 0, len(ids)+len(args))
+	for _, id := range ids {
+		qargs = append(qargs, id)
 	}
 	qargs = append(qargs, args...)
 	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE (`+strings.Join(ranges, " OR ")+`) AND m.deleted_at IS NULL AND `+where, qargs...)
+		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load neighbouring memories: %w", err)
 	}
-	mems, err := collectMemories(rows)
-	if err != nil {
-		return nil, err
-	}
-	out := mems[:0]
-	for _, m := range mems {
-		if !have[m.ID] {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return collectMemories(rows)
 }
 
 // rankSmoothing sets neighbourhood smoothing (docs/recall.md gives the measurements).
