@@ -173,7 +173,11 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	filter, filterArgs := filterClause(&q, now)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
-	plan := recall.Analyze(q.Text)
+	asked := q.AskedAt
+	if asked.IsZero() {
+		asked = now
+	}
+	plan := recall.AnalyzeAt(q.Text, asked)
 	pool := max(candidatePool, 3*q.Limit)
 
 	var (
@@ -209,6 +213,9 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
+	if mems, err = s.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
+		return nil, err
+	}
 	out := s.rank(mems, kw, &vec, &plan, q.MinScore, q.Limit, now)
 	if q.CountAccess {
 		recalled := make([]int64, len(out))
@@ -224,10 +231,25 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 // now to recall.Rank and returns its ranking as results.
 func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
 	vecOn := vec.q != nil
+	cands := s.candidates(mems, kw, vec, now)
+	ranked := rankSmoothed(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
+		Stages: rankStages, Dampen: s.db.Dampen})
+	out := make([]memory.SearchResult, len(ranked))
+	for i, r := range ranked {
+		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
+	}
+	return out
+}
+
+// candidates gives recall.Rank the loaded memories with their leg scores and their
+// importance decayed to now.
+func (s *Recall) candidates(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, now time.Time) []recall.Candidate {
+	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
 		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type}
+			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type,
+			Scope: m.Owner().Key(), Channel: m.Provenance.ChannelID, AuthorName: m.Provenance.Author, Subject: m.SubjectID}
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)
@@ -236,15 +258,12 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 				c.Vector = float64(cos)
 			}
 		}
+		_, inKw := kw[m.ID]
+		_, inVec := vec.hits[m.ID]
+		c.Neighbour = !inKw && !inVec
 		cands[i] = c
 	}
-	ranked := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
-		Dampen: s.db.Dampen})
-	out := make([]memory.SearchResult, len(ranked))
-	for i, r := range ranked {
-		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
-	}
-	return out
+	return cands
 }
 
 type vectorLegResult struct {

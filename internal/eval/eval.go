@@ -382,11 +382,15 @@ func skipReason(content string) string {
 	return "invalid"
 }
 
-// entryMemory is the memory an import makes of a dataset entry: its author and creation
-// time kept.
+// evalChannel is the channel every dataset message was said in: a dataset scope is one
+// server's conversation, read as one channel.
+const evalChannel = "eval"
+
+// entryMemory is the memory an import makes of a dataset entry: its author, channel and
+// creation time kept.
 func entryMemory(owner memory.Owner, e MemoryEntry) memory.Memory {
 	return memory.Memory{Scope: owner.Scope, GuildID: owner.GuildID, Content: e.Content,
-		Source: memory.SourceImport, Provenance: memory.Provenance{Author: e.Author},
+		Source: memory.SourceImport, Provenance: memory.Provenance{Author: e.Author, ChannelID: evalChannel},
 		CreatedAt: e.CreatedAt, UpdatedAt: e.CreatedAt}
 }
 

@@ -29,6 +29,24 @@ type Plan struct {
 	// Months lists month names the query mentions ("in september"), matched against the
 	// memory's creation date.
 	Months []time.Month
+	// Window is the span of time the question names ("last weekend", "3 March"), resolved
+	// against the time it is asked (AnalyzeAt); zero when it names none.
+	Window Window
+	// People are the person names the question may mention (capitalised words and the
+	// words of CJK runs), folded (foldName); a candidate's author matching one gets the
+	// named-person boost.
+	People []string
+}
+
+// AnalyzeAt is Analyze for a question asked at asked (zero: now), which also resolves the
+// dates it names.
+func AnalyzeAt(text string, asked time.Time) Plan {
+	p := Analyze(text)
+	if w, ok := DateWindow(text, asked); ok {
+		p.Window = w
+	}
+	p.People = queryNames(text)
+	return p
 }
 
 // Analyze turns a query's free text into a Plan.

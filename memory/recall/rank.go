@@ -54,6 +54,30 @@ type Candidate struct {
 	// EntityMentions are, for each knowledge-graph entity the memory is linked to, how many
 	// memories mention it; the hub stage reads them. Nil when unknown.
 	EntityMentions []int
+	// Scope is the memory's scope key and Channel its origin channel: together with
+	// CreatedAt they place it in a conversation (neighbourhood smoothing).
+	Scope, Channel string
+	// AuthorName is the display name of whoever said it and Subject the id of the person it
+	// is about, if any (named-person boost).
+	AuthorName, Subject string
+	// Neighbour marks a memory loaded only because it sits beside a match: Smooth keeps it
+	// only if a hit lifts it.
+	Neighbour bool
+}
+
+// Stages switches the conversation-aware ranking stages on and sets their strengths; a
+// zero strength turns a stage off. The store holds the measured product settings
+// (ltm's rankStages; docs/recall.md has the numbers).
+type Stages struct {
+	// DateBoost scales relevance by 1 + DateBoost for memories created inside the date
+	// window the question names ("last weekend", "3 March"), tapering to 1 over DateHalo
+	// outside it.
+	DateBoost float64
+	// DateHalo is how far outside the window the date boost tapers off.
+	DateHalo time.Duration
+	// PersonBoost scales relevance by 1 + PersonBoost for memories written by (or about) a
+	// person the question names.
+	PersonBoost float64
 }
 
 // Options tunes Rank.
@@ -70,6 +94,8 @@ type Options struct {
 	Limit int
 	// Dampen switches the post-fusion dampening stages (DefaultDampening is the product's).
 	Dampen Dampening
+	// Stages sets the conversation-aware stages.
+	Stages Stages
 }
 
 // Ranked is one candidate's place in the ranking.
@@ -151,6 +177,12 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 			rel *= 1 + monthBoost
 		}
 		rel *= damp.factor(i, c, plan, vecOn)
+		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
+			rel *= 1 + opt.Stages.DateBoost*windowWeight(plan.Window, c.CreatedAt, opt.Stages.DateHalo)
+		}
+		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && plan.namesPerson(c) {
+			rel *= 1 + opt.Stages.PersonBoost
+		}
 		importance := c.Importance
 		if c.Pinned {
 			importance = 1
@@ -187,4 +219,16 @@ func unixMilli(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMilli()
+}
+
+// windowWeight is 1 for t inside w, falling linearly to 0 at halo outside it.
+func windowWeight(w Window, t time.Time, halo time.Duration) float64 {
+	d := w.Distance(t)
+	if d == 0 {
+		return 1
+	}
+	if halo <= 0 || d >= halo {
+		return 0
+	}
+	return 1 - float64(d)/float64(halo)
 }

@@ -1,0 +1,15 @@
+package ltm
+
+import (
+	"time"
+
+	"github.com/kioku-bot/kioku/memory/recall"
+)
+
+// rankStages are the conversation-aware ranking stages recall runs (docs/recall.md gives
+// the measurements behind each setting).
+var rankStages = recall.Stages{
+	DateBoost:   1.0,
+	DateHalo:    2 * 24 * time.Hour,
+	PersonBoost: 0,
+}
