@@ -62,6 +62,8 @@ type Store struct {
 	Guilds *Guilds
 	// Maintenance keeps the database healthy: retention, repairs, reindexing and stats.
 	Maintenance *Maintenance
+	// Graph is the knowledge graph: the entities memories mention and their relations.
+	Graph *Graph
 }
 
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
@@ -202,6 +204,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
 		Maintenance:   &Maintenance{d},
+		Graph:         &Graph{d},
 	}
 }
 

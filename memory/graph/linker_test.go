@@ -211,13 +211,13 @@ func TestLinkLongAndOddInput(t *testing.T) {
 
 func TestNormalize(t *testing.T) {
 	for in, want := range map[string]string{
-		"Zoë":          "zoe",
-		"José  Núñez":  "jose nunez",
-		"ＫＡＴＥ":         "kate",
+		"Zoë":           "zoe",
+		"José  Núñez":   "jose nunez",
+		"ＫＡＴＥ":          "kate",
 		"Baldur’s Gate": "baldur's gate",
-		"ガンダム":         "ガンダム",
-		"ｶﾞﾝﾀﾞﾑ":       "ガンダム",
-		"Straße":       "straße",
+		"ガンダム":          "ガンダム",
+		"ｶﾞﾝﾀﾞﾑ":        "ガンダム",
+		"Straße":        "straße",
 	} {
 		if got := graph.Normalize(in); got != want {
 			t.Errorf("Normalize(%q) = %q, want %q", in, got, want)
