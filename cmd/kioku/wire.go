@@ -72,6 +72,7 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
 		Embeddings:   store.Recall,
+		Graph:        store.Graph,
 		Health:       store.Maintenance,
 		Repairer:     store.Maintenance,
 		Model:        model,

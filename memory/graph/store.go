@@ -95,8 +95,7 @@ func Named(name string, c Context) (Entity, bool) {
 		name = truncateRunes(name, 200)
 	}
 	es := Link(name, c)
-	if len(es) == 1 && (es[0].UserID != "" || Normalize(trimPossessiveSpan(es[0].Surface)) == Normalize(name) ||
-		Normalize(es[0].Name) == Normalize(name)) {
+	if len(es) == 1 && (es[0].UserID != "" || wholeName(es[0], name)) {
 		return es[0], true
 	}
 	if !strings.Contains(name, " ") {
@@ -105,6 +104,24 @@ func Named(name string, c Context) (Entity, bool) {
 		}
 	}
 	return Entity{Name: name, Kind: KindOther, Surface: name}, true
+}
+
+// wholeName reports whether e, found in name, is all of it: the name is e's, or e's with a
+// word that only says its kind ("Project Falcon", "the Valheim server").
+func wholeName(e Entity, name string) bool {
+	n := Normalize(name)
+	if n == Normalize(e.Name) {
+		return true
+	}
+	surface := Normalize(trimPossessiveSpan(e.Surface))
+	if n == surface {
+		return true
+	}
+	rest := strings.TrimSpace(strings.Replace(n, surface, "", 1))
+	rest = strings.TrimSpace(strings.TrimPrefix(rest, "the "))
+	t := vocab()
+	return rest == "" || !strings.Contains(rest, " ") && (t.projectBefore.words[rest] || t.projectAfter.words[rest] ||
+		t.gameAfter.words[rest] || t.titleAfter.words[rest])
 }
 
 func truncateRunes(s string, n int) string {
