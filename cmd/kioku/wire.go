@@ -142,5 +142,6 @@ func botStore(store *ltm.Store) bot.Store {
 		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
 		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
 		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
+		Graph: store.Graph,
 	}
 }
