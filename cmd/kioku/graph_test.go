@@ -1,10 +1,13 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 func TestMemoriesGraph(t *testing.T) {
@@ -70,4 +73,43 @@ func TestMemoriesGraph(t *testing.T) {
 			t.Error("graph without --guild or --user succeeded")
 		}
 	})
+}
+
+// TestMigrateLinksExistingMemories: a database whose memories were written before the
+// knowledge graph existed is linked by `kioku migrate`, to the end, before it returns.
+func TestMigrateLinksExistingMemories(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	env := map[string]string{"KIOKU_DB": path}
+	for _, text := range []string{"Kate leads Project Falcon", "Bill moved to Osaka", "the ferry leaves at noon"} {
+		if code, _, errOut := runApp(t, env, "", "memories", "add", text, "--guild", "g1"); code != 0 {
+			t.Fatalf("add: %s", errOut)
+		}
+	}
+	// As an older kioku left it: no graph rows, the backfill pending.
+	db, err := sql.Open("sqlite", ltm.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stmt := range []string{`DELETE FROM entities`, `UPDATE store_repairs SET cursor = 0, done_at = NULL WHERE name = 'link-graph'`} {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	if code, out, _ := runApp(t, env, "", "memories", "graph", "--guild", "g1"); code != 0 || !strings.Contains(out, "No entities") {
+		t.Fatalf("before the migration the graph should be empty:\n%s", out)
+	}
+	code, out, errOut := runApp(t, env, "", "migrate", "--no-backup")
+	if code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "3 memories linked to the knowledge graph") || !strings.Contains(out, "link-graph") {
+		t.Errorf("migrate output:\n%s", out)
+	}
+	_, out, _ = runApp(t, env, "", "memories", "graph", "--guild", "g1")
+	for _, want := range []string{"Katherine", "Falcon", "William", "Osaka"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("after the migration the graph lacks %s:\n%s", want, out)
+		}
+	}
 }
