@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -38,24 +39,137 @@ func linkContext(m *memory.Memory) graph.Context {
 }
 
 // linkMemoryTx links memory m to the entities its content mentions, in m's scope, creating
-// the entities that do not exist yet. Links that exist already are kept.
+// the entities that do not exist yet. Links that exist already are kept. The statements do
+// not grow with the number of entities a memory names: one lookup of all their names, one
+// insert of the names they lacked and one of the links.
 func (s *db) linkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) error {
 	ents := graph.Link(m.Content, linkContext(m))
 	if len(ents) == 0 {
 		return nil
 	}
-	key, now := m.Owner().Key(), s.nowMillis()
-	for _, e := range ents {
-		id, err := resolveEntityTx(ctx, tx, key, e, now)
-		if err != nil {
-			return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_entities (memory_id, entity_id) VALUES (?, ?)
-			ON CONFLICT (memory_id, entity_id) DO NOTHING`, m.ID, id); err != nil {
-			return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
-		}
+	ids, err := resolveEntitiesTx(ctx, tx, m.Owner().Key(), ents, s.nowMillis())
+	if err != nil {
+		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
+	}
+	args := make([]any, 0, 2*len(ids))
+	for _, id := range ids {
+		args = append(args, m.ID, id)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_entities (memory_id, entity_id) VALUES `+
+		strings.TrimSuffix(strings.Repeat("(?, ?),", len(ids)), ",")+` ON CONFLICT (memory_id, entity_id) DO NOTHING`, args...); err != nil {
+		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
 	return nil
+}
+
+// aliasHit is an entity that one of the looked-up names already finds.
+type aliasHit struct {
+	id       int64
+	kind     graph.Kind
+	mentions int
+}
+
+// resolveEntitiesTx returns, in order, the id of the entity of scopeKey each of ents names
+// (see resolveEntityTx), looking up the names of all of them at once.
+func resolveEntitiesTx(ctx context.Context, tx *sql.Tx, scopeKey string, ents []graph.Entity, now int64) ([]int64, error) {
+	ids := make([]int64, len(ents))
+	aliases := make([][]string, len(ents))
+	var all []any
+	for i, e := range ents {
+		if e.UserID != "" {
+			continue
+		}
+		aliases[i] = e.Aliases()
+		for _, a := range aliases[i] {
+			all = append(all, a)
+		}
+	}
+	hits := map[string][]aliasHit{}
+	if len(all) > 0 {
+		if err := queryEach(ctx, tx, `SELECT a.alias, e.id, e.kind, e.mentions FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+			WHERE a.scope_key = ? AND a.alias IN (`+placeholders(len(all))+`)`, append([]any{scopeKey}, all...), func(rows *sql.Rows) error {
+			var (
+				alias string
+				h     aliasHit
+			)
+			err := rows.Scan(&alias, &h.id, &h.kind, &h.mentions)
+			hits[alias] = append(hits[alias], h)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("couldn't look up entities: %w", err)
+		}
+	}
+	var missing []any // (entity id, scope key, alias) of names an entity does not have yet
+	for i, e := range ents {
+		if e.UserID != "" {
+			id, err := resolveEntityTx(ctx, tx, scopeKey, e, now)
+			if err != nil {
+				return nil, err
+			}
+			ids[i] = id
+			continue
+		}
+		best, found := bestHit(hits, aliases[i], e.Kind)
+		var err error
+		switch {
+		case found:
+			ids[i] = best.id
+			if best.kind == graph.KindOther && e.Kind != graph.KindOther {
+				// A cue in a later mention says what the entity is ("Falcon" → "the Falcon repo").
+				if _, err := tx.ExecContext(ctx, `UPDATE entities SET kind = ?, updated_at = ? WHERE id = ?`, e.Kind, now, best.id); err != nil {
+					return nil, fmt.Errorf("couldn't update entity %d: %w", best.id, err)
+				}
+			}
+		case e.Kind == graph.KindPerson:
+			ids[i], _, err = findSpellingVariantTx(ctx, tx, scopeKey, e.Key())
+			if errors.Is(err, sql.ErrNoRows) {
+				ids[i], err = insertEntityTx(ctx, tx, scopeKey, e, nil, now)
+			}
+		default:
+			ids[i], err = insertEntityTx(ctx, tx, scopeKey, e, nil, now)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("couldn't look up entity %q: %w", e.Name, err)
+		}
+		for _, a := range aliases[i] {
+			if !slices.ContainsFunc(hits[a], func(h aliasHit) bool { return h.id == ids[i] }) {
+				missing = append(missing, ids[i], scopeKey, a)
+				hits[a] = append(hits[a], aliasHit{id: ids[i], kind: e.Kind})
+			}
+		}
+	}
+	if len(missing) > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entity_aliases (entity_id, scope_key, alias) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(missing)/3), ",")+` ON CONFLICT (entity_id, alias) DO NOTHING`,
+			missing...); err != nil {
+			return nil, fmt.Errorf("couldn't record the names of entities: %w", err)
+		}
+	}
+	return ids, nil
+}
+
+// bestHit picks, among the entities the names find, one of the same kind first, then the
+// most mentioned, then the oldest: the order resolveEntityTx's lookup uses.
+func bestHit(hits map[string][]aliasHit, names []string, kind graph.Kind) (aliasHit, bool) {
+	var best aliasHit
+	found := false
+	better := func(h aliasHit) bool {
+		if (h.kind == kind) != (best.kind == kind) {
+			return h.kind == kind
+		}
+		if h.mentions != best.mentions {
+			return h.mentions > best.mentions
+		}
+		return h.id < best.id
+	}
+	for _, n := range names {
+		for _, h := range hits[n] {
+			if !found || better(h) {
+				best, found = h, true
+			}
+		}
+	}
+	return best, found
 }
 
 // relinkMemoryTx replaces m's links with those of its current content. Entities left with

@@ -253,3 +253,23 @@ func TestLinkAllocations(t *testing.T) {
 		t.Errorf("IsDecision of ASCII text allocates %.0f times per call", n)
 	}
 }
+
+// FuzzLink: any text, however broken, links without a panic into entities with a name and a
+// known kind, and decision detection answers.
+func FuzzLink(f *testing.F) {
+	for _, s := range []string{"Kate met Bob in Osaka.", "田中さんと『君の名は』を見た", "<@123> <#456> #general", "「」『", "Dr. ", "ｶﾞﾝﾀﾞﾑさん",
+		"Project", "the Falcon repo", "Zoë's C# notes", "#お知らせチャンネル", "\xff\xfe\xfd", "we switched from X to"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, e := range graph.Link(s, graph.Context{AuthorID: "1", AuthorName: s, People: []graph.Person{{UserID: "2", Name: "Kate"}}}) {
+			if e.Name == "" || !e.Kind.Valid() {
+				t.Errorf("Link(%q) returned %+v", s, e)
+			}
+		}
+		graph.IsDecision(s)
+		if _, ok := graph.Named(s, graph.Context{}); ok && strings.TrimSpace(s) == "" {
+			t.Errorf("Named(%q) named a blank", s)
+		}
+	})
+}
