@@ -17,7 +17,7 @@ func TestMemoryShowListsEntities(t *testing.T) {
 	const guild, channel = "700", "701"
 	alice := tb.fake.NewUser("alice")
 	named := testkit.MustRemember(t, store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild,
-		Content: "Kuro says Kate hosts the Valheim server, details in #events",
+		Content:    "Kuro says Kate hosts the Valheim server, details in #events",
 		Provenance: memory.Provenance{AuthorID: "770000000000000077", Author: "Kuro"}})
 	plain := testkit.MustRemember(t, store, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "the ferry leaves at noon"})
 	elsewhere := testkit.MustRemember(t, store, memory.Memory{Scope: memory.ScopeServer, GuildID: "900", Content: "Bill plays Factorio"})
