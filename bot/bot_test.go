@@ -90,6 +90,7 @@ func botStore(s *ltm.Store) bot.Store {
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 		Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow,
+		Graph: s.Graph,
 	}
 }
 

@@ -160,7 +160,11 @@ func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, err
 	if !c.audience(ctx).Allows(m) {
 		return nil, errNotVisible(owner, id)
 	}
-	return &response{embeds: []*discordgo.MessageEmbed{memoryEmbed(m, b.store.Now())}}, nil
+	embed := memoryEmbed(m, b.store.Now())
+	if f := b.entitiesField(ctx, owner, id); f != nil {
+		embed.Fields = append(embed.Fields, f)
+	}
+	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
 }
 
 // ownerAndID reads the scope and the required id option.

@@ -26,6 +26,8 @@ type Store struct {
 	Channels      Channels
 	Guilds        Guilds
 	Maintenance   Maintenance
+	// Graph is the knowledge graph; optional: without it /memory show lists no entities.
+	Graph Graph
 
 	// Now is the store's clock, for the pipeline status read from the ledger.
 	Now func() time.Time

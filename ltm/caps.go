@@ -18,7 +18,7 @@ import (
 //
 // The check runs inside the write transaction on the one writer connection, so writers
 // racing for the last free places cannot overshoot. It reads the scope's live count from
-// memory_counts, which triggers keep current (migration 0013), so a full 200,000-memory
+// memory_counts, which triggers keep current (migration 0009), so a full 200,000-memory
 // server costs one primary-key read per write rather than a count of its rows.
 
 // Defaults of Store.MaxServerMemories and Store.MaxMemberMemories.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/graph"
 )
 
 // ExportFormat names the export file format; Import refuses anything else.
@@ -266,6 +267,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
 		args := make([]any, 0, insertArgsPerRow*len(chunk))
 		for _, i := range chunk {
+			graph.ProtectDecision(&batch[i])
 			args = appendInsertArgs(args, &batch[i], now)
 		}
 		rows, err := tx.QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
@@ -298,6 +300,11 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 	}
 	if err := s.addImportHistory(ctx, tx, created, actor); err != nil {
 		return nil, nil, err
+	}
+	for _, m := range created {
+		if err := s.db.linkMemoryTx(ctx, tx, m); err != nil {
+			return nil, nil, err
+		}
 	}
 	return created, ids, nil
 }

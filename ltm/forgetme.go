@@ -219,6 +219,9 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 			*st.count = n
 		}
 	}
+	if err := forgetMeGraphTx(ctx, tx, userID); err != nil {
+		return nil, err
+	}
 	n, err := s.db.clearCheckpointsTx(ctx, tx)
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/graph"
 )
 
 // TestForgetMeCompleteness proves that forget-me leaves none of a member's words anywhere
@@ -77,6 +78,13 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"done-job":         "wolverineaxolotl5150",
 		"dead-job":         "yellowjacketbison2046",
 		"query":            "nightingaledingo7319",
+		// The knowledge graph: her person entity and its aliases (her display name), a
+		// relation from her, a relation learned only from her words, and an entity only her
+		// personal memory mentions.
+		"graph-entity":   "zephyrquasar6612",
+		"graph-relation": "brambleowlet3390",
+		"graph-said":     "cinnabarlynx4471",
+		"graph-personal": "dandelionfox2208",
 	}
 	survivor := map[string]string{
 		"bob-personal":      "wombatcapybara1234",
@@ -85,6 +93,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"alice-authored":    "survivorbadger3456",
 		"shared-evidence":   "survivorcheetah7788",
 		"bob-server-author": "survivorbobname4321",
+		"bob-graph":         "survivorgraph9090",
 	}
 	remember := func(m memory.Memory, actor memory.Actor) *memory.Memory {
 		t.Helper()
@@ -198,6 +207,25 @@ func TestForgetMeCompleteness(t *testing.T) {
 		memory.UserActor(bob))
 	bobServer := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob set up " + survivor["bob-server"],
 		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob " + survivor["bob-server-author"]}}, memory.UserActor(bob))
+	// The knowledge graph: Alice's personal memory links an entity of her personal graph;
+	// the guild's graph has her person entity (by her display name and a mention in Bob's
+	// memory, which stays), a relation from her, one learned only from her, and Bob's own.
+	remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "My cat is called Dandelionfox2208"},
+		memory.UserActor(alice))
+	mentionsAlice := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Ask <@" + alice + "> about the wiki",
+		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob"}}, memory.UserActor(bob))
+	people := []graph.Person{{UserID: alice, Name: "Alice Zephyrquasar6612"}, {UserID: bob, Name: "Bob"}}
+	for _, b := range []graph.Batch{
+		{Owner: server, People: people, Sources: []string{alice}, Triples: []graph.Triple{
+			{Source: "Alice Zephyrquasar6612", Relationship: "mentors " + secret["graph-relation"], Target: "Bob", Confidence: 0.9},
+			{Source: "Cinnabarlynx4471 Guild", Relationship: "hosts", Target: "the bake sale", Confidence: 0.9}}},
+		{Owner: server, People: people, Sources: []string{bob}, Triples: []graph.Triple{
+			{Source: "Bob", Relationship: "plays", Target: "Survivorgraph9090", Confidence: 0.9}}},
+	} {
+		if n, err := s.Graph.AddTriples(ctx, b); err != nil || n != len(b.Triples) {
+			t.Fatalf("graph triples: %d %v", n, err)
+		}
+	}
 	// A search puts Alice's query text in the query-vector cache.
 	if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
 		t.Fatal(err)
@@ -211,7 +239,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ltm.ForgetMeSummary{Memories: 4, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
+	want := ltm.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
 	for _, got := range []ltm.ForgetMeSummary{preview, sum} {
 		got.Token, got.ExpiresAt = "", time.Time{}
 		if got != want {
@@ -251,7 +279,8 @@ func TestForgetMeCompleteness(t *testing.T) {
 			for place, word := range secret {
 				// The suffix too: the word index stores a term after the prefix it shares
 				// with the previous one.
-				for _, needle := range []string{word, word[4:]} {
+				// And capitalised: names keep the case they were written in.
+				for _, needle := range []string{word, word[4:], strings.ToUpper(word[:1]) + word[1:]} {
 					if bytes.Contains(b, []byte(needle)) {
 						t.Errorf("%s: %q (%s) is still in the bytes of %s", place, needle, word, filepath.Base(f))
 					}
@@ -355,6 +384,12 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 		if _, err := s.Memories.Get(ctx, bobMe, copyOfAlice.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Errorf("Bob's copy of Alice's message survived: %v", err)
+		}
+		if ns, err := s.Graph.MemoryEntities(ctx, server, mentionsAlice.ID); err != nil || len(ns) != 0 {
+			t.Errorf("Bob's memory that mentions Alice still links her entity: %+v %v", ns, err)
+		}
+		if nb, err := s.Graph.Neighbourhood(ctx, server, "Bob"); err != nil || len(nb.Relations) != 1 || nb.Relations[0].Type != "plays" {
+			t.Errorf("Bob's own relation: %+v %v", nb, err)
 		}
 	})
 }

@@ -135,6 +135,17 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			res.Embeddings += embeddings
 			return n, err
 		}},
+		{"graph", &res.Graph, func(tx *sql.Tx) (int, error) {
+			// The guild's entities take their aliases, links and relations with them; then
+			// the entities of members' graphs that only the purged memories mentioned.
+			n, err := execCount(ctx, tx, `DELETE FROM entities WHERE id IN (
+				SELECT id FROM entities WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
+			if err != nil {
+				return 0, err
+			}
+			orphans, err := collectOrphansTx(ctx, tx, purgeBatch)
+			return n + orphans, err
+		}},
 		{"transcripts", &res.Transcripts, func(tx *sql.Tx) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
 				SELECT id FROM transcripts WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)

@@ -97,13 +97,17 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, a
 	if err := s.checkCapTx(ctx, tx, owner, 1); err != nil {
 		return memory.WriteResult{}, err
 	}
+	meta := decisionMeta(m)
 	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: createAction(m),
-		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason}); err != nil {
+		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason, Metadata: meta}); err != nil {
+		return memory.WriteResult{}, err
+	}
+	if err := s.linkMemoryTx(ctx, tx, stored); err != nil {
 		return memory.WriteResult{}, err
 	}
 	return memory.WriteResult{Memory: stored, Created: true}, nil
@@ -349,6 +353,11 @@ func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, o
 	updated, err := scanMemory(row)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)
+	}
+	if updated.Content != cur.Content {
+		if err := s.relinkMemoryTx(ctx, tx, updated); err != nil {
+			return nil, err
+		}
 	}
 	meta := map[string]any{}
 	if cur.Type != updated.Type {

@@ -21,9 +21,9 @@ const (
 )
 
 // repairOrder runs the redaction and the stripping before the vacuum, so the pages they
-// free are cleared too. Filling the search text (migration 0007) frees nothing secret, so it
-// comes last.
-var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText}
+// free are cleared too. Filling the search text (migration 0007) and linking the graph
+// (migration 0010) free nothing secret, so they come last.
+var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText, repairLinkGraph}
 
 // repairBatch is the most rows one repair transaction touches, so the write lock is never
 // held long enough for a chat turn to notice.
@@ -52,13 +52,15 @@ type RepairReport struct {
 	Stripped int `json:"stripped"`
 	// SearchText counts memories given their stored search text.
 	SearchText int `json:"search_text"`
+	// Linked counts memories linked to the entities they mention.
+	Linked int `json:"linked"`
 	// Vacuumed is true when the database file was rebuilt without its freed pages.
 	Vacuumed bool `json:"vacuumed"`
 }
 
 // Empty reports whether the run had nothing to do.
 func (r RepairReport) Empty() bool {
-	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText == 0 && !r.Vacuumed
+	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked == 0 && !r.Vacuumed
 }
 
 // repairConfig tunes runRepairs; tests use small batches and stop after one.
@@ -114,6 +116,8 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairR
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(&rep)})
 		case repairSearchText:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(nil, &rep.SearchText)})
+		case repairLinkGraph:
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{s.linkGraph(&rep.Linked)})
 		case repairVacuum:
 			err = s.vacuum(ctx, &rep)
 		}

@@ -66,13 +66,18 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	now := s.db.Now()
 	var res memory.RetentionResult
 	tombstoneCut := millis(now.Add(-s.db.RecoverWindow))
-	// The knowledge graph has no tables yet; when it does, its links of expired
-	// tombstones go first, before the rows they point at.
+	// The knowledge graph's links of expired tombstones go first, before the rows they
+	// point at; the entities they leave unmentioned go after the tombstones.
 	steps := []struct {
 		name string
 		dst  *int
 		run  func(tx *sql.Tx, limit int) (int, error)
 	}{
+		{"graph links", &res.GraphLinks, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_entities WHERE (memory_id, entity_id) IN (
+				SELECT me.memory_id, me.entity_id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+				WHERE m.deleted_at IS NOT NULL AND m.deleted_at < ? LIMIT ?)`, tombstoneCut, limit)
+		}},
 		{"embeddings", &res.Embeddings, func(tx *sql.Tx, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM embeddings WHERE (content_hash, model) IN (
 				SELECT e.content_hash, e.model FROM embeddings e
@@ -82,6 +87,9 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 		}},
 		{"tombstones", &res.Tombstones, func(tx *sql.Tx, limit int) (int, error) {
 			return s.purgeTombstonesTx(ctx, tx, tombstoneCut, limit)
+		}},
+		{"unmentioned entities", &res.Entities, func(tx *sql.Tx, limit int) (int, error) {
+			return collectOrphansTx(ctx, tx, limit)
 		}},
 		{"history", &res.History, func(tx *sql.Tx, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (

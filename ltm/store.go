@@ -65,6 +65,8 @@ type Store struct {
 	Budgets *Budgets
 	// Maintenance keeps the database healthy: retention, repairs, reindexing and stats.
 	Maintenance *Maintenance
+	// Graph is the knowledge graph: the entities memories mention and their relations.
+	Graph *Graph
 }
 
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
@@ -215,6 +217,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Guilds:        &Guilds{d},
 		Budgets:       &Budgets{d},
 		Maintenance:   &Maintenance{d},
+		Graph:         &Graph{d},
 	}
 }
 

@@ -16,6 +16,8 @@ type RetentionPolicy struct {
 
 // RetentionResult counts the rows one retention run deleted, by step.
 type RetentionResult struct {
+	// GraphLinks counts links from expired tombstones to the entities they mentioned.
+	GraphLinks  int `json:"graph_links"`
 	Embeddings  int `json:"embeddings"`
 	Tombstones  int `json:"tombstones"`
 	History     int `json:"history"`
@@ -23,6 +25,8 @@ type RetentionResult struct {
 	DeadJobs    int `json:"dead_jobs"`
 	Transcripts int `json:"transcripts"`
 	Fences      int `json:"fences"`
+	// Entities counts graph entities collected because nothing mentions them any more.
+	Entities int `json:"entities"`
 }
 
 // GuildPurge counts the rows one guild's purge deleted.
@@ -33,6 +37,9 @@ type GuildPurge struct {
 	Embeddings  int `json:"embeddings"`
 	Transcripts int `json:"transcripts"`
 	Jobs        int `json:"jobs"`
+	// Graph counts the entities of the guild's graph and the entities of its members'
+	// graphs that the purge left unmentioned.
+	Graph int `json:"graph"`
 	// Settings counts the guild's settings, channel records, extraction cursors and
 	// pending confirmations.
 	Settings int `json:"settings"`

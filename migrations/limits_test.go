@@ -10,7 +10,7 @@ import (
 	"github.com/kioku-bot/kioku/migrations"
 )
 
-// TestMemoryCountsUpgrade: 0013 counts the live memories an existing database already
+// TestMemoryCountsUpgrade: 0009 counts the live memories an existing database already
 // holds, per scope, and from then on its triggers keep the counts for any client's writes:
 // inserts, forgets, recovers, moves between scopes and erasures. A scope left with nothing
 // has no row.
@@ -23,7 +23,7 @@ func TestMemoryCountsUpgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range all {
-		if name < "0013" {
+		if name < "0009" {
 			data, err := fs.ReadFile(migrations.FS(), name)
 			if err != nil {
 				t.Fatal(err)

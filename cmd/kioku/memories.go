@@ -52,12 +52,14 @@ const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) 
   undo     ID [--version V]     revert the memory's last change (V: the version it made)
   export   [--out FILE]
   import   FILE
+  graph    [--entity NAME] [--limit N]   the scope's top entities, or one entity's neighbourhood
 every command takes --json`
 
 func runMemories(ctx context.Context, app *App, args []string) error {
 	return runStoreCommand(ctx, app, "memories", memoriesUsage, args, map[string]storeCommand{
 		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
 		"recover": memRecover, "history": memHistory, "undo": memUndo, "export": memExport, "import": memImport,
+		"graph": memGraph,
 	})
 }
 

@@ -107,6 +107,9 @@ func describeRepairs(rep ltm.RepairReport) string {
 	if rep.SearchText > 0 {
 		parts = append(parts, fmt.Sprintf("search text stored for %d memories", rep.SearchText))
 	}
+	if rep.Linked > 0 {
+		parts = append(parts, fmt.Sprintf("%d memories linked to the knowledge graph", rep.Linked))
+	}
 	if rep.Vacuumed {
 		parts = append(parts, "freed space cleared")
 	}

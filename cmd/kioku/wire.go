@@ -85,6 +85,7 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
 		Embeddings:   store.Recall,
+		Graph:        store.Graph,
 		Health:       store.Maintenance,
 		Repairer:     store.Maintenance,
 		Model:        model,
@@ -162,5 +163,6 @@ func botStore(store *ltm.Store) bot.Store {
 		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
 		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
 		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
+		Graph: store.Graph,
 	}
 }

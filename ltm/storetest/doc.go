@@ -28,9 +28,14 @@
 //   - the operator's job queries: by state, by the guild a payload names (never a DM's job),
 //     by age, and a purge that deletes only finished jobs;
 //   - transcripts: append, recent, after a cursor, deletion and edits of messages;
-//   - settings: defaults, round trips, privacy levels and what a stricter one takes back.
+//   - settings: defaults, round trips, privacy levels and what a stricter one takes back;
+//   - the knowledge graph (when Stores.Graph is set): a memory linked to the entities it
+//     names in its own scope only, nothing of one scope's graph read from another,
+//     forget-me removing the member's person entity (by user id), their links, their
+//     personal graph and the relations learned only from them, and entities nothing
+//     mentions any more collected while those still mentioned stay.
 //
-// The memory graph joins the suite when the store has one. Behaviours that belong to one
+// Behaviours that belong to one
 // engine stay with its own tests: for SQLite, ltm's TestForgetMeCompleteness (full-text
 // vocabularies, pipeline batches, the query cache), recall ranking, embeddings, retention,
 // import and export, migrations.
@@ -50,7 +55,7 @@
 //			return storetest.Stores{
 //				Memories: db.Memories, Recall: db.Recall, Jobs: db.Jobs,
 //				Transcripts: db.Transcripts, Settings: db.Settings,
-//				Confirmations: db.Confirmations, ForgetMe: db.ForgetMe,
+//				Confirmations: db.Confirmations, ForgetMe: db.ForgetMe, Graph: db.Graph,
 //				Clock: clock, RecoverWindow: db.RecoverWindow, ConfirmTTL: db.ConfirmTTL,
 //			}
 //		})

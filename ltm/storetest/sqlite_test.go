@@ -33,7 +33,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 	s.Now = clock.Now
 	return storetest.Stores{
 		Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
-		Confirmations: s.Confirmations, ForgetMe: s.Confirmations,
+		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Raw:           sqliteFiles{path: path},
 		Clock:         clock,
 		RecoverWindow: s.RecoverWindow,

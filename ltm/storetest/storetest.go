@@ -99,8 +99,9 @@ type RawAccess interface {
 }
 
 // Stores is one store implementation seen through the aggregates the suite checks. Every
-// field but Raw is required; all of them must share one database, because behaviours cross
-// aggregates (forget-me reaches transcripts and jobs, privacy reaches jobs).
+// field but Graph and Raw is required; all of them must share one database, because
+// behaviours cross aggregates (forget-me reaches transcripts, jobs and the graph, privacy
+// reaches jobs).
 type Stores struct {
 	Memories      MemoryStore
 	Recall        Recaller
@@ -109,6 +110,9 @@ type Stores struct {
 	Settings      SettingsStore
 	Confirmations ConfirmationStore
 	ForgetMe      ForgetMeStore
+	// Graph, when set, adds the knowledge graph's cases; nil skips them for a store that
+	// has no graph yet.
+	Graph GraphStore
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
@@ -172,6 +176,9 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("JobQueries", func(t *testing.T) { testJobQueries(t, opener) })
 	t.Run("Transcripts", func(t *testing.T) { testTranscripts(t, opener) })
 	t.Run("Settings", func(t *testing.T) { testSettings(t, opener) })
+	t.Run("GraphScopeIsolation", func(t *testing.T) { testGraphScopeIsolation(t, opener) })
+	t.Run("GraphForgetMe", func(t *testing.T) { testGraphForgetMe(t, opener) })
+	t.Run("GraphOrphans", func(t *testing.T) { testGraphOrphans(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/graph"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
@@ -53,6 +54,12 @@ type Transcript interface {
 type FactWriter interface {
 	ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error)
 	PrefetchEmbeddings(ctx context.Context, texts []string) error
+}
+
+// GraphWriter records the extraction's entity triples in the knowledge graph, after the facts
+// and in a transaction of its own.
+type GraphWriter interface {
+	AddTriples(ctx context.Context, b graph.Batch) (int, error)
 }
 
 // Candidates finds the existing memories a new fact is compared with.
@@ -107,6 +114,9 @@ type Deps struct {
 	Candidates   Candidates
 	Settings     Settings
 	Housekeeping Housekeeping
+	// Graph is the knowledge graph the extraction's triples go to; optional: nil records
+	// none.
+	Graph GraphWriter
 	// Embeddings is the embedding tracker's store; optional: nil (no embedding model
 	// configured) leaves the embeddings task unscheduled.
 	Embeddings Embeddings

@@ -211,7 +211,8 @@ type core struct {
 	finder       Candidates
 	settings     Settings
 	housekeeping Housekeeping
-	embeddings   Embeddings // nil: no embedding model, no tracker
+	embeddings   Embeddings  // nil: no embedding model, no tracker
+	graph        GraphWriter // nil: no knowledge graph
 	model        Model
 	quote        func(string) string
 	now          func() time.Time
@@ -345,6 +346,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		settings:     deps.Settings,
 		housekeeping: deps.Housekeeping,
 		embeddings:   deps.Embeddings,
+		graph:        deps.Graph,
 		model:        deps.Model,
 		quote:        deps.Quote,
 		now:          deps.Now,

@@ -284,7 +284,11 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 		// The memories are written anyway; the embedding tracker fills their vectors later.
 		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
 	}
-	return p.commit(ctx, run, ch, batch)
+	if err := p.commit(ctx, run, ch, batch); err != nil {
+		return err
+	}
+	p.recordGraph(ctx, run, ch, mode, recs, cp.Extraction.Entities, batch.StartedAt)
+	return nil
 }
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
