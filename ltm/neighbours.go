@@ -3,45 +3,66 @@ package ltm
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
-// neighbourSpan is how many ids either side of a hit the neighbour query reads: memories
-// are numbered as they are written, so a conversation's messages sit close together, with
-// room for other channels' and servers' messages written in between.
-const neighbourSpan = 16
+// conversationHit is a strong match whose neighbours smoothing may lift: its id, scope key
+// and origin channel.
+type conversationHit struct {
+	id             int64
+	scope, channel string
+}
 
-// loadNeighbours loads the live memories written around the hits (ids within
-// neighbourSpan, looked up by primary key), inside the same scope and filters as the search (where and args: scope,
-// filters and audience), leaving out those in have. One query, so it costs the same at any
-// database size; recall.Smooth keeps only those of a hit's own
-// channel and session.
-func (s *Recall) loadNeighbours(ctx context.Context, hits []int64, have map[int64]bool, where string, args []any) ([]*memory.Memory, error) {
-	if len(hits) == 0 {
+// loadNeighbours loads, for each hit, the k live memories written just before and just
+// after it in the same conversation (scope and channel; migration 0011 indexes them), inside
+// the same scope, filters and audience as the search (where and args), leaving out those in
+// have. Two statements whatever the database size: the ids by index range reads, then the
+// rows. recall.Smooth keeps only those of a hit's own session.
+func (s *Recall) loadNeighbours(ctx context.Context, hits []conversationHit, k int, have map[int64]bool, where string, args []any) ([]*memory.Memory, error) {
+	var parts []string
+	var idArgs []any
+	for _, h := range hits {
+		if h.channel == "" {
+			continue // commands and facts without a channel are not conversation
+		}
+		parts = append(parts,
+			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?)`,
+			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?)`)
+		idArgs = append(idArgs, h.scope, h.channel, h.id, k, h.scope, h.channel, h.id, k)
+	}
+	if len(parts) == 0 {
 		return nil, nil
 	}
-	// An explicit id list, not ranges: SQLite looks each id up by primary key, where
-	// ranges OR-ed with the scope clause let it scan the whole scope instead.
-	ids := make([]int64, 0, len(hits)*(2*neighbourSpan+1))
-	seen := make(map[int64]bool, cap(ids))
-	for _, h := range hits {
-		for id := max(1, h-neighbourSpan); id <= h+neighbourSpan; id++ {
-			if !have[id] && !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
+	rows, err := s.db.read.QueryContext(ctx, strings.Join(parts, " UNION ALL "), idArgs...)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
+	}
+	var ids []any
+	seen := make(map[int64]bool)
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
+		}
+		if !have[id] && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
 	}
-	qargs := make([]any, 0, len(ids)+len(args))
-	for _, id := range ids {
-		qargs = append(qargs, id)
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
 	}
-	qargs = append(qargs, args...)
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err = s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
+		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, append(ids, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load neighbouring memories: %w", err)
 	}
@@ -59,15 +80,16 @@ func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw m
 	}
 	cands := s.candidates(mems, kw, vec, now)
 	top := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vec.q != nil, Limit: rankSmoothing.Hits, Stages: rankStages})
-	hits := make([]int64, len(top))
+	hits := make([]conversationHit, len(top))
 	for i, r := range top {
-		hits[i] = cands[r.Index].ID
+		c := &cands[r.Index]
+		hits[i] = conversationHit{id: c.ID, scope: c.Scope, channel: c.Channel}
 	}
 	have := make(map[int64]bool, len(mems))
 	for _, m := range mems {
 		have[m.ID] = true
 	}
-	more, err := s.loadNeighbours(ctx, hits, have, where, args)
+	more, err := s.loadNeighbours(ctx, hits, rankSmoothing.K, have, where, args)
 	if err != nil {
 		return nil, err
 	}
