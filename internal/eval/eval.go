@@ -137,6 +137,11 @@ func (d *Dataset) validate() error {
 				return fmt.Errorf("scope %s: memory id %q is empty or repeated", s.GuildID, m.ID)
 			}
 			ids[m.ID] = true
+			// Checked here so a bad entry is named before any database is made, instead of
+			// failing the load of its whole scope by its position.
+			if _, err := memory.CleanContent(m.Content); err != nil {
+				return fmt.Errorf("scope %s: memory %q: %s", s.GuildID, m.ID, memory.ErrorMessage(err))
+			}
 		}
 		for _, q := range s.Queries {
 			if len(q.Relevant) == 0 {
