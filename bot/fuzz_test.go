@@ -1,0 +1,195 @@
+package bot_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kioku-bot/kioku/bot"
+)
+
+// discordMarkup matches what Discord renders from a token that must stay whole: user,
+// role and channel mentions, custom emoji and timestamps.
+var discordMarkup = regexp.MustCompile(`<(?:@[!&]?\d+|#\d+|a?:\w+:\d+|t:-?\d+(?::[tTdDfFR])?)>`)
+
+// FuzzSplitMessage checks SplitMessage on arbitrary text. Each chunk has at most limit
+// runes (Discord's limit counts characters, and SplitMessage counts runes) and is not
+// blank; valid UTF-8 stays valid. The chunks give back the whole text: each chunk, less
+// the fence line SplitMessage may add at its start and the "\n```" it may add at its end,
+// is the next part of the text, and only white space lies between two parts and after
+// the last. Every chunk closes the code blocks it opens (the last one ends open only
+// when the text does); a cut inside a code block closes it in one chunk and reopens it
+// at the start of the next, unless the block ends right there; no cut falls inside a
+// fence marker or inside a mention, custom emoji or timestamp.
+func FuzzSplitMessage(f *testing.F) {
+	f.Add("hello world. this is kioku.\n\n```go\ncode\n```", 200)
+	f.Add(strings.Repeat("記憶。", 300), 250)
+	f.Add(strings.Repeat("x <@&42><#7>", 200), 200)
+	f.Add("intro\n```python\n"+strings.Repeat("print('hi')\n", 60)+"```\noutro", 300)
+	f.Add(strings.Repeat("a", 195)+"```go\n"+strings.Repeat("b", 300), 200)
+	f.Add(strings.Repeat("  \r\n\n", 100)+"end", 0)
+	f.Add("a\xffb"+strings.Repeat("\xff", 500), 200)
+	f.Fuzz(func(t *testing.T, text string, limit int) {
+		if limit <= 0 {
+			limit = bot.MaxMessageRunes
+		}
+		limit = max(limit%3000, 200)
+		chunks := bot.SplitMessage(text, limit)
+		for i, c := range chunks {
+			if n := utf8.RuneCountInString(c); n > limit {
+				t.Fatalf("chunk %d has %d runes, limit %d", i, n, limit)
+			}
+			if strings.TrimSpace(c) == "" {
+				t.Fatalf("chunk %d is blank", i)
+			}
+			if utf8.ValidString(text) && !utf8.ValidString(c) {
+				t.Fatalf("chunk %d is not valid UTF-8 (a rune was cut)", i)
+			}
+			// The last chunk ends like the text: a text that leaves a block open is not
+			// SplitMessage's to close.
+			if fenceOpen(c) && (i < len(chunks)-1 || !fenceOpen(text)) {
+				t.Fatalf("chunk %d leaves a code block open:\n%s", i, c)
+			}
+		}
+		if strings.TrimSpace(text) == "" {
+			if len(chunks) != 0 {
+				t.Fatalf("blank text gave %d chunks", len(chunks))
+			}
+			return
+		}
+		parts, ok := matchChunks(text, chunks)
+		if !ok {
+			t.Fatalf("the chunks are not the text in order, less white space at the cuts and added fences:\ntext %q\nchunks %q", text, chunks)
+		}
+		for i, p := range parts[:len(parts)-1] {
+			if inFenceLine(text, p.end) || inFenceLine(text, parts[i+1].start) {
+				t.Fatalf("cut %d falls inside a fence line: …%q | %q…", i, text[max(0, p.end-20):p.end], text[p.end:min(len(text), p.end+20)])
+			}
+			if next := parts[i+1]; next.reopened {
+				if line, _, _ := strings.Cut(text[next.start:], "\n"); isFence(line) {
+					t.Fatalf("chunk %d reopens a code block only to close it: %q", i+1, chunks[i+1])
+				}
+			}
+			open := fenceOpen(text[:p.end])
+			if open != p.closed || open != parts[i+1].reopened {
+				t.Fatalf("cut %d inside a code block = %v, but the chunk closed it = %v and the next reopened it = %v:\n%q\n%q",
+					i, open, p.closed, parts[i+1].reopened, chunks[i], chunks[i+1])
+			}
+		}
+		if want, got := len(discordMarkup.FindAllString(text, -1)), countMarkup(chunks); got != want {
+			t.Fatalf("the text has %d mentions, emoji and timestamps but the chunks %d: one was cut\nchunks %q", want, got, chunks)
+		}
+	})
+}
+
+// part is where a chunk's text lies in the original, and what SplitMessage added to it.
+type part struct {
+	start, end       int
+	reopened, closed bool
+}
+
+// matchChunks finds each chunk in text, in order, allowing an added fence line at a
+// chunk's start, an added "\n```" at its end, and white space between chunks and after
+// the last.
+func matchChunks(text string, chunks []string) ([]part, bool) {
+	failed := map[[2]int]bool{}
+	parts := make([]part, len(chunks))
+	var match func(i, pos int) bool
+	match = func(i, pos int) bool {
+		if i == len(chunks) {
+			return strings.TrimSpace(text[pos:]) == ""
+		}
+		if failed[[2]int{i, pos}] {
+			return false
+		}
+		c := chunks[i]
+		for _, reopened := range []bool{false, true} {
+			for _, closed := range []bool{false, true} {
+				core := c
+				if closed {
+					var ok bool
+					if core, ok = strings.CutSuffix(core, "\n```"); !ok {
+						continue
+					}
+				}
+				if reopened {
+					line, rest, ok := strings.Cut(core, "\n")
+					if !ok || !strings.HasPrefix(line, "```") || i == 0 || !parts[i-1].closed {
+						continue
+					}
+					core = rest
+				}
+				start, ok := locate(text, pos, core)
+				if !ok {
+					continue
+				}
+				parts[i] = part{start: start, end: start + len(core), reopened: reopened, closed: closed}
+				if match(i+1, start+len(core)) {
+					return true
+				}
+			}
+		}
+		failed[[2]int{i, pos}] = true
+		return false
+	}
+	return parts, match(0, 0)
+}
+
+// locate returns where core starts in text if only white space lies between pos and it.
+func locate(text string, pos int, core string) (int, bool) {
+	lead := len(core) - len(strings.TrimLeftFunc(core, unicode.IsSpace))
+	q := pos + len(text[pos:]) - len(strings.TrimLeftFunc(text[pos:], unicode.IsSpace))
+	if core[lead:] == "" {
+		// A chunk of white space only: it would be blank, which is checked elsewhere.
+		return 0, false
+	}
+	start := q - lead
+	if start < pos || !strings.HasPrefix(text[start:], core) {
+		return 0, false
+	}
+	return start, true
+}
+
+// isFence reports whether a line opens or closes a code block, as SplitMessage reads
+// them.
+func isFence(line string) bool { return strings.HasPrefix(strings.TrimSpace(line), "```") }
+
+// fenceOpen reports whether s ends inside a code block.
+func fenceOpen(s string) bool {
+	open := false
+	for line := range strings.SplitSeq(s, "\n") {
+		if isFence(line) {
+			open = !open
+		}
+	}
+	return open
+}
+
+// inFenceLine reports whether offset i falls strictly inside a fence marker: a fence line
+// of one word ("```", "```go") of at most 32 bytes. A fence line with more on it is cut
+// like prose: what follows the fence is the block's first line of code either way.
+func inFenceLine(text string, i int) bool {
+	lineStart := strings.LastIndexByte(text[:i], '\n') + 1
+	lineEnd := len(text)
+	if n := strings.IndexByte(text[i:], '\n'); n >= 0 {
+		lineEnd = i + n
+	}
+	line := text[lineStart:lineEnd]
+	marker := strings.TrimSpace(line)
+	if !isFence(line) || len(marker) > 32 || strings.ContainsFunc(marker, unicode.IsSpace) {
+		return false
+	}
+	first := lineStart + len(line) - len(strings.TrimLeftFunc(line, unicode.IsSpace))
+	last := first + len(marker)
+	return first < i && i < last
+}
+
+func countMarkup(chunks []string) int {
+	n := 0
+	for _, c := range chunks {
+		n += len(discordMarkup.FindAllString(c, -1))
+	}
+	return n
+}
