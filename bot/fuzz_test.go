@@ -17,8 +17,9 @@ var discordMarkup = regexp.MustCompile(`<(?:@[!&]?\d+|#\d+|a?:\w+:\d+|t:-?\d+(?:
 // FuzzSplitMessage checks SplitMessage on arbitrary text. Each chunk has at most limit
 // runes (Discord's limit counts characters, and SplitMessage counts runes) and is not
 // blank; valid UTF-8 stays valid. The chunks give back the whole text: each chunk, less
-// the fence line SplitMessage may add at its start and the "\n```" it may add at its end,
-// is the next part of the text, and only white space lies between two parts and after
+// the fence line SplitMessage may add at its start and the "\n```" it may add at its end
+// (which may also stand for a closing fence line of the text right after it), is the
+// next part of the text, and only white space lies between two parts and after
 // the last. Every chunk closes the code blocks it opens (the last one ends open only
 // when the text does); a cut inside a code block closes it in one chunk and reopens it
 // at the start of the next, unless the block ends right there; no cut falls inside a
@@ -72,8 +73,11 @@ func FuzzSplitMessage(f *testing.F) {
 					t.Fatalf("chunk %d reopens a code block only to close it: %q", i+1, chunks[i+1])
 				}
 			}
-			open := fenceOpen(text[:p.end])
-			if open != p.closed || open != parts[i+1].reopened {
+			open, next := fenceOpen(text[:p.end]), p.end
+			if p.fenceEnd > 0 {
+				next = p.fenceEnd
+			}
+			if open != p.closed || fenceOpen(text[:next]) != parts[i+1].reopened {
 				t.Fatalf("cut %d inside a code block = %v, but the chunk closed it = %v and the next reopened it = %v:\n%q\n%q",
 					i, open, p.closed, parts[i+1].reopened, chunks[i], chunks[i+1])
 			}
@@ -88,6 +92,9 @@ func FuzzSplitMessage(f *testing.F) {
 type part struct {
 	start, end       int
 	reopened, closed bool
+	// fenceEnd, when set, is the end of the text's closing fence line that the added
+	// "\n```" stands for.
+	fenceEnd int
 }
 
 // matchChunks finds each chunk in text, in order, allowing an added fence line at a
@@ -125,9 +132,21 @@ func matchChunks(text string, chunks []string) ([]part, bool) {
 				if !ok {
 					continue
 				}
-				parts[i] = part{start: start, end: start + len(core), reopened: reopened, closed: closed}
-				if match(i+1, start+len(core)) {
+				end := start + len(core)
+				parts[i] = part{start: start, end: end, reopened: reopened, closed: closed}
+				if match(i+1, end) {
 					return true
+				}
+				if closed {
+					// The fence added at the cut may stand for the block's own closing
+					// fence, a "```" line right after it, which the next chunk then skips.
+					if after, ok := closingFenceAt(text, end); ok {
+						parts[i].fenceEnd = after
+						if match(i+1, after) {
+							return true
+						}
+						parts[i].fenceEnd = 0
+					}
 				}
 			}
 		}
@@ -135,6 +154,20 @@ func matchChunks(text string, chunks []string) ([]part, bool) {
 		return false
 	}
 	return parts, match(0, 0)
+}
+
+// closingFenceAt reports whether, after white space, text at pos holds a line that is
+// only a closing fence "```", and returns where that line ends.
+func closingFenceAt(text string, pos int) (int, bool) {
+	q := pos + len(text[pos:]) - len(strings.TrimLeftFunc(text[pos:], unicode.IsSpace))
+	if q == pos || text[q-1] != '\n' {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(text[q:], "\n")
+	if strings.TrimRight(line, " \t\r") != "```" {
+		return 0, false
+	}
+	return q + len(line), true
 }
 
 // locate returns where core starts in text if only white space lies between pos and it.

@@ -41,7 +41,15 @@ func SplitMessage(text string, limit int) []string {
 		rest := text[cut:]
 		if opener, open := openFence(chunk); open {
 			chunk += fenceCloser
-			rest = opener + "\n" + strings.TrimLeft(rest, "\r\n")
+			rest = strings.TrimLeft(rest, "\r\n")
+			if line, after, _ := strings.Cut(rest, "\n"); strings.TrimRight(line, " \t\r") == "```" {
+				// The block ends right at the cut: its own closing fence is the one just
+				// added, and the next message starts after it rather than with an empty
+				// block.
+				rest = after
+			} else {
+				rest = opener + "\n" + rest
+			}
 		}
 		if strings.TrimSpace(chunk) != "" {
 			out = append(out, chunk)
