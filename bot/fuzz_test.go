@@ -1,13 +1,22 @@
 package bot_test
 
 import (
+	"log/slog"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/bwmarrin/discordgo"
+
 	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/testkit"
+	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/stm"
 )
 
 // discordMarkup matches what Discord renders from a token that must stay whole: user,
@@ -225,4 +234,167 @@ func countMarkup(chunks []string) int {
 		n += len(discordMarkup.FindAllString(c, -1))
 	}
 	return n
+}
+
+// commandTarget is one slash command or button the fuzzer can invoke.
+type commandTarget struct {
+	name, sub string
+	options   []*discordgo.ApplicationCommandOption
+	button    string // the custom ID prefix of a button; empty for commands
+}
+
+// commandTargets lists every chat command and subcommand of bot.Commands with its
+// options, and every button.
+func commandTargets() []commandTarget {
+	var out []commandTarget
+	for _, cmd := range bot.Commands() {
+		if cmd.Type == discordgo.MessageApplicationCommand {
+			continue
+		}
+		if len(cmd.Options) > 0 && cmd.Options[0].Type == discordgo.ApplicationCommandOptionSubCommand {
+			for _, sub := range cmd.Options {
+				out = append(out, commandTarget{name: cmd.Name, sub: sub.Name, options: sub.Options})
+			}
+			continue
+		}
+		out = append(out, commandTarget{name: cmd.Name, options: cmd.Options})
+	}
+	for _, b := range []string{"mem:page:", "mem:forget:", "mem:cancel", "forgetme:confirm:", "forgetme:cancel"} {
+		out = append(out, commandTarget{button: b})
+	}
+	return out
+}
+
+// FuzzCommandOptions invokes every slash command and button with arbitrary option values
+// (strings, ids, integers that are fractional, negative, huge or not numbers, values of
+// the wrong type, options left out, attachments with arbitrary content, custom IDs with
+// arbitrary tails), in a server and in a DM, by members with and without Manage Server,
+// on a real store and a fake Discord. Every interaction is answered, and none fails
+// inside: bad input gets a domain message saying what is wrong.
+func FuzzCommandOptions(f *testing.F) {
+	targets := commandTargets()
+	for i := range targets {
+		f.Add(uint8(i), "server", 3.0, uint8(0xff), uint8(0))
+		f.Add(uint8(i), "personal", 1.5, uint8(0x0f), uint8(0x61))
+		f.Add(uint8(i), "", -1.0, uint8(0x01), uint8(0x82))
+	}
+	f.Add(uint8(0), "green tea", math.NaN(), uint8(0xff), uint8(0x03))
+	f.Add(uint8(1), "#1,2,x", math.Inf(1), uint8(0xff), uint8(0x20))
+	f.Add(uint8(2), "server:0:fact:n", 1e300, uint8(0xff), uint8(0x40))
+	f.Add(uint8(3), `{"format":"kioku.memories.v1","memories":[{"content":"imported fact"}]}`, 0.0, uint8(0xff), uint8(0x10))
+	for i, t := range targets {
+		switch t.button {
+		case "mem:page:":
+			f.Add(uint8(i), "server:0::n", 0.0, uint8(0), uint8(0x20))
+			f.Add(uint8(i), "personal:-20:fact:p", 0.0, uint8(0), uint8(0x41))
+			f.Add(uint8(i), "server:99999999999999999999:x:n", 0.0, uint8(0), uint8(0x22))
+		case "mem:forget:":
+			f.Add(uint8(i), "server:0123456789abcdef", 0.0, uint8(0), uint8(0x20))
+		case "forgetme:confirm:":
+			f.Add(uint8(i), "0123456789abcdef", 0.0, uint8(0), uint8(0x01))
+		}
+	}
+
+	tb := newFuzzBot(f)
+	users := []*discordgo.User{tb.fake.NewUser("alice"), tb.fake.NewUser("bob"), tb.fake.NewUser("carol")}
+	testkit.MustRemember(f, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: "500", Content: "The meetup is on Saturday"})
+	f.Fuzz(func(t *testing.T, which uint8, s string, num float64, present, flags uint8) {
+		target := targets[int(which)%len(targets)]
+		guild, channel := "500", "501"
+		if flags&0x40 != 0 {
+			guild, channel = "", "800"
+		}
+		var perms int64
+		if flags&0x20 != 0 {
+			perms = discordgo.PermissionManageGuild
+		}
+		user := users[int(flags&0x03)%len(users)]
+		var i *discordgo.Interaction
+		if target.button != "" {
+			i = tb.fake.ComponentClick(guild, channel, user, perms, target.button+s, nil)
+		} else {
+			data := discordgo.ApplicationCommandInteractionData{Name: target.name}
+			opts := fuzzOptions(tb.fake, channel, target.options, s, num, present, flags, &data)
+			if target.sub != "" {
+				opts = []*discordgo.ApplicationCommandInteractionDataOption{{Name: target.sub,
+					Type: discordgo.ApplicationCommandOptionSubCommand, Options: opts}}
+			}
+			data.Options = opts
+			i = tb.fake.SlashCommand(guild, channel, user, perms, data)
+		}
+		before := tb.bot.Stats().InteractionErrors
+		msg, _ := tb.interact(t, i)
+		if tb.bot.Stats().InteractionErrors != before {
+			t.Fatalf("%s %s%s with %q, %v failed inside: %q", target.name, target.sub, target.button, s, num, msg.Content)
+		}
+		if msg.Content == "" && len(msg.Embeds) == 0 {
+			t.Fatalf("%s %s%s with %q, %v was answered with nothing", target.name, target.sub, target.button, s, num)
+		}
+	})
+}
+
+// fuzzOptions builds the option values of one invocation: option k is sent when bit k of
+// present is set, with a value of its declared type unless flags bit 7 asks for the
+// wrong types.
+func fuzzOptions(fake *fakediscord.Fake, channel string, defs []*discordgo.ApplicationCommandOption, s string, num float64,
+	present, flags uint8, data *discordgo.ApplicationCommandInteractionData) []*discordgo.ApplicationCommandInteractionDataOption {
+	var out []*discordgo.ApplicationCommandInteractionDataOption
+	for k, def := range defs {
+		if k < 8 && present&(1<<k) == 0 {
+			continue
+		}
+		o := &discordgo.ApplicationCommandInteractionDataOption{Name: def.Name, Type: def.Type}
+		switch def.Type {
+		case discordgo.ApplicationCommandOptionInteger, discordgo.ApplicationCommandOptionNumber:
+			o.Value = num
+		case discordgo.ApplicationCommandOptionBoolean:
+			o.Value = flags&0x08 != 0
+		case discordgo.ApplicationCommandOptionAttachment:
+			att := fake.AddAttachment(channel, "memories.json", "application/json", []byte(s))
+			o.Value = att.ID
+			if flags&0x10 != 0 {
+				data.Resolved = &discordgo.ApplicationCommandInteractionDataResolved{
+					Attachments: map[string]*discordgo.MessageAttachment{att.ID: att}}
+			}
+		default:
+			o.Value = s
+			if len(def.Choices) > 0 && flags&0x04 != 0 {
+				o.Value = def.Choices[int(math.Abs(num))%len(def.Choices)].Value
+			}
+		}
+		if flags&0x80 != 0 {
+			switch o.Value.(type) {
+			case string:
+				o.Value = num
+			default:
+				o.Value = s
+			}
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+// newFuzzBot is newTestBot for a fuzz test: one bot on a real store and a fake Discord,
+// shared by every input.
+func newFuzzBot(tb testing.TB) *testBot {
+	tb.Helper()
+	store := testkit.MustOpenStore(tb)
+	fake := fakediscord.New(tb)
+	s, err := bot.NewSession("fake-bot-token", fake.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.State.User = fake.BotUser()
+	short, err := stm.New(stm.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	turner := &turnerFunc{fn: func(chat.Request) (chat.Reply, error) { return chat.Reply{Text: "ok"}, nil }}
+	b, err := bot.New(bot.Config{Session: s, Store: botStore(store), STM: short, Turner: turner,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &testBot{bot: b, session: s, fake: fake, store: store, turner: turner}
 }
