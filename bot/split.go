@@ -18,12 +18,13 @@ const fenceCloser = "\n```"
 // preferring, in order, paragraph breaks, line breaks, sentence ends
 // (including the Japanese 。！？, which need no following space) and spaces,
 // and only cutting mid-word when a chunk has none of them in its second half,
-// and then never inside a mention, custom emoji or timestamp. A code block that spans a cut is closed at the end of one message and
-// reopened with the same language at the start of the next, so neither half
-// renders as prose. Whitespace at the cuts is dropped; an empty or blank text
-// yields no messages. A limit below 200 is raised to 200: every chunk must
-// then carry well over a reopened fence line of new content, so the loop
-// always makes progress.
+// and then never inside a mention, custom emoji or timestamp. A code block
+// that spans a cut is closed at the end of one message and reopened with the
+// same language at the start of the next, so neither half renders as prose; a
+// block that ends right at the cut is not reopened. Whitespace at the cuts is
+// dropped; an empty or blank text yields no messages. A limit below 200 is
+// raised to 200: every chunk must then carry well over a reopened fence line
+// of new content, so the loop always makes progress.
 func SplitMessage(text string, limit int) []string {
 	limit = max(limit, 200)
 	text = strings.TrimRightFunc(text, unicode.IsSpace)
