@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,11 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
+
+// prose is a line a model may write before its answer. Its letters change length when
+// lowercased ("Ⱥ" has two bytes, "ⱥ" three; "İ" two, "i" one), and it holds nothing the
+// parsers look for, so it must not change what they read.
+const prose = "ȺȺ İ Here is the JSON:\n"
 
 // Model replies the fuzzers start from: well-formed, truncated, wrapped in reasoning and
 // fences, and with every kind of field the parsers read.
@@ -27,8 +33,8 @@ var extractionSeeds = []string{
 	"", "{", "}", "{}", "[]", "<think>", "```", `{"facts":[{}]}`,
 }
 
-// FuzzParseExtraction checks that no model reply makes extraction panic and that what it
-// keeps respects the limits: at most MaxFacts facts and MaxEntities entities, each fact
+// FuzzParseExtraction checks that no model reply makes extraction panic, that a line of
+// prose before the reply changes nothing, and that what it keeps respects the limits: at most MaxFacts facts and MaxEntities entities, each fact
 // 10–2000 characters of collapsed text with no secret, a known type and scope, a
 // confidence in 0–1 and distinct positive record numbers as evidence, no two facts with
 // one hash; each entity complete, collapsed, secret-free, with a confidence in 0–1.
@@ -38,6 +44,9 @@ func FuzzParseExtraction(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, reply string) {
 		x := pipeline.ParseExtraction(reply)
+		if prefixed := pipeline.ParseExtraction(prose + reply); !reflect.DeepEqual(prefixed, x) {
+			t.Fatalf("a line of prose before the reply changed the extraction:\n%+v\n%+v", x, prefixed)
+		}
 		if len(x.Facts) > pipeline.MaxFacts {
 			t.Fatalf("%d facts kept, the limit is %d", len(x.Facts), pipeline.MaxFacts)
 		}
@@ -81,8 +90,8 @@ func FuzzParseExtraction(f *testing.F) {
 	})
 }
 
-// FuzzParseDecision checks that no model reply makes the decision stage panic, and that a
-// decision it accepts is one the worker may apply: a known action, a target that is one of
+// FuzzParseDecision checks that no model reply makes the decision stage panic, that a
+// line of prose before the reply changes nothing, and that a decision it accepts is one the worker may apply: a known action, a target that is one of
 // the candidates shown (required for UPDATE and DELETE, none for ADD), a reason, a
 // confidence in 0–1, and content that is the fact's or, for an UPDATE, valid memory text.
 func FuzzParseDecision(f *testing.F) {
@@ -107,6 +116,9 @@ func FuzzParseDecision(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, reply string) {
 		d := pipeline.ParseDecision(reply, fact, cands)
+		if prefixed := pipeline.ParseDecision(prose+reply, fact, cands); !reflect.DeepEqual(prefixed, d) {
+			t.Fatalf("a line of prose before the reply changed the decision:\n%+v\n%+v", d, prefixed)
+		}
 		if !d.ByModel {
 			t.Fatalf("a parsed reply is not marked as the model's: %+v", d)
 		}
