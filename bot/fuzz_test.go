@@ -359,7 +359,7 @@ func fuzzOptions(fake *fakediscord.Fake, channel string, defs []*discordgo.Appli
 		default:
 			o.Value = s
 			if len(def.Choices) > 0 && flags&0x04 != 0 {
-				o.Value = def.Choices[int(math.Abs(num))%len(def.Choices)].Value
+				o.Value = def.Choices[int(present>>4)%len(def.Choices)].Value
 			}
 		}
 		if flags&0x80 != 0 {
