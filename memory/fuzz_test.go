@@ -10,7 +10,8 @@ import (
 )
 
 // FuzzNormalize checks the storage and dedup forms on arbitrary text: the storage form
-// (CollapseSpace) is valid UTF-8 with single inner spaces and nothing to trim, and stays
+// (CollapseSpace) is valid UTF-8 without control characters, with single inner spaces and
+// nothing to trim, and stays
 // as it is when collapsed again; the dedup form (Normalize) is idempotent, has no white
 // space to trim or collapse and no trailing punctuation; the hash is the same for a text,
 // its storage form and its dedup form; valid UTF-8 stays valid through SearchText.
@@ -63,8 +64,8 @@ func FuzzNormalize(f *testing.F) {
 	})
 }
 
-// checkCollapsed fails unless out is valid UTF-8 whose only white space is single ASCII
-// spaces between other characters.
+// checkCollapsed fails unless out is valid UTF-8 without control characters, whose only
+// white space is single ASCII spaces between other characters.
 func checkCollapsed(t *testing.T, fn, in, out string) {
 	t.Helper()
 	if !utf8.ValidString(out) {
@@ -72,6 +73,9 @@ func checkCollapsed(t *testing.T, fn, in, out string) {
 	}
 	prevSpace := true // a leading space counts as doubled
 	for _, r := range out {
+		if unicode.IsControl(r) {
+			t.Fatalf("%s(%q) = %q keeps a control character", fn, in, out)
+		}
 		space := unicode.IsSpace(r)
 		if space && (r != ' ' || prevSpace) {
 			t.Fatalf("%s(%q) = %q has leading, doubled or non-ASCII white space", fn, in, out)

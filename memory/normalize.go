@@ -10,8 +10,11 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// CollapseSpace trims s and collapses every run of Unicode white space (including the
-// ideographic space U+3000 and newlines) into one ASCII space. This is the storage form.
+// CollapseSpace trims s, collapses every run of Unicode white space (including the
+// ideographic space U+3000 and newlines) into one ASCII space and drops the other control
+// characters (NUL and the like: they only garble text, and SQLite's text functions stop
+// at a NUL, so "\x00" would be empty to the database and not empty here). This is the
+// storage form.
 func CollapseSpace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -19,6 +22,9 @@ func CollapseSpace(s string) string {
 	for _, r := range s {
 		if unicode.IsSpace(r) {
 			space = b.Len() > 0
+			continue
+		}
+		if unicode.IsControl(r) {
 			continue
 		}
 		if space {
