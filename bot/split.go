@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -16,13 +17,14 @@ const fenceCloser = "\n```"
 // SplitMessage cuts text into messages of at most limit characters (runes),
 // preferring, in order, paragraph breaks, line breaks, sentence ends
 // (including the Japanese 。！？, which need no following space) and spaces,
-// and only cutting mid-word when a chunk has none of them in its second half.
-// A code block that spans a cut is closed at the end of one message and
-// reopened with the same language at the start of the next, so neither half
-// renders as prose. Whitespace at the cuts is dropped; an empty or blank text
-// yields no messages. A limit below 200 is raised to 200: every chunk must
-// then carry well over a reopened fence line of new content, so the loop
-// always makes progress.
+// and only cutting mid-word when a chunk has none of them in its second half,
+// and then never inside a mention, custom emoji or timestamp. A code block
+// that spans a cut is closed at the end of one message and reopened with the
+// same language at the start of the next, so neither half renders as prose; a
+// block that ends right at the cut is not reopened. Whitespace at the cuts is
+// dropped; an empty or blank text yields no messages. A limit below 200 is
+// raised to 200: every chunk must then carry well over a reopened fence line
+// of new content, so the loop always makes progress.
 func SplitMessage(text string, limit int) []string {
 	limit = max(limit, 200)
 	text = strings.TrimRightFunc(text, unicode.IsSpace)
@@ -40,7 +42,15 @@ func SplitMessage(text string, limit int) []string {
 		rest := text[cut:]
 		if opener, open := openFence(chunk); open {
 			chunk += fenceCloser
-			rest = opener + "\n" + strings.TrimLeft(rest, "\r\n")
+			rest = strings.TrimLeft(rest, "\r\n")
+			if line, after, _ := strings.Cut(rest, "\n"); strings.TrimRight(line, " \t\r") == "```" {
+				// The block ends right at the cut: its own closing fence is the one just
+				// added, and the next message starts after it rather than with an empty
+				// block.
+				rest = after
+			} else {
+				rest = opener + "\n" + rest
+			}
 		}
 		if strings.TrimSpace(chunk) != "" {
 			out = append(out, chunk)
@@ -70,7 +80,35 @@ func cutPoint(text string, budget int) int {
 	if i := strings.LastIndexFunc(window, unicode.IsSpace); i >= minCut {
 		return i + 1
 	}
+	// A hard cut must not split a mention, custom emoji or timestamp: Discord would show
+	// both halves as plain text.
+	if i := markupAcross(text, end); i >= minCut {
+		return i
+	}
 	return end
+}
+
+// discordMarkup matches a token Discord renders as a whole at the start of a string: a
+// user, role or channel mention, a custom emoji or a timestamp.
+var discordMarkup = regexp.MustCompile(`^<(?:@[!&]?\d+|#\d+|a?:\w+:\d+|t:-?\d+(?::[tTdDfFR])?)>`)
+
+// maxMarkupBytes is longer than any token discordMarkup matches in practice (a custom
+// emoji with a 32-character name and a 20-digit id is 57 bytes).
+const maxMarkupBytes = 80
+
+// markupAcross returns the offset of the token of Discord markup that a cut at end
+// would split, or -1. Such a token has no '<' inside, so it starts at the last '<'
+// before end.
+func markupAcross(text string, end int) int {
+	i := strings.LastIndexByte(text[max(0, end-maxMarkupBytes):end], '<')
+	if i < 0 {
+		return -1
+	}
+	i += max(0, end-maxMarkupBytes)
+	if m := discordMarkup.FindStringIndex(text[i:min(len(text), i+maxMarkupBytes)]); m != nil && i+m[1] > end {
+		return i
+	}
+	return -1
 }
 
 // lastSentenceEnd returns the offset just after the last sentence end in s,

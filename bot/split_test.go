@@ -135,15 +135,3 @@ func TestSplitMessage(t *testing.T) {
 		}
 	})
 }
-
-func FuzzSplitMessage(f *testing.F) {
-	f.Add("hello world. this is kioku.\n\n```go\ncode\n```", 200)
-	f.Add(strings.Repeat("記憶。", 300), 250)
-	f.Fuzz(func(t *testing.T, text string, limit int) {
-		if !utf8.ValidString(text) {
-			return
-		}
-		limit = max(limit%3000, 200)
-		checkChunks(t, bot.SplitMessage(text, limit), limit)
-	})
-}

@@ -3,7 +3,6 @@ package intent_test
 import (
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/intent"
 )
@@ -362,44 +361,4 @@ func TestHighSignalIncludesExplicit(t *testing.T) {
 			}
 		})
 	}
-}
-
-func FuzzExplicit(f *testing.F) {
-	for _, tt := range explicitMatches {
-		f.Add(tt.text)
-	}
-	for _, tt := range explicitNonMatches {
-		f.Add(tt.text)
-	}
-	for _, s := range highSignalMatches {
-		f.Add(s)
-	}
-	f.Add("a\xffb\u0301 \u00a8\u3000İ")
-	f.Add("\u02bc \u02bcx y\u02bc") // U+02BC is a letter to Unicode but an apostrophe here
-	f.Fuzz(func(t *testing.T, s string) {
-		n := intent.Normalize(s)
-		if again := intent.Normalize(n); again != n {
-			t.Fatalf("Normalize is not idempotent: %q -> %q -> %q", s, n, again)
-		}
-		if !utf8.ValidString(n) {
-			t.Fatalf("Normalize(%q) = %q, not valid UTF-8", s, n)
-		}
-		if strings.HasPrefix(n, " ") || strings.HasSuffix(n, " ") || strings.Contains(n, "  ") {
-			t.Fatalf("Normalize(%q) = %q, white space not collapsed", s, n)
-		}
-		phrase, ok := intent.ExplicitPhrase(s)
-		if nPhrase, nOK := intent.ExplicitPhrase(n); nPhrase != phrase || nOK != ok {
-			t.Fatalf("ExplicitPhrase(%q) = %q, %v but of its normal form %q = %q, %v", s, phrase, ok, n, nPhrase, nOK)
-		}
-		if ok != intent.Explicit(s) {
-			t.Fatalf("Explicit(%q) disagrees with ExplicitPhrase", s)
-		}
-		high := intent.HighSignal(s)
-		if high != intent.HighSignal(n) {
-			t.Fatalf("HighSignal(%q) = %v but of its normal form %q = %v", s, high, n, !high)
-		}
-		if ok && !high {
-			t.Fatalf("Explicit(%q) but not HighSignal", s)
-		}
-	})
 }

@@ -10,8 +10,11 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// CollapseSpace trims s and collapses every run of Unicode white space (including the
-// ideographic space U+3000 and newlines) into one ASCII space. This is the storage form.
+// CollapseSpace trims s, collapses every run of Unicode white space (including the
+// ideographic space U+3000 and newlines) into one ASCII space and drops the other control
+// characters (NUL and the like: they only garble text, and SQLite's text functions stop
+// at a NUL, so "\x00" would be empty to the database and not empty here). This is the
+// storage form.
 func CollapseSpace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -19,6 +22,9 @@ func CollapseSpace(s string) string {
 	for _, r := range s {
 		if unicode.IsSpace(r) {
 			space = b.Len() > 0
+			continue
+		}
+		if unicode.IsControl(r) {
 			continue
 		}
 		if space {
@@ -35,13 +41,32 @@ func CollapseSpace(s string) string {
 // ("Green tea." and "green tea" are the same memory; so are "緑茶が好き。" and "緑茶が好き").
 func Normalize(content string) string {
 	s := CollapseSpace(content)
-	if !isASCII(s) {
-		s = norm.NFKC.String(s)
+	if isASCII(s) {
+		s = strings.ToLower(s)
+	} else {
+		s = foldUnicode(s)
 	}
-	s = strings.ToLower(s)
 	s = strings.TrimRightFunc(s, func(r rune) bool {
 		return unicode.IsPunct(r) || unicode.IsSpace(r)
 	})
+	return s
+}
+
+// maxFoldPasses bounds the NFKC/lowercase/collapse alternation in foldUnicode. A second
+// pass is rare and a third has not been seen.
+const maxFoldPasses = 4
+
+// foldUnicode NFKC-folds, lowercases and collapses s until none of them changes it, so
+// that Normalize is idempotent: NFKC can bring white space of its own ("¨" is a space and
+// a combining diaeresis, "ﷺ" several words) and lowercasing can leave text NFKC would
+// change again.
+func foldUnicode(s string) string {
+	for range maxFoldPasses {
+		s = CollapseSpace(strings.ToLower(norm.NFKC.String(s)))
+		if norm.NFKC.IsNormalString(s) {
+			return s
+		}
+	}
 	return s
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
@@ -119,11 +120,21 @@ func (a *STMArgs) validate() error {
 	return nil
 }
 
-// validate requires words to search for and a scope that exists here.
+// MaxQueryRunes bounds a search_memories query. A query is a few words; a longer one
+// costs recall a full-text term per word and an embedding call over the whole text (an
+// embedding provider refusing it pauses the vector leg for every conversation), so it is
+// refused with its length and the model can retry with fewer words.
+const MaxQueryRunes = 1000
+
+// validate requires words to search for, at most MaxQueryRunes characters, and a scope
+// that exists here.
 func (a *SearchArgs) validate(c *Conversation) error {
 	a.Query = memory.CollapseSpace(a.Query)
 	if a.Query == "" {
 		return memory.Errorf(memory.EINVALID, "query is empty; give a few words to search for.")
+	}
+	if n := utf8.RuneCountInString(a.Query); n > MaxQueryRunes {
+		return memory.Errorf(memory.EINVALID, "query has %d characters; the limit is %d. Search for a few words.", n, MaxQueryRunes)
 	}
 	if a.Scope == "" {
 		a.Scope = SearchAll

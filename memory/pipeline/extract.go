@@ -326,8 +326,15 @@ func (x *Extraction) parseEntity(i int, raw json.RawMessage) (Entity, bool) {
 	return e, true
 }
 
+// clampConfidence brings c into 0–1, warning when it was outside. NaN (a model may write
+// "NaN" as a string, which ParseFloat reads) becomes 0, like a missing confidence: min and
+// max would pass it through, and NaN fails every threshold comparison downstream.
 func clampConfidence(c float64, warn func()) float64 {
-	if math.IsNaN(c) || c < 0 || c > 1 {
+	if math.IsNaN(c) {
+		warn()
+		return 0
+	}
+	if c < 0 || c > 1 {
 		warn()
 		return max(0, min(1, c))
 	}

@@ -32,22 +32,47 @@ func cleanModelJSON(s string) string {
 func stripThink(s string) string {
 	const open, closeTag = "<think>", "</think>"
 	for {
-		lower := strings.ToLower(s)
-		i := strings.Index(lower, open)
-		j := strings.Index(lower, closeTag)
+		i := indexFoldASCII(s, open)
+		j := indexFoldASCII(s, closeTag)
 		switch {
 		case i < 0 && j < 0:
 			return s
 		case i < 0 || (j >= 0 && j < i):
 			s = s[j+len(closeTag):]
 		default:
-			k := strings.Index(lower[i:], closeTag)
+			k := indexFoldASCII(s[i:], closeTag)
 			if k < 0 {
 				return s[:i]
 			}
 			s = s[:i] + s[i+k+len(closeTag):]
 		}
 	}
+}
+
+// indexFoldASCII returns the offset in s of the first match of the lowercase ASCII tag,
+// ignoring ASCII case, or -1. It searches s itself: offsets found in strings.ToLower(s)
+// are wrong wherever lowercasing changes a character's length ("İ", "Ⱥ", invalid UTF-8).
+func indexFoldASCII(s, tag string) int {
+	for i := 0; i+len(tag) <= len(s); i++ {
+		if equalFoldASCII(s[i:i+len(tag)], tag) {
+			return i
+		}
+	}
+	return -1
+}
+
+// equalFoldASCII reports whether s equals the lowercase ASCII tag, ignoring ASCII case.
+func equalFoldASCII(s, tag string) bool {
+	for i := 0; i < len(tag); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != tag[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // stripFences removes Markdown code fence lines (```json, ```), keeping what they enclose.
