@@ -12,4 +12,6 @@ var rankStages = recall.Stages{
 	DateBoost:   1.0,
 	DateHalo:    2 * 24 * time.Hour,
 	PersonBoost: 0,
+	GraphBoost:  0,
+	GraphHop:    0.5,
 }

@@ -206,6 +206,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			ids = append(ids, id)
 		}
 	}
+	g := s.graphLookup(ctx, q.Text, vis, ids, where, args)
+	if g != nil {
+		ids = append(ids, g.extra...)
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -216,7 +220,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if mems, err = s.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
 		return nil, err
 	}
-	out := s.rank(mems, kw, &vec, &plan, q.MinScore, q.Limit, now)
+	out := s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now)
 	if q.CountAccess {
 		recalled := make([]int64, len(out))
 		for i, r := range out {
@@ -229,9 +233,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 
 // rank hands the loaded candidates with their leg scores and their importance decayed to
 // now to recall.Rank and returns its ranking as results.
-func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
+func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, g *graphHits, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := s.candidates(mems, kw, vec, now)
+	g.annotate(cands)
 	ranked := rankSmoothed(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
 		Stages: rankStages, Dampen: s.db.Dampen})
 	out := make([]memory.SearchResult, len(ranked))

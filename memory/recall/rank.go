@@ -60,6 +60,8 @@ type Candidate struct {
 	// AuthorName is the display name of whoever said it and Subject the id of the person it
 	// is about, if any (named-person boost).
 	AuthorName, Subject string
+	// Graph is how the memory is linked to the entities the query names (graph boost).
+	Graph GraphLink
 	// Neighbour marks a memory loaded only because it sits beside a match: Smooth keeps it
 	// only if a hit lifts it.
 	Neighbour bool
@@ -78,6 +80,12 @@ type Stages struct {
 	// PersonBoost scales relevance by 1 + PersonBoost for memories written by (or about) a
 	// person the question names.
 	PersonBoost float64
+	// GraphBoost scales relevance by 1 + GraphBoost for memories linked to an entity the
+	// question names in the knowledge graph (Candidate.Graph), and by 1 + GraphHop ×
+	// GraphBoost for those linked to one of its neighbours (graphboost.go).
+	GraphBoost float64
+	// GraphHop is the share of GraphBoost a one-hop neighbour's memory gets.
+	GraphHop float64
 }
 
 // Options tunes Rank.
@@ -183,6 +191,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && plan.namesPerson(c) {
 			rel *= 1 + opt.Stages.PersonBoost
 		}
+		rel = graphBoost(rel, c.Graph, opt.Stages)
 		importance := c.Importance
 		if c.Pinned {
 			importance = 1
