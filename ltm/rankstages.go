@@ -12,6 +12,6 @@ var rankStages = recall.Stages{
 	DateBoost:   1.0,
 	DateHalo:    2 * 24 * time.Hour,
 	PersonBoost: 0,
-	Lexicon:     0,
+	Lexicon:     0.5,
 	Coverage:    0,
 }
