@@ -98,6 +98,12 @@ func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw m
 
 // rankSmoothed is recall.Rank followed by neighbourhood smoothing when it is on.
 func rankSmoothed(cands []recall.Candidate, plan *recall.Plan, opt recall.Options) []recall.Ranked {
+	if opt.Stages.Coverage > 0 && plan.Common && opt.Limit > 0 {
+		// The coverage stage reorders from beyond the limit, so it sees the uncut ranking.
+		limit := opt.Limit
+		opt.Limit = 0
+		return recall.Cover(cands, rankSmoothed(cands, plan, opt), plan, opt.Stages, limit)
+	}
 	if !rankSmoothing.On() {
 		return recall.Rank(cands, plan, opt)
 	}

@@ -14,4 +14,6 @@ var rankStages = recall.Stages{
 	PersonBoost: 0,
 	GraphBoost:  0,
 	GraphHop:    0.5,
+	Lexicon:     0.5,
+	Coverage:    0,
 }

@@ -308,7 +308,7 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string
 			return nil, err
 		}
 	}
-	return out, nil
+	return out, s.expansionLeg(ctx, plan, where, args, limit, out)
 }
 
 // wordLeg scores the FTS5 word index. FTS5 ranks its own matches fastest, without a join

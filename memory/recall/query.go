@@ -36,6 +36,12 @@ type Plan struct {
 	// words of CJK runs), folded (foldName); a candidate's author matching one gets the
 	// named-person boost.
 	People []string
+	// Expansion are the member words of the everyday categories the question names
+	// ("hobbies" → bouldering, knitting…; lexicon.go), searched as a weaker second net.
+	Expansion []string
+	// Common is set by "in common", "both", 共通, 二人とも…: the answer is spread over
+	// several people or conversations (coverage.go).
+	Common bool
 }
 
 // AnalyzeAt is Analyze for a question asked at asked (zero: now), which also resolves the
@@ -101,6 +107,7 @@ func Analyze(text string) Plan {
 		}
 	}
 	p.Terms = content
+	p.Expansion, p.Common = expandConcepts(words, p.CJK), asksInCommon(words, p.CJK)
 	if len(p.Terms) == 0 && len(p.CJK) == 0 {
 		// A question made only of stop words ("who was it?") still deserves an answer.
 		for _, w := range stops {

@@ -86,6 +86,12 @@ type Stages struct {
 	GraphBoost float64
 	// GraphHop is the share of GraphBoost a one-hop neighbour's memory gets.
 	GraphHop float64
+	// Lexicon weighs the keyword leg's concept expansion (Plan.Expansion) against the
+	// question's own words; 0 runs no expansion.
+	Lexicon float64
+	// Coverage is how many places an author or channel-day may hold before another's
+	// candidate goes first, for "in common" questions (Cover); 0 turns it off.
+	Coverage int
 }
 
 // Options tunes Rank.

@@ -1,0 +1,35 @@
+package ltm
+
+import (
+	"context"
+
+	"github.com/kioku-bot/kioku/memory/recall"
+)
+
+// expansionLeg runs the keyword leg once more for the members of the everyday categories
+// the question names (recall.Plan.Expansion: "hobbies" → bouldering, knitting…) and adds
+// their scores to out at rankStages.Lexicon of their weight. It is a second query rather
+// than more OR-ed terms in the first because FTS5 has no per-term weight: the members
+// would otherwise count as much as the question's own words. A question naming no
+// category runs nothing.
+func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
+	if rankStages.Lexicon <= 0 || len(plan.Expansion) == 0 {
+		return nil
+	}
+	exp := plan.ExpansionPlan()
+	more := map[int64]float64{}
+	if expr := ftsExpr(&exp, false); expr != "" {
+		if err := s.wordLeg(ctx, expr, where, args, limit, more); err != nil {
+			return err
+		}
+	}
+	if len(exp.CJK) > 0 {
+		if err := s.cjkLeg(ctx, &exp, where, args, limit, more); err != nil {
+			return err
+		}
+	}
+	for id, x := range more {
+		out[id] += rankStages.Lexicon * x
+	}
+	return nil
+}
