@@ -20,9 +20,16 @@ import (
 // improves. The English set must also beat plain FTS5 BM25, the Japanese set by far (plain
 // FTS5 cannot segment Japanese at all).
 func TestDevSetFloors(t *testing.T) {
-	floors := map[string]struct{ recall10, mrr, overBaseline float64 }{
-		"dev-en": {recall10: 0.80, mrr: 0.65, overBaseline: 0.01},
-		"dev-ja": {recall10: 0.85, mrr: 0.57, overBaseline: 0.5},
+	// The conversational sets repeat a few short replies ("yes!") that the write path
+	// stores once, so only the fact-style sets must store every memory.
+	floors := map[string]struct {
+		recall10, mrr, overBaseline float64
+		distinct                    bool
+	}{
+		"dev-en":      {recall10: 0.80, mrr: 0.65, overBaseline: 0.01, distinct: true},
+		"dev-ja":      {recall10: 0.85, mrr: 0.57, overBaseline: 0.5, distinct: true},
+		"dev-conv-en": {recall10: 0.40, mrr: 0.28, overBaseline: 0.07},
+		"dev-conv-ja": {recall10: 0.44, mrr: 0.28, overBaseline: 0.4},
 	}
 	for name, floor := range floors {
 		t.Run(name, func(t *testing.T) {
@@ -41,7 +48,7 @@ func TestDevSetFloors(t *testing.T) {
 				t.Errorf("recall@10 %.4f is only %+.4f over plain FTS5 BM25 (%.4f); want at least %+.2f",
 					got.Recall[10], d, rep.Baseline.Recall[10], floor.overBaseline)
 			}
-			if rep.Stored != rep.Memories {
+			if floor.distinct && rep.Stored != rep.Memories {
 				t.Errorf("dev set memories are all distinct, but the write path stored %d of %d", rep.Stored, rep.Memories)
 			}
 		})
