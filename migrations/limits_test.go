@@ -3,9 +3,7 @@ package migrations_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"testing"
-	"testing/fstest"
 
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -17,20 +15,7 @@ import (
 func TestMemoryCountsUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	before := fstest.MapFS{}
-	all, err := fs.Glob(migrations.FS(), "*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range all {
-		if name < "0009" {
-			data, err := fs.ReadFile(migrations.FS(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
+	before := migrationsBefore(t, "0009")
 	if _, err := migrations.Apply(ctx, db, before); err != nil {
 		t.Fatal(err)
 	}

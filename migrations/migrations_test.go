@@ -166,20 +166,7 @@ func TestApply(t *testing.T) {
 func TestSearchTextUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	before := fstest.MapFS{}
-	all, err := fs.Glob(migrations.FS(), "*.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range all {
-		if name < "0004" {
-			data, err := fs.ReadFile(migrations.FS(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
+	before := migrationsBefore(t, "0004")
 	if res, err := migrations.Apply(ctx, db, before); err != nil || res.Current != 3 {
 		t.Fatalf("applying 0001–0003: %+v %v", res, err)
 	}
@@ -322,4 +309,25 @@ func TestSearchTextColumns(t *testing.T) {
 	if got := match("vpn AND mari"); got != "[1]" || column(1) != "vpn は移動した" {
 		t.Errorf("after forget and recover: %s, %q", got, column(1))
 	}
+}
+
+// migrationsBefore is the embedded migrations whose names sort before first: a database as
+// an older kioku left it, for upgrade tests.
+func migrationsBefore(t *testing.T, first string) fstest.MapFS {
+	t.Helper()
+	before := fstest.MapFS{}
+	all, err := fs.Glob(migrations.FS(), "*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range all {
+		if name < first {
+			data, err := fs.ReadFile(migrations.FS(), name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	return before
 }

@@ -45,39 +45,37 @@ func (h *e2e) scrapeMetrics() map[string]*dto.MetricFamily {
 
 // metricSample is the sample of family name whose labels include every pair in labels.
 func metricSample(fams map[string]*dto.MetricFamily, name string, labels ...string) *dto.Metric {
-next:
 	for _, m := range fams[name].GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
+		if hasLabels(m, labels) {
+			return m
 		}
-		for i := 0; i+1 < len(labels); i += 2 {
-			if have[labels[i]] != labels[i+1] {
-				continue next
-			}
-		}
-		return m
 	}
 	return nil
+}
+
+// hasLabels reports whether m carries every name/value pair in labels.
+func hasLabels(m *dto.Metric, labels []string) bool {
+	have := map[string]string{}
+	for _, l := range m.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for i := 0; i+1 < len(labels); i += 2 {
+		if have[labels[i]] != labels[i+1] {
+			return false
+		}
+	}
+	return true
 }
 
 // metricValue is the value of a counter or gauge, summed over the samples whose labels
 // include labels; -1 when there is none.
 func metricValue(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
 	sum, found := 0.0, false
-next:
 	for _, m := range fams[name].GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
+		if hasLabels(m, labels) {
+			found = true
+			sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
 		}
-		for i := 0; i+1 < len(labels); i += 2 {
-			if have[labels[i]] != labels[i+1] {
-				continue next
-			}
-		}
-		found = true
-		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
 	}
 	if !found {
 		return -1
