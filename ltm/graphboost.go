@@ -14,17 +14,14 @@ import (
 
 // Graph boost constants (docs/recall.md, "Graph boost").
 const (
-	// graphDeadline bounds the graph queries of one recall: past it recall ranks without
-	// the graph rather than wait.
-	graphDeadline = 20 * time.Millisecond
+	// DefaultGraphDeadline bounds the graph queries of one recall: past it recall ranks
+	// without the graph rather than wait.
+	DefaultGraphDeadline = 20 * time.Millisecond
 	// graphExtra is the most memories the graph adds that neither leg found.
 	graphExtra = 20
 	// graphMaxHop is the most relations followed from the query's entities.
 	graphMaxHop = 64
 )
-
-// graphBudget is the deadline the graph lookup runs under; tests shorten it.
-var graphBudget = graphDeadline
 
 // graphHits is what the knowledge graph says about one query's candidates.
 type graphHits struct {
@@ -57,14 +54,14 @@ func (g *graphHits) annotate(cands []recall.Candidate) {
 // write path uses, matched on canonical names and aliases), follows one hop of relations
 // and returns which candidates (ids) mention them, up to graphExtra linked memories the
 // legs missed (inside where: scope, filters and audience), and, for the hub stage, the
-// mention counts of every candidate's entities. It runs under graphBudget; any error or a
+// mention counts of every candidate's entities. It runs under GraphDeadline; any error or a
 // missed deadline returns nil, and recall ranks as if the graph did not exist.
 func (s *Recall) graphLookup(ctx context.Context, text string, vis []memory.Visible, ids []int64, where string, args []any) *graphHits {
 	boost, hub := rankStages.GraphBoost > 0, s.db.Dampen.Hub
 	if !boost && !hub {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, graphBudget)
+	ctx, cancel := context.WithTimeout(ctx, s.db.GraphDeadline)
 	defer cancel()
 	g := &graphHits{link: map[int64]recall.GraphLink{}, mentions: map[int64][]int{}}
 	if boost {

@@ -103,6 +103,10 @@ type db struct {
 	// Dampen switches recall's post-fusion dampening stages; default
 	// recall.DefaultDampening (docs/recall.md).
 	Dampen recall.Dampening
+	// GraphDeadline bounds the knowledge-graph queries of one recall (graph boost, hub);
+	// past it recall ranks without the graph. Zero or less skips the graph. Default
+	// DefaultGraphDeadline.
+	GraphDeadline time.Duration
 	// AccessFlushInterval is how often access counts gathered by recall are written; it
 	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
 	AccessFlushInterval time.Duration
@@ -199,6 +203,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		EmbedRetryAfter:     DefaultEmbedRetryAfter,
 		Alpha:               DefaultAlpha,
 		Dampen:              recall.DefaultDampening,
+		GraphDeadline:       DefaultGraphDeadline,
 		AccessFlushInterval: DefaultAccessFlushInterval,
 	}
 	recall := &Recall{d}
