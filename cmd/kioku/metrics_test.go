@@ -108,10 +108,11 @@ func (h *e2e) getStatus(path string) (int, string) {
 func TestRunMetrics(t *testing.T) {
 	t.Parallel()
 	h := startBotWith(t, map[string]string{
-		"KIOKU_PIPELINE_MODE":  "full",
-		"KIOKU_CHAT_MODEL":     "chat-model",
-		"KIOKU_PIPELINE_MODEL": "pipe-model",
-		"KIOKU_EMBED_MODEL":    "embed-model",
+		"KIOKU_PIPELINE_MODE":    "full",
+		"KIOKU_MAINTENANCE_MODE": "execute",
+		"KIOKU_CHAT_MODEL":       "chat-model",
+		"KIOKU_PIPELINE_MODEL":   "pipe-model",
+		"KIOKU_EMBED_MODEL":      "embed-model",
 	})
 	alice := h.fake.NewUser("alice")
 	var facts atomic.Int32
