@@ -145,7 +145,8 @@ func (b messageEvents) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDel
 
 // OnGuildCreate cancels a recorded removal when the bot is added back to the server
 // before its data was due for deletion. Discord sends GUILD_CREATE for every guild on
-// every connect; one without a departure costs a read.
+// every connect; one without a departure costs a read, and one whose joined_at is older
+// than the departure (the connect's listing, handled after a later removal) keeps it.
 func (b messageEvents) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCreate) {
 	if e == nil || e.Guild == nil || e.ID == "" || e.Unavailable {
 		return
@@ -157,7 +158,7 @@ func (b messageEvents) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCre
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
 	log := b.log.With("guild_id", e.ID)
-	cancelled, err := b.store.Guilds.CancelDeparture(ctx, e.ID)
+	cancelled, err := b.store.Guilds.CancelDeparture(ctx, e.ID, e.JoinedAt)
 	if err != nil {
 		log.Error("couldn't cancel removal from guild", "err", err)
 		return

@@ -132,7 +132,7 @@ type Channels interface {
 // Guilds are the servers the bot left, and their grace period before the
 // purge. *ltm.Guilds satisfies it.
 type Guilds interface {
-	CancelDeparture(ctx context.Context, guildID string) (bool, error)
+	CancelDeparture(ctx context.Context, guildID string, joinedAt time.Time) (bool, error)
 	Guilds(ctx context.Context) ([]ltm.GuildSummary, error)
 	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -53,7 +54,9 @@ func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time
 // not cancelled (it reports false): the server was told its data would be gone by then,
 // and the next purge run deletes it. GUILD_CREATE arrives for every guild on every
 // connect, so a guild without a departure costs one read and no write.
-func (s *Guilds) CancelDeparture(ctx context.Context, guildID string) (bool, error) {
+// joinedAt is when Discord says the bot joined the guild (GUILD_CREATE's joined_at): a
+// departure recorded after it is kept. The zero time cancels any departure.
+func (s *Guilds) CancelDeparture(ctx context.Context, guildID string, joinedAt time.Time) (bool, error) {
 	if guildID == "" {
 		return false, nil
 	}
@@ -68,8 +71,10 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string) (bool, err
 	var n int
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		n, err = execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ? AND purge_after > ?`,
-			guildID, s.db.nowMillis())
+		// A GUILD_CREATE that says the bot joined before it left is the connection's
+		// listing handled late (discordgo runs handlers concurrently), not a re-add.
+		n, err = execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ? AND purge_after > ? AND left_at <= ?`,
+			guildID, s.db.nowMillis(), joinedMillis(joinedAt))
 		return err
 	})
 	if err != nil {
@@ -327,4 +332,13 @@ func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
 		return nil, fmt.Errorf("couldn't list guilds: %w", err)
 	}
 	return out, nil
+}
+
+// joinedMillis is joinedAt for the departure comparison: the zero time (unknown) counts as
+// later than any departure.
+func joinedMillis(joinedAt time.Time) int64 {
+	if joinedAt.IsZero() {
+		return math.MaxInt64
+	}
+	return joinedAt.UnixMilli()
 }

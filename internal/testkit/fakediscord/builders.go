@@ -45,6 +45,11 @@ func (f *Fake) SetGuild(g *discordgo.Guild) {
 		// every member's permissions from it.
 		c.Roles = append(c.Roles, &discordgo.Role{ID: c.ID, Name: "@everyone", Permissions: EveryonePermissions})
 	}
+	if c.JoinedAt.IsZero() {
+		// Discord's GUILD_CREATE says when the bot joined; a guild set up front was joined
+		// before the test began.
+		c.JoinedAt = time.Now().UTC().Add(-24 * time.Hour)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := f.guilds[c.ID]; !ok {

@@ -3,6 +3,7 @@ package fakediscord
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 )
@@ -63,8 +64,7 @@ func (f *Fake) DispatchGuildDelete(guildID string, unavailable bool) error {
 }
 
 // DispatchGuildCreate sends GUILD_CREATE for a guild set with SetGuild, as when the bot
-// is added to it (again) or it becomes available after an outage, and lists it again
-// for later identifies.
+// is added to it (again), with joined_at now, and lists it again for later identifies.
 func (f *Fake) DispatchGuildCreate(guildID string) error {
 	f.mu.Lock()
 	if _, ok := f.guilds[guildID]; !ok {
@@ -74,6 +74,8 @@ func (f *Fake) DispatchGuildCreate(guildID string) error {
 	if !slices.Contains(f.guildOrder, guildID) {
 		f.guildOrder = append(f.guildOrder, guildID)
 	}
+	// Added (again) now: later identifies say so too, as Discord's joined_at does.
+	f.guilds[guildID].JoinedAt = time.Now().UTC()
 	g := f.guildCreateLocked(guildID)
 	f.notifyLocked()
 	f.mu.Unlock()
