@@ -3,6 +3,7 @@ module github.com/kioku-bot/kioku
 go 1.26.8
 
 require (
+	github.com/blevesearch/go-porterstemmer v1.0.3
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/google/go-cmp v0.7.0
 	github.com/gorilla/websocket v1.5.3

@@ -1,0 +1,149 @@
+package kwindex_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kioku-bot/kioku/memory/kwindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
+)
+
+var words = []string{"game", "night", "pizza", "hiking", "trip", "kyoto", "release", "deploy", "friday", "cat",
+	"painting", "ski", "skiing", "games", "nights", "board", "climbing", "coffee", "rain", "report"}
+
+func randomDoc(r *rand.Rand, id int64) kwindex.Doc {
+	n := 1 + r.IntN(12)
+	text := ""
+	for i := range n {
+		if i > 0 {
+			text += " "
+		}
+		text += words[r.IntN(len(words))]
+	}
+	return kwindex.Doc{ID: id, Content: text, Author: []string{"alice", "bob", "kyoto cat"}[r.IntN(3)],
+		Meta: vecindex.Meta{Type: []string{"fact", "decision"}[r.IntN(2)], CreatedAt: int64(r.IntN(1000))}}
+}
+
+// TestChurnMatchesFreshBuild puts, replaces and removes documents at random (enough to
+// trigger compactions) and checks after each round that every query ranks exactly as an
+// index built from scratch over the surviving documents: deletes keep the statistics exact.
+func TestChurnMatchesFreshBuild(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	live := map[int64]kwindex.Doc{}
+	next := int64(1)
+	queries := []kwindex.Query{
+		{Terms: []string{"game", "night"}, Pairs: [][2]string{{"game", "night"}}},
+		{Terms: []string{"kyoto"}},
+		{Terms: []string{"skiing", "trip"}, Pairs: [][2]string{{"skiing", "trip"}}, Limit: 5},
+		{Terms: []string{"cat"}, Filter: &vecindex.Filter{Types: []string{"decision"}}, Limit: 10},
+		{Terms: []string{"nothing"}},
+	}
+	for round := range 30 {
+		for range 40 {
+			switch op := r.IntN(10); {
+			case op < 5 || len(live) == 0:
+				d := randomDoc(r, next)
+				next++
+				idx.Put(d)
+				live[d.ID] = d
+			case op < 7:
+				for id := range live {
+					d := randomDoc(r, id)
+					idx.Put(d)
+					live[id] = d
+					break
+				}
+			default:
+				for id := range live {
+					idx.Remove(id)
+					delete(live, id)
+					break
+				}
+			}
+		}
+		fresh := kwindex.NewScope(kwindex.DefaultParams)
+		docs := make([]kwindex.Doc, 0, len(live))
+		for _, d := range live {
+			docs = append(docs, d)
+		}
+		fresh.Put(docs...)
+		if got, want := idx.Len(), fresh.Len(); got != want {
+			t.Fatalf("round %d: %d live docs, fresh %d", round, got, want)
+		}
+		for _, q := range queries {
+			got, want := idx.Search(q), fresh.Search(q)
+			if !slices.EqualFunc(got, want, func(a, b kwindex.Hit) bool {
+				return a.ID == b.ID && fmt.Sprintf("%.9f", a.Score) == fmt.Sprintf("%.9f", b.Score)
+			}) {
+				t.Fatalf("round %d, %v: churned index %v, fresh %v", round, q.Terms, got, want)
+			}
+		}
+	}
+}
+
+func TestRemovedWordsLeaveTheIndex(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(kwindex.Doc{ID: 1, Content: "my secret is quokkazebra", Author: "alice"},
+		kwindex.Doc{ID: 2, Content: "the secret of bob", Author: "bob"})
+	if !idx.Holds("quokkazebra") || !idx.Holds("alice") {
+		t.Fatal("the index lacks words it was given")
+	}
+	idx.Remove(1)
+	for _, w := range []string{"quokkazebra", "alice"} {
+		if idx.Holds(w) {
+			t.Errorf("%q is still held after its only document was removed", w)
+		}
+	}
+	if !idx.Holds("secret") {
+		t.Error("a word another document holds was dropped")
+	}
+	if hits := idx.Search(kwindex.Query{Terms: []string{"quokkazebra"}}); len(hits) != 0 {
+		t.Errorf("a removed document still matches: %v", hits)
+	}
+	// Replacing a document's text drops its old words.
+	idx.Put(kwindex.Doc{ID: 2, Content: "nothing left", Author: "bob"})
+	if idx.Holds("secret") {
+		t.Error("an edited document's old word is still held")
+	}
+}
+
+func TestPhrasesNeedAdjacency(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(kwindex.Doc{ID: 1, Content: "game night on friday"},
+		kwindex.Doc{ID: 2, Content: "night game on friday"},
+		kwindex.Doc{ID: 3, Content: "a game", Author: "night owl"})
+	hits := idx.Search(kwindex.Query{Terms: []string{"game", "night"}, Pairs: [][2]string{{"game", "night"}}})
+	if len(hits) != 3 || hits[0].ID != 1 {
+		t.Fatalf("the phrase match should rank first: %v", hits)
+	}
+	if hits[1].Score >= hits[0].Score {
+		t.Errorf("adjacent words in another order scored like the phrase: %v", hits)
+	}
+}
+
+func TestFilterAndLimit(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	for i := int64(1); i <= 30; i++ {
+		typ := "fact"
+		if i%3 == 0 {
+			typ = "decision"
+		}
+		idx.Put(kwindex.Doc{ID: i, Content: "deploy on friday", Meta: vecindex.Meta{Type: typ}})
+	}
+	hits := idx.Search(kwindex.Query{Terms: []string{"deploy"}, Filter: &vecindex.Filter{Types: []string{"decision"}}, Limit: 4})
+	if len(hits) != 4 {
+		t.Fatalf("want 4 hits, got %v", hits)
+	}
+	for _, h := range hits {
+		if h.ID%3 != 0 {
+			t.Errorf("hit %d fails the filter", h.ID)
+		}
+	}
+	// Equal scores are ordered by id so results are stable.
+	if !slices.IsSortedFunc(hits, func(a, b kwindex.Hit) int { return int(a.ID - b.ID) }) {
+		t.Errorf("ties not ordered by id: %v", hits)
+	}
+}

@@ -1,0 +1,264 @@
+package kwindex
+
+import (
+	"container/heap"
+	"math"
+	"sync"
+
+	"github.com/kioku-bot/kioku/memory/vecindex"
+)
+
+// Query is what Search looks for.
+type Query struct {
+	// Terms are the query's words (recall.Plan.Terms); each is tokenized like a document,
+	// so "rate-limit" becomes the phrase "rate limit".
+	Terms []string
+	// Pairs are adjacent query words matched as phrases (recall.Plan.Pairs).
+	Pairs [][2]string
+	// Filter, when not nil, keeps only the documents whose Meta it keeps.
+	Filter *vecindex.Filter
+	// Limit is how many hits to return; 0 returns every match.
+	Limit int
+}
+
+// phrase is one OR-ed query phrase: one token, or several that must be adjacent in order.
+type phrase []string
+
+// Phrases returns the query's phrases as Search scores them; empty when nothing in the
+// query can match (only stop words, only CJK text).
+func (q *Query) phrases() []phrase {
+	out := make([]phrase, 0, len(q.Terms)+len(q.Pairs))
+	for _, t := range q.Terms {
+		if p := toPhrase(t); len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	for _, pr := range q.Pairs {
+		if p := toPhrase(pr[0] + " " + pr[1]); len(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func toPhrase(text string) phrase {
+	var p phrase
+	Tokenize(text, func(tok string, cjk bool) {
+		if !cjk {
+			p = append(p, tok)
+		}
+	})
+	return p
+}
+
+// accumulator is a query's per-document scores, dense over the scope's slots and reused
+// through a pool so a search allocates little.
+type accumulator struct {
+	score   []float64
+	touched []int32
+	freq    []float64 // one phrase's weighted frequency per slot
+	fTouch  []int32
+}
+
+var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
+
+func (a *accumulator) reset(n int) {
+	if cap(a.score) < n {
+		a.score = make([]float64, n)
+		a.freq = make([]float64, n)
+	}
+	a.score, a.freq = a.score[:n], a.freq[:n]
+	a.touched, a.fTouch = a.touched[:0], a.fTouch[:0]
+}
+
+func (a *accumulator) clear() {
+	for _, s := range a.touched {
+		a.score[s] = 0
+	}
+	a.touched = a.touched[:0]
+}
+
+// Search returns the documents matching at least one of the query's phrases, best first
+// (ties by id), scored by BM25 over this scope's statistics.
+func (s *Scope) Search(q Query) []Hit {
+	phrases := q.phrases()
+	if len(phrases) == 0 {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.live == 0 {
+		return nil
+	}
+	acc := accumulators.Get().(*accumulator)
+	defer accumulators.Put(acc)
+	acc.reset(len(s.docs))
+	defer acc.clear()
+
+	n := float64(s.live)
+	avgdl := float64(s.totalLen) / n
+	k1, b, w := s.params.K1, s.params.B, s.params.AuthorWeight
+	for _, p := range phrases {
+		df := s.phraseFreqs(p, w, acc)
+		if df == 0 {
+			continue
+		}
+		idf := math.Log((n - float64(df) + 0.5) / (float64(df) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		for _, slot := range acc.fTouch {
+			f := acc.freq[slot]
+			acc.freq[slot] = 0
+			d := float64(s.docs[slot].length)
+			if acc.score[slot] == 0 {
+				acc.touched = append(acc.touched, slot)
+			}
+			acc.score[slot] += idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
+		}
+		acc.fTouch = acc.fTouch[:0]
+	}
+	return s.topLocked(acc, q.Filter, q.Limit)
+}
+
+// phraseFreqs fills acc.freq and acc.fTouch with the weighted frequency of p in every live
+// document holding it, and returns their number (p's document frequency).
+func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
+	if len(p) == 1 {
+		t := s.terms[p[0]]
+		if t == nil {
+			return 0
+		}
+		for _, ps := range t.postings {
+			if !s.docs[ps.slot].live {
+				continue
+			}
+			acc.freq[ps.slot] = float64(ps.content) + w*float64(ps.author)
+			acc.fTouch = append(acc.fTouch, ps.slot)
+		}
+		return len(acc.fTouch)
+	}
+	lists := make([]*termEntry, len(p))
+	for i, tok := range p {
+		if lists[i] = s.terms[tok]; lists[i] == nil {
+			return 0
+		}
+	}
+	// Walk the first term's postings and find the same slot in the others (postings are in
+	// slot order), then count the positions where the whole phrase starts.
+	cursor := make([]int, len(p))
+	for _, first := range lists[0].postings {
+		slot := first.slot
+		if !s.docs[slot].live {
+			continue
+		}
+		found := true
+		for i := 1; i < len(p); i++ {
+			ps := lists[i].postings
+			c := cursor[i]
+			for c < len(ps) && ps[c].slot < slot {
+				c++
+			}
+			cursor[i] = c
+			if c == len(ps) || ps[c].slot != slot {
+				found = false
+				break
+			}
+		}
+		if !found {
+			continue
+		}
+		var content, author int
+		for _, start := range positionsOf(lists[0], first) {
+			all := true
+			for i := 1; i < len(p); i++ {
+				if !hasPosition(positionsOf(lists[i], lists[i].postings[cursor[i]]), start+uint32(i)) {
+					all = false
+					break
+				}
+			}
+			if all {
+				if start&authorBit != 0 {
+					author++
+				} else {
+					content++
+				}
+			}
+		}
+		if content+author == 0 {
+			continue
+		}
+		acc.freq[slot] = float64(content) + w*float64(author)
+		acc.fTouch = append(acc.fTouch, slot)
+	}
+	return len(acc.fTouch)
+}
+
+// positionsOf returns the positions of posting p of term t.
+func positionsOf(t *termEntry, p posting) []uint32 {
+	n := int(p.content) + int(p.author)
+	end := int(p.pos) + n
+	if end > len(t.positions) {
+		end = len(t.positions)
+	}
+	return t.positions[p.pos:end]
+}
+
+func hasPosition(ps []uint32, x uint32) bool {
+	for _, p := range ps {
+		if p == x {
+			return true
+		}
+		if p > x && p&authorBit == x&authorBit {
+			return false
+		}
+	}
+	return false
+}
+
+// topLocked returns the best limit (all when 0) touched documents that pass f.
+func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit {
+	h := &hitHeap{}
+	for _, slot := range acc.touched {
+		d := &s.docs[slot]
+		if f != nil && !f.Keep(&d.meta) {
+			continue
+		}
+		hit := Hit{ID: d.id, Score: acc.score[slot]}
+		if limit <= 0 || h.Len() < limit {
+			heap.Push(h, hit)
+			continue
+		}
+		if better(hit, (*h)[0]) {
+			(*h)[0] = hit
+			heap.Fix(h, 0)
+		}
+	}
+	out := make([]Hit, h.Len())
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(h).(Hit)
+	}
+	return out
+}
+
+// better orders hits best first: higher score, then lower id.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ID < b.ID
+}
+
+// hitHeap is a min-heap of hits: the worst kept hit on top.
+type hitHeap []Hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
