@@ -16,6 +16,9 @@ import (
 func TestRecallGravity(t *testing.T) {
 	s, _ := recallStore(t, true)
 	owner := memory.ServerOwner("gGrav")
+	// Term statistics are the scope's own: chatter around the three memories makes
+	// "coffee" the rare word it is in a real server.
+	fill(t, s, "gGrav", 30)
 	semantic := testkit.MustRemember(t, s, server("gGrav", "espresso tasting notes"))                     // cos 1, no shared word
 	shared := testkit.MustRemember(t, s, server("gGrav", "coffee dog puppy hound car automobile pizza"))  // cos 1/√15, shares "coffee"
 	stemmed := testkit.MustRemember(t, s, server("gGrav", "the espresso machine needs coffees descaled")) // vector and keyword

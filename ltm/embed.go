@@ -362,14 +362,18 @@ type recallState struct {
 	lastErrAt time.Time
 
 	access accessTracker
+
+	keywords keywordIndexes
 }
 
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
+	r.keywords.init()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
 }
 
 func (r *recallState) close() {
 	r.access.stop()
+	r.keywords.close()
 }

@@ -230,6 +230,17 @@ func TestForgetMeCompleteness(t *testing.T) {
 	if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "what is " + secret["query"], Owners: []memory.Owner{aliceMe}}); err != nil {
 		t.Fatal(err)
 	}
+	// Searches of every scope load the in-memory keyword indexes with Alice's words.
+	for _, o := range []memory.Owner{aliceMe, bobMe, server} {
+		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "word", Owners: []memory.Owner{o}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, place := range []string{"personal", "server-about", "author-name", "remember-this"} {
+		if !s.Recall.KeywordIndexHolds(secret[place]) {
+			t.Fatalf("%s: the keyword index never held %q, so its check below proves nothing", place, secret[place])
+		}
+	}
 
 	preview, err := s.Confirmations.PreviewForgetMe(ctx, alice)
 	if err != nil {
@@ -260,6 +271,23 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 		if embedCalls.Load() == before {
 			t.Error("the query vector of a search made before forget-me was still cached")
+		}
+	})
+
+	t.Run("KeywordIndexForgetsTheirWords", func(t *testing.T) {
+		// The next search applies the change log; no read of the index happens before it.
+		if _, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "word", Owners: []memory.Owner{bobMe}}); err != nil {
+			t.Fatal(err)
+		}
+		for place, word := range secret {
+			if s.Recall.KeywordIndexHolds(word) {
+				t.Errorf("%s: %q is still in an in-memory keyword index", place, word)
+			}
+		}
+		for _, place := range []string{"bob-personal", "bob-server", "alice-authored"} {
+			if !s.Recall.KeywordIndexHolds(survivor[place]) {
+				t.Errorf("%s: %q left the keyword index, but it was not Alice's", place, survivor[place])
+			}
 		}
 	})
 

@@ -3,6 +3,7 @@ package ltm
 import (
 	"context"
 
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
@@ -12,16 +13,14 @@ import (
 // than more OR-ed terms in the first because FTS5 has no per-term weight: the members
 // would otherwise count as much as the question's own words. A question naming no
 // category runs nothing.
-func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
+func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, out map[int64]float64) error {
 	if rankStages.Lexicon <= 0 || len(plan.Expansion) == 0 {
 		return nil
 	}
 	exp := plan.ExpansionPlan()
 	more := map[int64]float64{}
-	if expr := ftsExpr(&exp, false); expr != "" {
-		if err := s.wordLeg(ctx, expr, where, args, limit, more); err != nil {
-			return err
-		}
+	if err := s.words(ctx, &exp, false, q, vis, where, args, limit, more); err != nil {
+		return err
 	}
 	if len(exp.CJK) > 0 {
 		if err := s.cjkLeg(ctx, &exp, where, args, limit, more); err != nil {

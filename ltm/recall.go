@@ -191,7 +191,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			vec = s.vectorLeg(ctx, e, &q, vis, pool)
 		}()
 	}
-	kw, kwErr := s.keywordLeg(ctx, &plan, where, args, pool)
+	kw, kwErr := s.keywordLeg(ctx, &plan, &q, vis, where, args, pool)
 	wg.Wait()
 	if kwErr != nil {
 		return nil, kwErr
@@ -296,19 +296,38 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
 // memories: word BM25 plus, for CJK text, n-gram BM25.
-func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int) (map[int64]float64, error) {
+func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
-	if expr := ftsExpr(plan, true); expr != "" {
-		if err := s.wordLeg(ctx, expr, where, args, limit, out); err != nil {
-			return nil, err
-		}
+	if err := s.words(ctx, plan, true, q, vis, where, args, limit, out); err != nil {
+		return nil, err
 	}
 	if len(plan.CJK) > 0 {
 		if err := s.cjkLeg(ctx, plan, where, args, limit, out); err != nil {
 			return nil, err
 		}
 	}
-	return out, s.expansionLeg(ctx, plan, where, args, limit, out)
+	return out, s.expansionLeg(ctx, plan, q, vis, where, args, limit, out)
+}
+
+// words scores the plan's words (and, withPairs, its adjacent pairs) from the in-memory
+// keyword index when every visible scope's is ready, and from FTS5 otherwise.
+func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q *memory.SearchQuery, vis []memory.Visible,
+	where string, args []any, limit int, out map[int64]float64) error {
+	if len(plan.Terms) == 0 {
+		return nil
+	}
+	var pairs [][2]string
+	if withPairs {
+		pairs = plan.Pairs
+	}
+	done, err := s.indexLeg(ctx, plan.Terms, pairs, q, vis, where, args, limit, out)
+	if err != nil || done {
+		return err
+	}
+	if expr := ftsExpr(plan, withPairs); expr != "" {
+		return s.wordLeg(ctx, expr, where, args, limit, out)
+	}
+	return nil
 }
 
 // wordLeg scores the FTS5 word index. FTS5 ranks its own matches fastest, without a join

@@ -2,7 +2,6 @@ package ltm_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -17,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
@@ -105,6 +105,19 @@ func recallStore(t *testing.T, hybrid bool) (*ltm.Store, *tableEmbedder) {
 		s.Recall.SetEmbedder(e.embed, "table-test")
 	}
 	return s, e
+}
+
+// fill saves n memories of unrelated chatter in guild's server scope, so the scope's term
+// statistics look like a real server's rather than a handful of test memories'.
+func fill(t *testing.T, s *ltm.Store, guild string, n int) {
+	t.Helper()
+	fillers := make([]memory.Memory, n)
+	for i := range fillers {
+		fillers[i] = server(guild, fmt.Sprintf("filler note %d about unrelated weekly chatter", i))
+	}
+	if _, err := s.Transfer.RememberMany(ctx, fillers, "test"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // forEachMode runs f against a keyword-only store and a hybrid store.
@@ -281,30 +294,26 @@ func TestRecallKeywordNormalization(t *testing.T) {
 		}
 	})
 	t.Run("KeywordIsBM25OverOnePlusBest", func(t *testing.T) {
-		// The documented formula, checked against FTS5's own bm25 for a one-word query
-		// (one FTS term, no phrase pairs): k = x / (1 + xmax), x = −bm25.
-		db, err := sql.Open("sqlite", "file:"+s.Path()+"?_pragma=query_only(1)")
-		if err != nil {
-			t.Fatal(err)
+		// The documented formula for a one-word query (one term, no phrase pairs), worked
+		// out by hand over the scope's own statistics: x = idf × f(k1+1) / (f + k1(1 − b +
+		// b·|D|/avgdl)), idf = ln(1 + (N − df + 0.5)/(df + 0.5)), and k = x / (1 + xmax).
+		p := s.KeywordParams
+		docs := map[int64]string{best.ID: "lantern festival lantern parade lantern", mid.ID: "lantern light",
+			weak.ID: "we hung one lantern above the long wooden porch yesterday evening", 0: "nothing relevant here"}
+		lens := map[int64]float64{}
+		var total float64
+		for id, text := range docs {
+			kwindex.Tokenize(text, func(string, bool) { lens[id]++ })
+			total += lens[id]
 		}
-		defer db.Close()
-		rows, err := db.Query(`SELECT rowid, -bm25(memories_fts, 1.0, 2.0) FROM memories_fts WHERE memories_fts MATCH '"lantern"'`)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n, df := float64(len(docs)), 3.0
+		avgdl := total / n
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		x := map[int64]float64{}
 		var xmax float64
-		for rows.Next() {
-			var id int64
-			var v float64
-			if err := rows.Scan(&id, &v); err != nil {
-				t.Fatal(err)
-			}
-			x[id] = v
-			xmax = max(xmax, v)
-		}
-		if err := rows.Close(); err != nil {
-			t.Fatal(err)
+		for id, f := range map[int64]float64{best.ID: 3, mid.ID: 1, weak.ID: 1} {
+			x[id] = idf * f * (p.K1 + 1) / (f + p.K1*(1-p.B+p.B*lens[id]/avgdl))
+			xmax = max(xmax, x[id])
 		}
 		for _, r := range res {
 			want := x[r.Memory.ID] / (1 + xmax)

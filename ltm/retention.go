@@ -111,6 +111,11 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
 				millis(now.Add(-pol.Transcripts)), limit)
 		}},
+		{"change log", &res.Changes, func(tx *sql.Tx, limit int) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_changes WHERE seq IN (
+				SELECT seq FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ? ORDER BY seq LIMIT ?)`,
+				changeLogKeep, limit)
+		}},
 		{"forget fences", &res.Fences, func(tx *sql.Tx, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
 				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?)`,

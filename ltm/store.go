@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 	"github.com/kioku-bot/kioku/migrations"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
@@ -115,6 +116,19 @@ type db struct {
 	// DefaultMaxMemberMemories, negative no cap.
 	MaxServerMemories int
 	MaxMemberMemories int
+	// KeywordParams are the BM25 parameters of the in-memory keyword index (keywordindex.go);
+	// a scope's index reads them when it is built. Default kwindex.DefaultParams.
+	KeywordParams kwindex.Params
+	// KeywordSyncBuild is the largest scope whose keyword index is built inside the query
+	// that first needs it; larger scopes build in the background while FTS5 answers. Zero
+	// or less builds every scope in the background. Default DefaultKeywordSyncBuild.
+	KeywordSyncBuild int
+	// KeywordIndexMax bounds the memories all keyword indexes hold together; past it the
+	// least recently searched scopes are dropped. Default DefaultKeywordIndexMax.
+	KeywordIndexMax int
+	// KeywordIndexOff answers every keyword query from FTS5 (for comparisons; the eval
+	// and bench baselines).
+	KeywordIndexOff bool
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 	recall     recallState
@@ -205,6 +219,9 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Dampen:              recall.DefaultDampening,
 		GraphDeadline:       DefaultGraphDeadline,
 		AccessFlushInterval: DefaultAccessFlushInterval,
+		KeywordParams:       kwindex.DefaultParams,
+		KeywordSyncBuild:    DefaultKeywordSyncBuild,
+		KeywordIndexMax:     DefaultKeywordIndexMax,
 	}
 	recall := &Recall{d}
 	d.recall.init(d, recall.FlushAccess)

@@ -27,6 +27,9 @@ type RetentionResult struct {
 	Fences      int `json:"fences"`
 	// Entities counts graph entities collected because nothing mentions them any more.
 	Entities int `json:"entities"`
+	// Changes counts rows of the memory change log (ids only) older than the newest
+	// entries the keyword indexes read.
+	Changes int `json:"changes"`
 }
 
 // GuildPurge counts the rows one guild's purge deleted.

@@ -97,6 +97,9 @@ type Options struct {
 	// Dir is where the temporary database is created; empty means the system temp dir. The
 	// database is removed when Run returns.
 	Dir string
+	// Tune, when set, adjusts the store before the dataset is loaded (recall parameters
+	// under study: BM25's, a stage switched off).
+	Tune func(*ltm.Store)
 }
 
 // Metrics are the scores of a set of queries.
@@ -254,6 +257,9 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		return Report{}, err
 	}
 	defer store.Close()
+	if opt.Tune != nil {
+		opt.Tune(store)
+	}
 	var clock atomic.Int64 // Unix nanoseconds
 	clock.Store(time.Now().UnixNano())
 	store.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }

@@ -32,10 +32,14 @@ type Params struct {
 	// AuthorWeight counts an occurrence in the author column this many times one in the
 	// content.
 	AuthorWeight float64
+	// SmoothIDF uses log(1 + (N−df+0.5)/(df+0.5)), positive for every term (Lucene's
+	// form). Without it idf is FTS5's log((N−df+0.5)/(df+0.5)), floored at 1e-6: in a small
+	// scope, where most words are in half the memories, that floor flattens every score.
+	SmoothIDF bool
 }
 
 // DefaultParams are kioku's BM25 parameters; docs/recall.md gives the measurements behind B.
-var DefaultParams = Params{K1: 1.2, B: 0.5, AuthorWeight: 2}
+var DefaultParams = Params{K1: 1.2, B: 0.3, AuthorWeight: 2, SmoothIDF: true}
 
 // Doc is one memory as the index sees it.
 type Doc struct {

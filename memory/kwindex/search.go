@@ -103,10 +103,7 @@ func (s *Scope) Search(q Query) []Hit {
 		if df == 0 {
 			continue
 		}
-		idf := math.Log((n - float64(df) + 0.5) / (float64(df) + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
+		idf := idfOf(n, float64(df), s.params.SmoothIDF)
 		for _, slot := range acc.fTouch {
 			f := acc.freq[slot]
 			acc.freq[slot] = 0
@@ -119,6 +116,17 @@ func (s *Scope) Search(q Query) []Hit {
 		acc.fTouch = acc.fTouch[:0]
 	}
 	return s.topLocked(acc, q.Filter, q.Limit)
+}
+
+func idfOf(n, df float64, smooth bool) float64 {
+	x := (n - df + 0.5) / (df + 0.5)
+	if smooth {
+		return math.Log1p(x)
+	}
+	if idf := math.Log(x); idf > 0 {
+		return idf
+	}
+	return 1e-6
 }
 
 // phraseFreqs fills acc.freq and acc.fTouch with the weighted frequency of p in every live
