@@ -129,9 +129,10 @@ func (s *Scope) Has(id int64) bool {
 func (s *Scope) Put(docs ...Doc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	cache := stemCache{}
 	for i := range docs {
 		s.removeLocked(docs[i].ID)
-		s.addLocked(&docs[i])
+		s.addLocked(&docs[i], cache)
 	}
 	s.maybeCompactLocked()
 }
@@ -147,7 +148,7 @@ func (s *Scope) Remove(ids ...int64) {
 	s.maybeCompactLocked()
 }
 
-func (s *Scope) addLocked(d *Doc) {
+func (s *Scope) addLocked(d *Doc, cache stemCache) {
 	slot := int32(len(s.docs))
 	type occ struct {
 		term string
@@ -157,7 +158,7 @@ func (s *Scope) addLocked(d *Doc) {
 	var occs []occ
 	var length int32
 	var n uint32
-	Tokenize(d.Content, func(tok string, cjk bool) {
+	tokenize(d.Content, cache, func(tok string, cjk bool) {
 		if !cjk {
 			occs = append(occs, occ{tok, colContent, n})
 		}
@@ -165,7 +166,7 @@ func (s *Scope) addLocked(d *Doc) {
 		length++
 	})
 	n = 0
-	Tokenize(d.Author, func(tok string, cjk bool) {
+	tokenize(d.Author, cache, func(tok string, cjk bool) {
 		if !cjk {
 			occs = append(occs, occ{tok, colAuthor, n | authorBit})
 		}

@@ -22,6 +22,14 @@ const maxStemBytes = 64
 // a document's length but never matches (CJK text has its own n-gram path). s is a
 // memory's search text (memory.SearchText) or a query term.
 func Tokenize(s string, fn func(tok string, cjk bool)) {
+	tokenize(s, nil, fn)
+}
+
+// stemCache remembers the stems of the tokens of one batch of documents: chat text repeats
+// a small vocabulary, and stemming is most of the tokenizer's work.
+type stemCache map[string]string
+
+func tokenize(s string, cache stemCache, fn func(tok string, cjk bool)) {
 	var buf []byte
 	start := -1
 	for i := 0; i <= len(s); {
@@ -38,7 +46,7 @@ func Tokenize(s string, fn func(tok string, cjk bool)) {
 			continue
 		}
 		if start >= 0 {
-			buf = emit(s[start:i], buf, fn)
+			buf = emit(s[start:i], buf, cache, fn)
 			start = -1
 		}
 		i += size
@@ -56,7 +64,7 @@ func isTokenRune(r rune) bool {
 }
 
 // emit folds and stems one raw token and hands it to fn.
-func emit(raw string, buf []byte, fn func(string, bool)) []byte {
+func emit(raw string, buf []byte, cache stemCache, fn func(string, bool)) []byte {
 	buf = buf[:0]
 	ascii := true
 	cjk := false
@@ -89,7 +97,16 @@ func emit(raw string, buf []byte, fn func(string, bool)) []byte {
 		fn(string(buf), false)
 		return buf
 	}
-	fn(stem(buf), false)
+	if cache == nil {
+		fn(stem(buf), false)
+		return buf
+	}
+	st, ok := cache[string(buf)] // no allocation for the lookup
+	if !ok {
+		st = stem(buf)
+		cache[string(buf)] = st
+	}
+	fn(st, false)
 	return buf
 }
 
