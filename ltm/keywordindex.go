@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/kwindex"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // The keyword leg is served from an in-memory BM25 index per scope key (memory/kwindex),
@@ -69,7 +71,7 @@ func (k *keywordIndexes) close() {
 
 // keywordColumns are the memory columns an index document is made of.
 const keywordColumns = `id, scope_key, deleted_at IS NULL, content, author_name, guild_id, channel_id, created_at, type, pinned,
-	importance, tags, author_id`
+	importance, tags, author_id, normalized`
 
 // scanKeywordDoc reads one row of keywordColumns.
 func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, err error) {
@@ -78,7 +80,7 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 	var tags string
 	var created int64
 	if err := row.Scan(&m.ID, &scopeKey, &live, &m.Content, &m.Provenance.Author, &m.GuildID, &m.Provenance.ChannelID,
-		&created, &m.Type, &pinned, &m.Importance, &tags, &m.Provenance.AuthorID); err != nil {
+		&created, &m.Type, &pinned, &m.Importance, &tags, &m.Provenance.AuthorID, &m.Normalized); err != nil {
 		return doc, "", false, err
 	}
 	m.Pinned = pinned != 0
@@ -88,8 +90,10 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 			return doc, "", false, fmt.Errorf("couldn't decode tags of memory %d: %w", m.ID, err)
 		}
 	}
+	// The bigram text is what the SQL scan reads (cjkLeg): normalized content and the
+	// lowercased author name.
 	return kwindex.Doc{ID: m.ID, Content: memory.SearchText(m.Content), Author: memory.SearchText(m.Provenance.Author),
-		Meta: metaOf(&m)}, scopeKey, live, nil
+		Grams: m.Normalized + " " + strings.ToLower(m.Provenance.Author), Meta: metaOf(&m)}, scopeKey, live, nil
 }
 
 // ready returns the scope's index when it can answer now. Otherwise it starts building it
@@ -334,8 +338,8 @@ func (k *keywordIndexes) evict(max int) {
 // indexLeg answers the word leg from the in-memory indexes of the visible scopes: the best
 // limit memories over all of them, each scored with its own scope's statistics. It returns
 // false when some scope's index is not ready yet; the caller then uses FTS5.
-func (s *Recall) indexLeg(ctx context.Context, terms []string, pairs [][2]string, q *memory.SearchQuery, vis []memory.Visible,
-	where string, args []any, limit int, out map[int64]float64) (bool, error) {
+func (s *Recall) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f *vecindex.Filter, limit int) []kwindex.Hit,
+	q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, weight float64, out map[int64]float64) (bool, error) {
 	k := &s.db.recall.keywords
 	if s.db.KeywordIndexOff {
 		return false, nil
@@ -360,7 +364,7 @@ func (s *Recall) indexLeg(ctx context.Context, terms []string, pairs [][2]string
 	}
 	var hits []kwindex.Hit
 	for i, v := range vis {
-		hits = append(hits, idxs[i].Search(kwindex.Query{Terms: terms, Pairs: pairs, Filter: vectorFilter(v, q), Limit: perScope})...)
+		hits = append(hits, search(idxs[i], vectorFilter(v, q), perScope)...)
 	}
 	sort.Slice(hits, func(i, j int) bool {
 		if hits[i].Score != hits[j].Score {
@@ -370,7 +374,7 @@ func (s *Recall) indexLeg(ctx context.Context, terms []string, pairs [][2]string
 	})
 	if q.ImportanceMin <= 0 {
 		for _, h := range hits[:min(limit, len(hits))] {
-			out[h.ID] += h.Score
+			out[h.ID] += weight * h.Score
 		}
 		return true, nil
 	}
@@ -387,7 +391,7 @@ func (s *Recall) indexLeg(ctx context.Context, terms []string, pairs [][2]string
 		}
 		for _, h := range batch {
 			if _, ok := visible[h.ID]; ok && kept < limit {
-				out[h.ID] += h.Score
+				out[h.ID] += weight * h.Score
 				kept++
 			}
 		}

@@ -22,10 +22,8 @@ func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.
 	if err := s.words(ctx, &exp, false, q, vis, where, args, limit, more); err != nil {
 		return err
 	}
-	if len(exp.CJK) > 0 {
-		if err := s.cjkLeg(ctx, &exp, where, args, limit, more); err != nil {
-			return err
-		}
+	if err := s.cjk(ctx, &exp, q, vis, where, args, limit, more); err != nil {
+		return err
 	}
 	for id, x := range more {
 		out[id] += rankStages.Lexicon * x

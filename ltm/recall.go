@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
+	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.
@@ -301,12 +303,34 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.Se
 	if err := s.words(ctx, plan, true, q, vis, where, args, limit, out); err != nil {
 		return nil, err
 	}
-	if len(plan.CJK) > 0 {
-		if err := s.cjkLeg(ctx, plan, where, args, limit, out); err != nil {
-			return nil, err
-		}
+	if err := s.cjk(ctx, plan, q, vis, where, args, limit, out); err != nil {
+		return nil, err
 	}
 	return out, s.expansionLeg(ctx, plan, q, vis, where, args, limit, out)
+}
+
+// cjk scores the plan's unsegmented (CJK) text from the in-memory indexes when every
+// visible scope's is ready, and with the SQL scan or the trigram index otherwise.
+func (s *Recall) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible,
+	where string, args []any, limit int, out map[int64]float64) error {
+	if len(plan.CJK) == 0 {
+		return nil
+	}
+	grams := plan.CJKGrams(2)
+	var words []string
+	for _, t := range plan.Terms {
+		if len(t) >= 2 {
+			words = append(words, t)
+		}
+	}
+	search := func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+		return idx.SearchCJK(kwindex.CJKQuery{Grams: grams, Words: words, Filter: f, Limit: k})
+	}
+	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, cjkWeight, out)
+	if err != nil || done {
+		return err
+	}
+	return s.cjkLeg(ctx, plan, where, args, limit, out)
 }
 
 // words scores the plan's words (and, withPairs, its adjacent pairs) from the in-memory
@@ -320,7 +344,10 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 	if withPairs {
 		pairs = plan.Pairs
 	}
-	done, err := s.indexLeg(ctx, plan.Terms, pairs, q, vis, where, args, limit, out)
+	search := func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+		return idx.Search(kwindex.Query{Terms: plan.Terms, Pairs: pairs, Filter: f, Limit: k})
+	}
+	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, 1, out)
 	if err != nil || done {
 		return err
 	}

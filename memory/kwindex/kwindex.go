@@ -47,6 +47,9 @@ type Doc struct {
 	// Content and Author are the memory's search texts (memory.SearchText of its content
 	// and author name).
 	Content, Author string
+	// Grams is the text whose CJK character bigrams SearchCJK matches (the memory's
+	// normalized content and lowercased author name); empty for none.
+	Grams string
 	// Meta is what a search may filter on without SQL.
 	Meta vecindex.Meta
 }
@@ -90,6 +93,10 @@ type docEntry struct {
 	live   bool
 	meta   vecindex.Meta
 	terms  []*termEntry // distinct terms, so a delete can keep document frequencies exact
+	// gramLen is the length in characters of the document's Grams text, and grams its
+	// distinct bigrams.
+	gramLen int32
+	grams   []*gramEntry
 }
 
 // Scope is the index of one scope's documents. It is safe for concurrent use.
@@ -100,8 +107,10 @@ type Scope struct {
 	docs     []docEntry
 	slots    map[int64]int32
 	terms    map[string]*termEntry
+	grams    map[string]*gramEntry
 	live     int
 	totalLen int64
+	gramLen  int64
 	dead     int
 }
 
@@ -208,10 +217,12 @@ func (s *Scope) addLocked(d *Doc, cache stemCache) {
 		e.terms = append(e.terms, t)
 		i = j
 	}
+	e.grams, e.gramLen = s.addGramsLocked(slot, d.Grams)
 	s.docs = append(s.docs, e)
 	s.slots[d.ID] = slot
 	s.live++
 	s.totalLen += int64(length)
+	s.gramLen += int64(e.gramLen)
 }
 
 func satAdd(x uint16) uint16 {
@@ -237,10 +248,17 @@ func (s *Scope) removeLocked(id int64) {
 			delete(s.terms, t.key)
 		}
 	}
-	e.terms = nil
+	for _, g := range e.grams {
+		g.live--
+		if g.live == 0 && s.grams[g.key] == g {
+			delete(s.grams, g.key)
+		}
+	}
+	e.terms, e.grams = nil, nil
 	s.live--
 	s.dead++
 	s.totalLen -= int64(e.length)
+	s.gramLen -= int64(e.gramLen)
 }
 
 // maybeCompactLocked drops dead documents' postings once they are a third of the slots, so
@@ -277,6 +295,15 @@ func (s *Scope) maybeCompactLocked() {
 		}
 		t.postings, t.positions = ps, pos
 	}
+	for _, g := range s.grams {
+		ps := g.postings[:0]
+		for _, p := range g.postings {
+			if remap[p.slot] >= 0 {
+				ps = append(ps, gramPosting{slot: remap[p.slot], tf: p.tf})
+			}
+		}
+		g.postings = ps
+	}
 	s.docs, s.dead = docs, 0
 }
 
@@ -285,11 +312,19 @@ func (s *Scope) maybeCompactLocked() {
 // forgotten word has left memory.
 func (s *Scope) Holds(word string) bool {
 	p := toPhrase(word)
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if grams := bigrams(word); len(grams) > 0 {
+		for _, g := range grams {
+			if e := s.grams[g]; e == nil || e.live == 0 {
+				return false
+			}
+		}
+		return true
+	}
 	if len(p) == 0 {
 		return false
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	for _, tok := range p {
 		if t := s.terms[tok]; t == nil || t.live == 0 {
 			return false

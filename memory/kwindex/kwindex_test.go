@@ -147,3 +147,30 @@ func TestFilterAndLimit(t *testing.T) {
 		t.Errorf("ties not ordered by id: %v", hits)
 	}
 }
+
+func TestCJKBigrams(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(kwindex.Doc{ID: 1, Content: "明日 の deploy は 中止", Grams: "明日のdeployは中止 たろう"},
+		kwindex.Doc{ID: 2, Content: "来週 の 旅行", Grams: "来週の旅行 はなこ"},
+		kwindex.Doc{ID: 3, Content: "deploy friday", Grams: "deploy friday bob"})
+	hits := idx.SearchCJK(kwindex.CJKQuery{Grams: []string{"明日", "中止"}})
+	if len(hits) != 1 || hits[0].ID != 1 {
+		t.Fatalf("bigram search: %v", hits)
+	}
+	// Latin words embedded in a Japanese question count too, and rank the memory holding
+	// both above the one holding only the word.
+	hits = idx.SearchCJK(kwindex.CJKQuery{Grams: []string{"中止"}, Words: []string{"deploy"}})
+	if len(hits) != 2 || hits[0].ID != 1 {
+		t.Fatalf("bigrams and words: %v", hits)
+	}
+	if !idx.Holds("旅行") {
+		t.Fatal("the index lacks a bigram it was given")
+	}
+	idx.Remove(2)
+	if idx.Holds("旅行") || idx.Holds("はなこ") {
+		t.Error("a removed memory's Japanese words are still held")
+	}
+	if hits := idx.SearchCJK(kwindex.CJKQuery{Grams: []string{"旅行"}}); len(hits) != 0 {
+		t.Errorf("a removed memory still matches: %v", hits)
+	}
+}

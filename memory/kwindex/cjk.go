@@ -1,0 +1,151 @@
+package kwindex
+
+import (
+	"unicode/utf8"
+
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/vecindex"
+)
+
+// Unsegmented text (Japanese, Chinese, Korean) has no spaces to split on, so the index also
+// holds every document's CJK character bigrams (Doc.Grams), scored by their own BM25 over
+// the scope: a query's bigrams plus its Latin words (which Japanese text often embeds:
+// "明日のdeployは") against the bigram postings and the word postings, with each document's
+// length in characters. This is the scan the SQL leg ran per query, without the scan.
+
+// gramPosting is one document's occurrences of one bigram.
+type gramPosting struct {
+	slot int32
+	tf   uint16
+}
+
+type gramEntry struct {
+	key      string
+	postings []gramPosting
+	live     int
+}
+
+// addGramsLocked indexes the CJK bigrams of text for the document in slot and returns the
+// entries it touched and the text's length in characters.
+func (s *Scope) addGramsLocked(slot int32, text string) ([]*gramEntry, int32) {
+	n := int32(utf8.RuneCountInString(text))
+	var counts map[string]uint16
+	prevStart := -1
+	for i, r := range text {
+		if !memory.IsCJK(r) {
+			prevStart = -1
+			continue
+		}
+		if prevStart >= 0 {
+			if counts == nil {
+				counts = map[string]uint16{}
+			}
+			g := text[prevStart : i+utf8.RuneLen(r)]
+			counts[g] = satAdd(counts[g])
+		}
+		prevStart = i
+	}
+	if len(counts) == 0 {
+		return nil, n
+	}
+	if s.grams == nil {
+		s.grams = map[string]*gramEntry{}
+	}
+	out := make([]*gramEntry, 0, len(counts))
+	for g, c := range counts {
+		e := s.grams[g]
+		if e == nil {
+			e = &gramEntry{key: g}
+			s.grams[g] = e
+		}
+		e.postings = append(e.postings, gramPosting{slot: slot, tf: c})
+		e.live++
+		out = append(out, e)
+	}
+	return out, n
+}
+
+// CJKQuery is what SearchCJK looks for.
+type CJKQuery struct {
+	// Grams are the query's CJK character bigrams (recall.Plan.CJKGrams(2)).
+	Grams []string
+	// Words are the query's Latin words, matched against the word postings.
+	Words  []string
+	Filter *vecindex.Filter
+	Limit  int
+}
+
+// SearchCJK returns the documents holding at least one of the query's bigrams or words,
+// best first, scored by BM25 over bigram and word counts with documents' lengths in
+// characters.
+func (s *Scope) SearchCJK(q CJKQuery) []Hit {
+	if len(q.Grams) == 0 && len(q.Words) == 0 {
+		return nil
+	}
+	var words []string
+	for _, w := range q.Words {
+		if p := toPhrase(w); len(p) == 1 {
+			words = append(words, p[0])
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.live == 0 || s.gramLen == 0 {
+		return nil
+	}
+	acc := accumulators.Get().(*accumulator)
+	defer accumulators.Put(acc)
+	acc.reset(len(s.docs))
+	defer acc.clear()
+	n := float64(s.live)
+	avg := float64(s.gramLen) / n
+	k1, b := s.params.K1, s.params.B
+	add := func(slot int32, tf, df int) {
+		f := float64(tf)
+		d := float64(s.docs[slot].gramLen)
+		if acc.score[slot] == 0 {
+			acc.touched = append(acc.touched, slot)
+		}
+		acc.score[slot] += idfOf(n, float64(df), true) * f * (k1 + 1) / (f + k1*(1-b+b*d/avg))
+	}
+	for _, g := range q.Grams {
+		e := s.grams[g]
+		if e == nil || e.live == 0 {
+			continue
+		}
+		for _, p := range e.postings {
+			if s.docs[p.slot].live {
+				add(p.slot, int(p.tf), e.live)
+			}
+		}
+	}
+	for _, w := range words {
+		t := s.terms[w]
+		if t == nil || t.live == 0 {
+			continue
+		}
+		for _, p := range t.postings {
+			if s.docs[p.slot].live {
+				add(p.slot, int(p.content)+int(p.author), t.live)
+			}
+		}
+	}
+	return s.topLocked(acc, q.Filter, q.Limit)
+}
+
+// bigrams returns the CJK character bigrams of text.
+func bigrams(text string) []string {
+	var out []string
+	prevStart := -1
+	for i, r := range text {
+		if !memory.IsCJK(r) {
+			prevStart = -1
+			continue
+		}
+		if prevStart >= 0 {
+			out = append(out, text[prevStart:i+utf8.RuneLen(r)])
+		}
+		prevStart = i
+	}
+	return out
+}
