@@ -31,11 +31,11 @@ const (
 // Discord's three-second acknowledgement window on a slow provider.
 func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list":       m.memoryList,
+		"memory list":       m.browseList,
 		"memory search":     deferred(m.memorySearch),
-		"memory show":       m.memoryShow,
-		"memory add":        deferred(m.memoryAdd),
-		"memory edit":       deferred(m.memoryEdit),
+		"memory show":       m.browseShow,
+		"memory add":        m.memoryAddOrModal,
+		"memory edit":       m.memoryEditOrModal,
 		"memory forget":     deferred(m.memoryForget),
 		"memory recover":    deferred(m.memoryRecover),
 		"memory history":    m.memoryHistory,
@@ -55,6 +55,11 @@ func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) 
 		idCancel:            m.cancelPress,
 		idForgetMeConfirm:   m.forgetMePress,
 		idForgetMeCancel:    m.cancelPress,
+		idUndo:              m.undoPress,
+		idEdit:              m.editPress,
+		idEditModal:         m.editSubmit,
+		idAddModal:          m.addSubmit,
+		idList:              m.browsePress,
 	}
 }
 
@@ -91,6 +96,8 @@ func idOption(required bool) *discordgo.ApplicationCommandOption {
 	return &discordgo.ApplicationCommandOption{
 		Type: discordgo.ApplicationCommandOptionInteger, Name: "id", Required: required,
 		Description: "Memory number, as shown by /memory list (#42 → 42)", MinValue: ptr(1.0),
+		// Suggestions from the memories the caller may name here (autocomplete.go).
+		Autocomplete: true,
 	}
 }
 
@@ -136,13 +143,16 @@ func Commands() []*discordgo.ApplicationCommand {
 			Description: "See and manage what kioku remembers",
 			Contexts:    everywhere,
 			Options: []*discordgo.ApplicationCommandOption{
-				subcommand("list", "List memories, newest first", scopeOption(), typeOption()),
+				subcommand("list", "List memories, newest first", scopeOption(), typeOption(),
+					stringOption("tag", "Only memories with this tag", false, maxTagFilter),
+					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionUser, Name: "author",
+						Description: "Only memories this member said or saved"}),
 				subcommand("search", "Search memories",
 					append([]*discordgo.ApplicationCommandOption{stringOption("query", "Words to look for", true, 200), scopeOption()},
 						searchFilterOptions()...)...),
 				subcommand("show", "Show one memory in full", idOption(true), scopeOption()),
 				subcommand("add", "Remember something",
-					stringOption("content", "What to remember", true, memory.MaxContentRunes), scopeOption(), typeOption(),
+					stringOption("content", "What to remember (leave out to write it in a form)", false, memory.MaxContentRunes), scopeOption(), typeOption(),
 					stringOption("tags", "Comma-separated tags", false, 200),
 					boolOption("pinned", "Always keep this memory in mind")),
 				subcommand("edit", "Change a memory (it keeps its history)", idOption(true),

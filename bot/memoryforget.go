@@ -40,6 +40,7 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 			return nil, err
 		}
 		c.log.Info("memory forgotten by command", "memory_id", id, "scope", owner.Scope)
+		c.setNotice(forgotten[0], true)
 		return &response{content: fmt.Sprintf("🗑️ Forgot (%s) #%d: %s\nChanged your mind? /memory recover id:%d%s brings it back for %s.",
 			owner.Scope, id, oneLine(forgotten[0].Content, 200), id, scopeArg(owner), b.recoverWindow())}, nil
 	case query != "":

@@ -1,0 +1,180 @@
+package bot
+
+// The Undo and Edit buttons of memory notices (see notices.go for their custom IDs).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kioku-bot/kioku/i18n"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// errUXNotFound is the one answer for a memory the presser may not know about: it does not
+// exist, it is someone else's personal memory, it belongs to another server, or it was
+// learned in a channel the presser cannot view. All read the same, so a button (or a
+// forged custom ID) reveals nothing.
+func errUXNotFound(loc i18n.Locale, id int64) error {
+	return memory.Errorf(memory.ENOTFOUND, "%s", i18n.T(loc, "ux.notfound", id))
+}
+
+// errUXBroken answers a custom ID that is not one kioku makes.
+func errUXBroken(loc i18n.Locale) error {
+	return memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.button.broken"))
+}
+
+// pressTarget resolves the memory a notice button or edit modal names, for the member
+// pressing: it must parse exactly, be in a scope the presser has (their own personal
+// memory, or the server memory of the guild they press in), exist (forgotten ones too when
+// includeForgotten) and come from a channel the presser can view. Every failure is the
+// same "not found".
+func (b memoryCommands) pressTarget(ctx context.Context, c *call, prefix string, includeForgotten bool) (memoryRef, memory.Owner, *memory.Memory, error) {
+	loc := c.uxLocale()
+	ref, ok := parseRef(c.customID, prefix)
+	if !ok {
+		return memoryRef{}, memory.Owner{}, nil, errUXBroken(loc)
+	}
+	owner, ok := c.refOwner(ref)
+	if !ok {
+		return ref, owner, nil, errUXNotFound(loc, ref.id)
+	}
+	var (
+		m   *memory.Memory
+		err error
+	)
+	if includeForgotten {
+		m, err = b.store.Channels.Lookup(ctx, owner, ref.id)
+	} else {
+		m, err = b.store.Memories.Get(ctx, owner, ref.id)
+	}
+	if memory.ErrorCode(err) == memory.ENOTFOUND {
+		return ref, owner, nil, errUXNotFound(loc, ref.id)
+	}
+	if err != nil {
+		return ref, owner, nil, err
+	}
+	if !c.audience(ctx).Allows(m) {
+		return ref, owner, nil, errUXNotFound(loc, ref.id)
+	}
+	return ref, owner, m, nil
+}
+
+// requireUXWrite is checkWrite with a localized refusal: server memory needs an editor,
+// personal memory a privacy level that lets kioku keep things.
+func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memory.Owner, forgetting bool) error {
+	loc := c.uxLocale()
+	if owner.Scope == memory.ScopeServer {
+		gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
+		if err != nil {
+			return err
+		}
+		if CanEditServer(c.member, gs.EditorRoleID) {
+			return nil
+		}
+		return memory.Errorf(memory.EFORBIDDEN, "%s", i18n.T(loc, "ux.forbidden.server"))
+	}
+	if forgetting {
+		// Forgetting stays open at every privacy level: it is how people leave.
+		return nil
+	}
+	us, err := b.store.Settings.UserSettings(ctx, c.userID())
+	if err != nil {
+		return err
+	}
+	if us.Privacy == memory.PrivacyFull {
+		return memory.Errorf(memory.EFORBIDDEN, "%s", i18n.T(loc, "ux.forbidden.privacy"))
+	}
+	return nil
+}
+
+// undoPress reverts the change a notice showed, with the checks of /memory undo: the
+// memory must be visible to the presser in a scope they have, server memory needs an
+// editor, and the memory must still be at the notice's version. A press after the recover
+// window is refused, and a press after the change was already undone changes nothing.
+func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, error) {
+	c.ownReply = true
+	loc := c.uxLocale()
+	ref, owner, cur, err := b.pressTarget(ctx, c, idUndo, true)
+	if err != nil {
+		return nil, err
+	}
+	// Acknowledged only now: an undo re-indexes the memory, which may call the embedding
+	// model, while the refusals above are instant.
+	if err := c.deferReply(ctx); err != nil {
+		return nil, err
+	}
+	if err := b.requireUXWrite(ctx, c, owner, false); err != nil {
+		return nil, err
+	}
+	events, err := b.store.Memories.History(ctx, owner, ref.id)
+	if err != nil {
+		return nil, err
+	}
+	shown := changeAt(events, ref.version)
+	if shown == nil {
+		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+	}
+	if window := b.store.RecoverWindow; window > 0 && b.now().After(shown.CreatedAt.Add(window)) {
+		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.undo.expired", roundDuration(window)))
+	}
+	if cur.Version != ref.version {
+		if undoneBy(events, shown, cur.Version) {
+			return &response{content: i18n.T(loc, "ux.undo.already", ref.id)}, nil
+		}
+		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+	}
+	res, err := b.store.Memories.UndoAs(ctx, c.writeContext(ctx), owner, ref.id, ref.version, memory.UserActor(c.userID()))
+	if errors.Is(err, memory.ErrChangedSince) {
+		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.log.Info("memory change undone by button", "memory_id", ref.id, "scope", owner.Scope, "history_id", res.Change.ID,
+		"undone", res.Change.Action, "version", res.Memory.Version)
+	m := res.Memory
+	what := i18n.T(loc, "ux.change."+i18n.Key(res.Change.Action))
+	switch res.Action {
+	case memory.ActionRecover:
+		c.setNotice(m, false)
+		return &response{content: i18n.T(loc, "ux.undo.recovered", what, ref.id, m.Version, oneLine(m.Content, 300))}, nil
+	case memory.ActionDelete:
+		c.setNotice(m, true)
+		return &response{content: i18n.T(loc, "ux.undo.forgotten", what, ref.id, roundDuration(b.store.RecoverWindow))}, nil
+	}
+	c.setNotice(m, false)
+	return &response{content: i18n.T(loc, "ux.undo.restored", what, ref.id, m.Version, oneLine(m.Content, 300))}, nil
+}
+
+// changeAt returns the applied change that made version of a memory, or nil.
+func changeAt(events []memory.HistoryEvent, version int) *memory.HistoryEvent {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Version == version && historyApplied(events[i].Action) {
+			return &events[i]
+		}
+	}
+	return nil
+}
+
+// undoneBy reports whether the memory's current version was made by undoing shown, and
+// nothing since: a second press of the same Undo button.
+func undoneBy(events []memory.HistoryEvent, shown *memory.HistoryEvent, current int) bool {
+	at := changeAt(events, current)
+	return at != nil && at.Reason == fmt.Sprintf("undo of change %d", shown.ID)
+}
+
+// editPress opens the edit modal of a notice's memory, prefilled with what it says now.
+// The modal carries the version it was opened at, so an edit made meanwhile is not
+// overwritten.
+func (b memoryCommands) editPress(ctx context.Context, c *call) (*response, error) {
+	c.ownReply = true
+	_, owner, m, err := b.pressTarget(ctx, c, idEdit, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.requireUXWrite(ctx, c, owner, false); err != nil {
+		return nil, err
+	}
+	return &response{modal: editModal(c.uxLocale(), m)}, nil
+}
