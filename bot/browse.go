@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
@@ -97,7 +98,11 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 		return nil, err
 	}
 	if total == 0 {
-		return &response{content: i18n.T(loc, "ux.list.empty", scopeName(loc, owner.Scope))}, nil
+		key := i18n.Key("ux.list.empty")
+		if f != (listFilters{}) {
+			key = "ux.list.empty.filtered"
+		}
+		return &response{content: i18n.T(loc, key, scopePlace(loc, owner.Scope))}, nil
 	}
 	pages := (total + b.pageSize - 1) / b.pageSize
 	if page >= pages {
@@ -110,14 +115,17 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 	}
 	var sb strings.Builder
 	for _, m := range mems {
-		line := browseLine(loc, m)
+		line := browseLine(loc, m, owner, c.guildID())
 		if utf8.RuneCountInString(sb.String())+utf8.RuneCountInString(line) > maxEmbedDesc-2 {
 			break
 		}
 		sb.WriteString(line)
 		sb.WriteString("\n\n")
 	}
-	title := scopeName(loc, owner.Scope)
+	title := scopePlace(loc, owner.Scope)
+	if r, size := utf8.DecodeRuneInString(title); size > 0 {
+		title = string(unicode.ToUpper(r)) + title[size:]
+	}
 	var filters []string
 	if f.typ != "" {
 		filters = append(filters, i18n.T(loc, "ux.list.filter.type", string(f.typ)))
@@ -152,13 +160,26 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 
 // browseLine is one memory of a page: number, type, pin, origin, a link to the message it
 // came from, and the start of its content.
-func browseLine(loc i18n.Locale, m *memory.Memory) string {
+func browseLine(loc i18n.Locale, m *memory.Memory, owner memory.Owner, here string) string {
 	line := fmt.Sprintf("**#%d** · %s", m.ID, m.Type)
 	if m.Pinned {
 		line += " · 📌"
 	}
 	if len(m.Tags) > 0 {
 		line += " · " + oneLine(strings.Join(m.Tags, ", "), 60)
+	}
+	if owner.Scope == memory.ScopePersonal {
+		// Where a personal memory came from decides where it may be used.
+		switch {
+		case m.GuildID == "":
+			line += " · " + i18n.T(loc, "ux.origin.dm")
+		case here == "":
+			line += " · " + i18n.T(loc, "ux.origin.server")
+		case m.GuildID == here:
+			line += " · " + i18n.T(loc, "ux.origin.here")
+		default:
+			line += " · " + i18n.T(loc, "ux.origin.other")
+		}
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
 		line += " · <#" + m.Provenance.ChannelID + ">"
@@ -227,24 +248,26 @@ func (b memoryCommands) browseShow(ctx context.Context, c *call) (*response, err
 		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(loc, "ux.show.tags"),
 			Value: strings.Join(m.Tags, ", "), Inline: true})
 	}
-	var prov []string
-	if m.Provenance.AuthorID != "" {
-		prov = append(prov, i18n.T(loc, "ux.show.who", m.Provenance.AuthorID))
-	} else if m.Provenance.Author != "" {
-		prov = append(prov, i18n.T(loc, "ux.show.whoname", oneLine(m.Provenance.Author, 80)))
+	// Where it came from: who, where, when and from which message.
+	field := func(key i18n.Key, value string) {
+		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(loc, key), Value: truncate(value, maxEmbedField), Inline: true})
+	}
+	switch {
+	case m.Provenance.AuthorID != "":
+		field("ux.show.from", "<@"+m.Provenance.AuthorID+">")
+	case m.Provenance.Author != "":
+		field("ux.show.from", oneLine(m.Provenance.Author, 80))
 	}
 	switch {
 	case m.GuildID != "" && m.Provenance.ChannelID != "":
-		prov = append(prov, i18n.T(loc, "ux.show.where", m.Provenance.ChannelID))
+		field("ux.show.where", "<#"+m.Provenance.ChannelID+">")
 	case m.GuildID == "":
-		prov = append(prov, i18n.T(loc, "ux.show.dm"))
+		field("ux.show.where", i18n.T(loc, "ux.show.dm"))
 	}
-	prov = append(prov, i18n.T(loc, "ux.show.when", m.CreatedAt.Unix()))
+	field("ux.show.when", fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()))
 	if link := sourceLink(m); link != "" {
-		prov = append(prov, "["+i18n.T(loc, "ux.jump")+"]("+link+")")
+		field("ux.show.message", "["+i18n.T(loc, "ux.jump")+"]("+link+")")
 	}
-	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(loc, "ux.show.provenance"),
-		Value: truncate(strings.Join(prov, "\n"), maxEmbedField)})
 	if f := b.entitiesField(ctx, owner, id); f != nil {
 		f.Name = i18n.T(loc, "ux.show.entities")
 		embed.Fields = append(embed.Fields, f)
@@ -302,4 +325,12 @@ func fitEmbed(e *discordgo.MessageEmbed) {
 	if over := embedChars(e) - maxEmbedChars; over > 0 {
 		e.Description = truncate(e.Description, max(utf8.RuneCountInString(e.Description)-over, 1))
 	}
+}
+
+// scopePlace names a scope as the place memories are in: "your personal memory".
+func scopePlace(loc i18n.Locale, s memory.Scope) string {
+	if s == memory.ScopePersonal {
+		return i18n.T(loc, "ux.place.personal")
+	}
+	return i18n.T(loc, "ux.place.server")
 }

@@ -105,6 +105,7 @@ func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, er
 		ids[i] = "#" + strconv.FormatInt(m.ID, 10)
 	}
 	c.log.Info("memories forgotten by query", "scope", owner.Scope, "count", len(forgotten))
+	c.notice = forgottenRows(c.uxLocale(), forgotten)
 	return &response{content: fmt.Sprintf("🗑️ Forgot %d %s (%s): %s\nRecover any of them with /memory recover id:N%s within %s.",
 		len(forgotten), plural(len(forgotten), "memory", "memories"), owner.Scope, strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow())}, nil
 }

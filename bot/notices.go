@@ -160,3 +160,16 @@ func (b *core) guildLocale(guildID string) i18n.Locale {
 	}
 	return i18n.Parse(g.PreferredLocale)
 }
+
+// forgottenRows are the Undo buttons of memories forgotten together, one row each, at most
+// five (Discord's limit); the rest can be recovered with /memory recover.
+func forgottenRows(loc i18n.Locale, gone []*memory.Memory) []discordgo.MessageComponent {
+	var rows []discordgo.MessageComponent
+	for _, m := range gone {
+		if len(rows) == maxActionRows {
+			break
+		}
+		rows = append(rows, noticeRow(loc, memoryRef{scope: m.Scope, id: m.ID, version: m.Version}, false))
+	}
+	return rows
+}

@@ -104,9 +104,19 @@ func init() {
 
 		// Browsing.
 		"ux.list.empty": {
-			EN: "There are no such memories in the %s memory yet.",
-			JA: "%sの記憶には、該当するものはまだありません。",
+			EN: "There are no memories in %s yet.",
+			JA: "%sにはまだ記憶がありません。",
 		},
+		"ux.list.empty.filtered": {
+			EN: "There are no memories matching these filters in %s.",
+			JA: "%sには、この条件に合う記憶はありません。",
+		},
+		"ux.place.personal": {EN: "your personal memory", JA: "あなたの個人の記憶"},
+		"ux.place.server":   {EN: "this server's memory", JA: "このサーバーの記憶"},
+		"ux.origin.dm":      {EN: "from DMs", JA: "DM から"},
+		"ux.origin.server":  {EN: "from a server", JA: "サーバーから"},
+		"ux.origin.here":    {EN: "from this server", JA: "このサーバーから"},
+		"ux.origin.other":   {EN: "from another server", JA: "別のサーバーから"},
 		"ux.list.footer": {
 			EN: "Page %d of %d · %d memories",
 			JA: "%d / %d ページ · 記憶 %d 件",
@@ -132,12 +142,11 @@ func init() {
 		"ux.show.importance": {EN: "Importance", JA: "重要度"},
 		"ux.show.pinned":     {EN: "Pinned", JA: "固定"},
 		"ux.show.tags":       {EN: "Tags", JA: "タグ"},
-		"ux.show.provenance": {EN: "Where it came from", JA: "出どころ"},
-		"ux.show.who":        {EN: "said by <@%s>", JA: "発言者 <@%s>"},
-		"ux.show.whoname":    {EN: "said by %s", JA: "発言者 %s"},
-		"ux.show.where":      {EN: "in <#%s>", JA: "場所 <#%s>"},
-		"ux.show.dm":         {EN: "in a direct message", JA: "場所 ダイレクトメッセージ"},
-		"ux.show.when":       {EN: "on <t:%d:f>", JA: "日時 <t:%d:f>"},
+		"ux.show.from":       {EN: "From", JA: "発言者"},
+		"ux.show.where":      {EN: "Learned in", JA: "場所"},
+		"ux.show.dm":         {EN: "a direct message", JA: "ダイレクトメッセージ"},
+		"ux.show.when":       {EN: "Created", JA: "作成日時"},
+		"ux.show.message":    {EN: "Source message", JA: "元のメッセージ"},
 		"ux.show.entities":   {EN: "Mentions", JA: "関連するもの"},
 		"ux.show.history":    {EN: "Latest changes", JA: "最近の変更"},
 	})
