@@ -125,6 +125,17 @@ func TestChatNoticesCarryUndoAndEdit(t *testing.T) {
 	if !strings.Contains(sent[0].Content, "📌 Remembered (server) #"+id) {
 		t.Errorf("notice text = %q", sent[0].Content)
 	}
+
+	// In a server whose language is Japanese the buttons are too.
+	if err := tb.session.State.GuildAdd(&discordgo.Guild{ID: "600", PreferredLocale: "ja"}); err != nil {
+		t.Fatal(err)
+	}
+	tb.turner.fn = func(chat.Request) (chat.Reply, error) { return chat.Reply{Text: "了解", Notices: notices[:1]}, nil }
+	m = tb.fake.GuildMessage("600", "601", alice, "<@"+tb.fake.BotUser().ID+"> 覚えて", tb.fake.BotUser())
+	tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: m})
+	if sent := tb.fake.Messages("601"); len(sent) != 1 || buttonsOf(sent[0])[0].Label != "元に戻す #"+id || buttonsOf(sent[0])[1].Label != "編集 #"+id {
+		t.Errorf("Japanese guild's buttons = %+v", buttonsOf(sent[0]))
+	}
 }
 
 func TestNoticeButtonsOnCommandReplies(t *testing.T) {

@@ -219,6 +219,10 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	}
 	b.stats.interactions.Add(1)
 	if !b.begin() {
+		if c.i.Type == discordgo.InteractionApplicationCommandAutocomplete {
+			// Suggestions take no message; Discord shows none.
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = c.fail(ctx, "kioku is restarting; please try again in a minute.")
@@ -282,9 +286,10 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	}
 }
 
-// newCall reads who sent the interaction and what it asks for. It reports
-// false for interactions the bot does not handle (pings, autocomplete,
-// modals) and for partial payloads without a user.
+// newCall reads who sent the interaction and what it asks for: commands,
+// autocomplete, buttons and modal submits. It reports false for pings, for
+// data of another type than the interaction says, and for partial payloads
+// without a user.
 func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
 	c := &call{b: b.core, i: i, member: i.Member}
 	switch {
