@@ -128,7 +128,8 @@ func readMemoryForm(loc i18n.Locale, i *discordgo.Interaction) (memoryForm, erro
 	if utf8.RuneCountInString(tags) > maxTagsInput {
 		return f, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.modal.invalid.tags", maxTagsInput))
 	}
-	f.tags = splitTags(tags)
+	// Tags are kept in lower case; reading them so here lets an edit see what really changed.
+	f.tags = splitTags(strings.ToLower(tags))
 	return f, nil
 }
 
@@ -168,7 +169,11 @@ func (b memoryCommands) addSubmit(ctx context.Context, c *call) (*response, erro
 	if parts == nil {
 		return nil, errUXBroken(loc)
 	}
-	owner, ok := c.refOwner(memoryRef{scope: map[string]memory.Scope{"s": memory.ScopeServer, "p": memory.ScopePersonal}[parts[1]]})
+	scope := memory.ScopeServer
+	if parts[1] == "p" {
+		scope = memory.ScopePersonal
+	}
+	owner, ok := c.refOwner(memoryRef{scope: scope})
 	if !ok {
 		return nil, errServerInDM
 	}
