@@ -90,7 +90,8 @@ func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memor
 
 // undoPress reverts the change a notice showed, with the checks of /memory undo: the
 // memory must be visible to the presser in a scope they have, server memory needs an
-// editor, and the memory must still be at the notice's version. A press after the recover
+// editor (or to be the presser's own change), and the memory must still be at the
+// notice's version. A press after the recover
 // window is refused, and a press after the change was already undone changes nothing.
 func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, error) {
 	c.ownReply = true
@@ -104,14 +105,19 @@ func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, erro
 	if err := c.deferReply(ctx); err != nil {
 		return nil, err
 	}
-	if err := b.requireUXWrite(ctx, c, owner, false); err != nil {
-		return nil, err
-	}
 	events, err := b.store.Memories.History(ctx, owner, ref.id)
 	if err != nil {
 		return nil, err
 	}
 	shown := changeAt(events, ref.version)
+	// The member whose change (by command, or by kioku in their conversation) the notice
+	// shows may take it back, as the conversation lets them change what they saved; anyone
+	// else needs the permission of /memory undo.
+	if owner.Scope != memory.ScopeServer || shown == nil || !madeBy(shown.Actor, c.userID()) {
+		if err := b.requireUXWrite(ctx, c, owner, false); err != nil {
+			return nil, err
+		}
+	}
 	if shown == nil {
 		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
 	}
@@ -145,6 +151,12 @@ func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, erro
 	}
 	c.setNotice(m, false)
 	return &response{content: i18n.T(loc, "ux.undo.restored", what, ref.id, m.Version, oneLine(m.Content, 300))}, nil
+}
+
+// madeBy reports whether actor is the member userID, directly or through kioku in their
+// conversation.
+func madeBy(actor memory.Actor, userID string) bool {
+	return userID != "" && (actor.UserID() == userID || actor.ModelUserID() == userID)
 }
 
 // changeAt returns the applied change that made version of a memory, or nil.

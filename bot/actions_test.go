@@ -248,6 +248,30 @@ func TestUndoButton(t *testing.T) {
 		}
 	})
 
+	t.Run("MemberMayUndoTheirOwnServerChange", func(t *testing.T) {
+		// Saved by kioku in bob's conversation (self-teaching): bob may take it back.
+		res, err := tb.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: uxGuild, Content: "Bob thinks the wiki moved"},
+			memory.ModelActor(bob.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := res.Memory.ID
+		carol := tb.fake.NewUser("carol")
+		if msg, _ := tb.press(t, uxGuild, carol, permPlain, fmt.Sprintf("kioku:undo:s:%d:1", id)); !strings.Contains(msg.Content, "Manage Server") {
+			t.Errorf("carol's Undo of bob's change answered %q", msg.Content)
+		}
+		if msg, _ := tb.press(t, uxGuild, bob, permPlain, fmt.Sprintf("kioku:undo:s:%d:1", id)); !strings.Contains(msg.Content, "Undid the addition") {
+			t.Errorf("bob's Undo of his own change answered %q", msg.Content)
+		}
+		if cur := tb.current(t, server, id); !cur.Deleted() {
+			t.Error("bob's Undo left the memory")
+		}
+		// The undo is bob's change now, so he may redo it; carol still may not.
+		if msg, _ := tb.press(t, uxGuild, carol, permPlain, fmt.Sprintf("kioku:undo:s:%d:2", id)); !strings.Contains(msg.Content, "Manage Server") {
+			t.Errorf("carol's Undo of bob's undo answered %q", msg.Content)
+		}
+	})
+
 	t.Run("StaleVersionIsRefusedAndChangesNothing", func(t *testing.T) {
 		m := testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: uxGuild, Content: "Dues are 5 euros"})
 		for _, c := range []string{"Dues are 6 euros", "Dues are 7 euros"} {
@@ -748,5 +772,27 @@ func TestForgetByQueryOffersUndo(t *testing.T) {
 	}
 	if msg, _ := tb.press(t, uxGuild, alice, permEditor, got[0][0]); !strings.Contains(msg.Content, "Undid the forget") {
 		t.Errorf("undo after forget by query answered %q", msg.Content)
+	}
+}
+
+// TestUndoWorksAfterRestart presses the Undo of a notice shown by one bot on a new bot over
+// the same database: nothing the press needs lives in the process.
+func TestUndoWorksAfterRestart(t *testing.T) {
+	first := newTestBot(t)
+	alice := first.fake.NewUser("alice")
+	msg, _ := first.interact(t, first.fake.SlashCommand(uxGuild, uxChannel, alice, permEditor,
+		memorySub("add", strOpt("content", "Library closes at 18:00"), strOpt("scope", "personal"))))
+	ids := customIDs(msg)
+	if len(ids) != 1 || len(ids[0]) != 2 {
+		t.Fatalf("add reply buttons %v", ids)
+	}
+	second := newTestBotOn(t, first.store)
+	reply, _ := second.interact(t, second.fake.ComponentClick(uxGuild, uxChannel, alice, permPlain, ids[0][0], nil))
+	if !strings.Contains(reply.Content, "Undid the addition") {
+		t.Errorf("Undo on a restarted bot answered %q", reply.Content)
+	}
+	mems, _, _ := first.store.Memories.List(context.Background(), memory.PersonalOwner(alice.ID), memory.ListOptions{})
+	if len(mems) != 0 {
+		t.Errorf("%d personal memories left after the undo", len(mems))
 	}
 }
