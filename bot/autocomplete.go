@@ -41,10 +41,7 @@ func (b router) autocomplete(ctx context.Context, c *call) {
 		c.log.Warn("autocomplete failed", "key", c.key, "err", err)
 		choices = nil
 	}
-	if choices == nil {
-		// Discord wants a list, even an empty one.
-		choices = []*discordgo.ApplicationCommandOptionChoice{}
-	}
+	// No choices makes Discord show "no options", which is the answer.
 	if err := c.b.session.InteractionRespond(c.i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionApplicationCommandAutocompleteResult,
 		Data: &discordgo.InteractionResponseData{Choices: choices},
