@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
@@ -122,7 +123,7 @@ func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, erro
 		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
 	}
 	if window := b.store.RecoverWindow; window > 0 && b.now().After(shown.CreatedAt.Add(window)) {
-		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.undo.expired", roundDuration(window)))
+		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.undo.expired", uxDuration(loc, window)))
 	}
 	if cur.Version != ref.version {
 		if undoneBy(events, shown, cur.Version) {
@@ -147,7 +148,7 @@ func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, erro
 		return &response{content: i18n.T(loc, "ux.undo.recovered", what, ref.id, m.Version, oneLine(m.Content, 300))}, nil
 	case memory.ActionDelete:
 		c.setNotice(m, true)
-		return &response{content: i18n.T(loc, "ux.undo.forgotten", what, ref.id, roundDuration(b.store.RecoverWindow))}, nil
+		return &response{content: i18n.T(loc, "ux.undo.forgotten", what, ref.id, uxDuration(loc, b.store.RecoverWindow))}, nil
 	}
 	c.setNotice(m, false)
 	return &response{content: i18n.T(loc, "ux.undo.restored", what, ref.id, m.Version, oneLine(m.Content, 300))}, nil
@@ -170,7 +171,8 @@ func changeAt(events []memory.HistoryEvent, version int) *memory.HistoryEvent {
 }
 
 // undoneBy reports whether the memory's current version was made by undoing shown, and
-// nothing since: a second press of the same Undo button.
+// nothing since: a second press of the same Undo button. It reads the history reason
+// ltm's Undo records ("undo of change N").
 func undoneBy(events []memory.HistoryEvent, shown *memory.HistoryEvent, current int) bool {
 	at := changeAt(events, current)
 	return at != nil && at.Reason == fmt.Sprintf("undo of change %d", shown.ID)
@@ -189,4 +191,19 @@ func (b memoryCommands) editPress(ctx context.Context, c *call) (*response, erro
 		return nil, err
 	}
 	return &response{modal: editModal(c.uxLocale(), m)}, nil
+}
+
+// uxDuration renders a duration as people say it in loc: "30 days", "30日".
+func uxDuration(loc i18n.Locale, d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return i18n.T(loc, "ux.duration.days", int(d.Hours()/24+0.5))
+	case d >= 2*time.Hour:
+		return i18n.T(loc, "ux.duration.hours", int(d.Hours()+0.5))
+	case d >= 2*time.Minute:
+		return i18n.T(loc, "ux.duration.minutes", int(d.Minutes()+0.5))
+	case d > time.Second:
+		return i18n.T(loc, "ux.duration.seconds", int(d.Seconds()+0.5))
+	}
+	return i18n.T(loc, "ux.duration.moment")
 }

@@ -53,6 +53,12 @@ func init() {
 			JA: "この「元に戻す」ボタンは期限切れです（有効期間は %s）。経緯は /memory history で確認できます。",
 		},
 
+		"ux.duration.days":    {EN: "%d days", JA: "%d日"},
+		"ux.duration.hours":   {EN: "%d hours", JA: "%d時間"},
+		"ux.duration.minutes": {EN: "%d minutes", JA: "%d分"},
+		"ux.duration.seconds": {EN: "%d seconds", JA: "%d秒"},
+		"ux.duration.moment":  {EN: "a moment", JA: "一瞬"},
+
 		// Forms.
 		"ux.modal.add.title":  {EN: "Remember something", JA: "記憶を追加"},
 		"ux.modal.edit.title": {EN: "Edit memory #%d", JA: "記憶 #%d を編集"},
