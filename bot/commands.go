@@ -31,11 +31,11 @@ const (
 // Discord's three-second acknowledgement window on a slow provider.
 func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list":       m.browseList,
+		"memory list":       m.memoryList,
 		"memory search":     deferred(m.memorySearch),
-		"memory show":       m.browseShow,
-		"memory add":        m.memoryAddOrModal,
-		"memory edit":       m.memoryEditOrModal,
+		"memory show":       m.memoryShow,
+		"memory add":        deferred(m.memoryAdd),
+		"memory edit":       deferred(m.memoryEdit),
 		"memory forget":     deferred(m.memoryForget),
 		"memory recover":    deferred(m.memoryRecover),
 		"memory history":    m.memoryHistory,
@@ -55,11 +55,6 @@ func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) 
 		idCancel:            m.cancelPress,
 		idForgetMeConfirm:   m.forgetMePress,
 		idForgetMeCancel:    m.cancelPress,
-		idUndo:              m.undoPress,
-		idEdit:              m.editPress,
-		idEditModal:         m.editSubmit,
-		idAddModal:          m.addSubmit,
-		idList:              m.browsePress,
 	}
 }
 

@@ -248,8 +248,8 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 	if err != nil {
 		return nil, err
 	}
-	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
 	c.setNotice(m, false)
+	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
 	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
