@@ -86,7 +86,7 @@ func (b memoryCommands) idChoices(ctx context.Context, c *call, typed string) ([
 		// A scope that does not exist here (server memory in DMs) has nothing to offer.
 		return nil, nil
 	}
-	opt := memory.ListOptions{Limit: maxChoices, Audience: c.audience(ctx), Deleted: c.key == "memory recover"}
+	opt := memory.ListOptions{Limit: limChoices, Audience: c.audience(ctx), Deleted: c.key == "memory recover"}
 	digits := strings.TrimPrefix(typed, "#")
 	numeric := digits != "" && strings.Trim(digits, "0123456789") == ""
 	if numeric {
@@ -100,7 +100,7 @@ func (b memoryCommands) idChoices(ctx context.Context, c *call, typed string) ([
 	}
 	var out []*discordgo.ApplicationCommandOptionChoice
 	for _, m := range mems {
-		if len(out) == maxChoices {
+		if len(out) == limChoices {
 			break
 		}
 		if numeric && !strings.HasPrefix(strconv.FormatInt(m.ID, 10), digits) && !strings.Contains(m.Content, digits) {
@@ -115,9 +115,9 @@ func (b memoryCommands) idChoices(ctx context.Context, c *call, typed string) ([
 // content on one line, at most 100 characters, cut on a character boundary.
 func choiceName(m *memory.Memory) string {
 	name := "#" + strconv.FormatInt(m.ID, 10) + " · " + strings.Join(strings.Fields(m.Content), " ")
-	if utf8.RuneCountInString(name) <= maxChoiceName {
+	if utf8.RuneCountInString(name) <= limChoiceName {
 		return name
 	}
 	r := []rune(name)
-	return string(r[:maxChoiceName-1]) + "…"
+	return string(r[:limChoiceName-1]) + "…"
 }

@@ -116,7 +116,7 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 	var sb strings.Builder
 	for _, m := range mems {
 		line := browseLine(loc, m, owner, c.guildID())
-		if utf8.RuneCountInString(sb.String())+utf8.RuneCountInString(line) > maxEmbedDesc-2 {
+		if utf8.RuneCountInString(sb.String())+utf8.RuneCountInString(line) > limEmbedDesc-2 {
 			break
 		}
 		sb.WriteString(line)
@@ -137,7 +137,7 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 		filters = append(filters, i18n.T(loc, "ux.list.filter.author", f.author))
 	}
 	embed := &discordgo.MessageEmbed{
-		Title:       truncate(title, maxEmbedTitle),
+		Title:       truncate(title, limEmbedTitle),
 		Description: strings.TrimSpace(sb.String()),
 		Color:       colorView,
 		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(loc, "ux.list.footer", page+1, pages, total)},
@@ -145,7 +145,7 @@ func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Ow
 	if len(filters) > 0 {
 		embed.Fields = []*discordgo.MessageEmbedField{{Name: i18n.T(loc, "ux.list.filters"), Value: strings.Join(filters, " · ")}}
 	}
-	fitEmbed(embed)
+	fitMemoryEmbed(embed)
 	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
 	if pages > 1 {
 		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
@@ -232,8 +232,8 @@ func (b memoryCommands) browseShow(ctx context.Context, c *call) (*response, err
 	}
 	loc := c.uxLocale()
 	embed := &discordgo.MessageEmbed{
-		Title:       i18n.T(loc, "ux.show.title", m.ID, scopeName(loc, m.Scope)),
-		Description: truncate(m.Content, maxEmbedDesc),
+		Title:       i18n.T(loc, "ux.show.title", m.ID, uxScopeName(loc, m.Scope)),
+		Description: truncate(m.Content, limEmbedDesc),
 		Color:       colorView,
 		Fields: []*discordgo.MessageEmbedField{
 			{Name: i18n.T(loc, "ux.show.type"), Value: string(m.Type), Inline: true},
@@ -284,15 +284,15 @@ func (b memoryCommands) browseShow(ctx context.Context, c *call) (*response, err
 		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(loc, "ux.show.history"),
 			Value: truncate(strings.TrimSpace(sb.String()), maxEmbedField)})
 	}
-	fitEmbed(embed)
+	fitMemoryEmbed(embed)
 	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
 	ref := memoryRef{scope: m.Scope, id: m.ID, version: m.Version}
 	r.components = []discordgo.MessageComponent{noticeRow(loc, ref, true)}
 	return r, nil
 }
 
-// embedChars counts what Discord counts toward an embed's 6,000 characters.
-func embedChars(e *discordgo.MessageEmbed) int {
+// memoryEmbedChars counts what Discord counts toward an embed's 6,000 characters.
+func memoryEmbedChars(e *discordgo.MessageEmbed) int {
 	n := utf8.RuneCountInString(e.Title) + utf8.RuneCountInString(e.Description)
 	if e.Footer != nil {
 		n += utf8.RuneCountInString(e.Footer.Text)
@@ -306,23 +306,23 @@ func embedChars(e *discordgo.MessageEmbed) int {
 	return n
 }
 
-// fitEmbed keeps e within Discord's limits: 25 fields, 1,024 characters a field, 4,096 in
+// fitMemoryEmbed keeps e within Discord's limits: 25 fields, 1,024 characters a field, 4,096 in
 // the description and 6,000 in all. Fields past the limits are dropped from the end, then
 // the description is shortened.
-func fitEmbed(e *discordgo.MessageEmbed) {
-	e.Title = truncate(e.Title, maxEmbedTitle)
-	e.Description = truncate(e.Description, maxEmbedDesc)
-	if len(e.Fields) > maxEmbedFields {
-		e.Fields = e.Fields[:maxEmbedFields]
+func fitMemoryEmbed(e *discordgo.MessageEmbed) {
+	e.Title = truncate(e.Title, limEmbedTitle)
+	e.Description = truncate(e.Description, limEmbedDesc)
+	if len(e.Fields) > limEmbedFields {
+		e.Fields = e.Fields[:limEmbedFields]
 	}
 	for _, f := range e.Fields {
-		f.Name = truncate(f.Name, maxEmbedTitle)
+		f.Name = truncate(f.Name, limEmbedTitle)
 		f.Value = truncate(f.Value, maxEmbedField)
 	}
-	for len(e.Fields) > 0 && embedChars(e) > maxEmbedChars && embedChars(e)-utf8.RuneCountInString(e.Description) > maxEmbedChars/2 {
+	for len(e.Fields) > 0 && memoryEmbedChars(e) > limEmbedChars && memoryEmbedChars(e)-utf8.RuneCountInString(e.Description) > limEmbedChars/2 {
 		e.Fields = e.Fields[:len(e.Fields)-1]
 	}
-	if over := embedChars(e) - maxEmbedChars; over > 0 {
+	if over := memoryEmbedChars(e) - limEmbedChars; over > 0 {
 		e.Description = truncate(e.Description, max(utf8.RuneCountInString(e.Description)-over, 1))
 	}
 }

@@ -145,7 +145,7 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	}
 	var buttons []discordgo.MessageComponent
 	if err == nil {
-		buttons = noticeComponents(b.guildLocale(m.GuildID), reply.Notices)
+		buttons = noticeComponents(b.noticeLocale(m.GuildID), reply.Notices)
 	}
 	if err := b.sendReply(ctx, m, text, buttons...); err != nil {
 		log.Error("couldn't send reply", "err", err)

@@ -46,11 +46,11 @@ func memoryModal(loc i18n.Locale, customID, title string, content string, typ me
 	}
 	return &discordgo.InteractionResponseData{
 		CustomID: customID,
-		Title:    truncate(title, maxModalTitle),
+		Title:    truncate(title, limModalTitle),
 		Components: []discordgo.MessageComponent{
 			discordgo.ActionsRow{Components: []discordgo.MessageComponent{discordgo.TextInput{
 				CustomID: fieldContent, Label: i18n.T(loc, "ux.modal.content"), Style: discordgo.TextInputParagraph,
-				Value: truncate(content, maxTextInputValue), Required: true, MinLength: 1, MaxLength: memory.MaxContentRunes,
+				Value: truncate(content, limTextInput), Required: true, MinLength: 1, MaxLength: memory.MaxContentRunes,
 			}}},
 			discordgo.ActionsRow{Components: []discordgo.MessageComponent{discordgo.TextInput{
 				CustomID: fieldType, Label: i18n.T(loc, "ux.modal.type"), Style: discordgo.TextInputShort,
@@ -202,7 +202,7 @@ func (b memoryCommands) addSubmit(ctx context.Context, c *call) (*response, erro
 		return &response{content: i18n.T(loc, "ux.add.known", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 	}
 	c.setNotice(res.Memory, false)
-	return &response{content: i18n.T(loc, "ux.add.done", scopeName(loc, owner.Scope), res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+	return &response{content: i18n.T(loc, "ux.add.done", uxScopeName(loc, owner.Scope), res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
 // memoryEditOrModal is /memory edit: with something to change it changes it at once;
@@ -278,11 +278,11 @@ func (b memoryCommands) editSubmit(ctx context.Context, c *call) (*response, err
 	}
 	c.log.Info("memory edited by form", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
 	c.setNotice(m, false)
-	return &response{content: i18n.T(loc, "ux.edit.done", scopeName(loc, owner.Scope), m.ID, m.Version, oneLine(m.Content, 300))}, nil
+	return &response{content: i18n.T(loc, "ux.edit.done", uxScopeName(loc, owner.Scope), m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
-// scopeName names a scope in loc.
-func scopeName(loc i18n.Locale, s memory.Scope) string {
+// uxScopeName names a scope in loc.
+func uxScopeName(loc i18n.Locale, s memory.Scope) string {
 	if s == memory.ScopePersonal {
 		return i18n.T(loc, "ux.scope.personal")
 	}

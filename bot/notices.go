@@ -49,16 +49,16 @@ const (
 
 // Discord's limits on what a message and an embed may carry.
 const (
-	maxActionRows     = 5
-	maxEmbedFields    = 25
-	maxEmbedChars     = 6000
-	maxEmbedDesc      = 4096
-	maxEmbedTitle     = 256
-	maxChoices        = 25
-	maxChoiceName     = 100
-	maxCustomIDRunes  = 100
-	maxModalTitle     = 45
-	maxTextInputValue = 4000
+	limActionRows     = 5
+	limEmbedFields    = 25
+	limEmbedChars     = 6000
+	limEmbedDesc      = 4096
+	limEmbedTitle     = 256
+	limChoices        = 25
+	limChoiceName     = 100
+	limCustomID  = 100
+	limModalTitle     = 45
+	limTextInput = 4000
 )
 
 // memoryRef is what a notice button or an edit modal names: one memory at one version,
@@ -153,7 +153,7 @@ func (c *call) setNotice(m *memory.Memory, forgotten bool) {
 func noticeComponents(loc i18n.Locale, notices []chat.Notice) []discordgo.MessageComponent {
 	var rows []discordgo.MessageComponent
 	for _, n := range notices {
-		if len(rows) == maxActionRows {
+		if len(rows) == limActionRows {
 			break
 		}
 		if n.MemoryID <= 0 || n.Version <= 0 {
@@ -165,10 +165,10 @@ func noticeComponents(loc i18n.Locale, notices []chat.Notice) []discordgo.Messag
 	return rows
 }
 
-// guildLocale is the language of a guild's channel messages: the guild's preferred locale
+// noticeLocale is the language of a guild's channel messages: the guild's preferred locale
 // as Discord last sent it, English when unknown (and in DMs, where the member's own
 // language is not known outside interactions).
-func (b *core) guildLocale(guildID string) i18n.Locale {
+func (b *core) noticeLocale(guildID string) i18n.Locale {
 	if guildID == "" || b.session.State == nil {
 		return i18n.English
 	}
@@ -184,7 +184,7 @@ func (b *core) guildLocale(guildID string) i18n.Locale {
 func forgottenRows(loc i18n.Locale, gone []*memory.Memory) []discordgo.MessageComponent {
 	var rows []discordgo.MessageComponent
 	for _, m := range gone {
-		if len(rows) == maxActionRows {
+		if len(rows) == limActionRows {
 			break
 		}
 		rows = append(rows, noticeRow(loc, memoryRef{scope: m.Scope, id: m.ID, version: m.Version}, false))

@@ -15,14 +15,14 @@ func TestFitEmbedKeepsDiscordsLimits(t *testing.T) {
 	for range 40 {
 		e.Fields = append(e.Fields, &discordgo.MessageEmbedField{Name: "name", Value: strings.Repeat("v", 2000)})
 	}
-	fitEmbed(e)
-	if len(e.Fields) > maxEmbedFields {
+	fitMemoryEmbed(e)
+	if len(e.Fields) > limEmbedFields {
 		t.Errorf("%d fields", len(e.Fields))
 	}
-	if n := embedChars(e); n > maxEmbedChars {
+	if n := memoryEmbedChars(e); n > limEmbedChars {
 		t.Errorf("%d characters", n)
 	}
-	if utf8.RuneCountInString(e.Title) > maxEmbedTitle || utf8.RuneCountInString(e.Description) > maxEmbedDesc || !utf8.ValidString(e.Description) {
+	if utf8.RuneCountInString(e.Title) > limEmbedTitle || utf8.RuneCountInString(e.Description) > limEmbedDesc || !utf8.ValidString(e.Description) {
 		t.Errorf("title %d, description %d characters", utf8.RuneCountInString(e.Title), utf8.RuneCountInString(e.Description))
 	}
 	for _, f := range e.Fields {
@@ -32,7 +32,7 @@ func TestFitEmbedKeepsDiscordsLimits(t *testing.T) {
 	}
 	// What fits is left alone.
 	small := &discordgo.MessageEmbed{Title: "a", Description: "b", Fields: []*discordgo.MessageEmbedField{{Name: "c", Value: "d"}}}
-	fitEmbed(small)
+	fitMemoryEmbed(small)
 	if small.Title != "a" || small.Description != "b" || len(small.Fields) != 1 {
 		t.Errorf("a small embed changed: %+v", small)
 	}
@@ -41,7 +41,7 @@ func TestFitEmbedKeepsDiscordsLimits(t *testing.T) {
 func TestChoiceNameCutsOnCharacters(t *testing.T) {
 	for _, content := range []string{"short", strings.Repeat("あ", 200), strings.Repeat("🎉", 150), "line\none\ttwo"} {
 		name := choiceName(&memory.Memory{ID: 1234567, Content: content})
-		if n := utf8.RuneCountInString(name); n > maxChoiceName || n == 0 || !utf8.ValidString(name) || strings.ContainsAny(name, "\n\t") {
+		if n := utf8.RuneCountInString(name); n > limChoiceName || n == 0 || !utf8.ValidString(name) || strings.ContainsAny(name, "\n\t") {
 			t.Errorf("choice name for %.20q: %d characters, %q", content, n, name)
 		}
 	}
@@ -66,7 +66,7 @@ func FuzzParseRef(f *testing.F) {
 			if back := refID(prefix, ref); back != id {
 				t.Fatalf("%q parsed to %+v, which renders as %q", id, ref, back)
 			}
-			if utf8.RuneCountInString(id) > maxCustomIDRunes {
+			if utf8.RuneCountInString(id) > limCustomID {
 				t.Fatalf("%q is longer than a custom ID may be", id)
 			}
 		}
@@ -76,7 +76,7 @@ func FuzzParseRef(f *testing.F) {
 func TestListIDFitsWithLongestFilters(t *testing.T) {
 	f := listFilters{typ: memory.TypeProcedural, tag: strings.Repeat("長", maxTagFilter), author: "12345678901234567890"}
 	id := listID("n", memory.ScopePersonal, 99999, f)
-	if n := utf8.RuneCountInString(id); n > maxCustomIDRunes {
+	if n := utf8.RuneCountInString(id); n > limCustomID {
 		t.Errorf("page button id of %d characters: %q", n, id)
 	}
 	if listPattern.FindStringSubmatch(id) == nil {
