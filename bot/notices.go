@@ -49,16 +49,16 @@ const (
 
 // Discord's limits on what a message and an embed may carry.
 const (
-	limActionRows     = 5
-	limEmbedFields    = 25
-	limEmbedChars     = 6000
-	limEmbedDesc      = 4096
-	limEmbedTitle     = 256
-	limChoices        = 25
-	limChoiceName     = 100
-	limCustomID  = 100
-	limModalTitle     = 45
-	limTextInput = 4000
+	limActionRows  = 5
+	limEmbedFields = 25
+	limEmbedChars  = 6000
+	limEmbedDesc   = 4096
+	limEmbedTitle  = 256
+	limChoices     = 25
+	limChoiceName  = 100
+	limCustomID    = 100
+	limModalTitle  = 45
+	limTextInput   = 4000
 )
 
 // memoryRef is what a notice button or an edit modal names: one memory at one version,
