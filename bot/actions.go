@@ -12,17 +12,24 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// uxError is a domain error whose message is the catalogue's key in the member's language.
+// Every refusal of the buttons, forms and views is made here, so how they are localized is
+// decided in one place.
+func uxError(loc i18n.Locale, code string, key i18n.Key, args ...any) error {
+	return memory.Errorf(code, "%s", i18n.T(loc, key, args...))
+}
+
 // errUXNotFound is the one answer for a memory the presser may not know about: it does not
 // exist, it is someone else's personal memory, it belongs to another server, or it was
 // learned in a channel the presser cannot view. All read the same, so a button (or a
 // forged custom ID) reveals nothing.
 func errUXNotFound(loc i18n.Locale, id int64) error {
-	return memory.Errorf(memory.ENOTFOUND, "%s", i18n.T(loc, "ux.notfound", id))
+	return uxError(loc, memory.ENOTFOUND, "ux.notfound", id)
 }
 
 // errUXBroken answers a custom ID that is not one kioku makes.
 func errUXBroken(loc i18n.Locale) error {
-	return memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.button.broken"))
+	return uxError(loc, memory.EINVALID, "ux.button.broken")
 }
 
 // pressTarget resolves the memory a notice button or edit modal names, for the member
@@ -73,7 +80,7 @@ func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memor
 		if CanEditServer(c.member, gs.EditorRoleID) {
 			return nil
 		}
-		return memory.Errorf(memory.EFORBIDDEN, "%s", i18n.T(loc, "ux.forbidden.server"))
+		return uxError(loc, memory.EFORBIDDEN, "ux.forbidden.server")
 	}
 	if forgetting {
 		// Forgetting stays open at every privacy level: it is how people leave.
@@ -84,7 +91,7 @@ func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memor
 		return err
 	}
 	if us.Privacy == memory.PrivacyFull {
-		return memory.Errorf(memory.EFORBIDDEN, "%s", i18n.T(loc, "ux.forbidden.privacy"))
+		return uxError(loc, memory.EFORBIDDEN, "ux.forbidden.privacy")
 	}
 	return nil
 }
@@ -120,20 +127,20 @@ func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, erro
 		}
 	}
 	if shown == nil {
-		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+		return nil, uxError(loc, memory.ECONFLICT, "ux.undo.changed", ref.id, cur.Version)
 	}
 	if window := b.store.RecoverWindow; window > 0 && b.now().After(shown.CreatedAt.Add(window)) {
-		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.undo.expired", uxDuration(loc, window)))
+		return nil, uxError(loc, memory.EINVALID, "ux.undo.expired", uxDuration(loc, window))
 	}
 	if cur.Version != ref.version {
 		if undoneBy(events, shown, cur.Version) {
 			return &response{content: i18n.T(loc, "ux.undo.already", ref.id)}, nil
 		}
-		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+		return nil, uxError(loc, memory.ECONFLICT, "ux.undo.changed", ref.id, cur.Version)
 	}
 	res, err := b.store.Memories.UndoAs(ctx, c.writeContext(ctx), owner, ref.id, ref.version, memory.UserActor(c.userID()))
 	if errors.Is(err, memory.ErrChangedSince) {
-		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.undo.changed", ref.id, cur.Version))
+		return nil, uxError(loc, memory.ECONFLICT, "ux.undo.changed", ref.id, cur.Version)
 	}
 	if err != nil {
 		return nil, err

@@ -51,13 +51,13 @@ func (b memoryCommands) browseList(ctx context.Context, c *call) (*response, err
 	f := listFilters{typ: memory.Type(c.str("type")), tag: strings.ToLower(c.str("tag")), author: c.str("author")}
 	loc := c.uxLocale()
 	if f.typ != "" && !f.typ.Valid() {
-		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.list.badfilter"))
+		return nil, uxError(loc, memory.EINVALID, "ux.list.badfilter")
 	}
 	if utf8.RuneCountInString(f.tag) > maxTagFilter || strings.Contains(f.tag, ":") {
-		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.list.badtag", maxTagFilter))
+		return nil, uxError(loc, memory.EINVALID, "ux.list.badtag", maxTagFilter)
 	}
 	if f.author != "" && strings.Trim(f.author, "0123456789") != "" {
-		return nil, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.list.badfilter"))
+		return nil, uxError(loc, memory.EINVALID, "ux.list.badfilter")
 	}
 	return b.browsePage(ctx, c, owner, 0, f)
 }

@@ -110,9 +110,9 @@ func readMemoryForm(loc i18n.Locale, i *discordgo.Interaction) (memoryForm, erro
 	f := memoryForm{content: strings.TrimSpace(v[fieldContent])}
 	switch n := utf8.RuneCountInString(f.content); {
 	case n == 0:
-		return f, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.modal.invalid.empty"))
+		return f, uxError(loc, memory.EINVALID, "ux.modal.invalid.empty")
 	case n > memory.MaxContentRunes:
-		return f, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.modal.invalid.long", n, memory.MaxContentRunes))
+		return f, uxError(loc, memory.EINVALID, "ux.modal.invalid.long", n, memory.MaxContentRunes)
 	}
 	if t := strings.ToLower(strings.TrimSpace(v[fieldType])); t != "" {
 		f.typ = memory.Type(t)
@@ -121,12 +121,12 @@ func readMemoryForm(loc i18n.Locale, i *discordgo.Interaction) (memoryForm, erro
 			for i, t := range memory.Types {
 				types[i] = string(t)
 			}
-			return f, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.modal.invalid.type", oneLine(t, 30), strings.Join(types, ", ")))
+			return f, uxError(loc, memory.EINVALID, "ux.modal.invalid.type", oneLine(t, 30), strings.Join(types, ", "))
 		}
 	}
 	tags := v[fieldTags]
 	if utf8.RuneCountInString(tags) > maxTagsInput {
-		return f, memory.Errorf(memory.EINVALID, "%s", i18n.T(loc, "ux.modal.invalid.tags", maxTagsInput))
+		return f, uxError(loc, memory.EINVALID, "ux.modal.invalid.tags", maxTagsInput)
 	}
 	// Tags are kept in lower case; reading them so here lets an edit see what really changed.
 	f.tags = splitTags(strings.ToLower(tags))
@@ -248,7 +248,7 @@ func (b memoryCommands) editSubmit(ctx context.Context, c *call) (*response, err
 		return nil, err
 	}
 	if cur.Version != ref.version {
-		return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.edit.conflict", ref.id, ref.version, cur.Version))
+		return nil, uxError(loc, memory.ECONFLICT, "ux.edit.conflict", ref.id, ref.version, cur.Version)
 	}
 	if err := c.deferReply(ctx); err != nil {
 		return nil, err
@@ -270,7 +270,7 @@ func (b memoryCommands) editSubmit(ctx context.Context, c *call) (*response, err
 	if memory.ErrorCode(err) == memory.ECONFLICT {
 		latest, lerr := b.store.Memories.Get(ctx, owner, ref.id)
 		if lerr == nil && latest.Version != ref.version {
-			return nil, memory.Errorf(memory.ECONFLICT, "%s", i18n.T(loc, "ux.edit.conflict", ref.id, ref.version, latest.Version))
+			return nil, uxError(loc, memory.ECONFLICT, "ux.edit.conflict", ref.id, ref.version, latest.Version)
 		}
 	}
 	if err != nil {
