@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -286,6 +287,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	c.base, c.cancelBase = context.WithCancel(context.Background())
 	c.commands = commandHandlers(b.memory, b.transfer, b.settings)
+	maps.Copy(c.commands, interactiveHandlers(b.memory))
 	return b, nil
 }
 

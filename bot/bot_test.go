@@ -104,7 +104,9 @@ func (tb *testBot) interact(t *testing.T, i *discordgo.Interaction) (*fakediscor
 		if r.Token != i.Token {
 			continue
 		}
-		ephemeral := r.Data != nil && r.Data.Flags&discordgo.MessageFlagsEphemeral != 0
+		// A modal is shown to its caller alone, as an ephemeral message is.
+		ephemeral := r.Data != nil && r.Data.Flags&discordgo.MessageFlagsEphemeral != 0 ||
+			r.Type == discordgo.InteractionResponseModal
 		if r.Type != discordgo.InteractionResponseDeferredChannelMessageWithSource {
 			if r.Data == nil {
 				t.Fatalf("interaction %s answered without data", i.ID)

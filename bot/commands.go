@@ -91,6 +91,8 @@ func idOption(required bool) *discordgo.ApplicationCommandOption {
 	return &discordgo.ApplicationCommandOption{
 		Type: discordgo.ApplicationCommandOptionInteger, Name: "id", Required: required,
 		Description: "Memory number, as shown by /memory list (#42 → 42)", MinValue: ptr(1.0),
+		// Suggestions from the memories the caller may name here (autocomplete.go).
+		Autocomplete: true,
 	}
 }
 
@@ -136,13 +138,16 @@ func Commands() []*discordgo.ApplicationCommand {
 			Description: "See and manage what kioku remembers",
 			Contexts:    everywhere,
 			Options: []*discordgo.ApplicationCommandOption{
-				subcommand("list", "List memories, newest first", scopeOption(), typeOption()),
+				subcommand("list", "List memories, newest first", scopeOption(), typeOption(),
+					stringOption("tag", "Only memories with this tag", false, maxTagFilter),
+					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionUser, Name: "author",
+						Description: "Only memories this member said or saved"}),
 				subcommand("search", "Search memories",
 					append([]*discordgo.ApplicationCommandOption{stringOption("query", "Words to look for", true, 200), scopeOption()},
 						searchFilterOptions()...)...),
 				subcommand("show", "Show one memory in full", idOption(true), scopeOption()),
 				subcommand("add", "Remember something",
-					stringOption("content", "What to remember", true, memory.MaxContentRunes), scopeOption(), typeOption(),
+					stringOption("content", "What to remember (leave out to write it in a form)", false, memory.MaxContentRunes), scopeOption(), typeOption(),
 					stringOption("tags", "Comma-separated tags", false, 200),
 					boolOption("pinned", "Always keep this memory in mind")),
 				subcommand("edit", "Change a memory (it keeps its history)", idOption(true),

@@ -259,7 +259,8 @@ func commandTargets() []commandTarget {
 		}
 		out = append(out, commandTarget{name: cmd.Name, options: cmd.Options})
 	}
-	for _, b := range []string{"mem:page:", "mem:forget:", "mem:cancel", "forgetme:confirm:", "forgetme:cancel"} {
+	for _, b := range []string{"mem:page:", "mem:forget:", "mem:cancel", "forgetme:confirm:", "forgetme:cancel",
+		"kioku:undo:", "kioku:edit:", "kioku:list:"} {
 		out = append(out, commandTarget{button: b})
 	}
 	return out
@@ -292,6 +293,13 @@ func FuzzCommandOptions(f *testing.F) {
 			f.Add(uint8(i), "server:0123456789abcdef", 0.0, uint8(0), uint8(0x20))
 		case "forgetme:confirm:":
 			f.Add(uint8(i), "0123456789abcdef", 0.0, uint8(0), uint8(0x01))
+		case "kioku:undo:", "kioku:edit:":
+			f.Add(uint8(i), "s:1:1", 0.0, uint8(0), uint8(0x20))
+			f.Add(uint8(i), "p:1:1", 0.0, uint8(0), uint8(0x21))
+			f.Add(uint8(i), "s:99999999999999999999:1", 0.0, uint8(0), uint8(0x22))
+		case "kioku:list:":
+			f.Add(uint8(i), "n:s:0:::", 0.0, uint8(0), uint8(0x20))
+			f.Add(uint8(i), "p:p:3:fact:123:raid", 0.0, uint8(0), uint8(0x21))
 		}
 	}
 

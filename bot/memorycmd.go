@@ -205,6 +205,9 @@ func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, erro
 		return nil, err
 	}
 	c.log.Info("memory added by command", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
+	if res.Created {
+		c.setNotice(res.Memory, false)
+	}
 	if !res.Created {
 		return &response{content: fmt.Sprintf("I already remember that as #%d: %s", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 	}
@@ -245,6 +248,7 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 	if err != nil {
 		return nil, err
 	}
+	c.setNotice(m, false)
 	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
 	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }

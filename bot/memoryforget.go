@@ -39,6 +39,7 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 		if err != nil {
 			return nil, err
 		}
+		c.setNotice(forgotten[0], true)
 		c.log.Info("memory forgotten by command", "memory_id", id, "scope", owner.Scope)
 		return &response{content: fmt.Sprintf("🗑️ Forgot (%s) #%d: %s\nChanged your mind? /memory recover id:%d%s brings it back for %s.",
 			owner.Scope, id, oneLine(forgotten[0].Content, 200), id, scopeArg(owner), b.recoverWindow())}, nil
@@ -103,6 +104,7 @@ func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, er
 	for i, m := range forgotten {
 		ids[i] = "#" + strconv.FormatInt(m.ID, 10)
 	}
+	c.notice = forgottenRows(c.uxLocale(), forgotten)
 	c.log.Info("memories forgotten by query", "scope", owner.Scope, "count", len(forgotten))
 	return &response{content: fmt.Sprintf("🗑️ Forgot %d %s (%s): %s\nRecover any of them with /memory recover id:N%s within %s.",
 		len(forgotten), plural(len(forgotten), "memory", "memories"), owner.Scope, strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow())}, nil

@@ -143,7 +143,11 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 		log.Warn("turn produced no reply text")
 		return
 	}
-	if err := b.sendReply(ctx, m, text); err != nil {
+	var buttons []discordgo.MessageComponent
+	if err == nil {
+		buttons = noticeComponents(b.noticeLocale(m.GuildID), reply.Notices)
+	}
+	if err := b.sendReply(ctx, m, text, buttons...); err != nil {
 		log.Error("couldn't send reply", "err", err)
 		return
 	}
@@ -307,8 +311,8 @@ func noMentions() *discordgo.MessageAllowedMentions {
 }
 
 // sendReply posts text in m's channel as one or more messages, the first
-// one a reply to m.
-func (b messageEvents) sendReply(ctx context.Context, m *discordgo.Message, text string) error {
+// one a reply to m; buttons go under the last one, where the notices are.
+func (b messageEvents) sendReply(ctx context.Context, m *discordgo.Message, text string, buttons ...discordgo.MessageComponent) error {
 	chunks := SplitMessage(text, MaxMessageRunes)
 	failIfGone := false
 	for i, chunk := range chunks {
@@ -321,6 +325,9 @@ func (b messageEvents) sendReply(ctx context.Context, m *discordgo.Message, text
 			// channel; if the question was deleted meanwhile, post anyway.
 			send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID,
 				GuildID: m.GuildID, FailIfNotExists: &failIfGone}
+		}
+		if i == len(chunks)-1 && len(buttons) > 0 {
+			send.Components = buttons
 		}
 		if _, err := b.session.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx)); err != nil {
 			return fmt.Errorf("couldn't send part %d of %d: %w", i+1, len(chunks), err)

@@ -79,6 +79,9 @@ func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	c.log.Info("memory added from message", "memory_id", res.Memory.ID, "scope", owner.Scope, "created", res.Created)
+	if res.Created {
+		c.setNotice(res.Memory, false)
+	}
 	if !res.Created {
 		return &response{content: fmt.Sprintf("I already remember that as #%d (%s).", res.Memory.ID, owner.Scope)}, nil
 	}

@@ -31,9 +31,15 @@ type call struct {
 	options map[string]*discordgo.ApplicationCommandInteractionDataOption
 	// command is the command data; zero for buttons.
 	command discordgo.ApplicationCommandInteractionData
-	// customID is the button's custom ID; empty for commands.
+	// customID is the button's or modal's custom ID; empty for commands.
 	customID string
 	deferred bool
+	// ownReply makes a button press answer with a new ephemeral message instead of
+	// updating the message the button is on (actions.go).
+	ownReply bool
+	// notice are the Undo/Edit buttons of the change a command just made, shown under its
+	// reply (notices.go).
+	notice []discordgo.MessageComponent
 	// aud is the caller's audience once computed (see audience).
 	aud *memory.Audience
 }
@@ -47,6 +53,8 @@ type response struct {
 	embeds     []*discordgo.MessageEmbed
 	components []discordgo.MessageComponent
 	files      []*discordgo.File
+	// modal, when set, opens this modal instead of answering with a message.
+	modal *discordgo.InteractionResponseData
 }
 
 func (c *call) guildID() string { return c.i.GuildID }
@@ -99,6 +107,10 @@ func (c *call) boolean(name string) (bool, bool) {
 // isComponent reports whether the call is a button press.
 func (c *call) isComponent() bool { return c.i.Type == discordgo.InteractionMessageComponent }
 
+// updatesMessage reports whether the call answers by updating the message its button is
+// on: every button press but those that reply on their own (see ownReply).
+func (c *call) updatesMessage() bool { return c.isComponent() && !c.ownReply }
+
 // deferReply acknowledges the interaction before slow work, so Discord's
 // three-second window cannot expire: commands show "thinking…" (ephemeral),
 // buttons keep their message until it is edited.
@@ -110,7 +122,7 @@ func (c *call) deferReply(ctx context.Context) error {
 		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral},
 	}
-	if c.isComponent() {
+	if c.updatesMessage() {
 		resp = &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}
 	}
 	if err := c.b.session.InteractionRespond(c.i, resp, discordgo.WithContext(ctx)); err != nil {
@@ -123,7 +135,13 @@ func (c *call) deferReply(ctx context.Context) error {
 // finish shows r: as the interaction's response, or as an edit of the
 // deferred response.
 func (c *call) finish(ctx context.Context, r *response) error {
+	if r.modal != nil && !c.deferred {
+		return c.openModal(ctx, r.modal)
+	}
 	components := r.components
+	if components == nil && c.notice != nil {
+		components = c.notice
+	}
 	if components == nil {
 		// An empty list removes buttons from a message being updated.
 		components = []discordgo.MessageComponent{}
@@ -153,7 +171,7 @@ func (c *call) finish(ctx context.Context, r *response) error {
 		AllowedMentions: noMentions(),
 	}
 	typ := discordgo.InteractionResponseChannelMessageWithSource
-	if c.isComponent() {
+	if c.updatesMessage() {
 		// An update keeps the message's own flags; only new messages choose.
 		typ = discordgo.InteractionResponseUpdateMessage
 	} else {
@@ -169,7 +187,7 @@ func (c *call) finish(ctx context.Context, r *response) error {
 // fail shows an error to the caller only. A failed button press answers
 // with a new ephemeral message so the message it was on stays as it was.
 func (c *call) fail(ctx context.Context, text string) error {
-	if c.isComponent() {
+	if c.updatesMessage() {
 		msg := &discordgo.InteractionResponseData{Content: text, Flags: discordgo.MessageFlagsEphemeral,
 			AllowedMentions: noMentions()}
 		if c.deferred {
@@ -201,6 +219,10 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	}
 	b.stats.interactions.Add(1)
 	if !b.begin() {
+		if c.i.Type == discordgo.InteractionApplicationCommandAutocomplete {
+			// Suggestions take no message; Discord shows none.
+			return
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = c.fail(ctx, "kioku is restarting; please try again in a minute.")
@@ -209,8 +231,17 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
+	if c.i.Type == discordgo.InteractionApplicationCommandAutocomplete {
+		b.autocomplete(ctx, c)
+		return
+	}
 
 	h := b.handlerFor(c)
+	if h == nil && c.i.Type == discordgo.InteractionModalSubmit {
+		// Only kioku's own modals come back here; anything else is left unanswered.
+		c.log.Warn("unknown modal", "key", c.key)
+		return
+	}
 	if h == nil {
 		c.log.Warn("unknown interaction", "key", c.key)
 		if err := c.fail(ctx, "I don't know that command (yet). It may be from a newer or older version of kioku."); err != nil {
@@ -255,9 +286,10 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	}
 }
 
-// newCall reads who sent the interaction and what it asks for. It reports
-// false for interactions the bot does not handle (pings, autocomplete,
-// modals) and for partial payloads without a user.
+// newCall reads who sent the interaction and what it asks for: commands,
+// autocomplete, buttons and modal submits. It reports false for pings, for
+// data of another type than the interaction says, and for partial payloads
+// without a user.
 func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
 	c := &call{b: b.core, i: i, member: i.Member}
 	switch {
@@ -272,7 +304,7 @@ func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
 	}
 	c.log = b.log.With("guild_id", i.GuildID, "channel_id", i.ChannelID, "user_id", c.user.ID, "interaction_id", i.ID)
 	switch i.Type {
-	case discordgo.InteractionApplicationCommand:
+	case discordgo.InteractionApplicationCommand, discordgo.InteractionApplicationCommandAutocomplete:
 		data, ok := i.Data.(discordgo.ApplicationCommandInteractionData)
 		if !ok {
 			return nil, false
@@ -297,15 +329,28 @@ func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
 		if !ok {
 			return nil, false
 		}
-		c.customID = data.CustomID
-		c.key, _, _ = strings.Cut(data.CustomID, ":")
-		if rest, ok := strings.CutPrefix(data.CustomID, c.key+":"); ok {
-			sub, _, _ := strings.Cut(rest, ":")
-			c.key += ":" + sub
+		c.setCustomID(data.CustomID)
+		return c, true
+	case discordgo.InteractionModalSubmit:
+		data, ok := i.Data.(discordgo.ModalSubmitInteractionData)
+		if !ok {
+			return nil, false
 		}
+		c.setCustomID(data.CustomID)
 		return c, true
 	}
 	return nil, false
+}
+
+// setCustomID records a button's or modal's custom ID and keys the call by its first two
+// parts ("mem:page", "kioku:undo").
+func (c *call) setCustomID(id string) {
+	c.customID = id
+	c.key, _, _ = strings.Cut(id, ":")
+	if rest, ok := strings.CutPrefix(id, c.key+":"); ok {
+		sub, _, _ := strings.Cut(rest, ":")
+		c.key += ":" + sub
+	}
 }
 
 // handlerFor returns the handler of c's key, or nil.

@@ -240,6 +240,14 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		where = append(where, "guild_id = ?")
 		args = append(args, opt.GuildID)
 	}
+	if opt.AuthorID != "" {
+		where = append(where, "author_id = ?")
+		args = append(args, opt.AuthorID)
+	}
+	if opt.Contains != "" {
+		where = append(where, "instr(lower(content), lower(?)) > 0")
+		args = append(args, opt.Contains)
+	}
 	if cond, condArgs := audienceClause(opt.Audience, ""); cond != "" {
 		where = append(where, cond)
 		args = append(args, condArgs...)

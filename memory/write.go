@@ -68,6 +68,11 @@ type ListOptions struct {
 	Deleted bool
 	// GuildID narrows a personal listing to memories that originated in one guild.
 	GuildID string
+	// AuthorID narrows the listing to memories whose provenance names this author.
+	AuthorID string
+	// Contains narrows the listing to memories whose content contains these words
+	// (case-insensitive for ASCII), for completing a memory id as a member types.
+	Contains string
 	// Audience, when set, lists only memories whose origin channel it allows.
 	Audience *Audience
 }

@@ -32,6 +32,9 @@ type Notice struct {
 	Content string
 	// UserID owns a personal memory; empty for server memory.
 	UserID string
+	// Version is the memory's version after the change: the notice's Undo button works
+	// only while the memory is still at it.
+	Version int
 }
 
 // String renders the notice the way the transports show it, e.g.

@@ -304,7 +304,7 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 		return out, nil
 	}
 	tb.notices = append(tb.notices, Notice{Action: NoticeSaved, Scope: saved.Scope, MemoryID: saved.ID,
-		Content: saved.Content, UserID: saved.UserID})
+		Content: saved.Content, UserID: saved.UserID, Version: saved.Version})
 	tb.log.InfoContext(ctx, "memory saved by model", slog.Int64("memory_id", saved.ID), slog.String("scope", string(saved.Scope)))
 	return out, nil
 }
@@ -345,11 +345,16 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 		return map[string]any{"ok": true, "memory_id": cur.ID, "unchanged": true, "note": "The memory already says exactly that; nothing changed."}, nil
 	}
 	if args.MemoryContent == "" {
-		if _, err := tb.memories.Forget(ctx, owner, []int64{cur.ID}, actor, reasonForget); err != nil {
+		gone, err := tb.memories.Forget(ctx, owner, []int64{cur.ID}, actor, reasonForget)
+		if err != nil {
 			return nil, err
 		}
+		version := cur.Version + 1
+		if len(gone) == 1 {
+			version = gone[0].Version
+		}
 		tb.notices = append(tb.notices, Notice{Action: NoticeDeleted, Scope: cur.Scope, MemoryID: cur.ID,
-			Content: cur.Content, UserID: cur.UserID})
+			Content: cur.Content, UserID: cur.UserID, Version: version})
 		tb.log.InfoContext(ctx, "memory forgotten by model", slog.Int64("memory_id", cur.ID), slog.String("scope", string(cur.Scope)))
 		return map[string]any{"ok": true, "memory_id": cur.ID, "forgotten": true,
 			"note": "Forgotten; people can still recover it with /memory recover for a while."}, nil
@@ -372,7 +377,7 @@ func (tb *Toolbox) update(ctx context.Context, raw string) (any, error) {
 		return nil, err
 	}
 	tb.notices = append(tb.notices, Notice{Action: NoticeUpdated, Scope: updated.Scope, MemoryID: updated.ID,
-		Content: updated.Content, UserID: updated.UserID})
+		Content: updated.Content, UserID: updated.UserID, Version: updated.Version})
 	tb.log.InfoContext(ctx, "memory updated by model", slog.Int64("memory_id", updated.ID), slog.String("scope", string(updated.Scope)), slog.Int("version", updated.Version))
 	return map[string]any{"ok": true, "memory_id": updated.ID, "content": updated.Content, "version": updated.Version}, nil
 }

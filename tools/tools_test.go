@@ -185,7 +185,8 @@ func TestCreate(t *testing.T) {
 			t.Fatalf("stored %+v", m)
 		}
 		n := tb.Notices()
-		if len(n) != 1 || n[0].Action != tools.NoticeSaved || n[0].MemoryID != m.ID || n[0].Scope != memory.ScopePersonal || n[0].UserID != "111" {
+		if len(n) != 1 || n[0].Action != tools.NoticeSaved || n[0].MemoryID != m.ID || n[0].Scope != memory.ScopePersonal || n[0].UserID != "111" ||
+			n[0].Version != 1 {
 			t.Fatalf("notices = %+v", n)
 		}
 		if r.About != "Aiko" {
@@ -332,7 +333,8 @@ func TestUpdate(t *testing.T) {
 		if last := hist[len(hist)-1]; last.Actor != memory.ModelActor("111") {
 			t.Errorf("history actor = %q, want %q (%+v)", last.Actor, memory.ModelActor("111"), hist)
 		}
-		if n := tb.Notices(); len(n) != 1 || n[0].Action != tools.NoticeUpdated || n[0].Content != "The raid moved to Saturday" {
+		// The version the change made, which the notice's Undo button checks.
+		if n := tb.Notices(); len(n) != 1 || n[0].Action != tools.NoticeUpdated || n[0].Content != "The raid moved to Saturday" || n[0].Version != 2 {
 			t.Fatalf("notices = %+v", n)
 		}
 	})
@@ -359,10 +361,17 @@ func TestUpdate(t *testing.T) {
 		if _, err := f.store.Memories.Get(ctx, memory.PersonalOwner("111"), m.own.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Fatalf("memory still live: %v", err)
 		}
+		gone, err := f.store.Channels.Lookup(ctx, memory.PersonalOwner("111"), m.own.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := tb.Notices(); len(n) != 1 || n[0].Action != tools.NoticeDeleted || n[0].Content != "Aiko likes tea" || n[0].Version != gone.Version {
+			t.Fatalf("notices = %+v, forgotten version %d", n, gone.Version)
+		}
 		if _, err := f.store.Memories.Recover(ctx, memory.PersonalOwner("111"), m.own.ID, 0, "test"); err != nil {
 			t.Fatalf("forgotten memory not recoverable: %v", err)
 		}
-		if n := tb.Notices(); len(n) != 1 || n[0].Action != tools.NoticeDeleted || n[0].Content != "Aiko likes tea" {
+		if n := tb.Notices(); len(n) != 1 {
 			t.Fatalf("notices = %+v", n)
 		}
 	})

@@ -516,8 +516,9 @@ func TestRunForgetByQuery(t *testing.T) {
 		t.Errorf("confirm answered with type %d, want an update of the preview", done.Type)
 	}
 	mustContain(t, "confirm", done.Text(), "Forgot 1 memory", "#1")
-	if len(done.Buttons()) != 0 {
-		t.Errorf("buttons left after confirming: %v", done.Buttons())
+	// The confirm and cancel buttons are gone; an Undo of the forget takes their place.
+	if b := done.Buttons(); len(b) != 1 || b[0] != "kioku:undo:s:1:2" {
+		t.Errorf("buttons after confirming: %v, want only the forget's Undo", b)
 	}
 	list := h.command(guildA, channelA, admin, permAdmin, slash("memory", "list")).Text()
 	mustNotContain(t, "list after forget", list, "raid")

@@ -542,6 +542,23 @@ func marshalInteraction(i *discordgo.Interaction) (json.RawMessage, error) {
 			return nil, err
 		}
 	}
+	if data, ok := i.Data.(discordgo.ModalSubmitInteractionData); ok {
+		// discordgo tags a modal's components `json:"-"` too.
+		components := data.Components
+		if components == nil {
+			components = []discordgo.MessageComponent{}
+		}
+		var dataObj map[string]json.RawMessage
+		if err := json.Unmarshal(obj["data"], &dataObj); err != nil {
+			return nil, err
+		}
+		if dataObj["components"], err = json.Marshal(components); err != nil {
+			return nil, err
+		}
+		if obj["data"], err = json.Marshal(dataObj); err != nil {
+			return nil, err
+		}
+	}
 	if data, ok := i.Data.(discordgo.ApplicationCommandInteractionData); ok && data.Resolved != nil && len(data.Resolved.Messages) > 0 {
 		var dataObj, resolved map[string]json.RawMessage
 		if err := json.Unmarshal(obj["data"], &dataObj); err != nil {

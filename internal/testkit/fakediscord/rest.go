@@ -224,6 +224,9 @@ func (f *Fake) notFound(w http.ResponseWriter, ex *exchange) {
 // when the body is not a message.
 func sentMessage(w http.ResponseWriter, ex *exchange) (*SentMessage, bool) {
 	m, err := decodeSentMessage(ex.req.JSON, ex.req.Files)
+	if err == nil {
+		err = checkMessageLimits(m)
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, codeInvalidBody, "Invalid Form Body: "+err.Error())
 		return nil, false
@@ -541,6 +544,12 @@ func (f *Fake) interactionCallback(w http.ResponseWriter, r *http.Request, ex *e
 		}
 		resp.Choices, resp.CustomID, resp.Title = extra.Choices, extra.CustomID, extra.Title
 		data, err := decodeSentMessage(body.Data, ex.req.Files)
+		if err == nil {
+			err = checkMessageLimits(data)
+		}
+		if err == nil {
+			err = checkCallbackLimits(body.Type, extra.Choices, extra.Title)
+		}
 		if err != nil {
 			writeError(w, http.StatusBadRequest, codeInvalidBody, "Invalid Form Body: "+err.Error())
 			return
