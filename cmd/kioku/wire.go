@@ -24,6 +24,7 @@ func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
 	store, err := ltm.Open(ctx, app.config.DB)
 	if err == nil {
 		app.applyMemoryCaps(store)
+		store.KeywordIndexMax = app.config.KeywordIndexMemories
 		if app.storeOpened != nil {
 			app.storeOpened(store)
 		}
