@@ -14,14 +14,17 @@ import (
 // match clears the floor, the matches are kept rather than none.
 func TestRecallFloor(t *testing.T) {
 	e := newEnv(t, chat.Config{})
-	// "tea" is in most memories of the database, so BM25 gives it next to no weight: a
-	// memory sharing only that word with the question matches, but barely.
+	// "tea" is in every memory of both scopes searched (term statistics are per scope), so
+	// BM25 gives it next to no weight: a memory sharing only that word with the question
+	// matches, but barely. The fillers are longer than the memories under test, so those
+	// rank first among the tea-only matches.
 	for i := range 40 {
-		e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g-filler", Content: fmt.Sprintf("tea break number %d", i)})
+		e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: fmt.Sprintf("tea break number %d", i)})
+		e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: fmt.Sprintf("my tea stash number %d", i)})
 	}
 	good := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "The volcano tea trip is on Sunday"})
 	weak := e.remember(memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Ben drinks tea"})
-	pinned := e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: "Aiko keeps her tea in a blue tin", Pinned: true})
+	pinned := e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", GuildID: "g1", Content: "Aiko's tea tin", Pinned: true})
 
 	const question = "when is the volcano tea trip"
 	res, err := e.store.Recall.Search(t.Context(), memory.SearchQuery{Text: question, KeywordOnly: true,

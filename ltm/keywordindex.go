@@ -25,9 +25,10 @@ import (
 
 const (
 	// DefaultKeywordSyncBuild is the largest scope whose keyword index is built inside the
-	// first query that needs it (a thousand memories take about a millisecond); larger
-	// scopes build in the background while FTS5 answers.
-	DefaultKeywordSyncBuild = 20000
+	// first query that needs it, which then costs about what a full-text query does (a
+	// build takes 10–30 µs a memory); larger scopes build in the background while FTS5
+	// answers, so a cold server's first answer is never slower than before.
+	DefaultKeywordSyncBuild = 256
 	// DefaultKeywordIndexMax bounds the memories held by all keyword indexes of a process;
 	// past it the least recently searched scopes are dropped and rebuilt on their next use.
 	DefaultKeywordIndexMax = 2_000_000
