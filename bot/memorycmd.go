@@ -120,7 +120,8 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
 	}
 	// A member asked for these memories: the search counts as access and resets their decay.
-	q := memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize, Audience: c.audience(ctx), CountAccess: true}
+	q := memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize, Audience: c.audience(ctx), CountAccess: true,
+		MatchesOnly: true}
 	if err := b.searchFilters(c, &q); err != nil {
 		return nil, err
 	}

@@ -182,3 +182,32 @@ func TestLargeScopeAnswersWhileItsIndexBuilds(t *testing.T) {
 		t.Errorf("after the build: %v, want %v", got, first)
 	}
 }
+
+// Neighbourhood smoothing lifts the messages around a strong match into recall; a search
+// that asks for matches only (forget by query, /memory search) never returns them.
+func TestMatchesOnlyLeavesNeighboursOut(t *testing.T) {
+	s := testkit.MustOpenStore(t)
+	owner := memory.ServerOwner("gNb")
+	say := func(content string) *memory.Memory {
+		m := server("gNb", content)
+		m.Provenance = memory.Provenance{ChannelID: "c1", AuthorID: "u1", Author: "Aiko"}
+		return testkit.MustRemember(t, s, m)
+	}
+	raid := say("Raid night is Friday at 20:00")
+	kenji := say("Kenji runs the guild bank")
+	all := ids(mustSearch(t, s, memory.SearchQuery{Text: "raid", Owners: []memory.Owner{owner}}))
+	if !slices.Contains(all, kenji.ID) {
+		t.Fatalf("recall without MatchesOnly %v: the neighbour #%d was not lifted, so this test shows nothing", all, kenji.ID)
+	}
+	only := ids(mustSearch(t, s, memory.SearchQuery{Text: "raid", Owners: []memory.Owner{owner}, MatchesOnly: true}))
+	if !slices.Equal(only, []int64{raid.ID}) {
+		t.Errorf("MatchesOnly found %v, want only the match #%d", only, raid.ID)
+	}
+	preview, err := s.Confirmations.PreviewForget(ctx, owner, "raid", memory.UserActor("u1"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(preview.Matches) != 1 || preview.Matches[0].ID != raid.ID {
+		t.Errorf("forget-by-query preview %+v, want only #%d", preview.Matches, raid.ID)
+	}
+}

@@ -209,7 +209,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}
 	}
 	g := s.graphLookup(ctx, q.Text, vis, ids, where, args)
-	if g != nil {
+	if g != nil && !q.MatchesOnly {
 		ids = append(ids, g.extra...)
 	}
 	if len(ids) == 0 {
@@ -219,8 +219,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
-	if mems, err = s.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
-		return nil, err
+	if !q.MatchesOnly {
+		if mems, err = s.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
+			return nil, err
+		}
 	}
 	out := s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now)
 	if q.CountAccess {

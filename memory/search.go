@@ -45,6 +45,11 @@ type SearchQuery struct {
 	AskedAt time.Time
 	// KeywordOnly skips the vector leg even when an embedder is configured.
 	KeywordOnly bool
+	// MatchesOnly keeps only memories a leg matched (the query's words, or its meaning):
+	// no neighbour of a match brought in by neighbourhood smoothing and no memory only the
+	// knowledge graph links. Searches people read as "memories matching X" set it, and so
+	// does forget by query, which must never forget a memory that does not match.
+	MatchesOnly bool
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
 	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
 	Audience *Audience

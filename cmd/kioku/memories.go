@@ -132,7 +132,7 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	if len(pos) == 0 {
 		return usagef("kioku memories search QUERY")
 	}
-	q := memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit}
+	q := memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit, MatchesOnly: true}
 	if err := ff.apply(&q, store.Now()); err != nil {
 		return err
 	}

@@ -3,19 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 // TestForeignClient: another SQLite client, a small program using only database/sql and the
-// driver (testdata/foreignclient, importing nothing of kioku's), reads a database kioku made
-// and inserts memories into it. Without kioku's search text a memory is indexed as the raw
-// text it holds; `kioku reindex` computes its search text, after which an English query finds
-// full-width Latin and Latin words inside Japanese text.
+// driver (testdata/foreignclient, importing nothing of kioku's), reads a database kioku made and
+// inserts memories into it. The in-memory keyword index computes every memory's search text
+// itself, so recall finds such a memory at once; the full-text index, which answers while a
+// large scope's in-memory index builds, indexes it as the raw text it holds until `kioku
+// reindex` computes its search text, after which it too finds full-width Latin and Latin
+// words inside Japanese text.
 func TestForeignClient(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -84,10 +89,35 @@ func TestForeignClient(t *testing.T) {
 			t.Errorf(`"backups nightly" found %v, want #%d first`, got, backupsID)
 		}
 	})
-	// Precondition: the raw text alone does not answer an English query, so what follows
-	// shows reindex at work.
-	if got := searchIDs("vpn"); len(got) != 0 {
-		t.Fatalf(`"vpn" found %v before reindex; the test no longer shows the difference`, got)
+	// The full-text index holds the raw text, which does not answer an English query, so
+	// what follows shows reindex at work; recall (the in-memory index) answers already.
+	ftsIDs := func(term string) []int64 {
+		t.Helper()
+		raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(db))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		rows, err := raw.Query(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?`, term)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, id)
+		}
+		return out
+	}
+	if got := ftsIDs("vpn"); len(got) != 0 {
+		t.Fatalf(`the full-text index found "vpn" in %v before reindex; the test no longer shows the difference`, got)
+	}
+	if got := searchIDs("vpn"); len(got) == 0 || got[0] != vpnID {
+		t.Errorf(`recall found "vpn" in %v before reindex, want #%d: the in-memory index computes search text itself`, got, vpnID)
 	}
 	t.Run("ReindexComputesSearchText", func(t *testing.T) {
 		var rep struct {
@@ -102,6 +132,9 @@ func TestForeignClient(t *testing.T) {
 		// Both foreign rows have a full-width author; kioku's own rows already had their search text.
 		if rep.Memories != 4 || rep.SearchText != 2 || rep.Words != 4 || rep.Trigrams != 4 {
 			t.Errorf("reindex report %+v, want 4 memories, 2 search texts, 4 in each index", rep)
+		}
+		if got := ftsIDs("vpn"); len(got) != 1 || got[0] != vpnID {
+			t.Errorf(`the full-text index found "vpn" in %v after reindex, want #%d`, got, vpnID)
 		}
 		for _, q := range []string{"vpn", "wiki", "vpn wiki settings"} {
 			if got := searchIDs(q); len(got) == 0 || got[0] != vpnID {
