@@ -537,7 +537,7 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 	const text = "m.normalized || ' ' || lower(m.author_name)"
 	var conds []string
 	qargs := slices.Clone(args)
-	if n > cjkScanMax {
+	if n > s.db.cjkScanMax && s.db.trigramsCJK {
 		for _, t := range plan.CJKGrams(3) {
 			if len([]rune(t)) >= 3 {
 				conds = append(conds, "m.normalized LIKE ?")

@@ -69,6 +69,13 @@ type db struct {
 	Alpha float64
 	// Dampen switches recall's post-fusion dampening stages.
 	Dampen recall.Dampening
+	// trigramsCJK is set when pg_trgm indexes CJK characters (a UTF-8 ctype); without it,
+	// large scopes are scanned for CJK text instead of narrowed by the trigram index.
+	trigramsCJK bool
+	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams; larger scopes
+	// are narrowed by trigrams first. Default cjkScanMax.
+	cjkScanMax int
+
 	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
 	// one member's personal memory, as in ltm: zero means the defaults, negative no cap.
 	MaxServerMemories int
@@ -120,11 +127,35 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 		p.Close()
 		return nil, fmt.Errorf("couldn't reach PostgreSQL at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
 	}
+	if err := checkEncoding(ctx, p); err != nil {
+		p.Close()
+		return nil, err
+	}
 	if err := migrate(ctx, p); err != nil {
 		p.Close()
 		return nil, err
 	}
-	return newStore(p), nil
+	s := newStore(p)
+	// pg_trgm keeps only the characters the database's ctype calls alphanumeric: under a C
+	// ctype it drops every Japanese character, and the trigram index finds nothing.
+	if err := p.QueryRow(ctx, `SELECT cardinality(show_trgm('東京タワー')) > 0`).Scan(&s.trigramsCJK); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("couldn't check pg_trgm: %w", err)
+	}
+	return s, nil
+}
+
+// checkEncoding refuses a database that does not store UTF-8: memories are written in every
+// language, and another encoding would fail on (or mangle) the first one it can't hold.
+func checkEncoding(ctx context.Context, p *pgxpool.Pool) error {
+	var enc string
+	if err := p.QueryRow(ctx, `SHOW server_encoding`).Scan(&enc); err != nil {
+		return fmt.Errorf("couldn't read the database encoding: %w", err)
+	}
+	if enc != "UTF8" {
+		return fmt.Errorf("the PostgreSQL database uses the %s encoding; kioku needs UTF8 (create it with ENCODING 'UTF8' and a UTF-8 locale such as C.UTF-8)", enc)
+	}
+	return nil
 }
 
 func newStore(p *pgxpool.Pool) *Store {
@@ -138,6 +169,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		ConfirmTTL:    ltm.DefaultConfirmTTL,
 		Alpha:         recall.DefaultAlpha,
 		Dampen:        recall.DefaultDampening,
+		cjkScanMax:    cjkScanMax,
 	}
 	rc := &Recall{d}
 	return &Store{
