@@ -29,12 +29,12 @@ var searchCases = []struct {
 	query string
 	want  []int
 }{
-	{"running", []int{0}},                       // stemmed: running → run
-	{"東京タワー", []int{2}},                         // Japanese, no word boundaries
-	{"大阪", []int{3}},                            // a two-character word (a bigram)
-	{"rate limit", []int{4}},                    // Latin words inside Japanese text
-	{"Nakamura", []int{5}},                      // an author's name, found in the author column only
-	{"Kate", []int{5, 6}},                       // in the author column and in the content
+	{"running", []int{0}},    // stemmed: running → run
+	{"東京タワー", []int{2}},      // Japanese, no word boundaries
+	{"大阪", []int{3}},         // a two-character word (a bigram)
+	{"rate limit", []int{4}}, // Latin words inside Japanese text
+	{"Nakamura", []int{5}},   // an author's name, found in the author column only
+	{"Kate", []int{5, 6}},    // in the author column and in the content
 	{"when does the release train leave", []int{7}},
 }
 
