@@ -27,8 +27,9 @@ import (
 //     (recall.ScanBM25) over the memories holding one of the query's character bigrams;
 //     a scope larger than cjkScanMax is narrowed by trigrams through pg_trgm's GIN index.
 //
-// Not yet on PostgreSQL: the vector leg, neighbourhood smoothing and the graph boost
-// (docs/postgres.md). The lexicon's expansion runs as on SQLite.
+// Not yet on PostgreSQL: the vector leg and the graph's boost and hub stages, which are off
+// on SQLite by default too (docs/postgres.md). The lexicon's expansion and neighbourhood
+// smoothing run as on SQLite.
 
 // Candidate search constants, ltm's (docs/recall.md).
 const (
@@ -198,13 +199,11 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
-	cands := make([]recall.Candidate, len(mems))
-	for i, m := range mems {
-		cands[i] = recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type,
-			Scope: m.Owner().Key(), Channel: m.Provenance.ChannelID, AuthorName: m.Provenance.Author, Subject: m.SubjectID}
+	if mems, err = s.withNeighbours(ctx, mems, kw, &plan, now, where, args); err != nil {
+		return nil, err
 	}
-	ranked := recall.Rank(cands, &plan, recall.Options{Alpha: s.db.Alpha, MinScore: q.MinScore, Limit: q.Limit,
+	cands := candidates(mems, kw, now)
+	ranked := rankSmoothed(cands, &plan, recall.Options{Alpha: s.db.Alpha, MinScore: q.MinScore, Limit: q.Limit,
 		Stages: rankStages, Dampen: s.db.Dampen})
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
