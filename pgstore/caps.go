@@ -14,10 +14,10 @@ import (
 // imports, the CLI; the pipeline records its proposal as blocked). Nothing is ever dropped
 // to make room: people choose what to forget.
 //
-// The check runs inside the write transaction on the one writer connection, so writers
-// racing for the last free places cannot overshoot. It reads the scope's live count from
-// memory_counts, which triggers keep current (migration 0009), so a full 200,000-memory
-// server costs one primary-key read per write rather than a count of its rows.
+// The check runs inside the write transaction after the scope's advisory lock (lockKey), so
+// writers of any process racing for the last free places cannot overshoot. It reads the
+// scope's live count from memory_counts, which a trigger keeps current (0001_schema.sql), so
+// a full 200,000-memory server costs one primary-key read per write rather than a count.
 
 // Defaults of Store.MaxServerMemories and Store.MaxMemberMemories.
 const (

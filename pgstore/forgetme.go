@@ -116,8 +116,9 @@ func forgetMeList(ctx context.Context, q querier, owner memory.Owner, userID str
 // (which take back running jobs' leases, so nothing in flight writes their words back).
 // Memories they authored that stay (server knowledge) lose their id and name, and history
 // rows of their edits name ActorForgotten instead. A forget fence stops pipeline work that
-// started earlier from writing about them afterwards, and the word index is merged so
-// deleted words leave the file. Unlike forget, this is immediate and not recoverable: the
+// started earlier from writing about them afterwards. The word vectors are columns of the
+// deleted rows, so they go with them (PostgreSQL's files keep dead row versions until
+// VACUUM: docs/postgres.md). Unlike forget, this is immediate and not recoverable: the
 // preview and confirmation are the safety net. One history row without content records
 // that it happened.
 func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {

@@ -14,7 +14,7 @@ import (
 	"github.com/kioku-bot/kioku/memory/graph"
 )
 
-// The knowledge graph (migration 0010, SPEC §4): entities per scope, their aliases, the
+// The knowledge graph (SPEC §4; its tables and triggers in 0001_schema.sql): entities per scope, their aliases, the
 // relations extraction finds between them, and the links from memories to the entities
 // they mention. Memories are linked inside their own write transaction by the pure linker
 // (memory/graph), so a memory and its links commit together and linking makes no network

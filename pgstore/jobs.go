@@ -146,9 +146,9 @@ func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor
 }
 
 // HasDue reports whether a queued job of one of kinds (any kind when kinds is empty) is due
-// now. It reads on the reader pool, so a worker can look for work as often as it likes
-// without taking the write lock; only a yes is worth a Lease. Jobs that other processes
-// (the CLI, `kioku chat`) enqueued are seen as soon as they commit.
+// now. It is one indexed read outside any transaction, so a worker can look for work as
+// often as it likes; only a yes is worth a Lease. Jobs that other processes enqueued are
+// seen as soon as they commit.
 func (s *Jobs) HasDue(ctx context.Context, kinds []string) (bool, error) {
 	kindClause, args := kindFilter(kinds)
 	var one int
@@ -457,7 +457,7 @@ func (s *Jobs) CountJobs(ctx context.Context, f memory.JobFilter) (int, error) {
 }
 
 // purgeBatchJobs is how many jobs one transaction of PurgeJobs deletes, so a large purge
-// next to a running bot never holds the write lock for long.
+// next to a running bot never holds its row locks for long.
 const purgeBatchJobs = 500
 
 // PurgeJobs deletes the finished jobs f selects (its Limit does not apply) and returns how

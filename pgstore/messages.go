@@ -37,8 +37,8 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		return res, nil
 	}
 	list := mustJSON(ids)
-	// Most deleted messages were never addressed to the bot; a read on the pool spares
-	// them the write lock that chat turns wait for.
+	// Most deleted messages were never addressed to the bot; one read outside a
+	// transaction spares them the write.
 	var referenced bool
 	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
 			WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb)) AND guild_id = ? AND channel_id = ?)

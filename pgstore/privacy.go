@@ -8,8 +8,7 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// usersPerQuery bounds the ids of one UsersSettings statement, well below SQLite's
-// variable limit.
+// usersPerQuery bounds the ids of one UsersSettings statement, as ltm does.
 const usersPerQuery = 500
 
 // UsersSettings returns the settings of every user in ids, in one read per 500 users;

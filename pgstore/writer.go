@@ -138,7 +138,7 @@ func findDuplicateTx(ctx context.Context, q querier, w *memory.WriteContext, sco
 
 // PinnedVersion returns a counter of changes to the pinned memories of owner's scope: it
 // moves whenever a pinned memory is added, changed, unpinned, forgotten or erased, by any
-// path and any process (migration 0006 keeps it with triggers). A cache of pinned memories
+// path and any process (a trigger keeps it, 0001_schema.sql). A cache of pinned memories
 // compares it before serving.
 func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
 	var v int64
