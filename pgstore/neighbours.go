@@ -59,31 +59,22 @@ func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw m
 	if len(parts) == 0 {
 		return mems, nil
 	}
-	rows, err := s.db.read.QueryContext(ctx, strings.Join(parts, " UNION ALL "), idArgs...)
+	// One statement: the neighbours' ids by index range reads, then their rows inside the
+	// search's scope and filters.
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
+		WHERE m.id IN (`+strings.Join(parts, " UNION ALL ")+`) AND m.deleted_at IS NULL AND `+where, append(idArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
-		}
-		if !have[id] {
-			have[id] = true
-			ids = append(ids, id)
-		}
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
-	}
-	if len(ids) == 0 {
-		return mems, nil
-	}
-	more, err := s.loadMemories(ctx, ids, where, args)
+	found, err := collectMemories(rows)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load neighbouring memories: %w", err)
+	}
+	more := found[:0]
+	for _, m := range found {
+		if !have[m.ID] {
+			more = append(more, m)
+		}
 	}
 	return append(mems, more...), nil
 }

@@ -264,26 +264,26 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string
 // in content, as is in author names) or pairs (phrases in content) to out.
 //
 // One statement finds the matches in the visible scopes with the GIN index, counts each
-// term's document frequency over all of them (window aggregates, before the cut) and
-// returns the top topFactor×limit by ts_rank with their tsvectors; the exact BM25 is
-// computed here, so the scale is FTS5's.
+// term's document frequency over all of them (window aggregates, before the cut) and the
+// scopes' size, analyses the terms as the index does (their lexemes), and returns the top
+// topFactor×limit by ts_rank with their tsvectors; the exact BM25 is computed here, so the
+// scale is FTS5's.
 func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string, where string, args []any, limit int, weight float64, out map[int64]float64) error {
 	if len(terms)+len(pairs) == 0 {
 		return nil
 	}
-	lex, err := s.termLexemes(ctx, terms)
-	if err != nil {
-		return err
-	}
 	var (
-		cols, conds, dfs, hits []string
-		qargs                  []any
+		cols, conds, dfs, hits, lexCols []string
+		qargs, lexArgs                  []any
 	)
 	for i, t := range terms {
 		cols = append(cols, fmt.Sprintf("plainto_tsquery('english', ?) || plainto_tsquery('simple', ?) AS t%d", i))
 		qargs = append(qargs, t, t)
 		conds = append(conds, fmt.Sprintf("q.t%d", i))
 		dfs = append(dfs, fmt.Sprintf("count(*) FILTER (WHERE m.search_tsv @@ q.t%d) OVER ()", i))
+		lexCols = append(lexCols, "array_to_string(tsvector_to_array(to_tsvector('english', ?::text)), ' ')",
+			"array_to_string(tsvector_to_array(to_tsvector('simple', ?::text)), ' ')")
+		lexArgs = append(lexArgs, t, t)
 	}
 	for i, p := range pairs {
 		cols = append(cols, fmt.Sprintf("phraseto_tsquery('english', ?) AS p%d", i))
@@ -297,11 +297,13 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 		phraseHits = "concat(" + strings.Join(hits, ", ") + ")"
 	}
 	match := "(" + strings.Join(conds, " || ") + ")"
+	extra := append(slices.Clone(lexCols), dfs...)
 	query := `WITH q AS (SELECT ` + strings.Join(cols, ", ") + `)
-		SELECT m.id, m.search_tsv::text, ` + phraseHits + `, ` + strings.Join(dfs, ", ") + `
+		SELECT m.id, m.search_tsv::text, ` + phraseHits + `,
+			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND ` + where + `), ` + strings.Join(extra, ", ") + `
 		FROM memories m, q WHERE m.deleted_at IS NULL AND ` + where + ` AND m.search_tsv @@ ` + match + `
 		ORDER BY ts_rank('{0.1, 0.2, 1.0, 0.5}', m.search_tsv, ` + match + `) DESC, m.id DESC LIMIT ?`
-	qargs = append(append(qargs, args...), topFactor*limit)
+	qargs = slices.Concat(qargs, args, lexArgs, args, []any{topFactor * limit})
 	rows, err := s.db.read.QueryContext(ctx, query, qargs...)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
@@ -312,12 +314,17 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 		phrase string
 	}
 	var (
-		docs []doc
-		df   = make([]int64, len(terms)+len(pairs))
+		docs    []doc
+		n       int64
+		lexText = make([][2]string, len(terms))
+		df      = make([]int64, len(terms)+len(pairs))
 	)
 	for rows.Next() {
 		var d doc
-		dest := []any{&d.id, &d.tsv, &d.phrase}
+		dest := []any{&d.id, &d.tsv, &d.phrase, &n}
+		for i := range lexText {
+			dest = append(dest, &lexText[i][0], &lexText[i][1])
+		}
 		for i := range df {
 			dest = append(dest, &df[i])
 		}
@@ -333,9 +340,9 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 	if len(docs) == 0 {
 		return nil
 	}
-	n, err := s.scopeSize(ctx, where, args)
-	if err != nil {
-		return err
+	lex := make([]lexemes, len(terms))
+	for i, l := range lexText {
+		lex[i] = lexemes{strings.Fields(l[0]), strings.Fields(l[1])}
 	}
 	// Term frequencies per document and column (content A, author B), and the lengths.
 	type counts struct {
@@ -406,36 +413,6 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 
 // lexemes are a query term as each configuration indexes it.
 type lexemes struct{ english, simple []string }
-
-// termLexemes returns the lexemes of each term in the english (content) and simple (author)
-// configurations, as the database's parser and stemmer make them.
-func (s *Recall) termLexemes(ctx context.Context, terms []string) ([]lexemes, error) {
-	out := make([]lexemes, len(terms))
-	if len(terms) == 0 {
-		return out, nil
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT i, array_to_string(tsvector_to_array(to_tsvector('english', t)), ' '),
-		array_to_string(tsvector_to_array(to_tsvector('simple', t)), ' ')
-		FROM unnest(?::text[]) WITH ORDINALITY AS x(t, i)`, terms)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't analyse the query: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			i       int
-			en, sim string
-		)
-		if err := rows.Scan(&i, &en, &sim); err != nil {
-			return nil, fmt.Errorf("couldn't analyse the query: %w", err)
-		}
-		out[i-1] = lexemes{strings.Fields(en), strings.Fields(sim)}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("couldn't analyse the query: %w", err)
-	}
-	return out, nil
-}
 
 // scopeSize counts the live memories inside the scope and filters: BM25's N.
 func (s *Recall) scopeSize(ctx context.Context, where string, args []any) (int, error) {
