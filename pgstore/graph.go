@@ -343,6 +343,11 @@ func (g *Graph) AddTriples(ctx context.Context, b graph.Batch) (int, error) {
 	recorded := 0
 	err := g.db.withWriteTx(ctx, func(tx *txn) error {
 		recorded = 0
+		// The scope's entities are resolved and created below; another process linking a
+		// memory of the same scope must not create the same entity at the same time.
+		if err := lockKey(ctx, tx, scopeKey); err != nil {
+			return err
+		}
 		fenced, err := fencedSinceTx(ctx, tx, ids, b.StartedAt)
 		if err != nil {
 			return err
@@ -572,7 +577,10 @@ func (g *Graph) CollectOrphans(ctx context.Context, limit int) (int, error) {
 }
 
 func collectOrphansTx(ctx context.Context, tx *txn, limit int) (int, error) {
-	return execCount(ctx, tx, `DELETE FROM entities WHERE id IN (SELECT id FROM entities WHERE mentions <= 0 LIMIT ?)`, limit)
+	// Entities another transaction is linking right now are locked by its mention count
+	// update: they are skipped, and collected later if they are still unmentioned.
+	return execCount(ctx, tx, `DELETE FROM entities WHERE mentions <= 0 AND id IN (
+		SELECT id FROM entities WHERE mentions <= 0 LIMIT ? FOR UPDATE SKIP LOCKED)`, limit)
 }
 
 // forgetMeGraphTx removes userID from every graph: their entities (by user id, in every
