@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -118,5 +119,44 @@ func TestPostgresDedupAcrossProcesses(t *testing.T) {
 	}
 	if n, err := stores[1].Memories.LiveCount(t.Context(), memory.ServerOwner("g1")); err != nil || n != rounds {
 		t.Fatalf("%d live memories (%v), want %d", n, err, rounds)
+	}
+}
+
+// TestPostgresForgetMeAcrossProcesses: forget-me confirmed through one store is honoured by
+// the other at once: her memories are gone from its reads and search, and the job its
+// worker was running with her words loses its lease.
+func TestPostgresForgetMeAcrossProcesses(t *testing.T) {
+	stores := openShared(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := t.Context()
+	const alice = "100000000000000001"
+	mine, err := b.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "My locker code is quokka"}, memory.UserActor(alice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.Jobs.Enqueue(ctx, "extract", "g/c1", map[string]any{"guild_id": "g", "channel_id": "c1"}, memory.EnqueueOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	job, err := b.Jobs.Lease(ctx, "p1-w1", nil, time.Minute)
+	if err != nil || job == nil {
+		t.Fatalf("lease: %v %v", job, err)
+	}
+	preview, err := a.Confirmations.PreviewForgetMe(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Confirmations.ConfirmForgetMe(ctx, alice, preview.Token); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Memories.Get(ctx, memory.PersonalOwner(alice), mine.Memory.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
+		t.Errorf("the other store still reads her memory: %v", err)
+	}
+	res, err := b.Recall.Search(ctx, memory.SearchQuery{Text: "locker code quokka", Owners: []memory.Owner{memory.PersonalOwner(alice)}, KeywordOnly: true})
+	if err != nil || len(res) != 0 {
+		t.Errorf("the other store still finds her memory: %v %v", res, err)
+	}
+	checkpoint := map[string]any{"guild_id": "g", "channel_id": "c1", "checkpoint": map[string]any{"facts": []string{"her locker code is quokka"}}}
+	if err := b.Jobs.Heartbeat(ctx, job.ID, "p1-w1", time.Minute, checkpoint); !errors.Is(err, memory.ErrLeaseLost) {
+		t.Errorf("the other store's running job kept its lease through forget-me: %v", err)
 	}
 }
