@@ -107,11 +107,12 @@ func httpURL(dst func(*Config) *string) func(*Config, string) error {
 var settings = []setting{
 	{"KIOKU_DISCORD_TOKEN", "", "Discord bot token (required by `kioku run`).", str(func(c *Config) *string { return &c.DiscordToken })},
 	{"KIOKU_DISCORD_API_URL", "https://discord.com/", "Discord API base URL (for Discord-compatible servers and tests).", httpURL(func(c *Config) *string { return &c.DiscordAPIURL })},
-	{"KIOKU_DB", "./kioku.db", "SQLite database file.", func(c *Config, v string) error {
-		if strings.TrimSpace(v) == "" {
-			return fmt.Errorf("want a file path")
+	{"KIOKU_DB", "./kioku.db", "SQLite database file (a path, or sqlite:PATH).", func(c *Config, v string) error {
+		path, err := sqlitePath(v)
+		if err != nil {
+			return err
 		}
-		c.DB = v
+		c.DB = path
 		return nil
 	}},
 	{"KIOKU_LLM_BASE_URL", "https://api.openai.com/v1", "OpenAI-compatible API root (Ollama: http://localhost:11434/v1).", httpURL(func(c *Config) *string { return &c.LLMBaseURL })},
@@ -275,4 +276,20 @@ func readConfigFile(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("invalid KIOKU_CONFIG: %v", err)
 	}
 	return out, nil
+}
+
+// sqlitePath reads KIOKU_DB: a file path, or sqlite:PATH. A PostgreSQL URL is refused rather
+// than taken for a file name: the PostgreSQL store (package pgstore) passes the store
+// contract but does not run the bot yet (docs/postgres.md).
+func sqlitePath(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	lower := strings.ToLower(v)
+	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
+		return "", fmt.Errorf("a PostgreSQL database can't run kioku yet (docs/postgres.md says what works); use a SQLite file path")
+	}
+	v = strings.TrimPrefix(v, "sqlite:")
+	if v == "" {
+		return "", fmt.Errorf("want a file path")
+	}
+	return v, nil
 }

@@ -1,0 +1,207 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"github.com/kioku-bot/kioku/ltm"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// ForgetMeSummary counts what forget-me erases or erased; it is ltm's, so both stores
+// answer the same type.
+type ForgetMeSummary = ltm.ForgetMeSummary
+
+// forgetMeMemories selects every memory forget-me removes, with its category (0 personal,
+// 1 about the member, 2 learned only from the member's messages). Arguments: the member's
+// personal scope key and user id.
+const forgetMeMemories = `SELECT id, scope, guild_id, user_id,
+	CASE WHEN scope_key = ?1 THEN 0 WHEN subject_id = ?2 THEN 1 ELSE 2 END
+	FROM memories WHERE scope_key = ?1 OR subject_id = ?2 OR id IN (
+		SELECT e.memory_id FROM memory_evidence e WHERE e.user_id = ?2 AND NOT EXISTS (
+			SELECT 1 FROM memory_evidence o WHERE o.memory_id = e.memory_id AND o.user_id <> ?2))`
+
+// forgetMeJobs is the condition of the jobs whose content forget-me clears: unfinished
+// jobs with a checkpoint or a lease, finished jobs holding more than their ids.
+const forgetMeJobs = `state = 'leased' OR (state = 'queued' AND ` + jobHasCheckpoint + `)
+	OR (state IN ('done', 'dead') AND payload::jsonb <> ` + jobIDsJSON + `)`
+
+// PreviewForgetMe counts everything forget-me would erase for userID and returns a
+// single-use token.
+func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (ForgetMeSummary, error) {
+	owner := memory.PersonalOwner(userID)
+	if err := owner.Validate(); err != nil {
+		return ForgetMeSummary{}, err
+	}
+	var sum ForgetMeSummary
+	if err := s.countForgetMe(ctx, s.db.read, owner, userID, &sum); err != nil {
+		return sum, err
+	}
+	var err error
+	sum.Token, sum.ExpiresAt, err = s.db.createConfirmation(ctx, owner, confirmForgetMe, userID, memory.UserActor(userID))
+	return sum, err
+}
+
+func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) error {
+	removed, err := forgetMeList(ctx, q, owner, userID, sum)
+	if err != nil {
+		return err
+	}
+	gone := make(map[int64]bool, len(removed))
+	for _, m := range removed {
+		gone[m.ID] = true
+	}
+	rows, err := q.QueryContext(ctx, `SELECT id FROM memories WHERE author_id = ?`, userID)
+	if err != nil {
+		return fmt.Errorf("couldn't count memories by user %s: %w", userID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("couldn't count memories by user %s: %w", userID, err)
+		}
+		if !gone[id] {
+			sum.Anonymised++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("couldn't count memories by user %s: %w", userID, err)
+	}
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&sum.Turns); err != nil {
+		return fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
+	}
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE `+forgetMeJobs).Scan(&sum.Jobs); err != nil {
+		return fmt.Errorf("couldn't count jobs: %w", err)
+	}
+	return nil
+}
+
+// forgetMeList returns the memories forget-me removes (only the fields the vector index
+// needs) and counts them by category into sum.
+func forgetMeList(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+	rows, err := q.QueryContext(ctx, forgetMeMemories, owner.Key(), userID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
+	}
+	defer rows.Close()
+	var removed []*memory.Memory
+	for rows.Next() {
+		m := &memory.Memory{}
+		var category int
+		if err := rows.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &category); err != nil {
+			return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
+		}
+		removed = append(removed, m)
+		switch category {
+		case 0:
+			sum.Memories++
+		case 1:
+			sum.About++
+		default:
+			sum.FromMessages++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
+	}
+	return removed, nil
+}
+
+// ConfirmForgetMe erases, in one transaction, everything the store holds about userID:
+// their personal memories (live and forgotten), every memory whose subject they are, every
+// memory learned only from their messages (other members' Remember-this copies included),
+// the history of all those memories and of their scope, their transcript turns, their
+// evidence rows, embeddings no memory uses any more, and the checkpoints of pipeline jobs
+// (which take back running jobs' leases, so nothing in flight writes their words back).
+// Memories they authored that stay (server knowledge) lose their id and name, and history
+// rows of their edits name ActorForgotten instead. A forget fence stops pipeline work that
+// started earlier from writing about them afterwards. The word vectors are columns of the
+// deleted rows, so they go with them (PostgreSQL's files keep dead row versions until
+// VACUUM: docs/postgres.md). Unlike forget, this is immediate and not recoverable: the
+// preview and confirmation are the safety net. One history row without content records
+// that it happened.
+func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {
+	owner := memory.PersonalOwner(userID)
+	if err := owner.Validate(); err != nil {
+		return ForgetMeSummary{}, err
+	}
+	var sum ForgetMeSummary
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		sum = ForgetMeSummary{}
+		var who string
+		if err := s.db.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
+			return err
+		}
+		// One forget-me of a member at a time, across processes: the lists below must
+		// not race a write to their personal scope.
+		if err := lockKey(ctx, tx, owner.Key()); err != nil {
+			return err
+		}
+		if _, err := s.forgetMeTx(ctx, tx, owner, userID, &sum); err != nil {
+			return fmt.Errorf("couldn't erase data of user %s: %w", userID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return ForgetMeSummary{}, err
+	}
+	return sum, nil
+}
+
+func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+	removed, err := forgetMeList(ctx, tx, owner, userID, sum)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, len(removed))
+	for i, m := range removed {
+		ids[i] = m.ID
+	}
+	actors := []any{memory.UserActor(userID), memory.ModelActor(userID)}
+	steps := []struct {
+		what  string
+		query string
+		args  []any
+		count *int
+	}{
+		{"history", `DELETE FROM memory_history WHERE memory_id IN (SELECT unnest(?::bigint[])) OR scope_key = ?
+			OR (metadata LIKE '%"subject_id"%' AND metadata::jsonb ->> 'subject_id' = ?)`, []any{ids, owner.Key(), userID}, nil},
+		{"memories", `DELETE FROM memories WHERE id IN (SELECT unnest(?::bigint[]))`, []any{ids}, nil},
+		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT unnest(?::bigint[])) OR user_id = ?`,
+			[]any{ids, userID}, nil},
+		{"authorship", `UPDATE memories SET author_id = '', author_name = '', search_author = '', message_id = '' WHERE author_id = ?`,
+			[]any{userID}, &sum.Anonymised},
+		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
+		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
+		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
+		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM memories)`, nil, nil},
+		{"finished jobs", `UPDATE memory_jobs SET payload = ` + jobIDsPayload + `, last_error = CASE WHEN strpos(last_error, '{') > 0
+			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND payload::jsonb <> ` + jobIDsJSON, nil, &sum.Jobs},
+	}
+	for _, st := range steps {
+		n, err := execCount(ctx, tx, st.query, st.args...)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't erase %s: %w", st.what, err)
+		}
+		if st.count != nil {
+			*st.count = n
+		}
+	}
+	if err := forgetMeGraphTx(ctx, tx, userID); err != nil {
+		return nil, err
+	}
+	n, err := s.db.clearCheckpointsTx(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	sum.Jobs += n
+	if err := s.db.fenceForgottenTx(ctx, tx, userID); err != nil {
+		return nil, err
+	}
+	err = s.db.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
+		Actor: memory.UserActor(userID), Reason: "forget me",
+		Metadata: mustJSON(map[string]int{"memories": sum.Memories, "about": sum.About, "from_messages": sum.FromMessages,
+			"anonymised": sum.Anonymised, "turns": sum.Turns, "jobs": sum.Jobs})})
+	return removed, err
+}

@@ -1,0 +1,212 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"github.com/kioku-bot/kioku/ltm"
+	"slices"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Deleted and edited Discord messages (SPEC §2 "Deleted messages"): the message leaves, or
+// is replaced in, the transcript and pending extraction; a pipeline memory learned only
+// from deleted messages is soft-deleted. Deliberate saves (tool, command, Remember this)
+// stay even when their message goes.
+
+// ReasonSourceDeleted is the history reason of a pipeline memory soft-deleted because every
+// message it was learned from was deleted.
+const ReasonSourceDeleted = ltm.ReasonSourceDeleted
+
+// MessageChange reports what DeleteMessages or EditMessage changed; it is ltm's, so both
+// stores answer the same type.
+type MessageChange = ltm.MessageChange
+
+// DeleteMessages handles the deletion of Discord messages of one channel (guildID "" in a
+// DM), in one short write transaction: their transcript rows go, the channel's pending
+// extraction forgets what it read of them, and each pipeline memory whose every evidence
+// row points at a deleted message is soft-deleted with history reason ReasonSourceDeleted.
+// Memories of other sources keep their evidence and stay; memories without evidence rows
+// (learned before evidence was recorded) are left alone. Messages kioku never stored cost
+// one read and no write.
+func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (MessageChange, error) {
+	var res MessageChange
+	ids := distinctIDs(messageIDs)
+	if channelID == "" || len(ids) == 0 {
+		return res, nil
+	}
+	list := mustJSON(ids)
+	// Most deleted messages were never addressed to the bot; one read outside a
+	// transaction spares them the write.
+	var referenced bool
+	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+			WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb)) AND guild_id = ? AND channel_id = ?)
+		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb)))`,
+		string(list), guildID, channelID, string(list)).Scan(&referenced)
+	if err != nil {
+		return res, fmt.Errorf("couldn't look up deleted messages: %w", err)
+	}
+	if !referenced {
+		return res, nil
+	}
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
+		res = MessageChange{}
+		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
+			WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb)) AND guild_id = ? AND channel_id = ? RETURNING id`,
+			string(list), guildID, channelID)
+		if err != nil {
+			return fmt.Errorf("couldn't delete transcript rows: %w", err)
+		}
+		last, err := countMaxID(rows, &res.Turns)
+		if err != nil {
+			return fmt.Errorf("couldn't delete transcript rows: %w", err)
+		}
+		if res.Turns > 0 {
+			if res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last); err != nil {
+				return err
+			}
+		}
+		res.Forgotten, err = s.forgetUnsourcedTx(ctx, tx, string(list))
+		return err
+	})
+	if err != nil {
+		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
+	}
+	return res, nil
+}
+
+// EditMessage replaces the transcript text of an edited Discord message of one channel
+// (credentials redacted, as when it was first stored) and sends the channel's pending
+// extraction back to read it afresh, in one short write transaction. Memories are not
+// changed: what was learned from the old words stays until someone forgets it. Messages
+// kioku never stored cost one read and no write.
+func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (MessageChange, error) {
+	var res MessageChange
+	if channelID == "" || messageID == "" {
+		return res, nil
+	}
+	var stored bool
+	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
+		WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ?)`,
+		messageID, guildID, channelID, memory.RoleUser).Scan(&stored)
+	if err != nil {
+		return res, fmt.Errorf("couldn't look up edited message: %w", err)
+	}
+	if !stored {
+		return res, nil
+	}
+	content = memory.RedactSecrets(content)
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
+		res = MessageChange{}
+		// Only a person's own turn carries a message id; the bot's replies are not
+		// edited by people.
+		rows, err := tx.QueryContext(ctx, `UPDATE transcripts SET content = ?
+			WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ? RETURNING id`,
+			content, messageID, guildID, channelID, memory.RoleUser)
+		if err != nil {
+			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
+		}
+		last, err := countMaxID(rows, &res.Turns)
+		if err != nil {
+			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
+		}
+		if res.Turns > 0 {
+			res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last)
+		}
+		return err
+	})
+	if err != nil {
+		return MessageChange{}, fmt.Errorf("couldn't edit message %s: %w", messageID, err)
+	}
+	return res, nil
+}
+
+// rewindExtractionTx makes the channel's pending extraction forget what it read before a
+// turn up to lastTurn was deleted or edited. The transcript is the extraction buffer, so
+// only work already done on it can hold the old words: a queued job's checkpoint (model
+// results kept across a postponement) is cleared, and a running job is sent back to the
+// queue, which makes its commit fail on the lost lease instead of storing facts from the
+// old words; its next run reads the transcript as it is now. Turns the cursor has passed
+// were extracted already and concern no pending job.
+func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, channelID string, lastTurn int64) (int, error) {
+	cursor, err := extractionCursor(ctx, tx, guildID, channelID)
+	if err != nil {
+		return 0, err
+	}
+	if lastTurn <= cursor {
+		return 0, nil
+	}
+	now := s.db.nowMillis()
+	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = (payload::jsonb - 'checkpoint')::text,
+		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END,
+		state = 'queued', lease_owner = '', leased_until = 0, updated_at = ?
+		WHERE state IN ('queued', 'leased') AND jsonb_typeof(payload::jsonb) = 'object'
+			AND payload::jsonb ->> 'guild_id' = ? AND payload::jsonb ->> 'channel_id' = ?
+			AND (state = 'leased' OR payload::jsonb -> 'checkpoint' IS NOT NULL)`,
+		now, now, guildID, channelID)
+	if err != nil {
+		return 0, fmt.Errorf("couldn't rewind extraction of channel %s: %w", channelID, err)
+	}
+	return n, nil
+}
+
+// forgetUnsourcedTx applies deleted messages (a JSON list of ids) to the memories they are
+// evidence of. A pipeline memory whose every evidence row is among them is soft-deleted;
+// a pipeline memory with evidence left loses the rows of the deleted messages, so that the
+// deletion of its last message later finds it. Deliberate saves keep their rows: forget-me
+// still needs to know whose words they were.
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list string) ([]*memory.Memory, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE source = ? AND id IN (
+		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb))) ORDER BY id`,
+		memory.SourcePipeline, list)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read memories of deleted messages: %w", err)
+	}
+	mems, err := collectMemories(rows)
+	if err != nil {
+		return nil, err
+	}
+	var forgotten []*memory.Memory
+	for _, m := range mems {
+		var left int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_evidence WHERE memory_id = ?
+			AND message_id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))`, m.ID, list).Scan(&left); err != nil {
+			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", m.ID, err)
+		}
+		if left == 0 && !m.Deleted() {
+			done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
+			if err != nil {
+				return nil, err
+			}
+			forgotten = append(forgotten, done...)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?
+			AND message_id IN (SELECT jsonb_array_elements_text(?::jsonb))`, m.ID, list); err != nil {
+			return nil, fmt.Errorf("couldn't remove evidence of memory %d: %w", m.ID, err)
+		}
+	}
+	return forgotten, nil
+}
+
+// countMaxID drains rows of ids, counting them into n and returning the largest.
+func countMaxID(rows *sql.Rows, n *int) (int64, error) {
+	defer rows.Close()
+	var last int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		*n++
+		last = max(last, id)
+	}
+	return last, rows.Err()
+}
+
+// distinctIDs returns the non-empty ids, each once.
+func distinctIDs(ids []string) []string {
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,71 @@
+package pgstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kioku-bot/kioku/pgstore"
+	"github.com/kioku-bot/kioku/pgstore/pgtest"
+)
+
+// TestPostgresMigrations: Open applies the embedded series once (a second Open changes
+// nothing), and a database migrated further than the binary knows, or whose applied file
+// changed, is refused with a message that says what to do, before anything is applied.
+func TestPostgresMigrations(t *testing.T) {
+	cfg := pgtest.Schema(t)
+	ctx := t.Context()
+	for range 2 {
+		s, err := pgstore.OpenConfig(ctx, cfg.Copy())
+		if err != nil {
+			t.Fatalf("open: %v", err)
+		}
+		s.Close()
+	}
+	p, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var applied int
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != 1 {
+		t.Fatalf("schema_migrations holds %d rows (%v) after two opens, want 1", applied, err)
+	}
+
+	t.Run("ErrNewerSchema", func(t *testing.T) {
+		// What a newer kioku leaves behind: a migration this binary has no file for.
+		if _, err := p.Exec(ctx, `INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('9999_future.sql', 'x', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := pgstore.OpenConfig(ctx, cfg.Copy())
+		if err == nil || !strings.Contains(err.Error(), "migrated by a newer kioku") || !strings.Contains(err.Error(), "9999_future.sql") {
+			t.Fatalf("open of a newer schema: %v, want a refusal naming 9999_future.sql", err)
+		}
+		if _, err := p.Exec(ctx, `DELETE FROM schema_migrations WHERE name = '9999_future.sql'`); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("ErrOtherFileUnderAnAppliedName", func(t *testing.T) {
+		files := fstest.MapFS{"0001_schema.sql": {Data: []byte("-- the real file's checksum differs")}}
+		if _, err := pgstore.Migrate(ctx, p, files); err == nil || !strings.Contains(err.Error(), "was changed after it was applied") {
+			t.Fatalf("migrate with a different 0001: %v, want a refusal", err)
+		}
+	})
+	t.Run("ErrChangedFile", func(t *testing.T) {
+		if _, err := p.Exec(ctx, `UPDATE schema_migrations SET checksum = 'edited' WHERE name = '0001_schema.sql'`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := pgstore.OpenConfig(ctx, cfg.Copy())
+		if err == nil || !strings.Contains(err.Error(), "was changed after it was applied") {
+			t.Fatalf("open with a changed migration: %v, want a refusal", err)
+		}
+	})
+	t.Run("ErrBadURL", func(t *testing.T) {
+		if _, err := pgstore.Open(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"); err == nil {
+			t.Fatal("open of an unreachable database succeeded")
+		}
+	})
+}

@@ -1,0 +1,335 @@
+// Package pgstore is kioku's long-term store on PostgreSQL: the same memories, history,
+// settings, transcripts, job queue, confirmations and knowledge graph as package ltm (the
+// embedded SQLite store), for a bot that runs as several processes against one shared
+// database (docs/postgres.md).
+//
+// It keeps ltm's behaviour, checked by the same contract suite (ltm/storetest), and ltm's
+// row shapes (times in Unix milliseconds, flags as integers, tags and metadata as JSON text)
+// so that rows copy between the two stores unchanged. What differs is what PostgreSQL does
+// differently: several processes write at once, so writes that must not race (dedup in a
+// scope, a job's dedup key) take a transaction-scoped advisory lock, and leases are taken
+// with SELECT … FOR UPDATE SKIP LOCKED; search runs on tsvector and pg_trgm (recall.go).
+//
+// The SQL is written with ? placeholders, as in ltm, and numbered ($1, $2, …) for
+// PostgreSQL by the connection wrappers (rebind), so the statements read the same in both
+// stores.
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/recall"
+)
+
+// Store is the PostgreSQL long-term store, one small type per aggregate over one shared
+// handle, as ltm.Store. Create it with Open; it is safe for concurrent use, and several
+// processes may open the same database.
+type Store struct {
+	*db
+
+	// Memories are the memories with their history.
+	Memories *Memories
+	// Recall finds memories for a query.
+	Recall *Recall
+	// Jobs is the durable queue of background jobs.
+	Jobs *Jobs
+	// Transcripts are what people said per channel.
+	Transcripts *Transcripts
+	// Settings are members' and guilds' choices.
+	Settings *Settings
+	// Confirmations are forget by query and forget-me.
+	Confirmations *Confirmations
+	// Graph is the knowledge graph.
+	Graph *Graph
+}
+
+// db is the handle every aggregate shares: the pool, the clock and the tunables.
+type db struct {
+	pool *pgxpool.Pool
+	// sql is the pool seen through database/sql, which the statements shared with ltm use.
+	sql  *sql.DB
+	read *pool // reads and writes share one pool: PostgreSQL runs them concurrently
+
+	// Now returns the current time; tests replace it to move through retention windows.
+	Now func() time.Time
+	// RecoverWindow is how long after forget a memory can be recovered.
+	RecoverWindow time.Duration
+	// ConfirmTTL is how long a preview token for a destructive action stays valid.
+	ConfirmTTL time.Duration
+	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5).
+	Alpha float64
+	// Dampen switches recall's post-fusion dampening stages.
+	Dampen recall.Dampening
+	// trigramsCJK is set when pg_trgm indexes CJK characters (a UTF-8 ctype); without it,
+	// large scopes are scanned for CJK text instead of narrowed by the trigram index.
+	trigramsCJK bool
+	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams; larger scopes
+	// are narrowed by trigrams first. Default cjkScanMax.
+	cjkScanMax int
+
+	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
+	// one member's personal memory, as in ltm: zero means the defaults, negative no cap.
+	MaxServerMemories int
+	MaxMemberMemories int
+}
+
+// Memories are the memories with their history. See Store.Memories.
+type Memories struct{ db *db }
+
+// Recall finds memories. See Store.Recall.
+type Recall struct{ db *db }
+
+// Jobs is the job queue. See Store.Jobs.
+type Jobs struct{ db *db }
+
+// Transcripts are the stored conversation. See Store.Transcripts.
+type Transcripts struct{ db *db }
+
+// Settings are members' and guilds' choices. See Store.Settings.
+type Settings struct{ db *db }
+
+// Confirmations are previewed destructive actions. See Store.Confirmations.
+type Confirmations struct {
+	db       *db
+	recaller *Recall
+}
+
+// Graph is the knowledge graph. See Store.Graph.
+type Graph struct{ db *db }
+
+// Open connects to the database at url (postgres://…), applies pending migrations and
+// returns a ready store. Close releases the pool.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open PostgreSQL store: %w", err)
+	}
+	return OpenConfig(ctx, cfg)
+}
+
+// OpenConfig is Open with a parsed pool configuration, for callers that set connection
+// parameters (a search_path, pool sizes) themselves.
+func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
+	p, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't open PostgreSQL store: %w", err)
+	}
+	if err := p.Ping(ctx); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("couldn't reach PostgreSQL at %s:%d: %w", cfg.ConnConfig.Host, cfg.ConnConfig.Port, err)
+	}
+	if err := checkEncoding(ctx, p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	if err := migrate(ctx, p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	s := newStore(p)
+	// pg_trgm keeps only the characters the database's ctype calls alphanumeric: under a C
+	// ctype it drops every Japanese character, and the trigram index finds nothing.
+	if err := p.QueryRow(ctx, `SELECT cardinality(show_trgm('東京タワー')) > 0`).Scan(&s.trigramsCJK); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("couldn't check pg_trgm: %w", err)
+	}
+	return s, nil
+}
+
+// checkEncoding refuses a database that does not store UTF-8: memories are written in every
+// language, and another encoding would fail on (or mangle) the first one it can't hold.
+func checkEncoding(ctx context.Context, p *pgxpool.Pool) error {
+	var enc string
+	if err := p.QueryRow(ctx, `SHOW server_encoding`).Scan(&enc); err != nil {
+		return fmt.Errorf("couldn't read the database encoding: %w", err)
+	}
+	if enc != "UTF8" {
+		return fmt.Errorf("the PostgreSQL database uses the %s encoding; kioku needs UTF8 (create it with ENCODING 'UTF8' and a UTF-8 locale such as C.UTF-8)", enc)
+	}
+	return nil
+}
+
+func newStore(p *pgxpool.Pool) *Store {
+	sqldb := stdlib.OpenDBFromPool(p)
+	d := &db{
+		pool:          p,
+		sql:           sqldb,
+		read:          &pool{sqldb},
+		Now:           time.Now,
+		RecoverWindow: ltm.DefaultRecoverWindow,
+		ConfirmTTL:    ltm.DefaultConfirmTTL,
+		Alpha:         recall.DefaultAlpha,
+		Dampen:        recall.DefaultDampening,
+		cjkScanMax:    cjkScanMax,
+	}
+	rc := &Recall{d}
+	return &Store{
+		db:            d,
+		Memories:      &Memories{d},
+		Recall:        rc,
+		Jobs:          &Jobs{d},
+		Transcripts:   &Transcripts{d},
+		Settings:      &Settings{d},
+		Confirmations: &Confirmations{db: d, recaller: rc},
+		Graph:         &Graph{d},
+	}
+}
+
+// Close releases every connection of the pool.
+func (s *Store) Close() error {
+	err := s.sql.Close()
+	s.pool.Close()
+	return err
+}
+
+// Pool returns the connection pool, for health checks and metrics.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// withWriteTx runs fn inside a transaction and commits when fn returns nil. Keep fn short
+// and free of network calls other than the database's.
+func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
+	t, err := s.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("couldn't begin write: %w", err)
+	}
+	if err := fn(&txn{t}); err != nil {
+		_ = t.Rollback()
+		return err
+	}
+	if err := t.Commit(); err != nil {
+		return fmt.Errorf("couldn't commit: %w", err)
+	}
+	return nil
+}
+
+// lockKey serialises the transactions that name the same key until they end: PostgreSQL
+// lets several writers in at once (several processes, or several goroutines of one), and
+// a check followed by a write (is this content in the scope already? is this job queued?)
+// must not interleave with another's. SQLite gets the same from its single writer.
+func lockKey(ctx context.Context, tx *txn, key string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key); err != nil {
+		return fmt.Errorf("couldn't lock %s: %w", key, err)
+	}
+	return nil
+}
+
+func (s *db) nowMillis() int64 { return s.Now().UnixMilli() }
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms).UTC()
+}
+
+// querier is what a statement runs on: the pool or a transaction.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+// pool runs statements written with ? placeholders on the pool.
+type pool struct{ db *sql.DB }
+
+func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.db.QueryRowContext(ctx, rebind(query), args...)
+}
+
+func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.db.QueryContext(ctx, rebind(query), args...)
+}
+
+func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.db.ExecContext(ctx, rebind(query), args...)
+}
+
+// txn runs statements written with ? placeholders in a transaction.
+type txn struct{ tx *sql.Tx }
+
+func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, rebind(query), args...)
+}
+
+func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, rebind(query), args...)
+}
+
+func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, rebind(query), args...)
+}
+
+// rebind numbers a statement's placeholders for PostgreSQL: each ? becomes the next $n,
+// and ?n (a placeholder SQLite lets a statement repeat) becomes $n. Question marks inside
+// quoted strings and identifiers are left alone.
+func rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 16)
+	n := 0
+	var quote byte
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+			b.WriteByte(c)
+		case c == '\'' || c == '"':
+			quote = c
+			b.WriteByte(c)
+		case c == '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				b.WriteString("$" + query[i+1:j])
+				i = j - 1
+				continue
+			}
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
+
+func execCount(ctx context.Context, tx *txn, query string, args ...any) (int, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// errNoRows reports whether err says a single-row query found nothing.
+func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
