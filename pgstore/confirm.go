@@ -39,7 +39,7 @@ func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Ow
 		limit = 25
 	}
 	// A preview of what to forget is not a use of those memories: CountAccess stays false.
-	results, err := s.recaller.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, Audience: aud})
+	results, err := s.recaller.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, MatchesOnly: true, Audience: aud})
 	if err != nil {
 		return ForgetPreview{}, err
 	}

@@ -199,8 +199,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
-	if mems, err = s.withNeighbours(ctx, mems, kw, &plan, now, where, args); err != nil {
-		return nil, err
+	if !q.MatchesOnly {
+		if mems, err = s.withNeighbours(ctx, mems, kw, &plan, now, where, args); err != nil {
+			return nil, err
+		}
 	}
 	cands := candidates(mems, kw, now)
 	ranked := rankSmoothed(cands, &plan, recall.Options{Alpha: s.db.Alpha, MinScore: q.MinScore, Limit: q.Limit,

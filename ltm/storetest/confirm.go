@@ -41,6 +41,29 @@ func testForgetByQuery(t *testing.T, open func(*testing.T) Stores) {
 			}
 		}
 	})
+	t.Run("PreviewNeverHoldsANeighbourOfAMatch", func(t *testing.T) {
+		// Recall may lift the messages written around a strong match (neighbourhood
+		// smoothing); forgetting by query forgets what matches, never what sat next to it.
+		g3 := memory.ServerOwner("g3")
+		say := func(content string) *memory.Memory {
+			m := server("g3", content)
+			m.Provenance = memory.Provenance{ChannelID: "c1", AuthorID: "1", Author: "Aiko"}
+			return mustRemember(t, s, m)
+		}
+		kayak := say("The kayak trip is on Sunday")
+		say("Kenji runs the guild bank")
+		p, err := s.Confirmations.PreviewForget(ctx, g3, "kayak", "user:1", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Matches) != 1 || p.Matches[0].ID != kayak.ID {
+			var got []int64
+			for _, m := range p.Matches {
+				got = append(got, m.ID)
+			}
+			t.Fatalf("preview for kayak holds %v, want only #%d", got, kayak.ID)
+		}
+	})
 	t.Run("ErrWrongToken", func(t *testing.T) {
 		_, err := s.Confirmations.ConfirmForget(ctx, owner, "not-a-token", "user:1")
 		wantCode(t, err, memory.ENOTFOUND)
