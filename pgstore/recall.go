@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
 // Recall on PostgreSQL runs ltm's keyword recall with PostgreSQL's own indexes and hands the
 // result to the same pure ranking (memory/recall): the query is read by recall.AnalyzeAt,
 // the candidates are ranked by recall.Rank, and the keyword score each candidate carries is
-// on the same scale as SQLite's (FTS5's BM25, k1 1.2, b 0.75, the author column weighed
+// on the same scale as SQLite's (the keyword index's BM25: k1 1.2, b 0.3, the author column weighed
 // twice), so the normalization k = x/(1+xmax) and the fusion with a vector leg behave alike.
 //
 //   - Words: a generated tsvector per memory, content through the english configuration
@@ -38,8 +39,13 @@ const (
 	authorWeight  = 2.0
 	cjkWeight     = 1.0
 	cjkScanMax    = 20000
-	bm25K1        = 1.2
-	bm25B         = 0.75
+)
+
+// BM25's parameters are the keyword index's on SQLite (memory/kwindex): k1 1.2, b 0.3 and
+// the smoothed idf, so both stores rank by the same formula.
+var (
+	bm25K1 = kwindex.DefaultParams.K1
+	bm25B  = kwindex.DefaultParams.B
 )
 
 // rankStages are ltm's ranking stages for what this store supports: the date boost and the
@@ -384,8 +390,8 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 	}
 	idf := make([]float64, len(df))
 	for i, f := range df {
-		// FTS5's idf, floored at a small positive value for terms in most documents.
-		idf[i] = max(math.Log((float64(n)-float64(f)+0.5)/(float64(f)+0.5)), 1e-6)
+		// The smoothed idf of the keyword index, positive for every term.
+		idf[i] = math.Log1p((float64(n) - float64(f) + 0.5) / (float64(f) + 0.5))
 	}
 	type scored struct {
 		id int64

@@ -9,10 +9,11 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// BM25 parameters of ScanBM25, FTS5's defaults.
+// BM25 parameters of ScanBM25: the keyword index's (memory/kwindex.DefaultParams), so a
+// scan answering while a scope's index builds ranks like the index.
 const (
 	bm25K1 = 1.2
-	bm25B  = 0.75
+	bm25B  = 0.3
 )
 
 // ScanBM25 scores documents found by a scan of unsegmented (CJK) text: for each doc, BM25
