@@ -31,7 +31,8 @@ const (
 	DefaultKeywordSyncBuild = 256
 	// DefaultKeywordIndexMax bounds the memories held by all keyword indexes of a process;
 	// past it the least recently searched scopes are dropped and rebuilt on their next use.
-	DefaultKeywordIndexMax = 2_000_000
+	// At about 570 bytes a memory (15 words; docs/recall.md), a million is under 600 MB.
+	DefaultKeywordIndexMax = 1_000_000
 	// changeLogKeep is how many change rows retention leaves (the newest); a process that
 	// falls further behind rebuilds its indexes.
 	changeLogKeep = 200_000

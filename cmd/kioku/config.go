@@ -181,7 +181,7 @@ var settings = []setting{
 	{"KIOKU_TURN_QUEUE", "64", "Messages that may wait for a turn; when it is full the bot answers that it is busy (0: no waiting).", nonNegativeInt(func(c *Config) *int { return &c.TurnQueue })},
 	{"KIOKU_GUILD_DAILY_LLM_CALLS", "2000", "Model calls per UTC day for each server (and each member's DMs), chat and background pipeline together; 0 = unlimited.", nonNegativeInt(func(c *Config) *int { return &c.GuildDailyLLMCalls })},
 	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
-	{"KIOKU_KEYWORD_INDEX_MEMORIES", "2000000", "Memories the in-memory keyword indexes hold together (about 300 bytes each); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
+	{"KIOKU_KEYWORD_INDEX_MEMORIES", "1000000", "Memories the in-memory keyword indexes hold together (about 40 bytes per word, 570 for a 15-word message); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
 	{"KIOKU_MAX_MEMORIES_PER_MEMBER", "5000", "Live personal memories one member may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxMemberMemories })},
 	{"KIOKU_LOG_LEVEL", "info", "debug, info, warn or error.", func(c *Config, v string) error {
 		switch strings.ToLower(v) {

@@ -91,7 +91,7 @@ type docEntry struct {
 	id     int64
 	length int32 // tokens in content and author together
 	live   bool
-	meta   vecindex.Meta
+	meta   compactMeta
 	terms  []*termEntry // distinct terms, so a delete can keep document frequencies exact
 	// gramLen is the length in characters of the document's Grams text, and grams its
 	// distinct bigrams.
@@ -103,11 +103,15 @@ type docEntry struct {
 type Scope struct {
 	params Params
 
-	mu       sync.RWMutex
-	docs     []docEntry
-	slots    map[int64]int32
-	terms    map[string]*termEntry
-	grams    map[string]*gramEntry
+	mu    sync.RWMutex
+	docs  []docEntry
+	slots map[int64]int32
+	terms map[string]*termEntry
+	grams map[string]*gramEntry
+	// strs interns the metadata strings (origin guild, channel, type, author), which
+	// repeat across a scope's memories; strIDs finds a string's index.
+	strs     []string
+	strIDs   map[string]uint32
 	live     int
 	totalLen int64
 	gramLen  int64
@@ -139,9 +143,13 @@ func (s *Scope) Put(docs ...Doc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cache := stemCache{}
+	s.docs = slices.Grow(s.docs, len(docs))
 	for i := range docs {
 		s.removeLocked(docs[i].ID)
 		s.addLocked(&docs[i], cache)
+	}
+	if len(docs) >= bulkPut {
+		s.trimLocked()
 	}
 	s.maybeCompactLocked()
 }
@@ -192,7 +200,13 @@ func (s *Scope) addLocked(d *Doc, cache stemCache) {
 		}
 		return 0
 	})
-	e := docEntry{id: d.ID, length: length, live: true, meta: d.Meta}
+	distinct := 0
+	for i := range occs {
+		if i == 0 || occs[i].term != occs[i-1].term {
+			distinct++
+		}
+	}
+	e := docEntry{id: d.ID, length: length, live: true, meta: s.compact(&d.Meta), terms: make([]*termEntry, 0, distinct)}
 	for i := 0; i < len(occs); {
 		j := i
 		for j < len(occs) && occs[j].term == occs[i].term {
@@ -338,4 +352,62 @@ func (s *Scope) Size() (docs, terms int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	return s.live, len(s.terms)
+}
+
+// compactMeta is vecindex.Meta with its strings interned in the scope's table: a scope's
+// memories share a handful of guilds, channels, types and authors, so the index keeps four
+// small numbers per memory instead of four strings.
+type compactMeta struct {
+	createdAt                     int64
+	importance                    float64
+	guild, channel, typ, authorID uint32
+	pinned                        bool
+	tags                          []string
+}
+
+func (s *Scope) intern(v string) uint32 {
+	if id, ok := s.strIDs[v]; ok {
+		return id
+	}
+	if s.strIDs == nil {
+		s.strIDs = map[string]uint32{}
+	}
+	id := uint32(len(s.strs))
+	s.strs = append(s.strs, v)
+	s.strIDs[v] = id
+	return id
+}
+
+func (s *Scope) compact(m *vecindex.Meta) compactMeta {
+	return compactMeta{createdAt: m.CreatedAt, importance: m.Importance, guild: s.intern(m.OriginGuild),
+		channel: s.intern(m.Channel), typ: s.intern(m.Type), authorID: s.intern(m.AuthorID), pinned: m.Pinned, tags: m.Tags}
+}
+
+// expand rebuilds the metadata a filter checks; it allocates nothing (the strings are the
+// table's).
+func (s *Scope) expand(c *compactMeta) vecindex.Meta {
+	return vecindex.Meta{OriginGuild: s.strs[c.guild], Channel: s.strs[c.channel], CreatedAt: c.createdAt, Type: s.strs[c.typ],
+		Pinned: c.pinned, Importance: c.importance, Tags: c.tags, AuthorID: s.strs[c.authorID]}
+}
+
+// bulkPut is the batch size from which Put trims the slack appends left in the postings:
+// a scope's build puts every memory at once.
+const bulkPut = 1024
+
+// trimLocked copies every posting list to its exact length, returning the capacity that
+// growth by appending left unused (a quarter of the lists' memory on average).
+func (s *Scope) trimLocked() {
+	for _, t := range s.terms {
+		if cap(t.postings) > len(t.postings) {
+			t.postings = slices.Clone(t.postings)
+		}
+		if cap(t.positions) > len(t.positions) {
+			t.positions = slices.Clone(t.positions)
+		}
+	}
+	for _, g := range s.grams {
+		if cap(g.postings) > len(g.postings) {
+			g.postings = slices.Clone(g.postings)
+		}
+	}
 }

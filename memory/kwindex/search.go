@@ -229,8 +229,10 @@ func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit
 	h := &hitHeap{}
 	for _, slot := range acc.touched {
 		d := &s.docs[slot]
-		if f != nil && !f.Keep(&d.meta) {
-			continue
+		if f != nil {
+			if m := s.expand(&d.meta); !f.Keep(&m) {
+				continue
+			}
 		}
 		hit := Hit{ID: d.id, Score: acc.score[slot]}
 		if limit <= 0 || h.Len() < limit {
