@@ -57,7 +57,7 @@ func (g *graphHits) annotate(cands []recall.Candidate) {
 // mention counts of every candidate's entities. It runs under GraphDeadline; any error or a
 // missed deadline returns nil, and recall ranks as if the graph did not exist.
 func (s *Recall) graphLookup(ctx context.Context, text string, vis []memory.Visible, ids []int64, where string, args []any) *graphHits {
-	boost, hub := rankStages.GraphBoost > 0, s.db.Dampen.Hub
+	boost, hub := s.db.Stages.GraphBoost > 0, s.db.Dampen.Hub
 	if !boost && !hub {
 		return nil
 	}

@@ -49,11 +49,9 @@ func graphStore(t *testing.T) (*Store, map[string]int64) {
 	return s, ids
 }
 
-func withGraphBoost(t *testing.T, boost float64) {
+func withGraphBoost(t *testing.T, s *Store, boost float64) {
 	t.Helper()
-	old := rankStages
-	rankStages.GraphBoost, rankStages.GraphHop = boost, 0.5
-	t.Cleanup(func() { rankStages = old })
+	s.Stages.GraphBoost, s.Stages.GraphHop = boost, 0.5
 }
 
 func resultIDs(t *testing.T, s *Store, text string) ([]int64, []float64) {
@@ -76,7 +74,7 @@ func TestGraphBoostFindsLinkedMemoriesInScopeOnly(t *testing.T) {
 	if got, _ := resultIDs(t, s, "what does Bill do"); len(got) != 0 {
 		t.Fatalf("without the boost the keyword leg should find nothing: %v", got)
 	}
-	withGraphBoost(t, 0.3)
+	withGraphBoost(t, s, 0.3)
 	got, _ := resultIDs(t, s, "what does Bill do")
 	if !slices.Contains(got, ids["g1-william"]) || !slices.Contains(got, ids["g1-valheim"]) {
 		t.Errorf("got %v, want g1's William memory %d and its one-hop Valheim memory %d", got, ids["g1-william"], ids["g1-valheim"])
@@ -98,7 +96,7 @@ func TestGraphBoostDeadlineFallsBack(t *testing.T) {
 	if len(plainIDs) == 0 {
 		t.Fatal("the keyword leg should match the server memories")
 	}
-	withGraphBoost(t, 0.3)
+	withGraphBoost(t, s, 0.3)
 	s.GraphDeadline = 0 // expired before the first graph query
 	gotIDs, gotScores := resultIDs(t, s, query)
 	if !slices.Equal(gotIDs, plainIDs) || !slices.Equal(gotScores, plainScores) {
@@ -119,7 +117,7 @@ func TestGraphBoostSurvivesBrokenGraph(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	withGraphBoost(t, 0.3)
+	withGraphBoost(t, s, 0.3)
 	gotIDs, gotScores := resultIDs(t, s, query)
 	if !slices.Equal(gotIDs, plainIDs) || !slices.Equal(gotScores, plainScores) {
 		t.Errorf("with the relations table gone: %v %v, want plain recall %v %v", gotIDs, gotScores, plainIDs, plainScores)

@@ -9,12 +9,12 @@ import (
 
 // expansionLeg runs the keyword leg once more for the members of the everyday categories
 // the question names (recall.Plan.Expansion: "hobbies" → bouldering, knitting…) and adds
-// their scores to out at rankStages.Lexicon of their weight. It is a second query rather
+// their scores to out at Stages.Lexicon of their weight. It is a second query rather
 // than more OR-ed terms in the first because FTS5 has no per-term weight: the members
 // would otherwise count as much as the question's own words. A question naming no
 // category runs nothing.
 func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, out map[int64]float64) error {
-	if rankStages.Lexicon <= 0 || len(plan.Expansion) == 0 {
+	if s.db.Stages.Lexicon <= 0 || len(plan.Expansion) == 0 {
 		return nil
 	}
 	exp := plan.ExpansionPlan()
@@ -26,7 +26,7 @@ func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.
 		return err
 	}
 	for id, x := range more {
-		out[id] += rankStages.Lexicon * x
+		out[id] += s.db.Stages.Lexicon * x
 	}
 	return nil
 }

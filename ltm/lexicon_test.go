@@ -10,11 +10,9 @@ import (
 )
 
 // withStages runs the test with the ranking stages set to st.
-func withStages(t *testing.T, lexicon float64, coverage int) {
+func withStages(t *testing.T, s *Store, lexicon float64, coverage int) {
 	t.Helper()
-	saved := rankStages
-	rankStages.Lexicon, rankStages.Coverage = lexicon, coverage
-	t.Cleanup(func() { rankStages = saved })
+	s.Stages.Lexicon, s.Stages.Coverage = lexicon, coverage
 }
 
 func openLexiconStore(t *testing.T) *Store {
@@ -61,7 +59,7 @@ func TestRecallConceptExpansion(t *testing.T) {
 	hidden := rememberIn(t, s, "g2", "kb", "photography walk tomorrow", at)
 	fishing := rememberIn(t, s, "g1", "yui", "週末は釣りに行ってきた", at.Add(3*time.Hour))
 
-	withStages(t, 0, 0)
+	withStages(t, s, 0, 0)
 	off := searchIDs(t, s, "g1", "What are Kate's hobbies?")
 	for _, id := range []int64{climb.ID, knit.ID} {
 		if contains(off, id) {
@@ -72,7 +70,7 @@ func TestRecallConceptExpansion(t *testing.T) {
 		t.Fatalf("the fishing memory was found without the lexicon")
 	}
 
-	withStages(t, 0.5, 0)
+	withStages(t, s, 0.5, 0)
 	on := searchIDs(t, s, "g1", "What are Kate's hobbies?")
 	for _, id := range []int64{climb.ID, knit.ID} {
 		if !contains(on, id) {
@@ -107,18 +105,18 @@ func TestRecallCoverage(t *testing.T) {
 	tom := rememberIn(t, s, "g1", "tom", "tom likes ramen too, the spicy kind with extra toppings and an egg", at.Add(48*time.Hour)).ID
 
 	q := "what do they have in common about ramen"
-	withStages(t, 0, 0)
+	withStages(t, s, 0, 0)
 	off := searchIDs(t, s, "g1", q)
 	if len(off) < 5 || off[len(off)-1] != tom {
 		t.Fatalf("without coverage tom's memory should come last, got %v (tom #%d)", off, tom)
 	}
-	withStages(t, 0, 2)
+	withStages(t, s, 0, 2)
 	on := searchIDs(t, s, "g1", q)
 	if len(on) != len(off) || on[2] != tom {
 		t.Fatalf("with coverage tom's memory should come third, after two of kate's: got %v", on)
 	}
 	plainOn := searchIDs(t, s, "g1", "ramen")
-	withStages(t, 0, 0)
+	withStages(t, s, 0, 0)
 	if plainOff := searchIDs(t, s, "g1", "ramen"); !equalIDs(plainOn, plainOff) {
 		t.Errorf("a question that is not about what they share was reordered: %v, want %v", plainOn, plainOff)
 	}

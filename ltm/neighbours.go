@@ -79,7 +79,7 @@ func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw m
 		return mems, nil
 	}
 	cands := s.candidates(mems, kw, vec, now)
-	top := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vec.q != nil, Limit: rankSmoothing.Hits, Stages: rankStages})
+	top := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vec.q != nil, Limit: rankSmoothing.Hits, Stages: s.db.Stages})
 	hits := make([]conversationHit, len(top))
 	for i, r := range top {
 		c := &cands[r.Index]

@@ -6,9 +6,9 @@ import (
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
-// rankStages are the conversation-aware ranking stages recall runs (docs/recall.md gives
-// the measurements behind each setting).
-var rankStages = recall.Stages{
+// DefaultStages are the conversation-aware ranking stages recall runs (docs/recall.md gives
+// the measurements behind each setting); Store.Stages starts as a copy.
+var DefaultStages = recall.Stages{
 	DateBoost:   1.0,
 	DateHalo:    2 * 24 * time.Hour,
 	PersonBoost: 0,

@@ -242,7 +242,7 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 	cands := s.candidates(mems, kw, vec, now)
 	g.annotate(cands)
 	ranked := rankSmoothed(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
-		Stages: rankStages, Dampen: s.db.Dampen})
+		Stages: s.db.Stages, Dampen: s.db.Dampen})
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}

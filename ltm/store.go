@@ -104,6 +104,9 @@ type db struct {
 	// Dampen switches recall's post-fusion dampening stages; default
 	// recall.DefaultDampening (docs/recall.md).
 	Dampen recall.Dampening
+	// Stages weighs recall's conversation-aware ranking stages; default DefaultStages
+	// (docs/recall.md).
+	Stages recall.Stages
 	// GraphDeadline bounds the knowledge-graph queries of one recall (graph boost, hub);
 	// past it recall ranks without the graph. Zero or less skips the graph. Default
 	// DefaultGraphDeadline.
@@ -217,6 +220,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		EmbedRetryAfter:     DefaultEmbedRetryAfter,
 		Alpha:               DefaultAlpha,
 		Dampen:              recall.DefaultDampening,
+		Stages:              DefaultStages,
 		GraphDeadline:       DefaultGraphDeadline,
 		AccessFlushInterval: DefaultAccessFlushInterval,
 		KeywordParams:       kwindex.DefaultParams,
