@@ -11,7 +11,7 @@ import (
 var DefaultStages = recall.Stages{
 	DateBoost:   1.0,
 	DateHalo:    2 * 24 * time.Hour,
-	PersonBoost: 0,
+	PersonBoost: 0.5,
 	GraphBoost:  0,
 	GraphHop:    0.5,
 	Lexicon:     0.5,

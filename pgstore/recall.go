@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
@@ -48,12 +49,13 @@ var (
 	bm25B  = kwindex.DefaultParams.B
 )
 
-// rankStages are ltm's ranking stages for what this store supports: the date boost and the
-// lexicon's expansion; the graph and person boosts are off on SQLite too.
+// rankStages are ltm's ranking stages for what this store supports: the date boost, the
+// named-person boost and the lexicon's expansion; the graph boost is off on SQLite too.
 var rankStages = recall.Stages{
-	DateBoost: 1.0,
-	DateHalo:  2 * 24 * time.Hour,
-	Lexicon:   0.5,
+	DateBoost:   ltm.DefaultStages.DateBoost,
+	DateHalo:    ltm.DefaultStages.DateHalo,
+	PersonBoost: ltm.DefaultStages.PersonBoost,
+	Lexicon:     ltm.DefaultStages.Lexicon,
 }
 
 // storedSearchText is the value of a search-text column for s: its search text, which the

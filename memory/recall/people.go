@@ -3,6 +3,7 @@ package recall
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -105,6 +106,9 @@ var questionWords = map[string]bool{"what": true, "who": true, "whose": true, "w
 func NameMatches(q, w string) bool {
 	if q == w {
 		return true
+	}
+	if r, _ := utf8.DecodeRuneInString(q); isKana(r) {
+		return japaneseNameMatches(q, w)
 	}
 	if len(q) >= 5 && len(w) >= 5 && editDistanceAtMost1(q, w) {
 		return true

@@ -51,7 +51,7 @@ func AnalyzeAt(text string, asked time.Time) Plan {
 	if w, ok := DateWindow(text, asked); ok {
 		p.Window = w
 	}
-	p.People = queryNames(text)
+	p.People = append(queryNames(text), japaneseNames(norm.NFKC.String(text))...)
 	return p
 }
 
