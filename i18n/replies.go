@@ -1,0 +1,65 @@
+package i18n
+
+// Replies of the slash commands and the errors every command may show.
+func init() {
+	Register(map[Key]Text{
+		// The router and permission checks.
+		"error.restarting":      {EN: "kioku is restarting; please try again in a minute.", JA: "kiokuは再起動中です。1分ほどしてからもう一度お試しください。"},
+		"error.unknown_command": {EN: "I don't know that command (yet). It may be from a newer or older version of kioku.", JA: "そのコマンドは(まだ)知りません。新しい、または古いバージョンのkiokuのものかもしれません。"},
+		"error.timeout":         {EN: "Sorry, that took too long. Please try again.", JA: "すみません、時間がかかりすぎました。もう一度お試しください。"},
+		"error.no_guild":        {EN: "This command only works in a server.", JA: "このコマンドはサーバー内でのみ使えます。"},
+		"error.server_editor":   {EN: "Changing this server's memory needs the Manage Server permission. You can still keep personal memories with scope:personal.", JA: "このサーバーのメモリーを変更するには「サーバー管理」権限が必要です。scope:personal で個人メモリーは保存できます。"},
+		"error.server_editor.role": {EN: "Changing this server's memory needs the Manage Server permission or the <@&%s> role. You can still keep personal memories with scope:personal.",
+			JA: "このサーバーのメモリーを変更するには「サーバー管理」権限か <@&%s> ロールが必要です。scope:personal で個人メモリーは保存できます。"},
+		"error.manager":        {EN: "This needs the Manage Server permission.", JA: "これには「サーバー管理」権限が必要です。"},
+		"error.privacy_full":   {EN: "Your privacy level is full, so I keep nothing about you, not even by command. Use /privacy level:normal to change that.", JA: "プライバシーレベルが full のため、コマンドでもあなたについて何も保存しません。変更するには /privacy level:normal を使ってください。"},
+		"error.server_in_dm":   {EN: "In DMs only your personal memory exists; use this command in a server for its server memory.", JA: "DMには個人メモリーしかありません。サーバーメモリーはサーバー内でこのコマンドを使ってください。"},
+		"error.scope":          {EN: "Unknown scope %q: use server or personal.", JA: "不明な範囲 %q です。server か personal を指定してください。"},
+		"error.personal_owner": {EN: "Personal memories can only be changed by their owner.", JA: "個人メモリーを変更できるのは持ち主だけです。"},
+
+		// Domain errors from the store, by code: shown to readers of other languages above
+		// the English detail.
+		"error.code.invalid":     {EN: "That input isn't valid.", JA: "入力が正しくありません。"},
+		"error.code.not_found":   {EN: "I couldn't find that memory where you can see it.", JA: "あなたが見られる範囲にそのメモリーは見つかりませんでした。"},
+		"error.code.conflict":    {EN: "That memory changed in the meantime, or it already exists.", JA: "そのメモリーはその間に変更されたか、すでに存在します。"},
+		"error.code.forbidden":   {EN: "You may not do that here.", JA: "ここではその操作はできません。"},
+		"error.code.not_deleted": {EN: "That memory isn't forgotten, so there is nothing to recover.", JA: "そのメモリーは忘れられていないので、復元するものはありません。"},
+		"error.code.expired":     {EN: "That is too old now: the time to do it has passed.", JA: "期限が過ぎているため、もう実行できません。"},
+		"error.code.limit":       {EN: "A limit was reached.", JA: "上限に達しました。"},
+		"error.code.unavailable": {EN: "The database can't take changes right now; nothing was changed. Please try again later.", JA: "データベースが現在変更を受け付けていません。何も変更されていません。後でもう一度お試しください。"},
+		"error.code.internal":    {EN: "Something went wrong on my side; the error is logged for the admins.", JA: "内部でエラーが発生しました。管理者向けにログを記録しました。"},
+
+		// /privacy
+		"privacy.intro":         {EN: "Your privacy settings:", JA: "あなたのプライバシー設定:"},
+		"privacy.updated":       {EN: "Updated your %s.", JA: "%sを更新しました。"},
+		"privacy.and":           {EN: " and ", JA: "と"},
+		"privacy.changed.level": {EN: "privacy level", JA: "プライバシーレベル"},
+		"privacy.changed.cross": {EN: "cross-server use", JA: "サーバー横断の利用"},
+		"privacy.summary":       {EN: "%s\n**Level: %s.** %s\n%s", JA: "%s\n**レベル:%s。** %s\n%s"},
+		"privacy.help.normal":   {EN: "I use your personal memories when we talk and may save new ones.", JA: "会話では個人メモリーを使い、新しく保存することもあります。"},
+		"privacy.help.partial":  {EN: "I keep your personal memories out of my replies and don't save new ones on my own; you can still manage them by command.", JA: "返答に個人メモリーを使わず、自分から新しく保存もしません。コマンドでの管理はできます。"},
+		"privacy.help.full":     {EN: "I ignore your messages and keep nothing, not even short-term. /memory forget and /memory export still work, and /memory forget-me erases what I already have.", JA: "あなたのメッセージを無視し、短期記憶も含め何も保持しません。/memory forget と /memory export は使え、/memory forget-me で既存の情報を消去できます。"},
+		"privacy.cross.off":     {EN: "Your personal memories are used only in the server (or DM) where they were made.", JA: "個人メモリーは作られたサーバー(またはDM)でのみ使われます。"},
+		"privacy.cross.on":      {EN: "Your personal memories are used in every server you talk to me in.", JA: "個人メモリーはあなたが私と話すすべてのサーバーで使われます。"},
+
+		// /stm
+		"stm.none":            {EN: "I hold no short-term memory about you right now.", JA: "今、あなたについての短期記憶はありません。"},
+		"stm.title":           {EN: "Your short-term memory", JA: "あなたの短期記憶"},
+		"stm.description":     {EN: "Conversations: %d. Short-term memory expires on its own within a day; /stm clear drops it now.", JA: "会話:%d件。短期記憶は1日以内に自動で消えます。/stm clear で今すぐ消去できます。"},
+		"stm.place.dm":        {EN: "Direct messages", JA: "ダイレクトメッセージ"},
+		"stm.place.channel":   {EN: "Server %s, channel <#%s>", JA: "サーバー %s、チャンネル <#%s>"},
+		"stm.summary":         {EN: "**Summary:** %s", JA: "**要約:** %s"},
+		"stm.messages":        {EN: "Messages: %d, expiring <t:%d:R>", JA: "メッセージ:%d件、<t:%d:R>に期限切れ"},
+		"stm.you":             {EN: "you", JA: "あなた"},
+		"stm.error.channel":   {EN: "Clearing a whole channel's short-term memory needs the Manage Server permission. /stm clear what:me clears yours.", JA: "チャンネル全体の短期記憶を消去するには「サーバー管理」権限が必要です。/stm clear what:me であなたの分を消去できます。"},
+		"stm.cleared.channel": {EN: "Cleared this channel's short-term memory (entries: %d).", JA: "このチャンネルの短期記憶を消去しました(%d件)。"},
+		"stm.cleared.me":      {EN: "Cleared your short-term memory (entries: %d) and your messages in channels' short-term memory.", JA: "あなたの短期記憶(%d件)と、チャンネルの短期記憶にあるあなたのメッセージを消去しました。"},
+
+		// Durations as people say them.
+		"duration.days":    {EN: "%d days", JA: "%d日"},
+		"duration.hours":   {EN: "%d hours", JA: "%d時間"},
+		"duration.minutes": {EN: "%d minutes", JA: "%d分"},
+		"duration.seconds": {EN: "%d seconds", JA: "%d秒"},
+		"duration.moment":  {EN: "a moment", JA: "一瞬"},
+	})
+}
