@@ -61,7 +61,7 @@ func (b settingsCommands) stmShow(_ context.Context, c *call) (*response, error)
 	embed := &discordgo.MessageEmbed{
 		Title:       c.t("stm.title"),
 		Description: c.t("stm.description", len(entries)),
-		Color: colorView,
+		Color:       colorView,
 	}
 	for _, e := range entries[:min(len(entries), maxEntries)] {
 		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: stmPlace(c.locale(), e.Key), Value: stmValue(c.locale(), e)})
@@ -172,4 +172,3 @@ func (b settingsCommands) pipelineStatus(ctx context.Context) (pipeline.Status, 
 	}
 	return pipeline.ReadStatus(ctx, b.store.Jobs, b.store.Now())
 }
-
