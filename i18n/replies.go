@@ -55,6 +55,13 @@ func init() {
 		"stm.cleared.channel": {EN: "Cleared this channel's short-term memory (entries: %d).", JA: "このチャンネルの短期記憶を消去しました(%d件)。"},
 		"stm.cleared.me":      {EN: "Cleared your short-term memory (entries: %d) and your messages in channels' short-term memory.", JA: "あなたの短期記憶(%d件)と、チャンネルの短期記憶にあるあなたのメッセージを消去しました。"},
 
+		// What the bot writes in a channel around a chat turn.
+		"notice.saved":   {EN: "📌 Remembered (%s) #%d: %s", JA: "📌 記憶しました(%s)#%d:%s"},
+		"notice.updated": {EN: "✏️ Updated #%d: %s", JA: "✏️ 更新しました #%d:%s"},
+		"notice.deleted": {EN: "🗑️ Forgot #%d: %s", JA: "🗑️ 忘れました #%d:%s"},
+		"turn.timeout":   {EN: "Sorry, that took me too long. Please try again in a moment.", JA: "すみません、時間がかかりすぎました。少ししてからもう一度お試しください。"},
+		"turn.failed":    {EN: "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs.", JA: "すみません、内部でエラーが発生したため返答できませんでした。詳細はボットのログにあります。"},
+
 		// Durations as people say them.
 		"duration.days":    {EN: "%d days", JA: "%d日"},
 		"duration.hours":   {EN: "%d hours", JA: "%d時間"},
