@@ -62,6 +62,34 @@ func init() {
 		"turn.timeout":   {EN: "Sorry, that took me too long. Please try again in a moment.", JA: "すみません、時間がかかりすぎました。少ししてからもう一度お試しください。"},
 		"turn.failed":    {EN: "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs.", JA: "すみません、内部でエラーが発生したため返答できませんでした。詳細はボットのログにあります。"},
 
+		"turn.busy":       {EN: "I'm busy right now, please try again in a moment.", JA: "ただいま混み合っています。少ししてからもう一度お試しください。"},
+		"turn.restarting": {EN: "kioku is restarting; please send that again in a minute.", JA: "kiokuは再起動中です。1分ほどしてからもう一度送ってください。"},
+
+		// /kioku jobs
+		"jobs.error.state":   {EN: "Unknown state %q: use due, running, dead, done or all.", JA: "不明な状態 %q です。due、running、dead、done、all のいずれかを指定してください。"},
+		"jobs.title":         {EN: "Background jobs in this server", JA: "このサーバーのバックグラウンドジョブ"},
+		"jobs.none":          {EN: "There are no background jobs for this server.", JA: "このサーバーのバックグラウンドジョブはありません。"},
+		"jobs.none.state":    {EN: "There are no %s background jobs for this server.", JA: "このサーバーに「%s」のバックグラウンドジョブはありません。"},
+		"jobs.footer.newest": {EN: "Newest first.", JA: "新しい順。"},
+		"jobs.footer.limit":  {EN: "The %d newest, newest first.", JA: "新しい順に最新%d件。"},
+		"jobs.footer.dead":   {EN: "A dead job failed for good; the bot's operator can run it again with kioku jobs requeue.", JA: "dead のジョブは最終的に失敗したものです。ボットの運用者が kioku jobs requeue で再実行できます。"},
+		"jobs.attempts":      {EN: "%d/%d attempts", JA: "試行 %d/%d"},
+		"jobs.runs_at":       {EN: "runs <t:%d:R>", JA: "<t:%d:R>に実行"},
+		"jobs.runs_now":      {EN: "runs now", JA: "まもなく実行"},
+		"jobs.last_error":    {EN: "last error: %s", JA: "直近のエラー:%s"},
+
+		// /memory export and import
+		"transfer.exported.server":   {EN: "Here are the memories of this server's memory (%d). /memory import accepts this file.", JA: "このサーバーのメモリーです(%d件)。/memory import でこのファイルを取り込めます。"},
+		"transfer.exported.personal": {EN: "Here are the memories of your personal memory (%d). /memory import accepts this file.", JA: "あなたの個人メモリーです(%d件)。/memory import でこのファイルを取り込めます。"},
+		"transfer.imported.server":   {EN: "📥 Imported into this server's memory: %d.", JA: "📥 このサーバーのメモリーに取り込みました:%d件。"},
+		"transfer.imported.personal": {EN: "📥 Imported into your personal memory: %d.", JA: "📥 あなたの個人メモリーに取り込みました:%d件。"},
+		"transfer.duplicates":        {EN: "Already there and skipped: %d.", JA: "既にあったため飛ばしたもの:%d件。"},
+		"transfer.error.no_file":     {EN: "Attach the export file with file:.", JA: "file: でエクスポートファイルを添付してください。"},
+		"transfer.error.too_big":     {EN: "That file is %s; an import can be at most %s.", JA: "そのファイルは %s です。取り込めるのは最大 %s までです。"},
+		"transfer.error.empty":       {EN: "That export file holds no memories; nothing to import.", JA: "そのエクスポートファイルにはメモリーがありません。取り込むものはありません。"},
+		"transfer.error.address":     {EN: "That attachment has an invalid address.", JA: "その添付ファイルのアドレスが正しくありません。"},
+		"transfer.error.larger":      {EN: "That file is larger than %s, the most an import can be.", JA: "そのファイルは取り込める上限の %s を超えています。"},
+
 		// Durations as people say them.
 		"duration.days":    {EN: "%d days", JA: "%d日"},
 		"duration.hours":   {EN: "%d hours", JA: "%d時間"},
