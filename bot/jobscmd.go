@@ -108,7 +108,7 @@ func jobLine(l i18n.Locale, j *memory.Job, now int64) string {
 		state = "running"
 	}
 	line := fmt.Sprintf("**#%d** · %s · %s · %s", j.ID, j.Kind, i18n.T(l, i18n.Key("choice.state."+state)),
-		i18n.T(l, "jobs.attempts", j.Attempts, j.MaxAttempts))
+		i18n.N(l, "jobs.attempts", j.MaxAttempts, j.Attempts))
 	if where.ChannelID != "" {
 		line += " · <#" + where.ChannelID + ">"
 	}

@@ -193,3 +193,29 @@ func durationText(l i18n.Locale, d time.Duration) string {
 	}
 	return i18n.T(l, "duration.moment")
 }
+
+// scopeName is a memory scope as people read it in l ("server", "サーバー").
+func scopeName(l i18n.Locale, o memory.Owner) string {
+	return i18n.T(l, i18n.Key("choice.scope."+string(o.Scope)))
+}
+
+// describeIn names a scope for people in l: "this server's memory", "your personal memory".
+func describeIn(l i18n.Locale, o memory.Owner) string {
+	return i18n.T(l, i18n.Key("scope.describe."+string(o.Scope)))
+}
+
+// describeActorIn renders a history actor in l: people as mentions (which render as names
+// and ping nobody, since replies allow no mentions), kioku's own actors by name.
+func describeActorIn(l i18n.Locale, actor memory.Actor) string {
+	switch {
+	case actor == memory.ActorPipeline:
+		return i18n.T(l, "actor.pipeline")
+	case actor == memory.ActorDiscord:
+		return i18n.T(l, "actor.discord")
+	case actor.UserID() != "":
+		return "<@" + actor.UserID() + ">"
+	case actor.ModelUserID() != "":
+		return i18n.T(l, "actor.model", actor.ModelUserID())
+	}
+	return string(actor)
+}

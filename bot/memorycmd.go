@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -93,7 +94,7 @@ func pageID(scope memory.Scope, offset int, typ memory.Type) string {
 func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) < 5 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
+		return nil, errT(memory.EINVALID, "error.old_button")
 	}
 	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
 	if err != nil {
@@ -101,7 +102,7 @@ func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, erro
 	}
 	offset, err := strconv.Atoi(parts[3])
 	if err != nil || offset < 0 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is broken; run the command again.")
+		return nil, errT(memory.EINVALID, "error.broken_button")
 	}
 	typ := memory.Type(parts[4])
 	if typ != "" && !typ.Valid() {
@@ -117,7 +118,7 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	}
 	query := c.str("query")
 	if query == "" {
-		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
+		return nil, errT(memory.EINVALID, "search.error.query")
 	}
 	// A member asked for these memories: the search counts as access and resets their decay.
 	q := memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize, Audience: c.audience(ctx), CountAccess: true,
@@ -129,12 +130,12 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	if err != nil {
 		return nil, err
 	}
+	l := c.locale()
 	if len(results) == 0 {
-		with := ""
 		if filtered(&q) {
-			with = " with these filters"
+			return &response{content: i18n.T(l, "search.none.filtered", describeIn(l, owner), oneLine(query, 100))}, nil
 		}
-		return &response{content: fmt.Sprintf("Nothing in %s matches “%s”%s.", describe(owner), oneLine(query, 100), with)}, nil
+		return &response{content: i18n.T(l, "search.none", describeIn(l, owner), oneLine(query, 100))}, nil
 	}
 	var sb strings.Builder
 	for _, r := range results {
@@ -142,10 +143,10 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		sb.WriteString("\n")
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
-		Title:       fmt.Sprintf("%s matching “%s”", capitalize(describe(owner)), oneLine(query, 60)),
+		Title:       i18n.T(l, "search.title", capitalize(describeIn(l, owner)), oneLine(query, 60)),
 		Description: sb.String(),
 		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("%d best matches", len(results))},
+		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "search.footer", len(results))},
 	}}}, nil
 }
 
@@ -176,7 +177,7 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 	}
 	id, ok := c.integer("id")
 	if !ok || id <= 0 {
-		return owner, 0, memory.Errorf(memory.EINVALID, "Give the memory's number with id: (as shown by /memory list).")
+		return owner, 0, errT(memory.EINVALID, "error.id")
 	}
 	return owner, id, nil
 }
@@ -210,9 +211,9 @@ func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, erro
 		c.setNotice(res.Memory, false)
 	}
 	if !res.Created {
-		return &response{content: fmt.Sprintf("I already remember that as #%d: %s", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+		return &response{content: c.t("add.already", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 	}
-	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+	return &response{content: c.t("notice.saved", scopeName(c.locale(), owner), res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, error) {
@@ -242,7 +243,7 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 		ch.Pinned = &pinned
 	}
 	if ch.Content == nil && ch.Type == nil && ch.Tags == nil && ch.Pinned == nil {
-		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
+		return nil, errT(memory.EINVALID, "edit.error.nothing")
 	}
 	ch.Reason = "edited by command"
 	m, err := b.store.Memories.ModifyAs(ctx, c.writeContext(ctx), owner, id, ch, memory.UserActor(c.userID()))
@@ -251,7 +252,7 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 	}
 	c.setNotice(m, false)
 	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
-	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
+	return &response{content: c.t("edit.done", scopeName(c.locale(), owner), m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, error) {
@@ -270,7 +271,7 @@ func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, 
 		return nil, err
 	}
 	c.log.Info("memory recovered by command", "memory_id", id, "scope", owner.Scope)
-	return &response{content: fmt.Sprintf("♻️ Recovered (%s) #%d: %s", owner.Scope, m.ID, oneLine(m.Content, 300))}, nil
+	return &response{content: c.t("recover.done", scopeName(c.locale(), owner), m.ID, oneLine(m.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, error) {
@@ -290,9 +291,10 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 	if len(events) > maxEvents {
 		events = events[len(events)-maxEvents:]
 	}
+	l := c.locale()
 	var sb strings.Builder
 	for _, ev := range events {
-		fmt.Fprintf(&sb, "**v%d %s** by %s, <t:%d:f>", ev.Version, ev.Action, describeActor(ev.Actor), ev.CreatedAt.Unix())
+		sb.WriteString(i18n.T(l, "history.event", ev.Version, ev.Action, describeActorIn(l, ev.Actor), ev.CreatedAt.Unix()))
 		if ev.Reason != "" {
 			fmt.Fprintf(&sb, " (%s)", oneLine(ev.Reason, 80))
 		}
@@ -301,13 +303,13 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 		case ev.Action == memory.ActionReview:
 			// The memory did not change: the row names the statement it may contradict.
 			if ev.NewContent != "" {
-				fmt.Fprintf(&sb, "> may contradict: %s\n", oneLine(ev.NewContent, 150))
+				sb.WriteString("> " + i18n.T(l, "history.may_contradict", oneLine(ev.NewContent, 150)) + "\n")
 			}
 		case !historyApplied(ev.Action):
 			// A proposal the pipeline recorded but did not apply; striking the old content
 			// through would read as a change that never happened.
 			if ev.NewContent != "" {
-				fmt.Fprintf(&sb, "> not applied: %s\n", oneLine(ev.NewContent, 150))
+				sb.WriteString("> " + i18n.T(l, "history.not_applied", oneLine(ev.NewContent, 150)) + "\n")
 			}
 		case ev.OldContent != "" && ev.NewContent != "" && ev.OldContent != ev.NewContent:
 			fmt.Fprintf(&sb, "> ~~%s~~\n> %s\n", oneLine(ev.OldContent, 150), oneLine(ev.NewContent, 150))
@@ -318,7 +320,7 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 		}
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
-		Title:       fmt.Sprintf("History of #%d (%s)", id, owner.Scope),
+		Title:       i18n.T(l, "history.title", id, scopeName(l, owner)),
 		Description: truncate(sb.String(), 4000),
 		Color:       colorView,
 	}}}, nil
@@ -421,21 +423,7 @@ func historyApplied(a memory.Action) bool {
 	return false
 }
 
-func describeActor(actor memory.Actor) string {
-	if actor == memory.ActorPipeline {
-		return "kioku's background pipeline"
-	}
-	if actor == memory.ActorDiscord {
-		return "Discord (a message was deleted)"
-	}
-	if id := actor.UserID(); id != "" {
-		return "<@" + id + ">"
-	}
-	if id := actor.ModelUserID(); id != "" {
-		return "kioku (talking with <@" + id + ">)"
-	}
-	return string(actor)
-}
+func describeActor(actor memory.Actor) string { return describeActorIn(i18n.English, actor) }
 
 // roundDuration renders a duration as people say it: "30 days", "10 minutes".
 func roundDuration(d time.Duration) string {

@@ -60,7 +60,7 @@ func (b settingsCommands) stmShow(_ context.Context, c *call) (*response, error)
 	const maxEntries = 10
 	embed := &discordgo.MessageEmbed{
 		Title:       c.t("stm.title"),
-		Description: c.t("stm.description", len(entries)),
+		Description: c.t("stm.description", i18n.N(c.locale(), "count.conversation", len(entries))),
 		Color:       colorView,
 	}
 	for _, e := range entries[:min(len(entries), maxEntries)] {
@@ -84,7 +84,7 @@ func stmValue(l i18n.Locale, e stm.Entry) string {
 		sb.WriteString(i18n.T(l, "stm.summary", oneLine(e.Summary, 400)) + "\n")
 	}
 	if n := len(e.Messages); n > 0 {
-		sb.WriteString(i18n.T(l, "stm.messages", n, e.MessagesExpireAt.Unix()))
+		sb.WriteString(i18n.N(l, "stm.messages", n, e.MessagesExpireAt.Unix()))
 		for _, m := range e.Messages[max(0, n-3):] {
 			who := i18n.T(l, "stm.you")
 			if m.Role == stm.RoleAssistant {
@@ -105,11 +105,11 @@ func (b settingsCommands) stmClear(_ context.Context, c *call) (*response, error
 		}
 		n := b.stm.ClearChannel(c.guildID(), c.i.ChannelID)
 		c.log.Info("channel short-term memory cleared", "entries", n)
-		return &response{content: c.t("stm.cleared.channel", n)}, nil
+		return &response{content: c.t("stm.cleared.channel", i18n.N(c.locale(), "count.entry", n))}, nil
 	}
 	n := b.stm.ClearUser(c.userID())
 	c.log.Info("user short-term memory cleared", "entries", n)
-	return &response{content: c.t("stm.cleared.me", n)}, nil
+	return &response{content: c.t("stm.cleared.me", i18n.N(c.locale(), "count.entry", n))}, nil
 }
 
 func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, error) {

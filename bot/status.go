@@ -57,9 +57,9 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 	case manager && !st.IntegrityOK:
 		health = i18n.T(l, "status.health.integrity")
 	case ps.Jobs.Dead > 0:
-		health = i18n.T(l, "status.health.dead", ps.Jobs.Dead)
+		health = i18n.T(l, "status.health.dead", i18n.N(l, "count.job", ps.Jobs.Dead))
 	case len(problems) > 0:
-		health = i18n.T(l, "status.health.problems", len(problems))
+		health = i18n.T(l, "status.health.problems", i18n.N(l, "count.problem", len(problems)))
 	case b.pipe != nil && !ps.Running:
 		health = i18n.T(l, "status.health.stopped")
 	case !b.connected.Load():

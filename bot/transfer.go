@@ -43,7 +43,7 @@ func (b memoryTransfer) memoryExport(ctx context.Context, c *call) (*response, e
 	}
 	c.log.Info("memories exported", "scope", owner.Scope, "count", len(f.Memories))
 	return &response{
-		content: c.t(i18n.Key("transfer.exported."+string(owner.Scope)), len(f.Memories)),
+		content: i18n.N(c.locale(), "transfer.exported", len(f.Memories), describeIn(c.locale(), owner)),
 		files:   []*discordgo.File{{Name: name, ContentType: "application/json", Reader: bytes.NewReader(data)}},
 	}, nil
 }
@@ -87,9 +87,10 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	c.log.Info("memories imported", "scope", owner.Scope, "created", res.Created, "duplicates", res.Duplicates)
-	msg := c.t(i18n.Key("transfer.imported."+string(owner.Scope)), res.Created)
+	l := c.locale()
+	msg := i18n.N(l, "transfer.imported", res.Created, describeIn(l, owner))
 	if res.Duplicates > 0 {
-		msg += " " + c.t("transfer.duplicates", res.Duplicates)
+		msg += " " + i18n.N(l, "transfer.duplicates", res.Duplicates)
 	}
 	return &response{content: msg}, nil
 }

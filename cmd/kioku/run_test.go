@@ -632,7 +632,7 @@ func TestRunExportImport(t *testing.T) {
 	})
 
 	r := importFile(file.Data)
-	mustContain(t, "import", r.Text(), "Imported into this server's memory: 3.")
+	mustContain(t, "import", r.Text(), "Imported 3 memories")
 	again := h.command(guildB, channelB, admin, permAdmin, slash("memory", "export"))
 	g, err := ltm.ParseExport(again.Msg.Files[0].Data)
 	if err != nil {
