@@ -35,12 +35,12 @@ func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owne
 	if err != nil {
 		return nil, err
 	}
+	l := c.locale()
 	if total == 0 {
-		what := "memories"
 		if typ != "" {
-			what = string(typ) + " memories"
+			return &response{content: i18n.T(l, "list.none.type", i18n.T(l, i18n.Key("choice.type."+string(typ))), describeIn(l, owner))}, nil
 		}
-		return &response{content: fmt.Sprintf("There are no %s in %s yet.", what, describe(owner))}, nil
+		return &response{content: i18n.T(l, "list.none", describeIn(l, owner))}, nil
 	}
 	if offset >= total {
 		// The list shrank since the page was opened; show its last page.
@@ -52,29 +52,29 @@ func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owne
 	}
 	var sb strings.Builder
 	for _, m := range mems {
-		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(l, m, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
 	pages := (total + b.pageSize - 1) / b.pageSize
 	page := offset/b.pageSize + 1
-	title := capitalize(describe(owner))
+	title := capitalize(describeIn(l, owner))
 	if typ != "" {
-		title += " · " + string(typ)
+		title += " · " + i18n.T(l, i18n.Key("choice.type."+string(typ)))
 	}
 	embed := &discordgo.MessageEmbed{
 		Title:       title,
 		Description: sb.String(),
 		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Page %d of %d · %d memories", page, pages, total)},
+		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "list.footer", page, pages, i18n.N(l, "count.memory", total))},
 	}
 	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
 	if pages > 1 {
 		prev := max(offset-b.pageSize, 0)
 		next := offset + b.pageSize
 		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "◀ Previous", Style: discordgo.SecondaryButton, Disabled: offset == 0,
+			discordgo.Button{Label: i18n.T(l, "list.previous"), Style: discordgo.SecondaryButton, Disabled: offset == 0,
 				CustomID: pageID(owner.Scope, prev, typ) + ":p"},
-			discordgo.Button{Label: "Next ▶", Style: discordgo.SecondaryButton, Disabled: next >= total,
+			discordgo.Button{Label: i18n.T(l, "list.next"), Style: discordgo.SecondaryButton, Disabled: next >= total,
 				CustomID: pageID(owner.Scope, next, typ) + ":n"},
 		}}}
 	}
@@ -139,7 +139,7 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	}
 	var sb strings.Builder
 	for _, r := range results {
-		sb.WriteString(memoryLine(r.Memory, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(l, r.Memory, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
@@ -162,8 +162,9 @@ func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, err
 	if !c.audience(ctx).Allows(m) {
 		return nil, errNotVisible(owner, id)
 	}
-	embed := memoryEmbed(m, b.store.Now())
+	embed := memoryEmbedIn(c.locale(), m, b.store.Now())
 	if f := b.entitiesField(ctx, owner, id); f != nil {
+		f.Name = c.t("show.mentions")
 		embed.Fields = append(embed.Fields, f)
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
@@ -326,23 +327,28 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 	}}}, nil
 }
 
-// memoryLine renders a memory as one list line.
+// memoryLine renders a memory as one list line, in English.
 func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
-	line := fmt.Sprintf("**#%d** · %s", m.ID, m.Type)
+	return memoryLineIn(i18n.English, m, owner, here)
+}
+
+// memoryLineIn renders a memory as one list line in l.
+func memoryLineIn(l i18n.Locale, m *memory.Memory, owner memory.Owner, here string) string {
+	line := fmt.Sprintf("**#%d** · %s", m.ID, i18n.T(l, i18n.Key("choice.type."+string(m.Type))))
 	if m.Pinned {
 		line += " · 📌"
 	}
 	if owner.Scope == memory.ScopePersonal {
 		switch {
 		case m.GuildID == "":
-			line += " · from DMs"
+			line += " · " + i18n.T(l, "line.from_dms")
 		case here == "":
 			// Listed in a DM, where no server is "this" one.
-			line += " · from a server"
+			line += " · " + i18n.T(l, "line.from_a_server")
 		case m.GuildID == here:
-			line += " · from this server"
+			line += " · " + i18n.T(l, "line.from_this_server")
 		default:
-			line += " · from another server"
+			line += " · " + i18n.T(l, "line.from_another_server")
 		}
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
@@ -355,38 +361,47 @@ func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
 // importanceText shows m's importance as recall weighs it at now and, when decay has lowered
 // it, the base it returns to once someone recalls the memory again.
 func importanceText(m *memory.Memory, now time.Time) string {
+	return importanceTextIn(i18n.English, m, now)
+}
+
+func importanceTextIn(l i18n.Locale, m *memory.Memory, now time.Time) string {
 	eff := strconv.FormatFloat(m.EffectiveImportance(now), 'f', 2, 64)
 	base := strconv.FormatFloat(m.Importance, 'f', 2, 64)
 	if eff == base {
 		return eff
 	}
-	return eff + " (decayed from " + base + ")"
+	return i18n.T(l, "show.decayed", eff, base)
 }
 
-// memoryEmbed renders one memory with its metadata as of now.
+// memoryEmbed renders one memory with its metadata as of now, in English.
 func memoryEmbed(m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
+	return memoryEmbedIn(i18n.English, m, now)
+}
+
+// memoryEmbedIn renders one memory with its metadata as of now, in l.
+func memoryEmbedIn(l i18n.Locale, m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
 	fields := []*discordgo.MessageEmbedField{
-		{Name: "Type", Value: string(m.Type), Inline: true},
-		{Name: "Importance", Value: importanceText(m, now), Inline: true},
-		{Name: "Version", Value: strconv.Itoa(m.Version), Inline: true},
-		{Name: "Source", Value: string(m.Source), Inline: true},
-		{Name: "Created", Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
-		{Name: "Updated", Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
+		{Name: i18n.T(l, "show.type"), Value: i18n.T(l, i18n.Key("choice.type."+string(m.Type))), Inline: true},
+		{Name: i18n.T(l, "show.importance"), Value: importanceTextIn(l, m, now), Inline: true},
+		{Name: i18n.T(l, "show.version"), Value: strconv.Itoa(m.Version), Inline: true},
+		{Name: i18n.T(l, "show.source"), Value: string(m.Source), Inline: true},
+		{Name: i18n.T(l, "show.created"), Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
+		{Name: i18n.T(l, "show.updated"), Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
 	}
 	if m.Pinned {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Pinned", Value: "yes", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.pinned"), Value: i18n.T(l, "show.yes"), Inline: true})
 	}
 	if len(m.Tags) > 0 {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Tags", Value: strings.Join(m.Tags, ", "), Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.tags"), Value: strings.Join(m.Tags, ", "), Inline: true})
 	}
 	if m.Provenance.AuthorID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "From", Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.from"), Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Learned in", Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.learned_in"), Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
 	}
 	return &discordgo.MessageEmbed{
-		Title:       fmt.Sprintf("Memory #%d (%s)", m.ID, m.Scope),
+		Title:       i18n.T(l, "show.title", m.ID, i18n.T(l, i18n.Key("choice.scope."+string(m.Scope)))),
 		Description: m.Content,
 		Color:       colorView,
 		Fields:      fields,

@@ -59,7 +59,7 @@ func (b memoryCommands) forgetPreview(ctx context.Context, c *call, owner memory
 	}
 	var sb strings.Builder
 	for _, m := range p.Matches {
-		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(c.locale(), m, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
 	l := c.locale()
