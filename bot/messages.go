@@ -394,7 +394,7 @@ func RenderReply(r chat.Reply) string { return RenderReplyIn(i18n.English, r) }
 // RenderReplyIn is RenderReply with the notices in language l.
 func RenderReplyIn(l i18n.Locale, r chat.Reply) string {
 	var sb strings.Builder
-	sb.WriteString(strings.TrimSpace(r.Text))
+	sb.WriteString(strings.TrimSpace(cannedText(l, r)))
 	for i, n := range r.Notices {
 		if i == 0 && sb.Len() > 0 {
 			sb.WriteString("\n")
@@ -403,6 +403,22 @@ func RenderReplyIn(l i18n.Locale, r chat.Reply) string {
 		sb.WriteString(noticeText(l, n))
 	}
 	return sb.String()
+}
+
+// cannedText is the text of r in l: the model's answer as it is, a reply the engine wrote
+// itself (an apology, a rate limit) from the catalogue.
+func cannedText(l i18n.Locale, r chat.Reply) string {
+	if r.Canned == "" || l == i18n.English {
+		return r.Text
+	}
+	key := i18n.Key("turn.canned." + r.Canned)
+	if _, ok := i18n.Lookup(key); !ok {
+		return r.Text
+	}
+	if r.Canned == chat.CannedRateLimited || r.Canned == chat.CannedGuildRate {
+		return i18n.T(l, key, max(1, int((r.RetryAfter+time.Second-1)/time.Second)))
+	}
+	return i18n.T(l, key)
 }
 
 // noticeText renders one memory change in language l, e.g. "📌 Remembered (server) #42:

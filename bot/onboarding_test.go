@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -195,5 +196,43 @@ func TestNoticesInTheServersLanguage(t *testing.T) {
 		"<@"+self.ID+"> hi", self)})
 	if msgs := tb.fake.Messages("882"); len(msgs) != 1 || !strings.Contains(msgs[0].Content, "📌 記憶しました") {
 		t.Fatalf("reply in an auto Japanese server = %+v", msgs)
+	}
+}
+
+// TestEngineRepliesInTheServersLanguage: the replies the chat engine writes itself (the
+// model did not answer in time, a rate limit) are shown in the server's language; the same
+// reply in a DM stays English.
+func TestEngineRepliesInTheServersLanguage(t *testing.T) {
+	tb := newTestBot(t)
+	if err := tb.store.Settings.SaveGuildSettings(context.Background(), memory.GuildSettings{GuildID: "890", PipelineMode: memory.PipelineFull,
+		Language: "ja"}); err != nil {
+		t.Fatal(err)
+	}
+	alice := tb.fake.NewUser("alice")
+	self := tb.fake.BotUser()
+	for _, c := range []struct {
+		reply chat.Reply
+		want  string
+	}{
+		{chat.Reply{Text: "Sorry, my language model didn't answer in time. Your message is saved; please try again in a moment.",
+			ModelUnavailable: true, Canned: chat.CannedModelSlow},
+			"すみません、言語モデルが時間内に応答しませんでした。メッセージは保存しました。少ししてからもう一度お試しください。"},
+		{chat.Reply{Text: "You're sending messages faster than I can keep up with. Please wait about 3 seconds and try again.",
+			RateLimited: true, Canned: chat.CannedRateLimited, RetryAfter: 2500 * time.Millisecond},
+			"メッセージの送信が速すぎて追いつけません。3秒ほど待ってからもう一度お試しください。"},
+	} {
+		tb.turner.fn = func(chat.Request) (chat.Reply, error) { return c.reply, nil }
+		mark := len(tb.fake.Messages("891"))
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: tb.fake.GuildMessage("890", "891", alice,
+			"<@"+self.ID+"> こんにちは", self)})
+		msgs := tb.fake.Messages("891")
+		if len(msgs) != mark+1 || msgs[mark].Content != c.want {
+			t.Errorf("%s in a Japanese server = %+v, want %q", c.reply.Canned, msgs[mark:], c.want)
+		}
+		tb.bot.OnMessageCreate(tb.session, &discordgo.MessageCreate{Message: tb.fake.DMMessage("895", alice, "hi")})
+		dms := tb.fake.Messages("895")
+		if len(dms) == 0 || dms[len(dms)-1].Content != c.reply.Text {
+			t.Errorf("%s in a DM = %+v, want the English", c.reply.Canned, dms)
+		}
 	}
 }

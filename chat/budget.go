@@ -151,7 +151,7 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 	u, wait, ok := e.limits.take(req.UserID, now)
 	if !ok {
 		log.InfoContext(ctx, "rate limited", slog.Duration("retry_in", wait))
-		return Reply{RateLimited: true, Text: rateLimitText(wait)}, false, nil
+		return Reply{RateLimited: true, Text: rateLimitText(wait), Canned: CannedRateLimited, RetryAfter: wait}, false, nil
 	}
 	undo = append(undo, u)
 	if e.gate.guild != nil && req.GuildID != "" {
@@ -159,7 +159,7 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 		if !ok {
 			refuse()
 			log.InfoContext(ctx, "rate limited", slog.String("limit", "guild"), slog.Duration("retry_in", wait))
-			return Reply{RateLimited: true, Text: guildRateText(wait)}, false, nil
+			return Reply{RateLimited: true, Text: guildRateText(wait), Canned: CannedGuildRate, RetryAfter: wait}, false, nil
 		}
 		undo = append(undo, u)
 	}
@@ -172,7 +172,11 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 		if !ok {
 			refuse()
 			log.InfoContext(ctx, "daily model budget spent", slog.Time("resets_at", resetAt))
-			return Reply{BudgetSpent: true, Text: budgetText(req.GuildID)}, false, nil
+			canned := CannedBudgetGuild
+			if req.GuildID == "" {
+				canned = CannedBudgetDM
+			}
+			return Reply{BudgetSpent: true, Text: budgetText(req.GuildID), Canned: canned}, false, nil
 		}
 	}
 	return Reply{}, true, nil

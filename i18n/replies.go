@@ -63,8 +63,18 @@ func init() {
 		"turn.timeout":   {EN: "Sorry, that took me too long. Please try again in a moment.", JA: "すみません、時間がかかりすぎました。少ししてからもう一度お試しください。"},
 		"turn.failed":    {EN: "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs.", JA: "すみません、内部でエラーが発生したため返答できませんでした。詳細はボットのログにあります。"},
 
-		"turn.busy":       {EN: "I'm busy right now, please try again in a moment.", JA: "ただいま混み合っています。少ししてからもう一度お試しください。"},
-		"turn.restarting": {EN: "kioku is restarting; please send that again in a minute.", JA: "kiokuは再起動中です。1分ほどしてからもう一度送ってください。"},
+		// Replies the chat engine writes itself (chat.Reply.Canned); English is the engine's.
+		"turn.canned.model_down":   {EN: "Sorry, I can't reach my language model right now. Your message is saved; please try again in a moment.", JA: "すみません、今は言語モデルに接続できません。メッセージは保存しました。少ししてからもう一度お試しください。"},
+		"turn.canned.model_slow":   {EN: "Sorry, my language model didn't answer in time. Your message is saved; please try again in a moment.", JA: "すみません、言語モデルが時間内に応答しませんでした。メッセージは保存しました。少ししてからもう一度お試しください。"},
+		"turn.canned.exhausted":    {EN: "Sorry, I went around in circles with my memory tools and didn't get to an answer. Could you ask again, maybe more simply?", JA: "すみません、記憶ツールの操作が堂々巡りになり答えにたどり着けませんでした。もう少し簡単に聞き直してもらえますか?"},
+		"turn.canned.empty":        {EN: "Sorry, I couldn't come up with a reply to that. Could you rephrase it?", JA: "すみません、うまく返答できませんでした。言い換えてもらえますか?"},
+		"turn.canned.done":         {EN: "Done.", JA: "完了しました。"},
+		"turn.canned.rate_limited": {EN: "You're sending messages faster than I can keep up with. Please wait about %d seconds and try again.", JA: "メッセージの送信が速すぎて追いつけません。%d秒ほど待ってからもう一度お試しください。"},
+		"turn.canned.guild_rate":   {EN: "This server is sending me more messages than I can keep up with. Please wait about %d seconds and try again.", JA: "このサーバーからのメッセージが多すぎて追いつけません。%d秒ほど待ってからもう一度お試しください。"},
+		"turn.canned.budget_guild": {EN: "This server's daily model budget is used up; it resets at 00:00 UTC.", JA: "このサーバーの1日のモデル利用枠を使い切りました。00:00 UTC(日本時間 9:00)にリセットされます。"},
+		"turn.canned.budget_dm":    {EN: "Your daily model budget for DMs is used up; it resets at 00:00 UTC.", JA: "DMでの1日のモデル利用枠を使い切りました。00:00 UTC(日本時間 9:00)にリセットされます。"},
+		"turn.busy":                {EN: "I'm busy right now, please try again in a moment.", JA: "ただいま混み合っています。少ししてからもう一度お試しください。"},
+		"turn.restarting":          {EN: "kioku is restarting; please send that again in a minute.", JA: "kiokuは再起動中です。1分ほどしてからもう一度送ってください。"},
 
 		// /kioku jobs
 		"jobs.error.state":    {EN: "Unknown state %q: use due, running, dead, done or all.", JA: "不明な状態 %q です。due、running、dead、done、all のいずれかを指定してください。"},
