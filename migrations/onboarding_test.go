@@ -7,13 +7,13 @@ import (
 	"github.com/kioku-bot/kioku/migrations"
 )
 
-// TestOnboardingUpgrade: 0012 counts every server an existing database knows (settings,
+// TestOnboardingUpgrade: 0013 counts every server an existing database knows (settings,
 // channels, memories, transcripts) as already welcomed, so an upgrade greets none of the
 // servers the bot has been in for months, and gives existing settings the auto language.
 func TestOnboardingUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0012")); err != nil {
+	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0013")); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
