@@ -150,7 +150,7 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	}
 	var buttons []discordgo.MessageComponent
 	if err == nil {
-		buttons = noticeComponents(b.noticeLocale(m.GuildID), reply.Notices)
+		buttons = noticeComponents(l, reply.Notices)
 	}
 	if err := b.sendReply(ctx, m, text, buttons...); err != nil {
 		log.Error("couldn't send reply", "err", err)
