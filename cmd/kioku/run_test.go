@@ -559,7 +559,7 @@ func TestRunPermissions(t *testing.T) {
 		mustContain(t, name+" refusal", r.Text(), "Manage Server")
 	}
 	list := h.command(guildA, channelA, member, permMember, slash("memory", "list")).Text()
-	mustContain(t, "list after refusals", list, "Server rules are pinned", "Page 1 of 1 · 1 memory")
+	mustContain(t, "list after refusals", list, "Server rules are pinned", "1 memories")
 	mustNotContain(t, "list after refusals", list, "Members can write")
 
 	// A member may keep personal memories in the same guild.
