@@ -180,19 +180,7 @@ func localizations(key string) map[discordgo.Locale]string {
 }
 
 // durationText renders a duration as people say it in l: "30 days", "10 minutes".
-func durationText(l i18n.Locale, d time.Duration) string {
-	switch {
-	case d >= 48*time.Hour:
-		return i18n.T(l, "duration.days", int(d.Hours()/24+0.5))
-	case d >= 2*time.Hour:
-		return i18n.T(l, "duration.hours", int(d.Hours()+0.5))
-	case d >= 2*time.Minute:
-		return i18n.T(l, "duration.minutes", int(d.Minutes()+0.5))
-	case d > time.Second:
-		return i18n.T(l, "duration.seconds", int(d.Seconds()+0.5))
-	}
-	return i18n.T(l, "duration.moment")
-}
+func durationText(l i18n.Locale, d time.Duration) string { return uxDuration(l, d) }
 
 // scopeName is a memory scope as people read it in l ("server", "サーバー").
 func scopeName(l i18n.Locale, o memory.Owner) string {

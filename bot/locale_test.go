@@ -115,7 +115,7 @@ func TestJapaneseMemberGetsJapaneseReplies(t *testing.T) {
 	// A domain error from the store: the code's Japanese message, the English detail below.
 	msg, _ = tb.interact(t, ja(tb.fake.SlashCommand(guild, channel, alice, 0, slashData("memory", "show",
 		&discordgo.ApplicationCommandInteractionDataOption{Name: "id", Type: discordgo.ApplicationCommandOptionInteger, Value: float64(999)}))))
-	if !strings.HasPrefix(msg.Content, "あなたが見られる範囲にそのメモリーは見つかりませんでした。\n-# ") {
+	if !strings.HasPrefix(msg.Content, "あなたが見られる範囲にその記憶は見つかりませんでした。\n-# ") {
 		t.Errorf("not found in Japanese = %q", msg.Content)
 	}
 	// The server's locale answers when the member's client sent none.

@@ -12,16 +12,9 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// Discord's limits on one embed.
-const (
-	maxEmbedFields     = 25
-	maxEmbedChars      = 6000
-	maxEmbedTitle      = 256
-	maxEmbedDesc       = 4096
-	maxEmbedFieldName  = 256
-	maxEmbedFieldValue = 1024
-	maxEmbedFooter     = 2048
-)
+// maxEmbedFooter is the longest footer Discord accepts; the other limits of an embed are
+// in notices.go (limEmbed…) and graph.go (maxEmbedField).
+const maxEmbedFooter = 2048
 
 // kiokuStatus is the server's overview as one embed: memory counts by scope and type, the
 // background queue, the daily model budget, the last background runs and the health, and
@@ -142,7 +135,7 @@ func taskRunsText(l i18n.Locale, runs []memory.TaskRun) string {
 		}
 		lines[i] = fmt.Sprintf("%s: %s <t:%d:R>", r.Name, state, r.FinishedAt.Unix())
 	}
-	return truncate(strings.Join(lines, "\n"), maxEmbedFieldValue)
+	return truncate(strings.Join(lines, "\n"), maxEmbedField)
 }
 
 // fitEmbed keeps e within Discord's limits, which reject the whole message otherwise: at
@@ -150,21 +143,21 @@ func taskRunsText(l i18n.Locale, runs []memory.TaskRun) string {
 // description, field names and values, footer, author). Fields past the budget are dropped
 // from the end, where the least important ones are; a note says so in the footer.
 func fitEmbed(e *discordgo.MessageEmbed) *discordgo.MessageEmbed {
-	e.Title = truncate(e.Title, maxEmbedTitle)
-	e.Description = truncate(e.Description, maxEmbedDesc)
+	e.Title = truncate(e.Title, limEmbedTitle)
+	e.Description = truncate(e.Description, limEmbedDesc)
 	if e.Footer != nil {
 		e.Footer.Text = truncate(e.Footer.Text, maxEmbedFooter)
 	}
 	for _, f := range e.Fields {
-		f.Name = truncate(f.Name, maxEmbedFieldName)
-		f.Value = truncate(f.Value, maxEmbedFieldValue)
+		f.Name = truncate(f.Name, limEmbedTitle)
+		f.Value = truncate(f.Value, maxEmbedField)
 	}
 	dropped := 0
-	if len(e.Fields) > maxEmbedFields {
-		dropped = len(e.Fields) - maxEmbedFields
-		e.Fields = e.Fields[:maxEmbedFields]
+	if len(e.Fields) > limEmbedFields {
+		dropped = len(e.Fields) - limEmbedFields
+		e.Fields = e.Fields[:limEmbedFields]
 	}
-	for EmbedChars(e) > maxEmbedChars-40 && len(e.Fields) > 0 {
+	for EmbedChars(e) > limEmbedChars-40 && len(e.Fields) > 0 {
 		e.Fields = e.Fields[:len(e.Fields)-1]
 		dropped++
 	}

@@ -92,7 +92,7 @@ func TestStatusEmbed(t *testing.T) {
 	for _, f := range msg.Embeds[0].Fields {
 		got[f.Name] = f.Value
 	}
-	if got["サーバーメモリー"] != "有効 3件、忘却 0件(復元可能)" || got["種類別のサーバーメモリー"] != "事実 2 · 決定 1" {
+	if got["サーバーの記憶"] != "有効 3件、忘却 0件(復元可能)" || got["種類別のサーバーの記憶"] != "事実 2 · 決定 1" {
 		t.Errorf("Japanese status = %v", got)
 	}
 	if _, ok := got["健全性スコア"]; ok {

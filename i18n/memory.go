@@ -3,8 +3,8 @@ package i18n
 // Replies of the /memory commands and the "Remember this" message menu.
 func init() {
 	Register(map[Key]Text{
-		"scope.describe.server":   {EN: "this server's memory", JA: "このサーバーのメモリー"},
-		"scope.describe.personal": {EN: "your personal memory", JA: "あなたの個人メモリー"},
+		"scope.describe.server":   {EN: "this server's memory", JA: "このサーバーの記憶"},
+		"scope.describe.personal": {EN: "your personal memory", JA: "あなたの個人の記憶"},
 		"actor.pipeline":          {EN: "kioku's background pipeline", JA: "kiokuのバックグラウンド処理"},
 		"actor.discord":           {EN: "Discord (a message was deleted)", JA: "Discord(メッセージが削除されました)"},
 		"actor.model":             {EN: "kioku (talking with <@%s>)", JA: "kioku(<@%s> との会話中)"},
@@ -12,11 +12,11 @@ func init() {
 		"button.cancelled":        {EN: "Cancelled; nothing was changed.", JA: "キャンセルしました。何も変更していません。"},
 		"error.old_button":        {EN: "That button is from an older version of kioku; run the command again.", JA: "そのボタンは古いバージョンのkiokuのものです。コマンドをもう一度実行してください。"},
 		"error.broken_button":     {EN: "That button is broken; run the command again.", JA: "そのボタンは壊れています。コマンドをもう一度実行してください。"},
-		"error.id":                {EN: "Give the memory's number with id: (as shown by /memory list).", JA: "id: でメモリーの番号を指定してください(/memory list に表示される番号)。"},
+		"error.id":                {EN: "Give the memory's number with id: (as shown by /memory list).", JA: "id: で記憶の番号を指定してください(/memory list に表示される番号)。"},
 
 		// /memory list and show
-		"list.none":                {EN: "There are no memories in %s yet.", JA: "%sにはまだメモリーがありません。"},
-		"list.none.type":           {EN: "There are no %[1]s memories in %[2]s yet.", JA: "%[2]sにはまだ「%[1]s」のメモリーがありません。"},
+		"list.none":                {EN: "There are no memories in %s yet.", JA: "%sにはまだ記憶がありません。"},
+		"list.none.type":           {EN: "There are no %[1]s memories in %[2]s yet.", JA: "%[2]sにはまだ「%[1]s」の記憶がありません。"},
 		"list.footer":              {EN: "Page %d of %d · %s", JA: "%d / %d ページ · %s"},
 		"list.previous":            {EN: "◀ Previous", JA: "◀ 前へ"},
 		"list.next":                {EN: "Next ▶", JA: "次へ ▶"},
@@ -24,7 +24,7 @@ func init() {
 		"line.from_a_server":       {EN: "from a server", JA: "サーバーから"},
 		"line.from_this_server":    {EN: "from this server", JA: "このサーバーから"},
 		"line.from_another_server": {EN: "from another server", JA: "別のサーバーから"},
-		"show.title":               {EN: "Memory #%d (%s)", JA: "メモリー #%d(%s)"},
+		"show.title":               {EN: "Memory #%d (%s)", JA: "記憶 #%d(%s)"},
 		"show.type":                {EN: "Type", JA: "種類"},
 		"show.importance":          {EN: "Importance", JA: "重要度"},
 		"show.decayed":             {EN: "%s (decayed from %s)", JA: "%s(%s から減衰)"},
@@ -63,9 +63,9 @@ func init() {
 			JA: "🗑️ 忘れました(%s)#%d:%s\n気が変わったら /memory recover id:%d%s で%sの間は元に戻せます。"},
 		"forget.done.many": {EN: "🗑️ Forgot %[1]s (%[2]s): %[3]s\nRecover any of them with /memory recover id:N%[4]s within %[5]s.",
 			JA: "🗑️ %[1]sを忘れました(%[2]s):%[3]s\n%[5]s以内なら /memory recover id:N%[4]s で元に戻せます。"},
-		"forget.already_gone":    {EN: "Those memories were already gone; nothing changed.", JA: "それらのメモリーはすでにありませんでした。何も変更していません。"},
+		"forget.already_gone":    {EN: "Those memories were already gone; nothing changed.", JA: "それらの記憶はすでにありませんでした。何も変更していません。"},
 		"forget.preview.title":   {EN: "Forget %[1]s from %[2]s?", JA: "%[2]sから%[1]sを忘れますか?"},
-		"forget.preview.footer":  {EN: "Forgotten memories can be recovered for %s. This confirmation expires in %s.", JA: "忘れたメモリーは%sの間復元できます。この確認は%sで期限切れになります。"},
+		"forget.preview.footer":  {EN: "Forgotten memories can be recovered for %s. This confirmation expires in %s.", JA: "忘れた記憶は%sの間復元できます。この確認は%sで期限切れになります。"},
 		"forget.preview.confirm": {EN: "Forget these", JA: "これらを忘れる"},
 		"forgetme.title":         {EN: "Forget me?", JA: "私を忘れますか?"},
 		"forgetme.preview": {
@@ -78,7 +78,7 @@ func init() {
 				"%s you added stay but no longer name you. Unlike forget, this cannot be undone.",
 			JA: "kiokuが持つあなたの情報をすべて完全に消去します:\n" +
 				"• %s(忘れたものを含む)とその履歴\n" +
-				"• %s、およびあなたのメッセージだけから学んだメモリー %d件\n" +
+				"• %s、およびあなたのメッセージだけから学んだ記憶 %d件\n" +
 				"• 会話記録の%s\n" +
 				"• %s、およびチャンネルの短期記憶にあるあなたのメッセージ\n" +
 				"• %sが保持していた最近の会話\n\n" +
@@ -96,14 +96,14 @@ func init() {
 		"forgetme.names.other": {EN: "no longer name", JA: "からあなたの名前を外しました"},
 
 		// Counted things, in the singular and the plural.
-		"count.memory.one":            {EN: "%d memory", JA: "メモリー %d件"},
-		"count.memory.other":          {EN: "%d memories", JA: "メモリー %d件"},
-		"count.personal_memory.one":   {EN: "%d personal memory", JA: "個人メモリー %d件"},
-		"count.personal_memory.other": {EN: "%d personal memories", JA: "個人メモリー %d件"},
-		"count.other_memory.one":      {EN: "%d other memory", JA: "他のメモリー %d件"},
-		"count.other_memory.other":    {EN: "%d other memories", JA: "他のメモリー %d件"},
-		"count.server_memory.one":     {EN: "%d server memory", JA: "サーバーメモリー %d件"},
-		"count.server_memory.other":   {EN: "%d server memories", JA: "サーバーメモリー %d件"},
+		"count.memory.one":            {EN: "%d memory", JA: "記憶 %d件"},
+		"count.memory.other":          {EN: "%d memories", JA: "記憶 %d件"},
+		"count.personal_memory.one":   {EN: "%d personal memory", JA: "個人の記憶 %d件"},
+		"count.personal_memory.other": {EN: "%d personal memories", JA: "個人の記憶 %d件"},
+		"count.other_memory.one":      {EN: "%d other memory", JA: "他の記憶 %d件"},
+		"count.other_memory.other":    {EN: "%d other memories", JA: "他の記憶 %d件"},
+		"count.server_memory.one":     {EN: "%d server memory", JA: "サーバーの記憶 %d件"},
+		"count.server_memory.other":   {EN: "%d server memories", JA: "サーバーの記憶 %d件"},
 		"count.turn.one":              {EN: "%d conversation turn", JA: "会話のターン %d件"},
 		"count.turn.other":            {EN: "%d conversation turns", JA: "会話のターン %d件"},
 		"count.stm_entry.one":         {EN: "%d short-term memory entry", JA: "短期記憶 %d件"},
@@ -118,7 +118,7 @@ func init() {
 		"count.problem.other":         {EN: "%d problems", JA: "問題 %d件"},
 
 		// /memory undo
-		"undo.error.changed":  {EN: "Memory #%d changed since; see /memory history id:%d%s.", JA: "メモリー #%d はその後変更されています。/memory history id:%d%s を確認してください。"},
+		"undo.error.changed":  {EN: "Memory #%d changed since; see /memory history id:%d%s.", JA: "記憶 #%d はその後変更されています。/memory history id:%d%s を確認してください。"},
 		"undo.what":           {EN: "↩️ Undid the %[1]s of (%[2]s) #%[3]d by %[4]s", JA: "↩️ %[4]s による(%[2]s)#%[3]d の%[1]sを取り消しました"},
 		"undo.change.create":  {EN: "addition", JA: "追加"},
 		"undo.change.import":  {EN: "import", JA: "インポート"},

@@ -15,7 +15,7 @@ func TestN(t *testing.T) {
 			t.Errorf("N(en, %d) = %q, want %q", n, got, want)
 		}
 	}
-	if got := i18n.N(i18n.Japanese, "count.memory", 1); got != "メモリー 1件" {
+	if got := i18n.N(i18n.Japanese, "count.memory", 1); got != "記憶 1件" {
 		t.Errorf("N(ja, 1) = %q", got)
 	}
 	for _, k := range i18n.Keys() {
