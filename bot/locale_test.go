@@ -48,6 +48,15 @@ func TestRegisteredCommandsCarryJapanese(t *testing.T) {
 	}
 	var walk func(path string, opts []*discordgo.ApplicationCommandOption)
 	walk = func(path string, opts []*discordgo.ApplicationCommandOption) {
+		// Discord refuses two options of one command with the same name in a language.
+		seen := map[string]string{}
+		for _, o := range opts {
+			if ja := o.NameLocalizations[discordgo.Japanese]; seen[ja] != "" {
+				t.Errorf("%s: options %s and %s share the Japanese name %q", path, seen[ja], o.Name, ja)
+			} else {
+				seen[ja] = o.Name
+			}
+		}
 		for _, o := range opts {
 			p := path + " " + o.Name
 			checkName(p, o.NameLocalizations[discordgo.Japanese])
