@@ -16,7 +16,9 @@ import (
 // Every refusal of the buttons, forms and views is made here, so how they are localized is
 // decided in one place.
 func uxError(loc i18n.Locale, code string, key i18n.Key, args ...any) error {
-	return memory.Errorf(code, "%s", i18n.T(loc, key, args...))
+	// Catalogued (locale.go), so the edge shows it in the reader's language like every other
+	// refusal instead of as another language's detail.
+	return &memory.Error{Code: code, Message: i18n.T(loc, key, args...), Err: &catalogued{key: key, args: args}}
 }
 
 // errUXNotFound is the one answer for a memory the presser may not know about: it does not

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -23,12 +24,6 @@ const (
 	// of the running turns, a burst a busy server produces, answered within a minute or
 	// two.
 	DefaultTurnQueue = 64
-)
-
-// Replies to a message that gets no turn from the cap.
-const (
-	busyText    = "I'm busy right now, please try again in a moment."
-	restartText = "kioku is restarting; please send that again in a minute."
 )
 
 // Why a message got no turn.
@@ -124,9 +119,13 @@ func (b messageEvents) admitTurn(m *discordgo.Message, log *slog.Logger) (releas
 	if b.base.Err() != nil {
 		return nil, false // cancelled by Shutdown: the session is closing
 	}
-	text := busyText
+	// The reply is read in the channel: the server's language.
+	lctx, lcancel := context.WithTimeout(b.base, 5*time.Second)
+	defer lcancel()
+	l := b.messageLocale(lctx, m, &messageSettings{store: b.store, log: log, guildID: m.GuildID})
+	text := i18n.T(l, "turn.busy")
 	if errors.Is(err, errClosing) {
-		text = restartText
+		text = i18n.T(l, "turn.restarting")
 	} else {
 		b.stats.busy.Add(1)
 	}

@@ -72,6 +72,9 @@ type Config struct {
 	// Provider reports what this process saw of the model provider recently, for the
 	// health score /kioku status shows managers; nil leaves the provider out of it.
 	Provider func() maintenance.Provider
+	// BudgetToday reports the model calls a server used today and its daily limit (<= 0:
+	// none), for /kioku status; nil leaves the line out.
+	BudgetToday func(ctx context.Context, guildID string) (used, limit int, err error)
 	// Logger receives ids and outcomes, never message content above debug.
 	// Nil discards.
 	Logger *slog.Logger
@@ -134,6 +137,8 @@ type core struct {
 
 	// provider is Config.Provider: nil when unknown.
 	provider func() maintenance.Provider
+	// budgetToday is Config.BudgetToday: nil when unknown.
+	budgetToday func(ctx context.Context, guildID string) (used, limit int, err error)
 
 	turnTimeout    time.Duration
 	commandTimeout time.Duration
@@ -262,6 +267,7 @@ func New(cfg Config) (*Bot, error) {
 		turner:          cfg.Turner,
 		pipe:            cfg.PipelineStatus,
 		provider:        cfg.Provider,
+		budgetToday:     cfg.BudgetToday,
 		log:             log,
 		http:            client,
 		now:             now,

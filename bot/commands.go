@@ -55,6 +55,7 @@ func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) 
 		idCancel:            m.cancelPress,
 		idForgetMeConfirm:   m.forgetMePress,
 		idForgetMeCancel:    m.cancelPress,
+		idConfigSet:         s.configPress,
 	}
 }
 
@@ -130,8 +131,13 @@ func subcommand(name, description string, options ...*discordgo.ApplicationComma
 func ptr[T any](v T) *T { return &v }
 
 // Commands returns every application command kioku registers (SPEC §6),
-// for a bulk overwrite.
+// for a bulk overwrite, with their names and descriptions from the message catalogue in
+// every language it has (locale.go).
 func Commands() []*discordgo.ApplicationCommand {
+	return localizeCommands(commandList())
+}
+
+func commandList() []*discordgo.ApplicationCommand {
 	return []*discordgo.ApplicationCommand{
 		{
 			Name:        "memory",
@@ -225,6 +231,7 @@ func Commands() []*discordgo.ApplicationCommand {
 					stringOption("persona", "Persona prompt for this server", false, 4000),
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionRole, Name: "editor_role",
 						Description: "Members with this role may edit server memory too"},
+					languageOption(),
 					&discordgo.ApplicationCommandOption{
 						Type: discordgo.ApplicationCommandOptionString, Name: "reset",
 						Description: "Clear one setting",

@@ -143,7 +143,8 @@ func (b messageEvents) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDel
 		"purge_after", d.PurgeAfter.Format(time.RFC3339))
 }
 
-// OnGuildCreate cancels a recorded removal when the bot is added back to the server
+// OnGuildCreate welcomes a server seen for the first time and cancels a recorded removal
+// when the bot is added back to the server
 // before its data was due for deletion. Discord sends GUILD_CREATE for every guild on
 // every connect; one without a departure costs a read, and one whose joined_at is older
 // than the departure (the connect's listing, handled after a later removal) keeps it.
@@ -158,6 +159,8 @@ func (b messageEvents) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCre
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
 	log := b.log.With("guild_id", e.ID)
+	// A server seen for the first time gets kioku's introduction (onboarding.go).
+	defer b.welcome(ctx, log, e.Guild)
 	cancelled, err := b.store.Guilds.CancelDeparture(ctx, e.ID, e.JoinedAt)
 	if err != nil {
 		log.Error("couldn't cancel removal from guild", "err", err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -23,7 +24,7 @@ func (b settingsCommands) healthFields(ctx context.Context, c *call, owner memor
 	d, err := b.store.Maintenance.Diagnose(ctx)
 	if err != nil {
 		c.log.Error("couldn't diagnose the store for status", "err", err)
-		return []*discordgo.MessageEmbedField{{Name: "Health score", Value: "unavailable: the diagnostics failed; an operator should run `kioku doctor`"}}
+		return []*discordgo.MessageEmbedField{{Name: c.t("status.score"), Value: c.t("status.score.unavailable")}}
 	}
 	if b.provider != nil {
 		d.Provider = b.provider()
@@ -33,10 +34,10 @@ func (b settingsCommands) healthFields(ctx context.Context, c *call, owner memor
 	for i, dom := range r.Domains {
 		domains[i] = fmt.Sprintf("%s %d", dom.Name, dom.Score)
 		if !dom.Known {
-			domains[i] = dom.Name + " not known"
+			domains[i] = c.t("status.domain.unknown", dom.Name)
 		}
 	}
-	findings := "none"
+	findings := c.t("status.none")
 	if n := len(r.Findings); n > 0 {
 		lines := make([]string, 0, statusFindings+1)
 		for _, f := range r.Findings[:min(n, statusFindings)] {
@@ -47,13 +48,13 @@ func (b settingsCommands) healthFields(ctx context.Context, c *call, owner memor
 			lines = append(lines, fmt.Sprintf("**%s** %s: %s (fix: `%s`)", f.Severity, f.Domain, f.Detail, fix))
 		}
 		if n > statusFindings {
-			lines = append(lines, fmt.Sprintf("and %d more in `kioku doctor`", n-statusFindings))
+			lines = append(lines, c.t("status.findings.more", n-statusFindings))
 		}
 		findings = truncate(strings.Join(lines, "\n"), 1024)
 	}
 	return []*discordgo.MessageEmbedField{
-		{Name: "Health score", Value: fmt.Sprintf("%d/100: %s", r.Score, r.Status), Inline: true},
-		{Name: "Health by area", Value: strings.Join(domains, " · "), Inline: true},
-		{Name: "Top findings", Value: findings},
+		{Name: c.t("status.score"), Value: c.t("status.score.value", r.Score, c.t(i18n.Key("status.verdict."+string(r.Status)))), Inline: true},
+		{Name: c.t("status.domains"), Value: strings.Join(domains, " · "), Inline: true},
+		{Name: c.t("status.findings"), Value: findings},
 	}
 }

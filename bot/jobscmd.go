@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -59,31 +60,30 @@ func (b settingsCommands) kiokuJobs(ctx context.Context, c *call) (*response, er
 		}
 	}
 	if !known {
-		return nil, memory.Errorf(memory.EINVALID, "Unknown state %q: use due, running, dead, done or all.", state)
+		return nil, errT(memory.EINVALID, "jobs.error.state", state)
 	}
 	jobs, err := b.store.Jobs.FindJobs(ctx, memory.JobFilter{States: states, GuildID: c.guildID(), Limit: maxJobsShown})
 	if err != nil {
 		return nil, err
 	}
-	title := "Background jobs in this server"
+	title := c.t("jobs.title")
 	if state != "all" {
-		title += " · " + state
+		title += " · " + c.t(i18n.Key("choice.state."+state))
 	}
 	if len(jobs) == 0 {
-		what := "background jobs"
 		if state != "all" {
-			what = state + " " + what
+			return &response{content: c.t("jobs.none.state", c.t(i18n.Key("choice.state."+state)))}, nil
 		}
-		return &response{content: fmt.Sprintf("There are no %s for this server.", what)}, nil
+		return &response{content: c.t("jobs.none")}, nil
 	}
-	footer := "Newest first."
+	footer := c.t("jobs.footer.newest")
 	if len(jobs) == maxJobsShown {
-		footer = fmt.Sprintf("The %d newest, newest first.", maxJobsShown)
+		footer = c.t("jobs.footer.limit", maxJobsShown)
 	}
-	footer += " A dead job failed for good; the bot's operator can run it again with kioku jobs requeue."
+	footer += " " + c.t("jobs.footer.dead")
 	var sb strings.Builder
 	for _, j := range jobs {
-		sb.WriteString(jobLine(j, b.now().Unix()))
+		sb.WriteString(jobLine(c.locale(), j, b.now().Unix()))
 		sb.WriteString("\n")
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
@@ -95,7 +95,7 @@ func (b settingsCommands) kiokuJobs(ctx context.Context, c *call) (*response, er
 }
 
 // jobLine renders one job for /kioku jobs.
-func jobLine(j *memory.Job, now int64) string {
+func jobLine(l i18n.Locale, j *memory.Job, now int64) string {
 	var where struct {
 		ChannelID string `json:"channel_id"`
 	}
@@ -107,20 +107,20 @@ func jobLine(j *memory.Job, now int64) string {
 	case memory.JobLeased:
 		state = "running"
 	}
-	line := fmt.Sprintf("**#%d** · %s · %s · %d/%d %s", j.ID, j.Kind, state, j.Attempts, j.MaxAttempts,
-		plural(j.MaxAttempts, "attempt", "attempts"))
+	line := fmt.Sprintf("**#%d** · %s · %s · %s", j.ID, j.Kind, i18n.T(l, i18n.Key("choice.state."+state)),
+		i18n.N(l, "jobs.attempts", j.MaxAttempts, j.Attempts))
 	if where.ChannelID != "" {
 		line += " · <#" + where.ChannelID + ">"
 	}
 	if j.State == memory.JobQueued {
 		if at := j.RunAfter.Unix(); at > now {
-			line += fmt.Sprintf(" · runs <t:%d:R>", at)
+			line += " · " + i18n.T(l, "jobs.runs_at", at)
 		} else {
-			line += " · runs now"
+			line += " · " + i18n.T(l, "jobs.runs_now")
 		}
 	}
 	if j.LastError != "" {
-		line += "\n> last error: " + oneLine(j.LastError, 200)
+		line += "\n> " + i18n.T(l, "jobs.last_error", oneLine(j.LastError, 200))
 	}
 	return line
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -34,12 +35,12 @@ func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owne
 	if err != nil {
 		return nil, err
 	}
+	l := c.locale()
 	if total == 0 {
-		what := "memories"
 		if typ != "" {
-			what = string(typ) + " memories"
+			return &response{content: i18n.T(l, "list.none.type", i18n.T(l, i18n.Key("choice.type."+string(typ))), describeIn(l, owner))}, nil
 		}
-		return &response{content: fmt.Sprintf("There are no %s in %s yet.", what, describe(owner))}, nil
+		return &response{content: i18n.T(l, "list.none", describeIn(l, owner))}, nil
 	}
 	if offset >= total {
 		// The list shrank since the page was opened; show its last page.
@@ -51,29 +52,29 @@ func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owne
 	}
 	var sb strings.Builder
 	for _, m := range mems {
-		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(l, m, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
 	pages := (total + b.pageSize - 1) / b.pageSize
 	page := offset/b.pageSize + 1
-	title := capitalize(describe(owner))
+	title := capitalize(describeIn(l, owner))
 	if typ != "" {
-		title += " · " + string(typ)
+		title += " · " + i18n.T(l, i18n.Key("choice.type."+string(typ)))
 	}
 	embed := &discordgo.MessageEmbed{
 		Title:       title,
 		Description: sb.String(),
 		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Page %d of %d · %d memories", page, pages, total)},
+		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "list.footer", page, pages, i18n.N(l, "count.memory", total))},
 	}
 	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
 	if pages > 1 {
 		prev := max(offset-b.pageSize, 0)
 		next := offset + b.pageSize
 		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "◀ Previous", Style: discordgo.SecondaryButton, Disabled: offset == 0,
+			discordgo.Button{Label: i18n.T(l, "list.previous"), Style: discordgo.SecondaryButton, Disabled: offset == 0,
 				CustomID: pageID(owner.Scope, prev, typ) + ":p"},
-			discordgo.Button{Label: "Next ▶", Style: discordgo.SecondaryButton, Disabled: next >= total,
+			discordgo.Button{Label: i18n.T(l, "list.next"), Style: discordgo.SecondaryButton, Disabled: next >= total,
 				CustomID: pageID(owner.Scope, next, typ) + ":n"},
 		}}}
 	}
@@ -93,7 +94,7 @@ func pageID(scope memory.Scope, offset int, typ memory.Type) string {
 func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) < 5 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
+		return nil, errT(memory.EINVALID, "error.old_button")
 	}
 	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
 	if err != nil {
@@ -101,7 +102,7 @@ func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, erro
 	}
 	offset, err := strconv.Atoi(parts[3])
 	if err != nil || offset < 0 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is broken; run the command again.")
+		return nil, errT(memory.EINVALID, "error.broken_button")
 	}
 	typ := memory.Type(parts[4])
 	if typ != "" && !typ.Valid() {
@@ -117,7 +118,7 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	}
 	query := c.str("query")
 	if query == "" {
-		return nil, memory.Errorf(memory.EINVALID, "Tell me what to look for with query:.")
+		return nil, errT(memory.EINVALID, "search.error.query")
 	}
 	// A member asked for these memories: the search counts as access and resets their decay.
 	q := memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: b.pageSize, Audience: c.audience(ctx), CountAccess: true,
@@ -129,23 +130,23 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	if err != nil {
 		return nil, err
 	}
+	l := c.locale()
 	if len(results) == 0 {
-		with := ""
 		if filtered(&q) {
-			with = " with these filters"
+			return &response{content: i18n.T(l, "search.none.filtered", describeIn(l, owner), oneLine(query, 100))}, nil
 		}
-		return &response{content: fmt.Sprintf("Nothing in %s matches “%s”%s.", describe(owner), oneLine(query, 100), with)}, nil
+		return &response{content: i18n.T(l, "search.none", describeIn(l, owner), oneLine(query, 100))}, nil
 	}
 	var sb strings.Builder
 	for _, r := range results {
-		sb.WriteString(memoryLine(r.Memory, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(l, r.Memory, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
-		Title:       fmt.Sprintf("%s matching “%s”", capitalize(describe(owner)), oneLine(query, 60)),
+		Title:       i18n.T(l, "search.title", capitalize(describeIn(l, owner)), oneLine(query, 60)),
 		Description: sb.String(),
 		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("%d best matches", len(results))},
+		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "search.footer", len(results))},
 	}}}, nil
 }
 
@@ -161,8 +162,9 @@ func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, err
 	if !c.audience(ctx).Allows(m) {
 		return nil, errNotVisible(owner, id)
 	}
-	embed := memoryEmbed(m, b.store.Now())
+	embed := memoryEmbedIn(c.locale(), m, b.store.Now())
 	if f := b.entitiesField(ctx, owner, id); f != nil {
+		f.Name = c.t("show.mentions")
 		embed.Fields = append(embed.Fields, f)
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
@@ -176,7 +178,7 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 	}
 	id, ok := c.integer("id")
 	if !ok || id <= 0 {
-		return owner, 0, memory.Errorf(memory.EINVALID, "Give the memory's number with id: (as shown by /memory list).")
+		return owner, 0, errT(memory.EINVALID, "error.id")
 	}
 	return owner, id, nil
 }
@@ -210,9 +212,9 @@ func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, erro
 		c.setNotice(res.Memory, false)
 	}
 	if !res.Created {
-		return &response{content: fmt.Sprintf("I already remember that as #%d: %s", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+		return &response{content: c.t("add.already", res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 	}
-	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+	return &response{content: c.t("notice.saved", scopeName(c.locale(), owner), res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, error) {
@@ -242,7 +244,7 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 		ch.Pinned = &pinned
 	}
 	if ch.Content == nil && ch.Type == nil && ch.Tags == nil && ch.Pinned == nil {
-		return nil, memory.Errorf(memory.EINVALID, "Tell me what to change: content, type, tags or pinned.")
+		return nil, errT(memory.EINVALID, "edit.error.nothing")
 	}
 	ch.Reason = "edited by command"
 	m, err := b.store.Memories.ModifyAs(ctx, c.writeContext(ctx), owner, id, ch, memory.UserActor(c.userID()))
@@ -251,7 +253,7 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 	}
 	c.setNotice(m, false)
 	c.log.Info("memory edited by command", "memory_id", m.ID, "scope", owner.Scope, "version", m.Version)
-	return &response{content: fmt.Sprintf("✏️ Updated (%s) #%d, now version %d: %s", owner.Scope, m.ID, m.Version, oneLine(m.Content, 300))}, nil
+	return &response{content: c.t("edit.done", scopeName(c.locale(), owner), m.ID, m.Version, oneLine(m.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, error) {
@@ -270,7 +272,7 @@ func (b memoryCommands) memoryRecover(ctx context.Context, c *call) (*response, 
 		return nil, err
 	}
 	c.log.Info("memory recovered by command", "memory_id", id, "scope", owner.Scope)
-	return &response{content: fmt.Sprintf("♻️ Recovered (%s) #%d: %s", owner.Scope, m.ID, oneLine(m.Content, 300))}, nil
+	return &response{content: c.t("recover.done", scopeName(c.locale(), owner), m.ID, oneLine(m.Content, 300))}, nil
 }
 
 func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, error) {
@@ -290,9 +292,10 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 	if len(events) > maxEvents {
 		events = events[len(events)-maxEvents:]
 	}
+	l := c.locale()
 	var sb strings.Builder
 	for _, ev := range events {
-		fmt.Fprintf(&sb, "**v%d %s** by %s, <t:%d:f>", ev.Version, ev.Action, describeActor(ev.Actor), ev.CreatedAt.Unix())
+		sb.WriteString(i18n.T(l, "history.event", ev.Version, ev.Action, describeActorIn(l, ev.Actor), ev.CreatedAt.Unix()))
 		if ev.Reason != "" {
 			fmt.Fprintf(&sb, " (%s)", oneLine(ev.Reason, 80))
 		}
@@ -301,13 +304,13 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 		case ev.Action == memory.ActionReview:
 			// The memory did not change: the row names the statement it may contradict.
 			if ev.NewContent != "" {
-				fmt.Fprintf(&sb, "> may contradict: %s\n", oneLine(ev.NewContent, 150))
+				sb.WriteString("> " + i18n.T(l, "history.may_contradict", oneLine(ev.NewContent, 150)) + "\n")
 			}
 		case !historyApplied(ev.Action):
 			// A proposal the pipeline recorded but did not apply; striking the old content
 			// through would read as a change that never happened.
 			if ev.NewContent != "" {
-				fmt.Fprintf(&sb, "> not applied: %s\n", oneLine(ev.NewContent, 150))
+				sb.WriteString("> " + i18n.T(l, "history.not_applied", oneLine(ev.NewContent, 150)) + "\n")
 			}
 		case ev.OldContent != "" && ev.NewContent != "" && ev.OldContent != ev.NewContent:
 			fmt.Fprintf(&sb, "> ~~%s~~\n> %s\n", oneLine(ev.OldContent, 150), oneLine(ev.NewContent, 150))
@@ -318,29 +321,34 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 		}
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
-		Title:       fmt.Sprintf("History of #%d (%s)", id, owner.Scope),
+		Title:       i18n.T(l, "history.title", id, scopeName(l, owner)),
 		Description: truncate(sb.String(), 4000),
 		Color:       colorView,
 	}}}, nil
 }
 
-// memoryLine renders a memory as one list line.
+// memoryLine renders a memory as one list line, in English.
 func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
-	line := fmt.Sprintf("**#%d** · %s", m.ID, m.Type)
+	return memoryLineIn(i18n.English, m, owner, here)
+}
+
+// memoryLineIn renders a memory as one list line in l.
+func memoryLineIn(l i18n.Locale, m *memory.Memory, owner memory.Owner, here string) string {
+	line := fmt.Sprintf("**#%d** · %s", m.ID, i18n.T(l, i18n.Key("choice.type."+string(m.Type))))
 	if m.Pinned {
 		line += " · 📌"
 	}
 	if owner.Scope == memory.ScopePersonal {
 		switch {
 		case m.GuildID == "":
-			line += " · from DMs"
+			line += " · " + i18n.T(l, "line.from_dms")
 		case here == "":
 			// Listed in a DM, where no server is "this" one.
-			line += " · from a server"
+			line += " · " + i18n.T(l, "line.from_a_server")
 		case m.GuildID == here:
-			line += " · from this server"
+			line += " · " + i18n.T(l, "line.from_this_server")
 		default:
-			line += " · from another server"
+			line += " · " + i18n.T(l, "line.from_another_server")
 		}
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
@@ -353,38 +361,47 @@ func memoryLine(m *memory.Memory, owner memory.Owner, here string) string {
 // importanceText shows m's importance as recall weighs it at now and, when decay has lowered
 // it, the base it returns to once someone recalls the memory again.
 func importanceText(m *memory.Memory, now time.Time) string {
+	return importanceTextIn(i18n.English, m, now)
+}
+
+func importanceTextIn(l i18n.Locale, m *memory.Memory, now time.Time) string {
 	eff := strconv.FormatFloat(m.EffectiveImportance(now), 'f', 2, 64)
 	base := strconv.FormatFloat(m.Importance, 'f', 2, 64)
 	if eff == base {
 		return eff
 	}
-	return eff + " (decayed from " + base + ")"
+	return i18n.T(l, "show.decayed", eff, base)
 }
 
-// memoryEmbed renders one memory with its metadata as of now.
+// memoryEmbed renders one memory with its metadata as of now, in English.
 func memoryEmbed(m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
+	return memoryEmbedIn(i18n.English, m, now)
+}
+
+// memoryEmbedIn renders one memory with its metadata as of now, in l.
+func memoryEmbedIn(l i18n.Locale, m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
 	fields := []*discordgo.MessageEmbedField{
-		{Name: "Type", Value: string(m.Type), Inline: true},
-		{Name: "Importance", Value: importanceText(m, now), Inline: true},
-		{Name: "Version", Value: strconv.Itoa(m.Version), Inline: true},
-		{Name: "Source", Value: string(m.Source), Inline: true},
-		{Name: "Created", Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
-		{Name: "Updated", Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
+		{Name: i18n.T(l, "show.type"), Value: i18n.T(l, i18n.Key("choice.type."+string(m.Type))), Inline: true},
+		{Name: i18n.T(l, "show.importance"), Value: importanceTextIn(l, m, now), Inline: true},
+		{Name: i18n.T(l, "show.version"), Value: strconv.Itoa(m.Version), Inline: true},
+		{Name: i18n.T(l, "show.source"), Value: string(m.Source), Inline: true},
+		{Name: i18n.T(l, "show.created"), Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
+		{Name: i18n.T(l, "show.updated"), Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
 	}
 	if m.Pinned {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Pinned", Value: "yes", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.pinned"), Value: i18n.T(l, "show.yes"), Inline: true})
 	}
 	if len(m.Tags) > 0 {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Tags", Value: strings.Join(m.Tags, ", "), Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.tags"), Value: strings.Join(m.Tags, ", "), Inline: true})
 	}
 	if m.Provenance.AuthorID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "From", Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.from"), Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: "Learned in", Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.learned_in"), Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
 	}
 	return &discordgo.MessageEmbed{
-		Title:       fmt.Sprintf("Memory #%d (%s)", m.ID, m.Scope),
+		Title:       i18n.T(l, "show.title", m.ID, i18n.T(l, i18n.Key("choice.scope."+string(m.Scope)))),
 		Description: m.Content,
 		Color:       colorView,
 		Fields:      fields,
@@ -421,21 +438,7 @@ func historyApplied(a memory.Action) bool {
 	return false
 }
 
-func describeActor(actor memory.Actor) string {
-	if actor == memory.ActorPipeline {
-		return "kioku's background pipeline"
-	}
-	if actor == memory.ActorDiscord {
-		return "Discord (a message was deleted)"
-	}
-	if id := actor.UserID(); id != "" {
-		return "<@" + id + ">"
-	}
-	if id := actor.ModelUserID(); id != "" {
-		return "kioku (talking with <@" + id + ">)"
-	}
-	return string(actor)
-}
+func describeActor(actor memory.Actor) string { return describeActorIn(i18n.English, actor) }
 
 // roundDuration renders a duration as people say it: "30 days", "10 minutes".
 func roundDuration(d time.Duration) string {

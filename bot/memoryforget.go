@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -30,7 +31,7 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 	query := c.str("query")
 	switch {
 	case hasID && query != "":
-		return nil, memory.Errorf(memory.EINVALID, "Give either id: or query:, not both.")
+		return nil, errT(memory.EINVALID, "forget.error.both")
 	case hasID:
 		if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 			return nil, err
@@ -41,12 +42,12 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 		}
 		c.setNotice(forgotten[0], true)
 		c.log.Info("memory forgotten by command", "memory_id", id, "scope", owner.Scope)
-		return &response{content: fmt.Sprintf("🗑️ Forgot (%s) #%d: %s\nChanged your mind? /memory recover id:%d%s brings it back for %s.",
-			owner.Scope, id, oneLine(forgotten[0].Content, 200), id, scopeArg(owner), b.recoverWindow())}, nil
+		return &response{content: c.t("forget.done", scopeName(c.locale(), owner), id, oneLine(forgotten[0].Content, 200), id,
+			scopeArg(owner), b.recoverWindow(c.locale()))}, nil
 	case query != "":
 		return b.forgetPreview(ctx, c, owner, query)
 	}
-	return nil, memory.Errorf(memory.EINVALID, "Tell me what to forget: id: for one memory, or query: to see what matches first.")
+	return nil, errT(memory.EINVALID, "forget.error.what")
 }
 
 // forgetPreview shows what a forget-by-query would delete, with a confirm
@@ -58,23 +59,24 @@ func (b memoryCommands) forgetPreview(ctx context.Context, c *call, owner memory
 	}
 	var sb strings.Builder
 	for _, m := range p.Matches {
-		sb.WriteString(memoryLine(m, owner, c.guildID()))
+		sb.WriteString(memoryLineIn(c.locale(), m, owner, c.guildID()))
 		sb.WriteString("\n")
 	}
+	l := c.locale()
 	embed := &discordgo.MessageEmbed{
-		Title:       fmt.Sprintf("Forget %d %s from %s?", len(p.Matches), plural(len(p.Matches), "memory", "memories"), describe(owner)),
+		Title:       i18n.T(l, "forget.preview.title", i18n.N(l, "count.memory", len(p.Matches)), describeIn(l, owner)),
 		Description: sb.String(),
 		Color:       colorConfirm,
 		// Footers do not render <t:…> timestamps, so the expiry is spelled out.
-		Footer: &discordgo.MessageEmbedFooter{Text: fmt.Sprintf("Forgotten memories can be recovered for %s. This confirmation expires in %s.",
-			b.recoverWindow(), roundDuration(p.ExpiresAt.Sub(b.now())))},
+		Footer: &discordgo.MessageEmbedFooter{Text: i18n.T(l, "forget.preview.footer",
+			b.recoverWindow(l), durationText(l, p.ExpiresAt.Sub(b.now())))},
 	}
 	return &response{
 		embeds: []*discordgo.MessageEmbed{embed},
 		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "Forget these", Style: discordgo.DangerButton,
+			discordgo.Button{Label: i18n.T(l, "forget.preview.confirm"), Style: discordgo.DangerButton,
 				CustomID: fmt.Sprintf("%s:%s:%s", idForget, owner.Scope, p.Token)},
-			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idCancel},
+			discordgo.Button{Label: i18n.T(l, "button.cancel"), Style: discordgo.SecondaryButton, CustomID: idCancel},
 		}}},
 	}, nil
 }
@@ -84,7 +86,7 @@ func (b memoryCommands) forgetPreview(ctx context.Context, c *call, owner memory
 func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, error) {
 	parts := strings.Split(c.customID, ":")
 	if len(parts) != 4 {
-		return nil, memory.Errorf(memory.EINVALID, "That button is from an older version of kioku; run the command again.")
+		return nil, errT(memory.EINVALID, "error.old_button")
 	}
 	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
 	if err != nil {
@@ -98,7 +100,7 @@ func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, er
 		return nil, err
 	}
 	if len(forgotten) == 0 {
-		return &response{content: "Those memories were already gone; nothing changed."}, nil
+		return &response{content: c.t("forget.already_gone")}, nil
 	}
 	ids := make([]string, len(forgotten))
 	for i, m := range forgotten {
@@ -106,13 +108,14 @@ func (b memoryCommands) forgetPress(ctx context.Context, c *call) (*response, er
 	}
 	c.notice = forgottenRows(c.uxLocale(), forgotten)
 	c.log.Info("memories forgotten by query", "scope", owner.Scope, "count", len(forgotten))
-	return &response{content: fmt.Sprintf("🗑️ Forgot %d %s (%s): %s\nRecover any of them with /memory recover id:N%s within %s.",
-		len(forgotten), plural(len(forgotten), "memory", "memories"), owner.Scope, strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow())}, nil
+	l := c.locale()
+	return &response{content: c.t("forget.done.many", i18n.N(l, "count.memory", len(forgotten)), scopeName(l, owner),
+		strings.Join(ids, ", "), scopeArg(owner), b.recoverWindow(l))}, nil
 }
 
 // cancelPress closes a confirmation without doing anything.
-func (b memoryCommands) cancelPress(context.Context, *call) (*response, error) {
-	return &response{content: "Cancelled; nothing was changed."}, nil
+func (b memoryCommands) cancelPress(_ context.Context, c *call) (*response, error) {
+	return &response{content: c.t("button.cancelled")}, nil
 }
 
 func (b memoryCommands) memoryForgetMe(ctx context.Context, c *call) (*response, error) {
@@ -121,24 +124,17 @@ func (b memoryCommands) memoryForgetMe(ctx context.Context, c *call) (*response,
 		return nil, err
 	}
 	stmEntries := len(b.stm.ForUser(c.userID()))
-	desc := fmt.Sprintf("This permanently erases everything kioku holds about you:\n"+
-		"• %d personal %s (forgotten ones included) and their history\n"+
-		"• %d other %s about you and %d learned only from your messages\n"+
-		"• %d conversation %s in the transcript\n"+
-		"• %d short-term memory %s, and your messages in channels' short-term memory\n"+
-		"• what %d background %s kept of recent conversations\n\n"+
-		"%d server %s you added stay but no longer name you. Unlike forget, this cannot be undone.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
-		sum.FromMessages, sum.Turns, plural(sum.Turns, "turn", "turns"),
-		stmEntries, plural(stmEntries, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
-		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"))
+	l := c.locale()
+	desc := i18n.T(l, "forgetme.preview", i18n.N(l, "count.personal_memory", sum.Memories), i18n.N(l, "count.other_memory", sum.About),
+		sum.FromMessages, i18n.N(l, "count.turn", sum.Turns), i18n.N(l, "count.stm_entry", stmEntries), i18n.N(l, "count.job", sum.Jobs),
+		i18n.N(l, "count.server_memory", sum.Anonymised))
 	return &response{
-		embeds: []*discordgo.MessageEmbed{{Title: "Forget me?", Description: desc, Color: colorConfirm,
-			Footer: &discordgo.MessageEmbedFooter{Text: "This confirmation expires in " + roundDuration(sum.ExpiresAt.Sub(b.now())) + "."}}},
+		embeds: []*discordgo.MessageEmbed{{Title: i18n.T(l, "forgetme.title"), Description: desc, Color: colorConfirm,
+			Footer: &discordgo.MessageEmbedFooter{Text: i18n.T(l, "forgetme.expires", durationText(l, sum.ExpiresAt.Sub(b.now())))}}},
 		components: []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "Erase everything about me", Style: discordgo.DangerButton,
+			discordgo.Button{Label: i18n.T(l, "forgetme.confirm"), Style: discordgo.DangerButton,
 				CustomID: idForgetMeConfirm + ":" + sum.Token},
-			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: idForgetMeCancel},
+			discordgo.Button{Label: i18n.T(l, "button.cancel"), Style: discordgo.SecondaryButton, CustomID: idForgetMeCancel},
 		}}},
 	}, nil
 }
@@ -154,15 +150,13 @@ func (b memoryCommands) forgetMePress(ctx context.Context, c *call) (*response, 
 	cleared := b.stm.ClearUser(c.userID())
 	c.log.Info("user forgotten", "memories", sum.Memories, "about", sum.About, "from_messages", sum.FromMessages,
 		"anonymised", sum.Anonymised, "turns", sum.Turns, "jobs", sum.Jobs, "stm_entries", cleared)
-	return &response{content: fmt.Sprintf("Done. I erased %d personal %s, %d %s about you, %d %s learned from your messages, "+
-		"%d conversation %s, %d short-term memory %s and the saved work of %d background %s; "+
-		"%d server %s you added no longer %s you. I don't remember anything about you now.",
-		sum.Memories, plural(sum.Memories, "memory", "memories"), sum.About, plural(sum.About, "memory", "memories"),
-		sum.FromMessages, plural(sum.FromMessages, "memory", "memories"), sum.Turns, plural(sum.Turns, "turn", "turns"),
-		cleared, plural(cleared, "entry", "entries"), sum.Jobs, plural(sum.Jobs, "job", "jobs"),
-		sum.Anonymised, plural(sum.Anonymised, "memory", "memories"), plural(sum.Anonymised, "names", "name"))}, nil
+	l := c.locale()
+	return &response{content: i18n.T(l, "forgetme.done", i18n.N(l, "count.personal_memory", sum.Memories), i18n.N(l, "count.memory", sum.About),
+		i18n.N(l, "count.memory", sum.FromMessages), i18n.N(l, "count.turn", sum.Turns), i18n.N(l, "count.stm_entry", cleared),
+		i18n.N(l, "count.job", sum.Jobs), i18n.N(l, "count.server_memory", sum.Anonymised), i18n.N(l, "forgetme.names", sum.Anonymised))}, nil
 }
 
-func (b memoryCommands) recoverWindow() string {
-	return roundDuration(b.store.RecoverWindow)
+// recoverWindow is how long a forgotten memory can be recovered, said in l.
+func (b memoryCommands) recoverWindow(l i18n.Locale) string {
+	return durationText(l, b.store.RecoverWindow)
 }

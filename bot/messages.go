@@ -13,7 +13,9 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/tools"
 )
 
 // typingInterval refreshes the typing indicator, which Discord shows for
@@ -127,17 +129,20 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	stopTyping()
 	b.stats.turns.Add(1)
 
+	// What the bot writes itself (notices, errors) is in the channel's language; the model's
+	// answer is in the language the member wrote in.
+	l := b.messageLocale(ctx, m, settings)
 	var text string
 	switch {
 	case err != nil:
 		b.stats.turnErrors.Add(1)
-		text = b.turnErrorText(ctx, log, err)
+		text = b.turnErrorText(ctx, log, err, l)
 	case reply.Ignored:
 		b.stats.ignored.Add(1)
 		log.Debug("turn ignored")
 		return
 	default:
-		text = RenderReply(reply)
+		text = RenderReplyIn(l, reply)
 	}
 	if strings.TrimSpace(text) == "" {
 		log.Warn("turn produced no reply text")
@@ -145,7 +150,7 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	}
 	var buttons []discordgo.MessageComponent
 	if err == nil {
-		buttons = noticeComponents(b.noticeLocale(m.GuildID), reply.Notices)
+		buttons = noticeComponents(l, reply.Notices)
 	}
 	if err := b.sendReply(ctx, m, text, buttons...); err != nil {
 		log.Error("couldn't send reply", "err", err)
@@ -157,22 +162,34 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 
 // turnErrorText is what a failed turn shows: the message of a domain error,
 // or a generic apology with the details in the log.
-func (b messageEvents) turnErrorText(ctx context.Context, log *slog.Logger, err error) string {
+func (b messageEvents) turnErrorText(ctx context.Context, log *slog.Logger, err error, l i18n.Locale) string {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		log.Error("turn timed out", "err", err)
-		return "Sorry, that took me too long. Please try again in a moment."
+		return i18n.T(l, "turn.timeout")
 	}
 	code := memory.ErrorCode(err)
 	if code != memory.EINTERNAL && code != memory.EUNAVAILABLE {
-		return memory.ErrorMessage(err)
+		return errorText(err, l)
 	}
 	log.Error("turn failed", "err", err)
 	if code == memory.EUNAVAILABLE {
 		// The database refused to store the message: the member reads why, the log has
 		// the cause.
-		return memory.ErrorMessage(err)
+		return errorText(err, l)
 	}
-	return "Sorry, something went wrong on my side and I couldn't answer. The details are in the bot's logs."
+	return i18n.T(l, "turn.failed")
+}
+
+// messageLocale is the language of what the bot itself writes in m's channel: the guild's
+// (its language setting, else its preferred locale), English in DMs, where Discord tells
+// the bot nothing of the member's language.
+func (b messageEvents) messageLocale(ctx context.Context, m *discordgo.Message, settings *messageSettings) i18n.Locale {
+	if m.GuildID == "" {
+		return i18n.English
+	}
+	gs, _ := settings.guild(ctx)
+	gs.GuildID = m.GuildID
+	return b.guildLocale(gs, "")
 }
 
 // fromHuman reports whether m was written by a person other than the bot,
@@ -372,18 +389,56 @@ func (b messageEvents) keepTyping(ctx context.Context, channelID string) func() 
 // line per memory change ("📌 Remembered (server) #42: …") so people always
 // see what the bot wrote down. Notices go in the same message, not a
 // follow-up, so they can never be separated from the answer that made them.
-func RenderReply(r chat.Reply) string {
+func RenderReply(r chat.Reply) string { return RenderReplyIn(i18n.English, r) }
+
+// RenderReplyIn is RenderReply with the notices in language l.
+func RenderReplyIn(l i18n.Locale, r chat.Reply) string {
 	var sb strings.Builder
-	sb.WriteString(strings.TrimSpace(r.Text))
+	sb.WriteString(strings.TrimSpace(cannedText(l, r)))
 	for i, n := range r.Notices {
 		if i == 0 && sb.Len() > 0 {
 			sb.WriteString("\n")
 		}
 		sb.WriteString("\n")
-		sb.WriteString(n.String())
+		sb.WriteString(noticeText(l, n))
 	}
 	return sb.String()
 }
+
+// cannedText is the text of r in l: the model's answer as it is, a reply the engine wrote
+// itself (an apology, a rate limit) from the catalogue.
+func cannedText(l i18n.Locale, r chat.Reply) string {
+	if r.Canned == "" || l == i18n.English {
+		return r.Text
+	}
+	key := i18n.Key("turn.canned." + r.Canned)
+	if _, ok := i18n.Lookup(key); !ok {
+		return r.Text
+	}
+	if r.Canned == chat.CannedRateLimited || r.Canned == chat.CannedGuildRate {
+		return i18n.T(l, key, max(1, int((r.RetryAfter+time.Second-1)/time.Second)))
+	}
+	return i18n.T(l, key)
+}
+
+// noticeText renders one memory change in language l, e.g. "📌 Remembered (server) #42:
+// The raid is on Friday" (tools.Notice.String is the English original).
+func noticeText(l i18n.Locale, n chat.Notice) string {
+	preview := truncate(n.Content, noticePreviewRunes)
+	scope := i18n.T(l, i18n.Key("choice.scope."+string(n.Scope)))
+	switch n.Action {
+	case tools.NoticeSaved:
+		return i18n.T(l, "notice.saved", scope, n.MemoryID, preview)
+	case tools.NoticeUpdated:
+		return i18n.T(l, "notice.updated", n.MemoryID, preview)
+	case tools.NoticeDeleted:
+		return i18n.T(l, "notice.deleted", n.MemoryID, preview)
+	}
+	return n.String()
+}
+
+// noticePreviewRunes bounds the memory text quoted in a notice, as tools.Notice does.
+const noticePreviewRunes = 200
 
 // oneLine flattens s to one line of at most n characters, ending in "…" when
 // cut.

@@ -122,7 +122,7 @@ func (c *call) refOwner(ref memoryRef) (memory.Owner, bool) {
 }
 
 // uxLocale is the language of the member interacting.
-func (c *call) uxLocale() i18n.Locale { return i18n.Parse(string(c.i.Locale)) }
+func (c *call) uxLocale() i18n.Locale { return c.locale() }
 
 // noticeRow is the Undo (and Edit) buttons of one change.
 func noticeRow(loc i18n.Locale, ref memoryRef, edit bool) discordgo.ActionsRow {
@@ -163,20 +163,6 @@ func noticeComponents(loc i18n.Locale, notices []chat.Notice) []discordgo.Messag
 		rows = append(rows, noticeRow(loc, ref, n.Action != tools.NoticeDeleted))
 	}
 	return rows
-}
-
-// noticeLocale is the language of a guild's channel messages: the guild's preferred locale
-// as Discord last sent it, English when unknown (and in DMs, where the member's own
-// language is not known outside interactions).
-func (b *core) noticeLocale(guildID string) i18n.Locale {
-	if guildID == "" || b.session.State == nil {
-		return i18n.English
-	}
-	g, err := b.session.State.Guild(guildID)
-	if err != nil || g == nil {
-		return i18n.English
-	}
-	return i18n.Parse(g.PreferredLocale)
 }
 
 // forgottenRows are the Undo buttons of memories forgotten together, one row each, at most

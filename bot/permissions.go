@@ -46,9 +46,9 @@ func (b permissions) requireServerEditor(ctx context.Context, c *call) error {
 		return nil
 	}
 	if gs.EditorRoleID != "" {
-		return memory.Errorf(memory.EFORBIDDEN, "Changing this server's memory needs the Manage Server permission or the <@&%s> role. You can still keep personal memories with scope:personal.", gs.EditorRoleID)
+		return errT(memory.EFORBIDDEN, "error.server_editor.role", gs.EditorRoleID)
 	}
-	return memory.Errorf(memory.EFORBIDDEN, "Changing this server's memory needs the Manage Server permission. You can still keep personal memories with scope:personal.")
+	return errT(memory.EFORBIDDEN, "error.server_editor")
 }
 
 // requireManager returns EFORBIDDEN unless the caller may configure the bot.
@@ -57,7 +57,7 @@ func (b permissions) requireManager(c *call) error {
 		return errNoGuild
 	}
 	if !CanManageServer(c.member) {
-		return memory.Errorf(memory.EFORBIDDEN, "This needs the Manage Server permission.")
+		return errT(memory.EFORBIDDEN, "error.manager")
 	}
 	return nil
 }
@@ -71,13 +71,13 @@ func (b permissions) requireNotFullPrivacy(ctx context.Context, c *call) error {
 		return err
 	}
 	if us.Privacy == memory.PrivacyFull {
-		return memory.Errorf(memory.EFORBIDDEN, "Your privacy level is full, so I keep nothing about you, not even by command. Use /privacy level:normal to change that.")
+		return errT(memory.EFORBIDDEN, "error.privacy_full")
 	}
 	return nil
 }
 
 // errServerInDM explains the scope rule of DMs.
-var errServerInDM = memory.Errorf(memory.EINVALID, "In DMs only your personal memory exists; use this command in a server for its server memory.")
+var errServerInDM = errT(memory.EINVALID, "error.server_in_dm")
 
 // owner resolves the scope option of a /memory command: personal is always
 // the caller's own memory, server is the memory of the guild the command
@@ -90,7 +90,7 @@ func resolveOwner(scope, guildID, userID string) (memory.Owner, error) {
 	switch scope {
 	case "", string(memory.ScopeServer), string(memory.ScopePersonal):
 	default:
-		return memory.Owner{}, memory.Errorf(memory.EINVALID, "Unknown scope %q: use server or personal.", scope)
+		return memory.Owner{}, errT(memory.EINVALID, "error.scope", scope)
 	}
 	if guildID == "" {
 		if scope == string(memory.ScopeServer) {
@@ -112,7 +112,7 @@ func (b permissions) requireWrite(ctx context.Context, c *call, owner memory.Own
 	if owner.UserID != c.userID() {
 		// Unreachable through resolveOwner; kept so a future handler that
 		// builds owners by hand cannot touch someone else's memory.
-		return memory.Errorf(memory.EFORBIDDEN, "Personal memories can only be changed by their owner.")
+		return errT(memory.EFORBIDDEN, "error.personal_owner")
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -19,7 +18,7 @@ func (c *call) writeContext(ctx context.Context) memory.WriteContext {
 // errAuthorPrivate refuses to save another member's message when that member's privacy
 // level keeps their words from being saved by anyone but themselves. It does not say
 // which level, which is theirs to tell.
-var errAuthorPrivate = memory.Errorf(memory.EFORBIDDEN, "The author of that message asked me not to keep their words, so I can't save it for you. They can save it themselves with /memory add.")
+var errAuthorPrivate = errT(memory.EFORBIDDEN, "remember.error.author_private")
 
 // rememberThis saves the target message of the context menu command. In a
 // guild it goes to server memory when the caller may edit it, and to their
@@ -36,7 +35,7 @@ func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, e
 		target = data.Resolved.Messages[data.TargetID]
 	}
 	if target == nil || strings.TrimSpace(target.Content) == "" {
-		return nil, memory.Errorf(memory.EINVALID, "That message has no text I could remember.")
+		return nil, errT(memory.EINVALID, "remember.error.no_text")
 	}
 	author := target.Author
 	human := author != nil && author.ID != "" && !author.Bot && !author.System
@@ -83,9 +82,9 @@ func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, e
 		c.setNotice(res.Memory, false)
 	}
 	if !res.Created {
-		return &response{content: fmt.Sprintf("I already remember that as #%d (%s).", res.Memory.ID, owner.Scope)}, nil
+		return &response{content: c.t("remember.already", res.Memory.ID, scopeName(c.locale(), owner))}, nil
 	}
-	return &response{content: fmt.Sprintf("📌 Remembered (%s) #%d: %s", owner.Scope, res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
+	return &response{content: c.t("notice.saved", scopeName(c.locale(), owner), res.Memory.ID, oneLine(res.Memory.Content, 300))}, nil
 }
 
 // requireAuthorAllows refuses to save the words of authorID when their privacy level
@@ -98,7 +97,7 @@ func (b memoryCommands) requireAuthorAllows(ctx context.Context, c *call, author
 	}
 	switch {
 	case us.Privacy == memory.PrivacyFull && authorID == c.userID():
-		return memory.Errorf(memory.EFORBIDDEN, "Your privacy level is full, so I keep nothing of your messages, not even by command. Use /privacy level:normal to change that.")
+		return errT(memory.EFORBIDDEN, "remember.error.privacy_full")
 	case us.Privacy == memory.PrivacyFull, us.Privacy == memory.PrivacyPartial && authorID != c.userID():
 		return errAuthorPrivate
 	}

@@ -225,7 +225,7 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = c.fail(ctx, "kioku is restarting; please try again in a minute.")
+		_ = c.fail(ctx, c.t("error.restarting"))
 		return
 	}
 	defer b.inflight.Done()
@@ -244,7 +244,7 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	}
 	if h == nil {
 		c.log.Warn("unknown interaction", "key", c.key)
-		if err := c.fail(ctx, "I don't know that command (yet). It may be from a newer or older version of kioku."); err != nil {
+		if err := c.fail(ctx, c.t("error.unknown_command")); err != nil {
 			c.log.Error("couldn't answer interaction", "err", err)
 		}
 		return
@@ -264,19 +264,19 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	case ctx.Err() != nil:
 		b.stats.interactionErrors.Add(1)
 		c.log.Error("interaction timed out", "key", c.key, "err", err)
-		text = "Sorry, that took too long. Please try again."
+		text = c.t("error.timeout")
 	case code == memory.EINTERNAL, code == memory.EUNAVAILABLE:
 		// A database that refuses writes is the operator's to fix: logged with its cause,
 		// while the member reads what happened.
 		b.stats.interactionErrors.Add(1)
 		c.log.Error("interaction failed", "key", c.key, "err", err)
-		text = memory.ErrorMessage(err)
+		text = errorText(err, c.locale())
 	default:
 		if code == memory.EFORBIDDEN {
 			b.stats.denied.Add(1)
 		}
 		c.log.Info("interaction declined", "key", c.key, "code", code)
-		text = memory.ErrorMessage(err)
+		text = errorText(err, c.locale())
 	}
 	// The answer may still fit in a context that just timed out.
 	answerCtx, answerCancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -359,4 +359,4 @@ func (b router) handlerFor(c *call) commandHandler {
 }
 
 // errNoGuild is returned by commands that only make sense in a server.
-var errNoGuild = memory.Errorf(memory.EINVALID, "This command only works in a server.")
+var errNoGuild = errT(memory.EINVALID, "error.no_guild")

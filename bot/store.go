@@ -130,17 +130,20 @@ type Channels interface {
 }
 
 // Guilds are the servers the bot left, and their grace period before the
-// purge. *ltm.Guilds satisfies it.
+// purge, and the servers it welcomed. *ltm.Guilds satisfies it.
 type Guilds interface {
 	CancelDeparture(ctx context.Context, guildID string, joinedAt time.Time) (bool, error)
+	ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 	Guilds(ctx context.Context) ([]ltm.GuildSummary, error)
 	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
+	ReleaseWelcome(ctx context.Context, guildID string) error
 }
 
 // Maintenance reports what the database holds and how healthy it is, for
 // /kioku status. *ltm.Maintenance satisfies it.
 type Maintenance interface {
 	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
+	GuildMemoryCounts(ctx context.Context, guildID string) (ltm.GuildMemoryCounts, error)
 	Stats(ctx context.Context, scopeKey string) (ltm.Stats, error)
 	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
 }

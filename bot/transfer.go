@@ -10,6 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -42,9 +43,8 @@ func (b memoryTransfer) memoryExport(ctx context.Context, c *call) (*response, e
 	}
 	c.log.Info("memories exported", "scope", owner.Scope, "count", len(f.Memories))
 	return &response{
-		content: fmt.Sprintf("Here %s %d %s from %s. /memory import accepts this file.",
-			plural(len(f.Memories), "is", "are"), len(f.Memories), plural(len(f.Memories), "memory", "memories"), describe(owner)),
-		files: []*discordgo.File{{Name: name, ContentType: "application/json", Reader: bytes.NewReader(data)}},
+		content: i18n.N(c.locale(), "transfer.exported", len(f.Memories), describeIn(c.locale(), owner)),
+		files:   []*discordgo.File{{Name: name, ContentType: "application/json", Reader: bytes.NewReader(data)}},
 	}, nil
 }
 
@@ -62,10 +62,10 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 	}
 	att := c.attachment("file")
 	if att == nil {
-		return nil, memory.Errorf(memory.EINVALID, "Attach the export file with file:.")
+		return nil, errT(memory.EINVALID, "transfer.error.no_file")
 	}
 	if int64(att.Size) > b.maxImportBytes {
-		return nil, memory.Errorf(memory.EINVALID, "That file is %s; an import can be at most %s.", humanBytes(int64(att.Size)), humanBytes(b.maxImportBytes))
+		return nil, errT(memory.EINVALID, "transfer.error.too_big", humanBytes(int64(att.Size)), humanBytes(b.maxImportBytes))
 	}
 	data, err := b.download(ctx, att.URL)
 	if err != nil {
@@ -76,7 +76,7 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	if len(f.Memories) == 0 {
-		return nil, memory.Errorf(memory.EINVALID, "That export file holds no memories; nothing to import.")
+		return nil, errT(memory.EINVALID, "transfer.error.empty")
 	}
 	// The importer is the author; what the file claims about authors, channels and
 	// messages is not taken as provenance (ltm.Transfer.ImportAs).
@@ -87,10 +87,10 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	c.log.Info("memories imported", "scope", owner.Scope, "created", res.Created, "duplicates", res.Duplicates)
-	msg := fmt.Sprintf("📥 Imported %d %s into %s.", res.Created, plural(res.Created, "memory", "memories"), describe(owner))
+	l := c.locale()
+	msg := i18n.N(l, "transfer.imported", res.Created, describeIn(l, owner))
 	if res.Duplicates > 0 {
-		msg += fmt.Sprintf(" %d %s already there and %s skipped.", res.Duplicates,
-			plural(res.Duplicates, "was", "were"), plural(res.Duplicates, "was", "were"))
+		msg += " " + i18n.N(l, "transfer.duplicates", res.Duplicates)
 	}
 	return &response{content: msg}, nil
 }
@@ -109,7 +109,7 @@ func (c *call) attachment(name string) *discordgo.MessageAttachment {
 func (b memoryTransfer) download(ctx context.Context, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, memory.Errorf(memory.EINVALID, "That attachment has an invalid address.")
+		return nil, errT(memory.EINVALID, "transfer.error.address")
 	}
 	resp, err := b.http.Do(req)
 	if err != nil {
@@ -124,7 +124,7 @@ func (b memoryTransfer) download(ctx context.Context, url string) ([]byte, error
 		return nil, fmt.Errorf("couldn't download attachment: %w", err)
 	}
 	if int64(len(data)) > b.maxImportBytes {
-		return nil, memory.Errorf(memory.EINVALID, "That file is larger than %s, the most an import can be.", humanBytes(b.maxImportBytes))
+		return nil, errT(memory.EINVALID, "transfer.error.larger", humanBytes(b.maxImportBytes))
 	}
 	return data, nil
 }

@@ -5,19 +5,10 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
 )
-
-// changeNames are how a reply names the change an undo reverted.
-var changeNames = map[memory.Action]string{
-	memory.ActionCreate:  "addition",
-	memory.ActionImport:  "import",
-	memory.ActionUpdate:  "edit",
-	memory.ActionDelete:  "forget",
-	memory.ActionRecover: "recovery",
-}
 
 // memoryUndo reverts the last change to a memory: a forget is recovered, an edit restored,
 // an addition forgotten. It takes the permissions of an edit and its checks in the same
@@ -39,7 +30,7 @@ func (b memoryCommands) memoryUndo(ctx context.Context, c *call) (*response, err
 	version, _ := c.integer("version")
 	res, err := b.store.Memories.UndoAs(ctx, c.writeContext(ctx), owner, id, int(version), memory.UserActor(c.userID()))
 	if errors.Is(err, memory.ErrChangedSince) {
-		return nil, memory.Errorf(memory.ECONFLICT, "Memory #%d changed since; see /memory history id:%d%s.", id, id, scopeArg(owner))
+		return nil, errT(memory.ECONFLICT, "undo.error.changed", id, id, scopeArg(owner))
 	}
 	if err != nil {
 		return nil, err
@@ -47,13 +38,14 @@ func (b memoryCommands) memoryUndo(ctx context.Context, c *call) (*response, err
 	c.log.Info("memory change undone by command", "memory_id", id, "scope", owner.Scope, "history_id", res.Change.ID,
 		"undone", res.Change.Action, "version", res.Memory.Version)
 	m := res.Memory
-	what := fmt.Sprintf("↩️ Undid the %s of (%s) #%d by %s", changeNames[res.Change.Action], owner.Scope, id, describeActor(res.Change.Actor))
+	l := c.locale()
+	what := i18n.T(l, "undo.what", i18n.T(l, i18n.Key("undo.change."+string(res.Change.Action))), scopeName(l, owner), id,
+		describeActorIn(l, res.Change.Actor))
 	switch res.Action {
 	case memory.ActionRecover:
-		return &response{content: fmt.Sprintf("%s: it is back, now version %d: %s", what, m.Version, oneLine(m.Content, 300))}, nil
+		return &response{content: i18n.T(l, "undo.recovered", what, m.Version, oneLine(m.Content, 300))}, nil
 	case memory.ActionDelete:
-		return &response{content: fmt.Sprintf("%s: it is forgotten. /memory recover id:%d%s brings it back for %s.",
-			what, id, scopeArg(owner), b.recoverWindow())}, nil
+		return &response{content: i18n.T(l, "undo.forgotten", what, id, scopeArg(owner), b.recoverWindow(l))}, nil
 	}
-	return &response{content: fmt.Sprintf("%s: now version %d: %s", what, m.Version, oneLine(m.Content, 300))}, nil
+	return &response{content: i18n.T(l, "undo.restored", what, m.Version, oneLine(m.Content, 300))}, nil
 }

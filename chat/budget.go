@@ -61,6 +61,19 @@ func NewDailyBudget(limit int, store BudgetStore, now func() time.Time) *DailyBu
 // Limit is the calls allowed per day to each budget; <= 0 means no limit.
 func (b *DailyBudget) Limit() int { return b.limit }
 
+// UsedToday returns the calls counted today (UTC) for the server guildID and the daily
+// limit (<= 0: none, and then nothing is counted and used is 0).
+func (b *DailyBudget) UsedToday(ctx context.Context, guildID string) (used, limit int, err error) {
+	if b.limit <= 0 {
+		return 0, b.limit, nil
+	}
+	used, err = b.store.ModelCalls(ctx, budgetKey(guildID, ""), b.now().UTC().Format(time.DateOnly))
+	if err != nil {
+		return 0, b.limit, fmt.Errorf("couldn't read the daily model budget: %w", err)
+	}
+	return used, b.limit, nil
+}
+
 // Take spends one call of the budget of the conversation in guildID and channelID, if one
 // is left; resetAt is the next 00:00 UTC.
 func (b *DailyBudget) Take(ctx context.Context, guildID, channelID string) (ok bool, resetAt time.Time, err error) {
@@ -138,7 +151,7 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 	u, wait, ok := e.limits.take(req.UserID, now)
 	if !ok {
 		log.InfoContext(ctx, "rate limited", slog.Duration("retry_in", wait))
-		return Reply{RateLimited: true, Text: rateLimitText(wait)}, false, nil
+		return Reply{RateLimited: true, Text: rateLimitText(wait), Canned: CannedRateLimited, RetryAfter: wait}, false, nil
 	}
 	undo = append(undo, u)
 	if e.gate.guild != nil && req.GuildID != "" {
@@ -146,7 +159,7 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 		if !ok {
 			refuse()
 			log.InfoContext(ctx, "rate limited", slog.String("limit", "guild"), slog.Duration("retry_in", wait))
-			return Reply{RateLimited: true, Text: guildRateText(wait)}, false, nil
+			return Reply{RateLimited: true, Text: guildRateText(wait), Canned: CannedGuildRate, RetryAfter: wait}, false, nil
 		}
 		undo = append(undo, u)
 	}
@@ -159,7 +172,11 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 		if !ok {
 			refuse()
 			log.InfoContext(ctx, "daily model budget spent", slog.Time("resets_at", resetAt))
-			return Reply{BudgetSpent: true, Text: budgetText(req.GuildID)}, false, nil
+			canned := CannedBudgetGuild
+			if req.GuildID == "" {
+				canned = CannedBudgetDM
+			}
+			return Reply{BudgetSpent: true, Text: budgetText(req.GuildID), Canned: canned}, false, nil
 		}
 	}
 	return Reply{}, true, nil

@@ -40,6 +40,10 @@ func TestGuildRateLimit(t *testing.T) {
 	if !r.RateLimited || !strings.Contains(r.Text, "This server is sending me more messages than I can keep up with. Please wait about 60 seconds") {
 		t.Fatalf("second turn of the guild: %+v", r)
 	}
+	// Transports show it in their own language from what it is and how long to wait.
+	if r.Canned != chat.CannedGuildRate || r.RetryAfter <= 59*time.Second || r.RetryAfter > time.Minute {
+		t.Errorf("canned = %q, retry after %s", r.Canned, r.RetryAfter)
+	}
 	if n := countTurns(t, e.store, "222"); n != 0 {
 		t.Fatalf("%d transcript rows of a refused message, want 0", n)
 	}
@@ -81,7 +85,7 @@ func TestDailyModelBudget(t *testing.T) {
 	before := e.srv.ChatCount()
 	rowsBefore := countTurns(t, e.store, "111")
 	r := e.turn(e.guild("one more?"))
-	if !r.BudgetSpent || r.Text != "This server's daily model budget is used up; it resets at 00:00 UTC." {
+	if !r.BudgetSpent || r.Text != "This server's daily model budget is used up; it resets at 00:00 UTC." || r.Canned != chat.CannedBudgetGuild {
 		t.Fatalf("turn over the budget: %+v", r)
 	}
 	if e.srv.ChatCount() != before || countTurns(t, e.store, "111") != rowsBefore {

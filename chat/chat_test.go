@@ -431,7 +431,7 @@ func TestModelDown(t *testing.T) {
 	e := newEnv(t, chat.Config{})
 	e.srv.Down()
 	reply := e.turn(e.guild("what did we decide about the raid?"))
-	if !reply.ModelUnavailable || !strings.Contains(reply.Text, "saved") {
+	if !reply.ModelUnavailable || !strings.Contains(reply.Text, "saved") || reply.Canned != chat.CannedModelDown {
 		t.Fatalf("reply = %+v", reply)
 	}
 	if n := e.srv.ChatCount(); n != 3 {
@@ -576,7 +576,7 @@ func TestToolLoopStops(t *testing.T) {
 	if n := e.srv.ChatCount(); n != tools.MaxRounds {
 		t.Fatalf("%d model calls, want %d", n, tools.MaxRounds)
 	}
-	if reply.Text == "" || reply.ModelUnavailable || !strings.Contains(reply.Text, "ask again") {
+	if reply.Text == "" || reply.ModelUnavailable || !strings.Contains(reply.Text, "ask again") || reply.Canned != chat.CannedExhausted {
 		t.Fatalf("reply = %+v", reply)
 	}
 	if n := countTurns(t, e.store, "111"); n != 2 {

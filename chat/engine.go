@@ -261,9 +261,27 @@ type Reply struct {
 	// ModelUnavailable is set when the model could not be reached; Text apologises. The
 	// user's turn is in the transcript, so nothing they said is lost.
 	ModelUnavailable bool
+	// Canned names the reply when the engine wrote Text itself instead of the model (one of
+	// the Canned… constants; empty for the model's answers), so a transport can show it in
+	// its own language; Text is the English. RetryAfter is the wait a rate-limit reply names.
+	Canned     string
+	RetryAfter time.Duration
 	// Usage describes the work the turn did.
 	Usage Usage
 }
+
+// Replies the engine writes itself (Reply.Canned).
+const (
+	CannedModelDown   = "model_down"
+	CannedModelSlow   = "model_slow"
+	CannedExhausted   = "exhausted"
+	CannedEmpty       = "empty"
+	CannedDone        = "done"
+	CannedRateLimited = "rate_limited" // the author's rate; RetryAfter says how long
+	CannedGuildRate   = "guild_rate"   // the server's rate; RetryAfter says how long
+	CannedBudgetGuild = "budget_guild" // the server's daily model budget, reset at 00:00 UTC
+	CannedBudgetDM    = "budget_dm"    // the member's DM budget, reset at 00:00 UTC
+)
 
 // Usage describes one turn's model calls and prompt, for logs and metrics.
 type Usage struct {
@@ -443,11 +461,11 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		// answer, so it is neither recorded nor captured.
 		log.WarnContext(ctx, "chat model unavailable", slog.Int("rounds", res.Rounds), slog.Any("err", runErr))
 		e.capture(log, req, "")
-		reply.Text, reply.ModelUnavailable = modelDownText, true
+		reply.Text, reply.ModelUnavailable, reply.Canned = modelDownText, true, CannedModelDown
 		if errors.Is(runErr, context.DeadlineExceeded) {
 			// Every attempt ran out of KIOKU_LLM_TIMEOUT: the model is reachable but slow,
 			// which asks for patience rather than a check of the provider.
-			reply.Text = modelSlowText
+			reply.Text, reply.Canned = modelSlowText, CannedModelSlow
 		}
 		reply.Usage.Duration = time.Since(started)
 		return reply, nil
@@ -460,11 +478,11 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	switch {
 	case reply.Text != "":
 	case res.Exhausted:
-		reply.Text = exhaustedText
+		reply.Text, reply.Canned = exhaustedText, CannedExhausted
 	case len(reply.Notices) > 0:
-		reply.Text = doneText
+		reply.Text, reply.Canned = doneText, CannedDone
 	default:
-		reply.Text = emptyReplyText
+		reply.Text, reply.Canned = emptyReplyText, CannedEmpty
 	}
 	if _, err := e.transcript.AppendTurn(ctx, memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
 		AuthorName: e.cfg.BotName, Role: memory.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now()}); err != nil {

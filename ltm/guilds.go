@@ -171,6 +171,11 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 		{"settings", &res.Settings, func(tx *sql.Tx) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
 		}},
+		{"onboarding", new(int), func(tx *sql.Tx) (int, error) {
+			// A server purged and added again is new to kioku: it gets the welcome again.
+			_, err := execCount(ctx, tx, `DELETE FROM guild_onboarding WHERE guild_id = ?`, guildID)
+			return 0, err // one row: never repeat
+		}},
 		{"model calls", new(int), func(tx *sql.Tx) (int, error) {
 			// The day's count of the daily model budget: ids and a number, but the guild's.
 			_, err := execCount(ctx, tx, `DELETE FROM model_calls WHERE budget_key = ?`, serverKey)

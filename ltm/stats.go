@@ -113,3 +113,47 @@ func (s *Maintenance) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, e
 	}
 	return out, nil
 }
+
+// GuildMemoryCounts are the live memories made in one guild, for /kioku status: the
+// server's own memory by type, and its members' personal memories as one total (a count,
+// never whose or what).
+type GuildMemoryCounts struct {
+	ServerByType map[memory.Type]int
+	Server       int
+	Forgotten    int // server memories forgotten and still recoverable
+	Personal     int
+}
+
+// GuildMemoryCounts counts the memories of guildID.
+func (s *Maintenance) GuildMemoryCounts(ctx context.Context, guildID string) (GuildMemoryCounts, error) {
+	c := GuildMemoryCounts{ServerByType: map[memory.Type]int{}}
+	rows, err := s.db.read.QueryContext(ctx, `SELECT scope, type, deleted_at IS NOT NULL, count(*) FROM memories
+		WHERE guild_id = ? GROUP BY 1, 2, 3`, guildID)
+	if err != nil {
+		return c, fmt.Errorf("couldn't count memories of guild %s: %w", guildID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			scope, typ string
+			deleted    bool
+			n          int
+		)
+		if err := rows.Scan(&scope, &typ, &deleted, &n); err != nil {
+			return c, fmt.Errorf("couldn't count memories of guild %s: %w", guildID, err)
+		}
+		switch {
+		case scope == string(memory.ScopeServer) && deleted:
+			c.Forgotten += n
+		case scope == string(memory.ScopeServer):
+			c.Server += n
+			c.ServerByType[memory.Type(typ)] += n
+		case !deleted:
+			c.Personal += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return c, fmt.Errorf("couldn't count memories of guild %s: %w", guildID, err)
+	}
+	return c, nil
+}

@@ -26,5 +26,27 @@ type GuildSettings struct {
 	// EditorRoleID, when set, lets members with that role edit server memory in addition to
 	// those with Manage Server.
 	EditorRoleID string
-	UpdatedAt    time.Time
+	// Language is the language of the messages the bot posts in the guild's channels:
+	// LanguageAuto (the guild's preferred locale) or a language code ("en", "ja").
+	Language  string
+	UpdatedAt time.Time
+}
+
+// LanguageAuto lets a guild's messages follow its preferred locale.
+const LanguageAuto = "auto"
+
+// Languages are the values of GuildSettings.Language.
+var Languages = []string{LanguageAuto, "en", "ja"}
+
+// ValidateLanguage returns the stored form of a guild language (empty is auto) or EINVALID.
+func ValidateLanguage(l string) (string, error) {
+	if l == "" {
+		return LanguageAuto, nil
+	}
+	for _, v := range Languages {
+		if l == v {
+			return l, nil
+		}
+	}
+	return "", Errorf(EINVALID, "Unknown language %q: use auto, en or ja.", l)
 }

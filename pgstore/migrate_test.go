@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -30,9 +32,10 @@ func TestPostgresMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	files := migrationNames(t)
 	var applied int
-	if err := p.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != 1 {
-		t.Fatalf("schema_migrations holds %d rows (%v) after two opens, want 1", applied, err)
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM schema_migrations`).Scan(&applied); err != nil || applied != len(files) {
+		t.Fatalf("schema_migrations holds %d rows (%v) after two opens, want one per file (%d)", applied, err, len(files))
 	}
 
 	t.Run("ErrNewerSchema", func(t *testing.T) {
@@ -49,7 +52,16 @@ func TestPostgresMigrations(t *testing.T) {
 		}
 	})
 	t.Run("ErrOtherFileUnderAnAppliedName", func(t *testing.T) {
-		files := fstest.MapFS{"0001_schema.sql": {Data: []byte("-- the real file's checksum differs")}}
+		// The real series with 0001 replaced, so the changed file is the only difference.
+		files := fstest.MapFS{}
+		for _, name := range migrationNames(t) {
+			data, err := os.ReadFile(filepath.Join("migrations", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files[name] = &fstest.MapFile{Data: data}
+		}
+		files["0001_schema.sql"] = &fstest.MapFile{Data: []byte("-- the real file's checksum differs")}
 		if _, err := pgstore.Migrate(ctx, p, files); err == nil || !strings.Contains(err.Error(), "was changed after it was applied") {
 			t.Fatalf("migrate with a different 0001: %v, want a refusal", err)
 		}
@@ -68,4 +80,18 @@ func TestPostgresMigrations(t *testing.T) {
 			t.Fatal("open of an unreachable database succeeded")
 		}
 	})
+}
+
+// migrationNames are the files of the embedded series, by name.
+func migrationNames(t *testing.T) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("migrations", "*.sql"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("migration files: %v %v", paths, err)
+	}
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = filepath.Base(p)
+	}
+	return names
 }

@@ -66,15 +66,15 @@ func (s *Settings) SetCrossServer(ctx context.Context, userID string, on bool) e
 
 // GuildSettings returns a guild's settings, or the defaults.
 func (s *Settings) GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error) {
-	gs := memory.GuildSettings{GuildID: guildID, PipelineMode: memory.PipelineFull}
+	gs := memory.GuildSettings{GuildID: guildID, PipelineMode: memory.PipelineFull, Language: memory.LanguageAuto}
 	var (
 		teach   int
 		chans   string
 		updated int64
 	)
 	err := s.db.read.QueryRowContext(ctx, `SELECT self_teaching, pipeline_mode, auto_reply_channels, persona,
-		editor_role_id, updated_at FROM guild_settings WHERE guild_id = ?`, guildID).
-		Scan(&teach, &gs.PipelineMode, &chans, &gs.Persona, &gs.EditorRoleID, &updated)
+		editor_role_id, language, updated_at FROM guild_settings WHERE guild_id = ?`, guildID).
+		Scan(&teach, &gs.PipelineMode, &chans, &gs.Persona, &gs.EditorRoleID, &gs.Language, &updated)
 	if errNoRows(err) {
 		return gs, nil
 	}
@@ -98,14 +98,20 @@ func (s *Settings) SaveGuildSettings(ctx context.Context, gs memory.GuildSetting
 	if len([]rune(gs.Persona)) > 4000 {
 		return memory.Errorf(memory.EINVALID, "The persona prompt can be at most 4000 characters.")
 	}
+	lang, err := memory.ValidateLanguage(gs.Language)
+	if err != nil {
+		return err
+	}
 	chans, _ := json.Marshal(append([]string{}, gs.AutoReplyChannels...))
 	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO guild_settings (guild_id, self_teaching, pipeline_mode,
-			auto_reply_channels, persona, editor_role_id, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+			auto_reply_channels, persona, editor_role_id, language, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET self_teaching = excluded.self_teaching,
 			pipeline_mode = excluded.pipeline_mode, auto_reply_channels = excluded.auto_reply_channels,
-			persona = excluded.persona, editor_role_id = excluded.editor_role_id, updated_at = excluded.updated_at`,
-			gs.GuildID, boolInt(gs.SelfTeaching), gs.PipelineMode, string(chans), gs.Persona, gs.EditorRoleID, s.db.nowMillis())
+			persona = excluded.persona, editor_role_id = excluded.editor_role_id, language = excluded.language,
+			updated_at = excluded.updated_at`,
+			gs.GuildID, boolInt(gs.SelfTeaching), gs.PipelineMode, string(chans), gs.Persona, gs.EditorRoleID, lang,
+			s.db.nowMillis())
 		if err != nil {
 			return fmt.Errorf("couldn't save settings of guild %s: %w", gs.GuildID, err)
 		}

@@ -154,6 +154,8 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 		PipelineStatus: pipe.Status,
 		// What this process saw of the model provider, for the health score.
 		Provider: pipe.Provider,
+		// The server's daily model budget, for /kioku status.
+		BudgetToday: app.dailyBudget(store).UsedToday,
 	})
 }
 

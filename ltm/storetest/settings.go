@@ -113,28 +113,29 @@ func testSettings(t *testing.T, open func(*testing.T) Stores) {
 		ctx := t.Context()
 		gs, err := s.Settings.GuildSettings(ctx, "g1")
 		if err != nil || gs.GuildID != "g1" || gs.SelfTeaching || gs.PipelineMode != memory.PipelineFull ||
-			len(gs.AutoReplyChannels) != 0 || gs.Persona != "" || gs.EditorRoleID != "" {
+			len(gs.AutoReplyChannels) != 0 || gs.Persona != "" || gs.EditorRoleID != "" || gs.Language != memory.LanguageAuto {
 			t.Fatalf("guild defaults %+v %v", gs, err)
 		}
 		gs.SelfTeaching, gs.AutoReplyChannels, gs.Persona = true, []string{"c1", "c2"}, "You are a cheerful librarian."
-		gs.PipelineMode, gs.EditorRoleID = memory.PipelineShadow, "role-1"
+		gs.PipelineMode, gs.EditorRoleID, gs.Language = memory.PipelineShadow, "role-1", "ja"
 		if err := s.Settings.SaveGuildSettings(ctx, gs); err != nil {
 			t.Fatal(err)
 		}
 		got, err := s.Settings.GuildSettings(ctx, "g1")
 		if err != nil || !got.SelfTeaching || !slices.Equal(got.AutoReplyChannels, gs.AutoReplyChannels) || got.Persona != gs.Persona ||
-			got.PipelineMode != memory.PipelineShadow || got.EditorRoleID != "role-1" || !got.UpdatedAt.Equal(s.Clock.Now()) {
+			got.PipelineMode != memory.PipelineShadow || got.EditorRoleID != "role-1" || got.Language != "ja" ||
+			!got.UpdatedAt.Equal(s.Clock.Now()) {
 			t.Fatalf("guild settings %+v %v", got, err)
 		}
 		if other, _ := s.Settings.GuildSettings(ctx, "g2"); other.SelfTeaching || other.Persona != "" {
 			t.Fatalf("another guild's settings changed: %+v", other)
 		}
-		gs.PipelineMode = ""
+		gs.PipelineMode, gs.Language = "", ""
 		if err := s.Settings.SaveGuildSettings(ctx, gs); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := s.Settings.GuildSettings(ctx, "g1"); got.PipelineMode != memory.PipelineFull {
-			t.Fatalf("an empty pipeline mode saved as %q, want the default", got.PipelineMode)
+		if got, _ := s.Settings.GuildSettings(ctx, "g1"); got.PipelineMode != memory.PipelineFull || got.Language != memory.LanguageAuto {
+			t.Fatalf("an empty pipeline mode and language saved as %q, %q, want the defaults", got.PipelineMode, got.Language)
 		}
 	})
 	t.Run("ErrInvalidGuildSettings", func(t *testing.T) {
@@ -144,6 +145,7 @@ func testSettings(t *testing.T, open func(*testing.T) Stores) {
 			"UnknownMode":  {GuildID: "g1", PipelineMode: "yolo"},
 			"OperatorMode": {GuildID: "g1", PipelineMode: memory.PipelineFrozen},
 			"LongPersona":  {GuildID: "g1", Persona: strings.Repeat("あ", 4001)},
+			"Language":     {GuildID: "g1", Language: "fr"},
 		} {
 			if err := s.Settings.SaveGuildSettings(ctx, gs); memory.ErrorCode(err) != memory.EINVALID {
 				t.Errorf("%s: %v, want invalid", name, err)

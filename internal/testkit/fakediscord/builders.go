@@ -254,6 +254,27 @@ func (f *Fake) ComponentClick(guildID, channelID string, user *discordgo.User, p
 	return i
 }
 
+// ComponentSelect builds an INTERACTION_CREATE for a choice in a select menu with customID
+// on message (see ComponentClick): kind is the menu's type (string, role, channel…) and
+// values what the member chose, as Discord sends them.
+func (f *Fake) ComponentSelect(guildID, channelID string, user *discordgo.User, permissions int64, customID string,
+	kind discordgo.ComponentType, values []string, message *discordgo.Message) *discordgo.Interaction {
+	i := f.ComponentClick(guildID, channelID, user, permissions, customID, message)
+	i.Data = discordgo.MessageComponentInteractionData{CustomID: customID, ComponentType: kind, Values: values}
+	f.registerInteraction(i)
+	return i
+}
+
+// WithLocale sets the language of the member's client on i (and, in a guild, the server's
+// preferred locale when guild is not empty), as Discord reports them.
+func WithLocale(i *discordgo.Interaction, user, guild discordgo.Locale) *discordgo.Interaction {
+	i.Locale = user
+	if guild != "" && i.GuildID != "" {
+		i.GuildLocale = &guild
+	}
+	return i
+}
+
 // commandID finds the ID Discord assigned to a command in the last bulk
 // overwrite (guild first, then global), or makes one up.
 func (f *Fake) commandID(guildID, name string, typ discordgo.ApplicationCommandType) string {

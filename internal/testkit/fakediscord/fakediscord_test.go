@@ -484,6 +484,26 @@ func TestInteractions(t *testing.T) {
 		}
 	})
 
+	t.Run("ComponentSelectWithLocale", func(t *testing.T) {
+		i := fakediscord.WithLocale(h.fake.ComponentSelect("10", "70", alice, 0, "cfg:set:auto_reply",
+			discordgo.ChannelSelectMenuComponent, []string{"71", "72"}, nil), discordgo.Japanese, discordgo.Japanese)
+		if err := h.fake.DispatchInteraction(i); err != nil {
+			t.Fatal(err)
+		}
+		got := receive(t, h.interactions).Interaction
+		data := got.MessageComponentData()
+		if data.CustomID != "cfg:set:auto_reply" || data.ComponentType != discordgo.ChannelSelectMenuComponent ||
+			len(data.Values) != 2 || data.Values[1] != "72" {
+			t.Fatalf("select data = %+v", data)
+		}
+		if got.Locale != discordgo.Japanese || got.GuildLocale == nil || *got.GuildLocale != discordgo.Japanese {
+			t.Errorf("locales = %q / %v", got.Locale, got.GuildLocale)
+		}
+		if err := h.session.InteractionRespond(got, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate}); err != nil {
+			t.Errorf("the select press can't be answered: %v", err)
+		}
+	})
+
 	t.Run("MessageCommand", func(t *testing.T) {
 		target := h.fake.GuildMessage("10", "80", alice, "my birthday is in May")
 		i := h.fake.MessageCommand("10", "80", alice, 0, "Remember this", target)

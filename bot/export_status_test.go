@@ -1,0 +1,4 @@
+package bot
+
+// FitEmbed exposes fitEmbed to the tests.
+var FitEmbed = fitEmbed
