@@ -197,7 +197,10 @@ func (k *keywordIndexes) build(ctx context.Context, d *db, key string, sc *keywo
 // before each keyword query.
 func (k *keywordIndexes) sync(ctx context.Context, d *db) error {
 	var last, first int64
-	if err := d.read.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM memory_changes`).Scan(&last, &first); err != nil {
+	// Two subqueries: SQLite answers a lone min() or max() of the primary key from the
+	// b-tree's ends, but one SELECT with both scans the table.
+	if err := d.read.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
+		coalesce((SELECT min(seq) FROM memory_changes), 0)`).Scan(&last, &first); err != nil {
 		return fmt.Errorf("couldn't read the change log: %w", err)
 	}
 	if last <= k.applied.Load() {
