@@ -111,3 +111,38 @@ func TestLeaseExclusiveAcrossStores(t *testing.T) {
 		t.Logf("jobs leased per store: %v", perStore)
 	})
 }
+
+// TestOpenConcurrently starts two stores on one new database file at the same moment, as two
+// shard processes started together do: both apply (or find applied) every migration, and
+// neither fails on the other's tables.
+func TestOpenConcurrently(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("kioku-%d.db", round))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		stores := make([]*ltm.Store, 2)
+		for i := range stores {
+			wg.Go(func() {
+				<-start
+				s, err := ltm.Open(t.Context(), path)
+				if err != nil {
+					t.Errorf("round %d, store %d: %v", round, i, err)
+					return
+				}
+				stores[i] = s
+			})
+		}
+		close(start)
+		wg.Wait()
+		for _, s := range stores {
+			if s != nil {
+				if err := s.Close(); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}

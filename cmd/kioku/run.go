@@ -107,8 +107,9 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	b = &shardedBot{first: sessions[0].ShardID, count: sessions[0].ShardCount}
+	forgets := newForgetWatch(store, short, log)
 	for _, session := range sessions {
-		sb, err := app.newBot(session, store, short, engine, pipe)
+		sb, err := app.newBot(session, store, short, forgets.turner(engine), pipe)
 		if err != nil {
 			return err
 		}
@@ -152,6 +153,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	life.set(phaseRunning)
+	background.Go(func() { forgets.run(ctx) })
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
 	if cfg.MaintenanceMode != maintenance.ModeOff {
 		// A first diagnosis now, so the health score (/kioku status, /metrics) is known from
