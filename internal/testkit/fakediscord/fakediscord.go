@@ -20,6 +20,12 @@
 // answer 404 and are reported by Unhandled (and, unless AllowUnhandled is
 // given, fail the test at cleanup) so a missing route is noticed.
 //
+// Sharded clients (IDENTIFY with shard [id, count], count > 1) each get READY and
+// GUILD_CREATE for their shard's guilds only, and every dispatch goes to the shard of
+// its guild, (guild_id >> 22) % count, DMs to shard 0 (shards.go); GET /gateway/bot
+// recommends WithRecommendedShards. DropGateway and RequestHeartbeat act on an unsharded
+// client only.
+//
 // Close the discordgo session before the fake shuts down (register its
 // cleanup after calling New), and only after WaitReady returned: a session
 // that loses its gateway, or races its first heartbeat with Close, reconnects
