@@ -65,10 +65,15 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 			}
 			continue
 		}
-		if err := applyOne(ctx, db, name, string(body), checksum); err != nil {
+		done, err := applyOne(ctx, db, name, string(body), checksum)
+		if err != nil {
 			return res, err
 		}
-		res.Applied = append(res.Applied, name)
+		if done {
+			res.Applied = append(res.Applied, name)
+		} else {
+			applied[name] = checksum // another process applied it meanwhile
+		}
 	}
 	res.Current = len(applied) + len(res.Applied)
 	return res, nil
@@ -156,34 +161,52 @@ func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error
 
 // applyOne applies one file in its own transaction, on a connection that has
 // kioku_search_text when the file calls it (see searchTextConn).
-func applyOne(ctx context.Context, db *sql.DB, name, body, checksum string) error {
+// applyOne applies one migration in its own transaction and reports whether it did: false
+// when another process on the same file (a second shard starting at the same moment)
+// recorded it first. The check runs inside the transaction, which holds the write lock once
+// it has written, so two processes never both run a migration.
+func applyOne(ctx context.Context, db *sql.DB, name, body, checksum string) (bool, error) {
 	var conn interface {
 		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
 	} = db
 	if needsSearchText(body) {
 		c, err := searchTextConn(ctx, db)
 		if err != nil {
-			return fmt.Errorf("couldn't apply migration %s: %w", name, err)
+			return false, fmt.Errorf("couldn't apply migration %s: %w", name, err)
 		}
 		defer c.Close()
 		conn = c
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("couldn't begin migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't begin migration %s: %w", name, err)
 	}
 	defer tx.Rollback()
+	// A write first, so the transaction holds the write lock (it waits for another
+	// process's migration to commit) before it reads what is applied.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_migrations WHERE name = '' AND checksum = ''`); err != nil {
+		return false, fmt.Errorf("couldn't begin migration %s: %w", name, err)
+	}
+	var prev string
+	switch err := tx.QueryRowContext(ctx, `SELECT checksum FROM schema_migrations WHERE name = ?`, name).Scan(&prev); {
+	case err == nil && prev == checksum:
+		return false, nil
+	case err == nil:
+		return false, fmt.Errorf("migration %s was changed after it was applied (checksum %s, recorded %s); restore the original file and add a new migration instead", name, short(checksum), short(prev))
+	case !errors.Is(err, sql.ErrNoRows):
+		return false, fmt.Errorf("couldn't read applied migrations: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return fmt.Errorf("couldn't apply migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't apply migration %s: %w", name, err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)`,
 		name, checksum, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("couldn't record migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't record migration %s: %w", name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("couldn't commit migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't commit migration %s: %w", name, err)
 	}
-	return nil
+	return true, nil
 }
 
 func short(s string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -58,6 +59,12 @@ type Config struct {
 	MaxMemberMemories   int // live personal memories per member
 
 	KeywordIndexMemories int // memories the in-memory keyword indexes hold together
+
+	// Sharding (README "Scaling out"): this process runs shard ShardID of ShardCount
+	// (0 of 1 unless KIOKU_SHARD_ID and KIOKU_SHARD_COUNT are set), or with ShardsAuto
+	// every shard the gateway recommends.
+	ShardID, ShardCount int
+	ShardsAuto          bool
 
 	ContextWindow   int           // tokens the chat model accepts
 	MaxOutputTokens int           // tokens reserved for the reply
@@ -183,6 +190,39 @@ var settings = []setting{
 	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
 	{"KIOKU_KEYWORD_INDEX_MEMORIES", "1000000", "Memories the in-memory keyword indexes hold together (about 40 bytes per word, 570 for a 15-word message); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
 	{"KIOKU_MAX_MEMORIES_PER_MEMBER", "5000", "Live personal memories one member may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxMemberMemories })},
+	{"KIOKU_SHARD_ID", "", "This process's shard, 0 to KIOKU_SHARD_COUNT-1 (set both or neither; README \"Scaling out\").", func(c *Config, v string) error {
+		c.ShardID = -1 // unset
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a whole number, 0 or more, got %q", v)
+		}
+		c.ShardID = n
+		return nil
+	}},
+	{"KIOKU_SHARD_COUNT", "", "How many shards all processes run together (set with KIOKU_SHARD_ID).", func(c *Config, v string) error {
+		if v == "" {
+			return nil // unset
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive whole number, got %q", v)
+		}
+		c.ShardCount = n
+		return nil
+	}},
+	{"KIOKU_SHARDS", "", "auto: this one process runs every shard Discord recommends (empty: KIOKU_SHARD_ID/KIOKU_SHARD_COUNT, or one shard).", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "":
+		case "auto":
+			c.ShardsAuto = true
+		default:
+			return fmt.Errorf("want auto or nothing, got %q", v)
+		}
+		return nil
+	}},
 	{"KIOKU_LOG_LEVEL", "info", "debug, info, warn or error.", func(c *Config, v string) error {
 		switch strings.ToLower(v) {
 		case "debug", "info", "warn", "error":
@@ -245,7 +285,30 @@ func LoadConfig(lookupEnv func(string) (string, bool)) (Config, error) {
 	if c.MaxOutputTokens >= c.ContextWindow {
 		return Config{}, fmt.Errorf("invalid KIOKU_MAX_OUTPUT_TOKENS: %d leaves no room in KIOKU_CONTEXT_WINDOW %d", c.MaxOutputTokens, c.ContextWindow)
 	}
+	if err := c.checkShards(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// checkShards checks the sharding settings together and fills in the single shard (0 of 1)
+// when none is set. A process given half of a pair would connect as the wrong shard and
+// miss or double-answer servers, so it fails at start instead.
+func (c *Config) checkShards() error {
+	idSet, countSet := c.ShardID >= 0, c.ShardCount > 0
+	switch {
+	case c.ShardsAuto && (idSet || countSet):
+		return errors.New("invalid KIOKU_SHARDS: auto runs every shard in this process; unset KIOKU_SHARD_ID and KIOKU_SHARD_COUNT, or unset KIOKU_SHARDS")
+	case idSet && !countSet:
+		return errors.New("invalid KIOKU_SHARD_ID: set KIOKU_SHARD_COUNT too (both or neither)")
+	case countSet && !idSet:
+		return errors.New("invalid KIOKU_SHARD_COUNT: set KIOKU_SHARD_ID too (both or neither)")
+	case idSet && c.ShardID >= c.ShardCount:
+		return fmt.Errorf("invalid KIOKU_SHARD_ID: %d is not below KIOKU_SHARD_COUNT %d (shards are numbered from 0)", c.ShardID, c.ShardCount)
+	case !idSet:
+		c.ShardID, c.ShardCount = 0, 1
+	}
+	return nil
 }
 
 func readConfigFile(path string) (map[string]string, error) {

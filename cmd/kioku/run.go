@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -83,7 +82,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	}
 	// Decisions see only memories the conversation's channel may use, by the bot's channel
 	// rule; b is set below, before the pipeline starts.
-	var b *bot.Bot
+	var b *shardedBot
 	pipe, err := app.newPipeline(store, model, func(ctx context.Context, guildID, channelID string) *memory.Audience {
 		return b.ReplyAudience(ctx, guildID, channelID)
 	})
@@ -101,13 +100,20 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		// records the run and logs a failure itself.
 		background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskEmbeddings) })
 	}
-	session, err := bot.NewSession(cfg.DiscordToken, cfg.DiscordAPIURL)
+	// One session and bot per shard this process runs (shards.go); they share the store,
+	// short-term memory, the chat engine and the pipeline.
+	sessions, err := app.shardSessions(ctx)
 	if err != nil {
 		return err
 	}
-	b, err = app.newBot(session, store, short, engine, pipe)
-	if err != nil {
-		return err
+	b = &shardedBot{first: sessions[0].ShardID, count: sessions[0].ShardCount}
+	forgets := newForgetWatch(store, short, log)
+	for _, session := range sessions {
+		sb, err := app.newBot(session, store, short, forgets.turner(engine), pipe)
+		if err != nil {
+			return err
+		}
+		b.bots = append(b.bots, sb)
 	}
 	app.watchRun(store, short, b, pipe)
 
@@ -147,6 +153,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	life.set(phaseRunning)
+	background.Go(func() { forgets.run(ctx) })
 	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
 	if cfg.MaintenanceMode != maintenance.ModeOff {
 		// A first diagnosis now, so the health score (/kioku status, /metrics) is known from
@@ -168,7 +175,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 	})
 	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
-		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel)
+		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(b))
 
 	<-ctx.Done()
 	life.set(phaseStopping)
@@ -246,7 +253,7 @@ func (l *lifecycle) phase() phase { return phase(l.p.Load()) }
 // now (a database round trip, the gateway connected): for alerts and liveness probes.
 // /readyz says whether start-up has finished and shutdown not begun, without I/O: for
 // readiness probes and rolling restarts. /metrics is the Prometheus exposition.
-func opsHandler(store *ltm.Store, b *bot.Bot, m *metrics.Metrics, life *lifecycle) http.Handler {
+func opsHandler(store *ltm.Store, b interface{ Connected() bool }, m *metrics.Metrics, life *lifecycle) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)

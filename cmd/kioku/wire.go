@@ -138,7 +138,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
 // engine that answers its turns and the running pipeline whose status it reports.
-func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine *chat.Engine, pipe *pipeline.Pipeline) (*bot.Bot, error) {
+func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine bot.Turner, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
 		Store:   app.observeBot(botStore(store)),

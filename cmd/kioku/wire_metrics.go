@@ -31,7 +31,7 @@ func (app *App) newMetrics(store *ltm.Store) *metrics.Metrics {
 
 // watchRun points the metrics read at scrape time at the store, short-term memory, the
 // bot and the pipeline's last health report.
-func (app *App) watchRun(store *ltm.Store, short *stm.Store, b *bot.Bot, pipe *pipeline.Pipeline) {
+func (app *App) watchRun(store *ltm.Store, short *stm.Store, b interface{ Stats() bot.Stats }, pipe *pipeline.Pipeline) {
 	if app.metrics == nil {
 		return
 	}

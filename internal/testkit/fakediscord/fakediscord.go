@@ -20,6 +20,12 @@
 // answer 404 and are reported by Unhandled (and, unless AllowUnhandled is
 // given, fail the test at cleanup) so a missing route is noticed.
 //
+// Sharded clients (IDENTIFY with shard [id, count], count > 1) each get READY and
+// GUILD_CREATE for their shard's guilds only, and every dispatch goes to the shard of
+// its guild, (guild_id >> 22) % count, DMs to shard 0 (shards.go); GET /gateway/bot
+// recommends WithRecommendedShards. DropGateway and RequestHeartbeat act on an unsharded
+// client only.
+//
 // Close the discordgo session before the fake shuts down (register its
 // cleanup after calling New), and only after WaitReady returned: a session
 // that loses its gateway, or races its first heartbeat with Close, reconnects
@@ -82,6 +88,12 @@ func WithHeartbeatInterval(d time.Duration) Option {
 	return func(f *Fake) { f.heartbeatInterval = d }
 }
 
+// WithRecommendedShards sets the shard count GET /gateway/bot recommends (default 1), as
+// Discord does for a bot in many servers.
+func WithRecommendedShards(n int) Option {
+	return func(f *Fake) { f.recommendedShards = n }
+}
+
 // AllowUnhandled stops the fake from failing the test at cleanup when the
 // client called routes the fake does not implement. They are still recorded
 // and listed by Unhandled.
@@ -103,6 +115,7 @@ type Fake struct {
 	appID             string
 	heartbeatInterval time.Duration
 	allowUnhandled    bool
+	recommendedShards int
 
 	lastID atomic.Int64 // snowflake sequence, see NewSnowflake
 
@@ -135,9 +148,12 @@ type Fake struct {
 	interactions map[string]*interactionState            // token → state
 	attachments  map[string]attachment                   // URL path → content
 
-	conns       map[*gatewayConn]struct{}
-	current     *gatewayConn // identified or resumed connection events go to
-	session     *gatewaySession
+	conns   map[*gatewayConn]struct{}
+	current *gatewayConn // identified or resumed connection events go to
+	session *gatewaySession
+	// shards holds the connections that identified as one shard of several, by shard id;
+	// once there is one, events go to the shard of their guild (shards.go).
+	shards      map[int]*shardLink
 	connections int
 	identifies  []Identify
 	resumes     int
@@ -169,6 +185,8 @@ func New(tb testing.TB, opts ...Option) *Fake {
 		interactions:      map[string]*interactionState{},
 		attachments:       map[string]attachment{},
 		conns:             map[*gatewayConn]struct{}{},
+		shards:            map[int]*shardLink{},
+		recommendedShards: 1,
 		upgrader: websocket.Upgrader{
 			// The client is a bot, not a browser; there is no origin to check.
 			CheckOrigin: func(*http.Request) bool { return true },
@@ -269,7 +287,7 @@ func (f *Fake) WaitUntil(ctx context.Context, cond func() bool) error {
 }
 
 // WaitReady blocks until a client has identified (or resumed) on the
-// gateway, READY (followed by a GUILD_CREATE for each guild set with
+// gateway (with sharded clients: every shard of the count they identified with), READY (followed by a GUILD_CREATE for each guild set with
 // SetGuild) has been sent, and the client's first heartbeat was acknowledged.
 //
 // The heartbeat matters for shutdown: discordgo's heartbeat goroutine sends
@@ -280,6 +298,9 @@ func (f *Fake) WaitReady(ctx context.Context) error {
 	return f.WaitUntil(ctx, func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if len(f.shards) > 0 {
+			return f.allShardsReadyLocked()
+		}
 		return f.current != nil && f.current.acks > 0
 	})
 }

@@ -136,6 +136,11 @@ func (f *Fake) serveGateway(w http.ResponseWriter, r *http.Request) {
 		if f.current == c {
 			f.current = nil
 		}
+		for _, l := range f.shards {
+			if l.conn == c {
+				l.conn = nil
+			}
+		}
 		f.notifyLocked()
 		f.mu.Unlock()
 	}()
@@ -200,6 +205,14 @@ func (f *Fake) identify(c *gatewayConn, data json.RawMessage) error {
 		c.close(4002)
 		return err
 	}
+	shardID, shardCount := 0, 1
+	if id.Shard != nil {
+		shardID, shardCount = id.Shard[0], id.Shard[1]
+		if shardCount < 1 || shardID < 0 || shardID >= shardCount {
+			c.close(4010) // Discord's "invalid shard"
+			return fmt.Errorf("fakediscord: invalid shard %v", *id.Shard)
+		}
+	}
 	s := &gatewaySession{id: "fake-session-" + f.NewSnowflake()}
 
 	f.mu.Lock()
@@ -207,6 +220,9 @@ func (f *Fake) identify(c *gatewayConn, data json.RawMessage) error {
 	stubs := make([]map[string]any, 0, len(f.guildOrder))
 	guilds := make([]json.RawMessage, 0, len(f.guildOrder))
 	for _, gid := range f.guildOrder {
+		if ShardOf(gid, shardCount) != shardID {
+			continue // Discord sends a shard only its own guilds
+		}
 		stubs = append(stubs, map[string]any{"id": gid, "unavailable": true})
 		raw, err := json.Marshal(f.guildCreateLocked(gid))
 		if err != nil {
@@ -226,6 +242,7 @@ func (f *Fake) identify(c *gatewayConn, data json.RawMessage) error {
 		"guilds":             stubs,
 		"private_channels":   []any{},
 		"application":        map[string]any{"id": f.appID, "flags": 0},
+		"shard":              [2]int{shardID, shardCount},
 	})
 	if err != nil {
 		return err
@@ -240,8 +257,12 @@ func (f *Fake) identify(c *gatewayConn, data json.RawMessage) error {
 	}
 
 	f.mu.Lock()
-	f.session = s
-	f.current = c
+	if shardCount > 1 {
+		f.shards[shardID] = &shardLink{conn: c, session: s, id: shardID, count: shardCount}
+	} else {
+		f.session = s
+		f.current = c
+	}
 	f.notifyLocked()
 	f.mu.Unlock()
 	return nil
@@ -278,6 +299,9 @@ func (f *Fake) resume(c *gatewayConn, data json.RawMessage) error {
 		return err
 	}
 	f.mu.Lock()
+	if l := f.shardSessionLocked(r.SessionID); l != nil {
+		return f.resumeShardLocked(c, l, r.Seq)
+	}
 	s := f.session
 	if s == nil || s.id != r.SessionID {
 		f.mu.Unlock()
@@ -320,6 +344,10 @@ func (f *Fake) Dispatch(eventType string, data any) error {
 		return fmt.Errorf("fakediscord: couldn't encode %s: %w", eventType, err)
 	}
 	f.mu.Lock()
+	if len(f.shards) > 0 {
+		f.mu.Unlock()
+		return f.dispatchSharded(eventType, raw)
+	}
 	c, s, closed := f.current, f.session, f.closed
 	if c == nil && !closed && s != nil && s.dropped {
 		// Kept for the client's RESUME, as Discord keeps a dropped session's events.

@@ -420,10 +420,15 @@ func (f *Fake) Connections() int {
 }
 
 // Connected reports whether a client is identified (or resumed) on the
-// gateway; it turns false when that connection closes.
+// gateway (with sharded clients: any shard); it turns false when that connection closes.
 func (f *Fake) Connected() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for _, l := range f.shards {
+		if l.conn != nil {
+			return true
+		}
+	}
 	return f.current != nil
 }
 

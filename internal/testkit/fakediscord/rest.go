@@ -242,7 +242,7 @@ func (f *Fake) getGateway(w http.ResponseWriter, _ *http.Request, _ *exchange) {
 func (f *Fake) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ *exchange) {
 	writeJSON(w, discordgo.GatewayBotResponse{
 		URL:    f.GatewayURL(),
-		Shards: 1,
+		Shards: f.recommendedShards,
 		SessionStartLimit: discordgo.SessionInformation{
 			Total: 1000, Remaining: 1000, ResetAfter: 0, MaxConcurrency: 1,
 		},
