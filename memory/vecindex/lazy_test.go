@@ -340,8 +340,11 @@ func TestConcurrentSearchDuringLoad(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// As a write path does: commit to the store, then update the index.
 		for i := range 200 {
-			x.Upsert("g:big", int64(n+i), "", vecindex.Meta{}, unit(rand.New(rand.NewPCG(9, uint64(i))), dims))
+			v := unit(rand.New(rand.NewPCG(9, uint64(i))), dims)
+			st.set("g:big", int64(n+i), v)
+			x.Upsert("g:big", int64(n+i), "", vecindex.Meta{}, v)
 		}
 	}()
 	// Another scope loads and answers while g:big is held.

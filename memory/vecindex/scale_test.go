@@ -1,4 +1,4 @@
-//go:build measure
+//go:build scale
 
 package vecindex_test
 
@@ -18,7 +18,7 @@ import (
 // scope of 100k and for the many-servers shape of the scale benchmark (one guild of 100k
 // and 1,000 guilds of 1,000: 1.1M). Every row carries meta as the store gives it: strings
 // of their own (as scanned from SQLite), a content hash, a channel and an author. Run with
-// `go test -tags measure -run TestMeasureHeap -v ./memory/vecindex/`; it needs a few GB.
+// `go test -tags scale -run TestMeasureHeap -v ./memory/vecindex/`; it needs a few GB.
 func TestMeasureHeap(t *testing.T) {
 	for _, shape := range []struct {
 		name   string
