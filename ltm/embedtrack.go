@@ -153,7 +153,7 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 	// has no deleted_at: the full reads below drop forgotten rows), so the check reads
 	// neither the memories' rows nor any vector: about 2 s at 1.1M memories.
 	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m INDEXED BY memories_hash
-		WHERE NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_model_hash
+		WHERE NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_keys
 		WHERE e.model = ? AND e.content_hash = m.content_hash)`, e.model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
