@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/vecindex"
@@ -80,10 +82,15 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 }
 
 // DefaultVectorCacheBytes bounds the memory of the in-process vector index (SetVectorCache,
-// KIOKU_VECTOR_CACHE_MB): about 1M vectors at 384 dimensions, so every server of a large
-// deployment can be resident at once and a process stays well under 1 GB; past it the
-// least recently used scopes are evicted and loaded again on their next recall.
-const DefaultVectorCacheBytes = 512 << 20
+// KIOKU_VECTOR_CACHE_MB): about 1.2M vectors at 384 dimensions (540 bytes each), so every
+// server of a deployment of 1.1M memories stays resident and the vectors take about 600 MB;
+// past it the least recently used scopes are evicted and loaded again on their next recall.
+const DefaultVectorCacheBytes = 640 << 20
+
+// vectorLoadWait is how long a recall waits for its scope's vectors to load. A scope of a
+// few thousand memories loads well within it; a very large one (100,000 memories take
+// seconds) goes on loading in the background while recall answers from the keyword leg.
+const vectorLoadWait = 2 * time.Second
 
 // SetVectorCache bounds the bytes the vector index holds; 0 or less means no bound.
 // Scopes past it are evicted least recently used first and reloaded from the database on
@@ -146,16 +153,26 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	return nil
 }
 
-// ensureScope makes the vectors of scope key resident before a search. A load that fails
-// leaves that scope out of the vector leg (recall still has the keyword leg) and is tried
-// again on the next recall.
+// ensureScope makes the vectors of scope key resident before a search, waiting at most
+// vectorLoadWait. A load that fails or takes longer leaves that scope out of the vector
+// leg of this recall (the keyword leg still answers); a slow load goes on in the background
+// for the next recall, and a failed one is tried again then.
 func (s *db) ensureScope(ctx context.Context, key string) bool {
-	if err := s.recall.vectors.Ensure(ctx, key); err != nil {
+	wait, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
+	defer cancel()
+	err := s.recall.vectors.Ensure(wait, key)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errStillLoading):
+		slog.Info("vector index: a large scope is still loading; recalling from keywords meanwhile", "scope", key)
+	case ctx.Err() == nil:
 		slog.Warn("vector index: couldn't load a scope", "scope", key, "err", err)
-		return false
 	}
-	return true
+	return false
 }
+
+var errStillLoading = errors.New("scope vectors still loading")
 
 // rescoreExtra is how many more rows than asked the vector leg takes from the int8 index
 // before re-scoring them with the exact float32 vectors, so a row just outside the
