@@ -297,7 +297,8 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	res := vectorLegResult{q: qv, model: e.model, hits: map[int64]float32{}}
 	for _, v := range vis {
 		// The scope's vectors are loaded on its first recall (and after an eviction); the
-		// int8 index picks the candidates and their stored float32 vectors score them.
+		// int8 index picks the candidates and their stored float32 vectors score them
+		// (QuantizedCosines: the int8 cosines score them).
 		if !s.db.ensureScope(ctx, v.Owner.Key()) {
 			continue
 		}

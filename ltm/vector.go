@@ -216,11 +216,12 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 	return out, nil
 }
 
-// rescore replaces the int8 cosines of hits with exact float32 ones from the database and
-// returns the best k. A hit whose vector can't be read keeps its quantized cosine.
+// rescore returns the best k of hits, unless QuantizedCosines after replacing their int8
+// cosines with exact float32 ones from the database; a hit whose vector can't be read keeps
+// its quantized cosine.
 func (s *db) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
-	if len(hits) == 0 {
-		return hits
+	if len(hits) == 0 || s.QuantizedCosines {
+		return hits[:min(k, len(hits))]
 	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
@@ -239,10 +240,10 @@ func (s *db) rescore(ctx context.Context, model string, q []float32, hits []veci
 	return hits[:min(k, len(hits))]
 }
 
-// exactCosines gives the loaded candidates that the vector leg did not return their exact
-// cosine with the query, from the stored vectors of their content.
+// exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
+// did not return their exact cosine with the query, from the stored vectors of their content.
 func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
-	if vec.q == nil {
+	if vec.q == nil || s.QuantizedCosines {
 		return
 	}
 	var hashes []string

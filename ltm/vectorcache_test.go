@@ -139,3 +139,44 @@ func TestTrackerSyncsResidentScopes(t *testing.T) {
 		t.Fatalf("g1 answers %v, want only memory %d", got, b.ID)
 	}
 }
+
+// TestQuantizedCosines: by default recall's vector scores are the float32 cosines of the
+// stored vectors; with QuantizedCosines they are the int8 index's, within 0.01 of them.
+func TestQuantizedCosines(t *testing.T) {
+	ctx := t.Context()
+	s := cacheStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	g1 := memory.ServerOwner("g1")
+	texts := []string{"The kiln fires on Tuesdays", "Glaze buckets stay by the sink", "Clay is recycled weekly in the back room"}
+	for _, c := range texts {
+		testkit.MustRemember(t, s, server("g1", c))
+	}
+	const query = "when does the kiln fire"
+	want := map[string]float64{}
+	q := fakeopenai.EmbedText(query, cacheDims)
+	for _, c := range texts {
+		var d float64
+		for i, x := range fakeopenai.EmbedText(c, cacheDims) {
+			d += float64(x) * float64(q[i])
+		}
+		want[c] = d
+	}
+	for _, exact := range []bool{true, false} {
+		s.QuantizedCosines = !exact
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{g1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != len(texts) {
+			t.Fatalf("exact=%v: %d results, want %d", exact, len(res), len(texts))
+		}
+		tol := 0.01
+		if exact {
+			tol = 1e-5
+		}
+		for _, r := range res {
+			if d := r.Vector - want[r.Memory.Content]; d > tol || d < -tol {
+				t.Fatalf("exact=%v: %q scored cosine %.6f, float32 cosine %.6f", exact, r.Memory.Content, r.Vector, want[r.Memory.Content])
+			}
+		}
+	}
+}
