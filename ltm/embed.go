@@ -71,7 +71,8 @@ func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
 type EmbedStatus struct {
 	// Model is the configured embedding model; empty means keyword recall only.
 	Model string
-	// Vectors is how many live memories are in the in-memory vector index.
+	// Vectors is how many live memories are in the in-memory vector index: those of the
+	// scopes resident now (loaded on first recall, evicted past KIOKU_VECTOR_CACHE_MB).
 	Vectors int
 	// Down is true while embedding is skipped after a provider failure.
 	Down bool
@@ -368,6 +369,7 @@ type recallState struct {
 
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
+	r.vectors.SetLoader(d.loadScopeVectors, DefaultVectorCacheBytes)
 	r.keywords.init()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)

@@ -124,35 +124,55 @@ func (s *Recall) downReason() string {
 // gapChunk is how many memories one query of findGaps reads with their vectors.
 const gapChunk = 500
 
-// findGaps compares the live memories with the in-memory index. A memory not indexed with
-// its current content gets its cached vector of e's model into the index (loaded) when the
-// database has a usable one; otherwise it is a gap. It returns the keep least recently
-// changed gaps (all when keep is negative) and how many more there are. Reading every live
-// memory's id and content hash is cheap (one partial index); only memories missing from the
-// index are read in full, so a run with nothing to do costs little even on a large store.
+// findGaps finds the live memories without a vector of e's model in the index. Two reads
+// find them without touching every vector: the memories of any scope that have no stored
+// vector of the model (through two key-only indexes), and, for the
+// scopes the index holds, the memories missing from it with their current content (another
+// process wrote them) — the index also drops there what the database no longer has live
+// (another process forgot it). Scopes that are not resident are left alone: their next load
+// reads the database. A memory found that has a usable stored vector goes into the index
+// (loaded); otherwise it is a gap. It returns the keep least recently changed gaps (all when
+// keep is negative) and how many more there are.
 func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []gap, more, loaded int, err error) {
 	r := &s.db.recall
-	rows, err := s.db.read.QueryContext(ctx, `SELECT id, scope_key, content_hash FROM memories WHERE deleted_at IS NULL`)
+	seen := map[int64]bool{}
+	var unindexed []int64
+	for _, key := range r.vectors.Keys() {
+		ids, err := s.syncResident(ctx, key)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				unindexed = append(unindexed, id)
+			}
+		}
+	}
+	// Both sides are key-only indexes walked in content-hash order (memories_hash, which
+	// has no deleted_at: the full reads below drop forgotten rows), so the check reads
+	// neither the memories' rows nor any vector: about 2 s at 1.1M memories.
+	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m INDEXED BY memories_hash
+		WHERE NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_keys
+		WHERE e.model = ? AND e.content_hash = m.content_hash)`, e.model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
 	}
-	var unindexed []int64
 	for rows.Next() {
-		var (
-			id        int64
-			key, hash string
-		)
-		if err := rows.Scan(&id, &key, &hash); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
 			return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
 		}
-		if !r.vectors.Has(key, id, hash) {
+		if !seen[id] {
+			seen[id] = true
 			unindexed = append(unindexed, id)
 		}
 	}
 	if err := rows.Close(); err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
 	}
+	slices.Sort(unindexed)
 
 	// trim keeps the keep oldest gaps, counting the others, so a large backlog (a new
 	// model) does not hold every memory's content in memory.
@@ -195,7 +215,9 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 				return gaps, more, loaded, fmt.Errorf("couldn't read memory to embed: %w", err)
 			}
 			if v := decodeVector(blob); v != nil && r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v) {
-				loaded++
+				if r.vectors.Resident(m.Owner().Key()) {
+					loaded++
+				}
 				continue
 			}
 			// A stored vector the index refuses (another width under the same model
@@ -211,6 +233,58 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 	}
 	trim()
 	return gaps, more, loaded, nil
+}
+
+// syncResident compares resident scope key with the database: it drops from the index the
+// ids no longer live there and returns the live ids the index lacks or holds with older
+// content. It reads ids and content hashes only (the memories_live_hash index).
+func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) {
+	r := &s.db.recall
+	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories INDEXED BY memories_live_hash
+		WHERE scope_key = ? AND deleted_at IS NULL`, key)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)
+	}
+	live := map[int64]bool{}
+	var missing []int64
+	for rows.Next() {
+		var (
+			id   int64
+			hash string
+		)
+		if err := rows.Scan(&id, &hash); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)
+		}
+		live[id] = true
+		if !r.vectors.Has(key, id, hash) {
+			missing = append(missing, id)
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)
+	}
+	// The ids are read after the rows, so one written by this process meanwhile is in the
+	// index but not in live: it is checked again before it is dropped.
+	var gone []int64
+	for _, id := range r.vectors.IDs(key) {
+		if !live[id] {
+			gone = append(gone, id)
+		}
+	}
+	for start := 0; start < len(gone); start += gapChunk {
+		part := gone[start:min(start+gapChunk, len(gone))]
+		still, err := s.liveHashes(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range part {
+			if _, ok := still[id]; !ok {
+				r.vectors.Remove(key, id)
+			}
+		}
+	}
+	return missing, nil
 }
 
 // embedGaps makes one provider call for the distinct contents of part, bounded by timeout,

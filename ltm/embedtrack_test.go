@@ -69,9 +69,9 @@ func embeddingRows(t *testing.T, s *ltm.Store) int {
 	return st.Embeddings
 }
 
-// TestTrackEmbeddingsLoadsCachedVectors: the first run in a new process puts the cached
-// vectors into the index without asking the provider; later runs load only what another
-// process wrote since.
+// TestTrackEmbeddingsLoadsCachedVectors: a new process loads no vectors at start, not even
+// on the tracker's first run; a scope's first use loads its cached vectors without asking
+// the provider; later runs load into resident scopes only what another process wrote since.
 func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
 	s, _, _ := trackStore(t, path)
@@ -87,8 +87,14 @@ func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 	if n := s2.Recall.EmbedStatus().Vectors; n != 0 {
 		t.Fatalf("a fresh process has %d vectors before the first run", n)
 	}
-	if res := mustTrack(t, s2, memory.EmbedTrackOptions{}); res != (memory.EmbedTrackResult{Loaded: 3}) {
-		t.Fatalf("first run %+v, want the three cached vectors loaded", res)
+	if res := mustTrack(t, s2, memory.EmbedTrackOptions{}); res != (memory.EmbedTrackResult{}) {
+		t.Fatalf("first run %+v, want nothing to do and nothing loaded", res)
+	}
+	if n := s2.Recall.EmbedStatus().Vectors; n != 0 {
+		t.Fatalf("the first run loaded %d vectors, want them left for the scope's first use", n)
+	}
+	if err := s2.Recall.WarmVectors(t.Context(), memory.ServerOwner("g1")); err != nil {
+		t.Fatal(err)
 	}
 	if n := s2.Recall.EmbedStatus().Vectors; n != 3 || fake.EmbeddingCount() != 0 {
 		t.Fatalf("%d vectors in the index, %d embedding requests", n, fake.EmbeddingCount())
@@ -141,6 +147,9 @@ func TestTrackEmbeddingsRaces(t *testing.T) {
 		kept := testkit.MustRemember(t, s, server("g1", "Lunch is at noon on Fridays"))
 		fake.Up()
 		clock.Advance(time.Minute)
+		if err := s.Recall.WarmVectors(t.Context(), memory.ServerOwner("g1")); err != nil {
+			t.Fatal(err)
+		}
 		var once atomic.Bool
 		fake.OnRequest(func(*http.Request) {
 			if once.CompareAndSwap(false, true) {

@@ -258,6 +258,17 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 	}
 
+	t.Run("VectorIndexReloadsNoneOfTheirMemories", func(t *testing.T) {
+		// Evict every scope, then load Alice's personal scope again from the database.
+		s.Recall.SetVectorCache(1)
+		s.Recall.SetVectorCache(ltm.DefaultVectorCacheBytes)
+		if err := s.Recall.WarmVectors(ctx, aliceMe); err != nil {
+			t.Fatal(err)
+		}
+		if hits := s.Recall.NearestMemories(aliceMe, fakeopenai.EmbedText(secret["personal"], 64), 10, true); len(hits) != 0 {
+			t.Fatalf("Alice's personal scope has %d vectors after forget-me and a reload", len(hits))
+		}
+	})
 	t.Run("RunningJobCannotWriteItsCheckpointBack", func(t *testing.T) {
 		err := s.Jobs.Heartbeat(ctx, running.ID, running.LeaseOwner, time.Minute, checkpoint(secret["leased-job"]))
 		if !errors.Is(err, memory.ErrLeaseLost) {

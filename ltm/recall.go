@@ -224,6 +224,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			return nil, err
 		}
 	}
+	s.db.exactCosines(ctx, vec.model, &vec, mems)
 	out := s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now)
 	if q.CountAccess {
 		recalled := make([]int64, len(out))
@@ -262,6 +263,8 @@ func (s *Recall) candidates(mems []*memory.Memory, kw map[int64]float64, vec *ve
 		if vecOn {
 			if cos, ok := vec.hits[m.ID]; ok {
 				c.Vector = float64(cos)
+			} else if cos, ok := vec.exact[m.ID]; ok {
+				c.Vector = float64(cos)
 			} else if cos, ok := s.db.recall.vectors.Cosine(m.Owner().Key(), vec.q, m.ID); ok {
 				// A keyword-only candidate still gets its cosine from the index of its scope.
 				c.Vector = float64(cos)
@@ -276,8 +279,12 @@ func (s *Recall) candidates(mems []*memory.Memory, kw map[int64]float64, vec *ve
 }
 
 type vectorLegResult struct {
-	q    []float32 // the unit query vector; nil when the leg did not run or failed
-	hits map[int64]float32
+	q     []float32 // the unit query vector; nil when the leg did not run or failed
+	model string
+	hits  map[int64]float32
+	// exact are the float32 cosines of loaded candidates the leg did not return
+	// (exactCosines); a candidate missing from both falls back to the index's int8 cosine.
+	exact map[int64]float32
 }
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
@@ -287,9 +294,16 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	if err != nil {
 		return vectorLegResult{}
 	}
-	res := vectorLegResult{q: qv, hits: map[int64]float32{}}
+	res := vectorLegResult{q: qv, model: e.model, hits: map[int64]float32{}}
 	for _, v := range vis {
-		for _, h := range s.db.recall.vectors.Search(v.Owner.Key(), qv, k, vectorFilter(v, q), false) {
+		// The scope's vectors are loaded on its first recall (and after an eviction); the
+		// int8 index picks the candidates and their stored float32 vectors score them
+		// (QuantizedCosines: the int8 cosines score them).
+		if !s.db.ensureScope(ctx, v.Owner.Key()) {
+			continue
+		}
+		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
+		for _, h := range s.db.rescore(ctx, e.model, qv, hits, k) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}

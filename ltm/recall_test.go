@@ -469,6 +469,9 @@ func TestRecallForgottenAndModified(t *testing.T) {
 		search := func(t *testing.T, text string) []memory.SearchResult {
 			return mustSearch(t, s, memory.SearchQuery{Text: text, Owners: []memory.Owner{owner}})
 		}
+		if err := s.Recall.WarmVectors(ctx, owner); err != nil {
+			t.Fatal(err)
+		}
 		indexed := s.Recall.EmbedStatus().Vectors
 		if _, err := s.Memories.Forget(ctx, owner, []int64{gone.ID}, "test", ""); err != nil {
 			t.Fatal(err)

@@ -1,8 +1,17 @@
 package ltm
 
 import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/vecindex"
@@ -63,10 +72,230 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 	if !vecindex.Normalize(q) {
 		return nil
 	}
+	s.db.ensureScope(context.Background(), owner.Key())
 	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
 	out := make([]VectorHit, len(hits))
 	for i, h := range hits {
 		out[i] = VectorHit{ID: h.ID, Cosine: h.Cosine}
 	}
 	return out
+}
+
+// DefaultVectorCacheBytes bounds the memory of the in-process vector index (SetVectorCache,
+// KIOKU_VECTOR_CACHE_MB): about 1.2M vectors at 384 dimensions (540 bytes each), so every
+// server of a deployment of 1.1M memories stays resident and the vectors take about 600 MB;
+// past it the least recently used scopes are evicted and loaded again on their next recall.
+const DefaultVectorCacheBytes = 640 << 20
+
+// vectorLoadWait is how long a recall waits for its scope's vectors to load. A scope of a
+// few thousand memories loads well within it; a very large one (100,000 memories take
+// seconds) goes on loading in the background while recall answers from the keyword leg.
+const vectorLoadWait = 2 * time.Second
+
+// SetVectorCache bounds the bytes the vector index holds; 0 or less means no bound.
+// Scopes past it are evicted least recently used first and reloaded from the database on
+// their next recall.
+func (s *Recall) SetVectorCache(bytes int64) {
+	s.db.recall.vectors.SetLimit(max(bytes, 0))
+}
+
+// VectorIndexStats reports what the in-process vector index holds now.
+func (s *Recall) VectorIndexStats() vecindex.Stats { return s.db.recall.vectors.Stats() }
+
+// loadScopeVectors is the vector index's loader: the stored vectors of the configured model
+// for the live memories of scope key, read from the read pool in one query. It reads only
+// the columns the index filters on, not the contents.
+func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
+	e := s.recall.emb.Load()
+	if e == nil {
+		return nil
+	}
+	// The vectors are read in content-hash order, the embeddings table's key order: at a
+	// million vectors that is about 3× faster than probing it in row order.
+	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.content_hash, m.guild_id, m.channel_id, m.created_at, m.type,
+		m.pinned, m.importance, m.tags, m.author_id, e.vector
+		FROM (SELECT id, content_hash, guild_id, channel_id, created_at, type, pinned, importance, tags, author_id
+			FROM memories WHERE scope_key = ? AND deleted_at IS NULL ORDER BY content_hash) m
+		JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?`, key, e.model)
+	if err != nil {
+		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
+	}
+	defer rows.Close()
+	var (
+		buf  []float32
+		blob []byte
+	)
+	for rows.Next() {
+		var (
+			id     int64
+			hash   string
+			meta   vecindex.Meta
+			pinned int
+			tags   string
+		)
+		if err := rows.Scan(&id, &hash, &meta.OriginGuild, &meta.Channel, &meta.CreatedAt, &meta.Type, &pinned,
+			&meta.Importance, &tags, &meta.AuthorID, &blob); err != nil {
+			return fmt.Errorf("couldn't load a vector of %s: %w", key, err)
+		}
+		meta.Pinned = pinned != 0
+		if tags != "" && tags != "[]" {
+			if err := json.Unmarshal([]byte(tags), &meta.Tags); err != nil {
+				return fmt.Errorf("couldn't decode tags of memory %d: %w", id, err)
+			}
+		}
+		if buf = decodeVectorInto(buf, blob); buf != nil {
+			put(id, hash, meta, buf)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
+	}
+	return nil
+}
+
+// ensureScope makes the vectors of scope key resident before a search, waiting at most
+// vectorLoadWait. A load that fails or takes longer leaves that scope out of the vector
+// leg of this recall (the keyword leg still answers); a slow load goes on in the background
+// for the next recall, and a failed one is tried again then.
+func (s *db) ensureScope(ctx context.Context, key string) bool {
+	wait, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
+	defer cancel()
+	err := s.recall.vectors.Ensure(wait, key)
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, errStillLoading):
+		slog.Info("vector index: a large scope is still loading; recalling from keywords meanwhile", "scope", key)
+	case ctx.Err() == nil:
+		slog.Warn("vector index: couldn't load a scope", "scope", key, "err", err)
+	}
+	return false
+}
+
+var errStillLoading = errors.New("scope vectors still loading")
+
+// rescoreExtra is how many more rows than asked the vector leg takes from the int8 index
+// before re-scoring them with the exact float32 vectors, so a row just outside the
+// quantized top k can still make the exact one.
+const rescoreExtra = 16
+
+// exactVectors reads the stored float32 vectors of model for the live memories ids.
+func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
+	out := make(map[int64][]float32, len(ids))
+	const chunk = 500
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		args := make([]any, 0, len(part)+1)
+		args = append(args, model)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		rows, err := s.read.QueryContext(ctx, `SELECT m.id, e.vector FROM memories m
+			JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
+			WHERE m.id IN (`+placeholders(len(part))+`) AND m.deleted_at IS NULL`, args...)
+		if err != nil {
+			return out, fmt.Errorf("couldn't read vectors: %w", err)
+		}
+		for rows.Next() {
+			var (
+				id   int64
+				blob []byte
+			)
+			if err := rows.Scan(&id, &blob); err != nil {
+				rows.Close()
+				return out, fmt.Errorf("couldn't read a vector: %w", err)
+			}
+			if v := decodeVector(blob); v != nil && vecindex.Normalize(v) {
+				out[id] = v
+			}
+		}
+		if err := rows.Close(); err != nil {
+			return out, fmt.Errorf("couldn't read vectors: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// rescore returns the best k of hits, unless QuantizedCosines after replacing their int8
+// cosines with exact float32 ones from the database; a hit whose vector can't be read keeps
+// its quantized cosine.
+func (s *db) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
+	if len(hits) == 0 || s.QuantizedCosines {
+		return hits[:min(k, len(hits))]
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	exact, err := s.exactVectors(ctx, model, ids)
+	if err != nil {
+		slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
+	}
+	for i, h := range hits {
+		if v := exact[h.ID]; len(v) == len(q) {
+			hits[i].Cosine = dotf(q, v)
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b vecindex.Hit) int { return cmp.Compare(b.Cosine, a.Cosine) })
+	return hits[:min(k, len(hits))]
+}
+
+// exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
+// did not return their exact cosine with the query, from the stored vectors of their content.
+func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
+	if vec.q == nil || s.QuantizedCosines {
+		return
+	}
+	var hashes []string
+	for _, m := range mems {
+		if _, ok := vec.hits[m.ID]; !ok {
+			hashes = append(hashes, m.Hash)
+		}
+	}
+	if len(hashes) == 0 {
+		return
+	}
+	got, err := s.cachedVectors(ctx, model, hashes)
+	if err != nil {
+		slog.Warn("vector index: couldn't read candidate vectors, using quantized cosines", "err", err)
+	}
+	vec.exact = make(map[int64]float32, len(got))
+	for _, m := range mems {
+		if v := got[m.Hash]; len(v) == len(vec.q) && vecindex.Normalize(v) {
+			vec.exact[m.ID] = dotf(vec.q, v)
+		}
+	}
+}
+
+func dotf(a, b []float32) float32 {
+	var s float32
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
+
+// decodeVectorInto is decodeVector into buf's storage.
+func decodeVectorInto(buf []float32, b []byte) []float32 {
+	if len(b) == 0 || len(b)%4 != 0 {
+		return nil
+	}
+	n := len(b) / 4
+	if cap(buf) < n {
+		buf = make([]float32, n)
+	}
+	buf = buf[:n]
+	for i := range buf {
+		buf[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return buf
+}
+
+// WarmVectors loads the vectors of owner's scope into the index now, as its first recall
+// would (a no-op when they are resident or no embedding model is set).
+func (s *Recall) WarmVectors(ctx context.Context, owner memory.Owner) error {
+	if s.db.recall.emb.Load() == nil {
+		return nil
+	}
+	return s.db.recall.vectors.Ensure(ctx, owner.Key())
 }

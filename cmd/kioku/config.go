@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
@@ -59,6 +60,8 @@ type Config struct {
 	MaxMemberMemories   int // live personal memories per member
 
 	KeywordIndexMemories int // memories the in-memory keyword indexes hold together
+	// VectorCacheMB bounds the in-process vector index (docs/operations.md); 0: no bound.
+	VectorCacheMB int
 
 	// Sharding (README "Scaling out"): this process runs shard ShardID of ShardCount
 	// (0 of 1 unless KIOKU_SHARD_ID and KIOKU_SHARD_COUNT are set), or with ShardsAuto
@@ -189,6 +192,7 @@ var settings = []setting{
 	{"KIOKU_GUILD_DAILY_LLM_CALLS", "2000", "Model calls per UTC day for each server (and each member's DMs), chat and background pipeline together; 0 = unlimited.", nonNegativeInt(func(c *Config) *int { return &c.GuildDailyLLMCalls })},
 	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
 	{"KIOKU_KEYWORD_INDEX_MEMORIES", "1000000", "Memories the in-memory keyword indexes hold together (about 40 bytes per word, 570 for a 15-word message); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
+	{"KIOKU_VECTOR_CACHE_MB", strconv.Itoa(ltm.DefaultVectorCacheBytes >> 20), "Memory for the in-process vector index, in MB; past it the servers recalled least recently leave it and are loaded again on their next recall (0 = no bound).", nonNegativeInt(func(c *Config) *int { return &c.VectorCacheMB })},
 	{"KIOKU_MAX_MEMORIES_PER_MEMBER", "5000", "Live personal memories one member may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxMemberMemories })},
 	{"KIOKU_SHARD_ID", "", "This process's shard, 0 to KIOKU_SHARD_COUNT-1 (set both or neither; README \"Scaling out\").", func(c *Config, v string) error {
 		c.ShardID = -1 // unset

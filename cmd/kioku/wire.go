@@ -122,6 +122,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 	cfg := app.config
 	if cfg.EmbedModel != "" {
 		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
+		store.Recall.SetVectorCache(int64(cfg.VectorCacheMB) << 20)
 	}
 	return chat.New(chat.Config{
 		// All of a server's members together, next to each member's own rate, and the daily

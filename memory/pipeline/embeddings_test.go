@@ -124,6 +124,10 @@ func TestEmbeddingTracker(t *testing.T) {
 		}
 	})
 	owner := memory.ServerOwner("g1")
+	// The scope is resident (recalled once), so the index count follows the writes.
+	if err := e.store.Recall.WarmVectors(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
 	wiki := e.remember("The wiki lives on the team drive")
 	if st := e.embedState("embed-model"); st.coverage.Embedded != 1 || st.indexed != 1 {
 		t.Fatalf("a memory written while the provider answers was not embedded at once: %+v", st)

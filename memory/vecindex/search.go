@@ -6,21 +6,97 @@ import (
 	"sync"
 )
 
+// cfilter is a Filter resolved against the interned strings of the index once per search.
+type cfilter struct {
+	f        *Filter
+	none     bool // a required string was never indexed: no row can pass
+	origin   uint32
+	author   uint32
+	types    []uint32
+	tags     []uint32
+	channels map[uint32]bool
+}
+
+func (x *Index) compile(f *Filter) *cfilter {
+	if f == nil {
+		return nil
+	}
+	c := &cfilter{f: f}
+	var ok bool
+	if f.OriginGuild != "" {
+		if c.origin, ok = x.strs.lookup(f.OriginGuild); !ok {
+			c.none = true
+		}
+	}
+	if f.AuthorID != "" {
+		if c.author, ok = x.strs.lookup(f.AuthorID); !ok {
+			c.none = true
+		}
+	}
+	for _, t := range f.Types {
+		if id, ok := x.strs.lookup(t); ok {
+			c.types = append(c.types, id)
+		}
+	}
+	if len(f.Types) > 0 && len(c.types) == 0 {
+		c.none = true
+	}
+	for _, t := range f.Tags {
+		id, ok := x.strs.lookup(t)
+		if !ok {
+			c.none = true
+		}
+		c.tags = append(c.tags, id)
+	}
+	if f.RestrictChannels {
+		c.channels = make(map[uint32]bool, len(f.Channels))
+		for ch, on := range f.Channels {
+			if id, ok := x.strs.lookup(ch); ok && on {
+				c.channels[id] = true
+			}
+		}
+	}
+	return c
+}
+
+// keep is Filter.Keep over a compact row.
+func (c *cfilter) keep(sv *scope, i int) bool {
+	m := &sv.meta[i]
+	f := c.f
+	if (f.OriginGuild != "" && m.origin != c.origin) ||
+		(len(c.types) > 0 && !slices.Contains(c.types, m.typ)) ||
+		(f.PinnedOnly && !m.pinned) || m.createdAt < f.Since || (f.Until > 0 && m.createdAt > f.Until) ||
+		(f.AuthorID != "" && m.author != c.author) ||
+		(f.ImportanceMin > 0 && float64(m.importance) < f.ImportanceMin-1e-6) ||
+		(f.RestrictChannels && m.channel != 0 && m.origin != 0 && !c.channels[m.channel]) {
+		return false
+	}
+	if len(c.tags) > 0 {
+		have := sv.tags[sv.ids[i]]
+		for _, t := range c.tags {
+			if !slices.Contains(have, t) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // search is Index.Search within one scope.
-func (sv *scope) search(q []float32, k int, filter *Filter, exact bool) []Hit {
+func (sv *scope) search(q []float32, k int, filter *cfilter, exact bool) []Hit {
 	sv.mu.RLock()
 	defer sv.mu.RUnlock()
 	n := len(sv.ids)
-	if n == 0 || k <= 0 || len(q) != sv.dims {
+	if n == 0 || k <= 0 || len(q) != sv.dims || (filter != nil && filter.none) {
 		return nil
 	}
 	top := newTopK(k)
 	if exact || n <= exactScanMax {
 		for i := range n {
-			if filter != nil && !filter.Keep(&sv.meta[i]) {
+			if filter != nil && !filter.keep(sv, i) {
 				continue
 			}
-			top.push(int32(i), dot(q, sv.vecs[i*sv.dims:(i+1)*sv.dims]))
+			top.push(int32(i), sv.cosine(q, i))
 		}
 		return sv.hits(top)
 	}
@@ -28,10 +104,10 @@ func (sv *scope) search(q []float32, k int, filter *Filter, exact bool) []Hit {
 	encodeSigns(qcode, q, sv.center)
 	short := max(shortlistMin, shortlistPerK*k)
 	for _, i := range sv.shortlist(qcode, short) {
-		if filter != nil && !filter.Keep(&sv.meta[i]) {
+		if filter != nil && !filter.keep(sv, int(i)) {
 			continue
 		}
-		top.push(i, dot(q, sv.vecs[int(i)*sv.dims:(int(i)+1)*sv.dims]))
+		top.push(i, sv.cosine(q, int(i)))
 	}
 	return sv.hits(top)
 }
@@ -110,26 +186,25 @@ func (sv *scope) shortlist(qcode []uint64, m int) []int32 {
 	return out
 }
 
-// dot is the inner product of two equal-length vectors, unrolled by eight with the bounds
-// checks hoisted so the loop body is plain loads and multiply-adds.
-func dot(a, b []float32) float32 {
+// dot8 is the inner product of a float32 vector with an int8 one, unrolled like dot.
+func dot8(a []float32, b []int8) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
 	for ; i+8 <= len(a); i += 8 {
 		aa := a[i : i+8 : i+8]
 		bb := b[i : i+8 : i+8]
-		s0 += aa[0] * bb[0]
-		s1 += aa[1] * bb[1]
-		s2 += aa[2] * bb[2]
-		s3 += aa[3] * bb[3]
-		s4 += aa[4] * bb[4]
-		s5 += aa[5] * bb[5]
-		s6 += aa[6] * bb[6]
-		s7 += aa[7] * bb[7]
+		s0 += aa[0] * float32(bb[0])
+		s1 += aa[1] * float32(bb[1])
+		s2 += aa[2] * float32(bb[2])
+		s3 += aa[3] * float32(bb[3])
+		s4 += aa[4] * float32(bb[4])
+		s5 += aa[5] * float32(bb[5])
+		s6 += aa[6] * float32(bb[6])
+		s7 += aa[7] * float32(bb[7])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += a[i] * float32(b[i])
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }

@@ -1,25 +1,35 @@
 // Package vecindex is recall's in-process vector index: unit vectors grouped by scope key,
 // searched by cosine, with filters applied before the top k.
 //
-// Every live memory with an embedding has its unit vector in the index of its scope, so a
-// query never reads vector BLOBs from the database. Small scopes (the usual case: one guild,
-// one user) are scanned exactly. Larger scopes are searched in two stages: a scan of 1-bit
-// codes (the sign of each centred coordinate, compared by Hamming distance with popcount,
-// 48 bytes per memory at 384 dimensions) picks a shortlist, and the shortlist is re-ranked
-// by exact float32 cosine. The code scan reads 1/32 of the bytes of a float scan and needs
-// no multiplications, and the exact re-rank makes the final order exact within the
-// shortlist. docs/recall.md has the measurements behind the shortlist size.
+// Vectors are held compactly: each is scaled to unit length and quantized to one signed
+// byte per coordinate with a per-vector scale (int8 scalar quantization, 1/4 of float32's
+// bytes), next to a 1-bit code per coordinate. Small scopes (the usual case: one guild, one
+// user) are scanned over the int8 vectors. Larger scopes are searched in two stages: a scan
+// of the 1-bit codes (the sign of each centred coordinate, compared by Hamming distance
+// with popcount, 48 bytes per memory at 384 dimensions) picks a shortlist, and the
+// shortlist is re-ranked by cosine over the int8 vectors. The exact float32 vectors stay in
+// the database; recall re-scores its final candidates from them (ltm). docs/recall.md has
+// the measurements behind the shortlist size and the quantization.
+//
+// With a Loader (SetLoader) the index is a bounded cache of scopes: a scope is loaded from
+// the durable store on first use (Ensure), evicted least recently used when the vectors held
+// pass the byte limit, and loaded again on its next use. Writes to a resident scope update
+// it; writes to a scope that is not resident are left to the store, which the next load
+// reads. Without a Loader every scope written stays resident (tests, tools).
 package vecindex
 
 import (
+	"context"
+	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 const (
-	// exactScanMax is the largest scope scanned exactly; above it the two-stage search is
-	// used. Below a few thousand vectors an exact scan is already well under a millisecond.
+	// exactScanMax is the largest scope scanned in full; above it the two-stage search is
+	// used. Below a few thousand vectors a full scan is already well under a millisecond.
 	exactScanMax = 4096
 	// shortlistMin and shortlistPerK size the re-ranked shortlist: max(shortlistMin,
 	// shortlistPerK×k) candidates, capped at the scope size.
@@ -100,58 +110,291 @@ type Hit struct {
 	Cosine float32
 }
 
+// Loader fills scope key from the durable store: it calls put once per live row with a
+// vector. put may be called from the loader's goroutine only.
+type Loader func(ctx context.Context, key string, put func(id int64, hash string, meta Meta, vec []float32)) error
+
 // Index maps scope keys to their vectors. All vectors share one model and width: the
 // first vector stored sets the width until Reset. It is safe for concurrent use.
 type Index struct {
 	mu     sync.RWMutex
 	dims   int
 	scopes map[string]*scope
+	strs   strtab
+	loader Loader
+	limit  int64 // bytes of resident vectors; 0 is no bound
+
+	rows  atomic.Int64  // rows held by resident scopes
+	clock atomic.Uint64 // use counter for least-recently-used eviction
 }
 
 // New returns an empty index.
-func New() *Index { return &Index{scopes: map[string]*scope{}} }
+func New() *Index { return &Index{scopes: map[string]*scope{}, strs: newStrtab()} }
 
-// scope holds the vectors of one scope key in flat, contiguous arrays:
-// row i is ids[i], vecs[i*dims:(i+1)*dims], codes[i*words:(i+1)*words].
+// SetLoader turns on lazy loading: scopes are loaded by l on first use (Ensure) and the
+// least recently used are evicted while the resident vectors take more than limitBytes
+// (0: never evicted). Call it before the index is used.
+func (x *Index) SetLoader(l Loader, limitBytes int64) {
+	x.mu.Lock()
+	x.loader, x.limit = l, max(limitBytes, 0)
+	x.mu.Unlock()
+}
+
+// SetLimit changes the byte bound of SetLoader (0: none) and evicts down to it.
+func (x *Index) SetLimit(limitBytes int64) {
+	x.mu.Lock()
+	x.limit = max(limitBytes, 0)
+	x.mu.Unlock()
+	x.evict("")
+}
+
+// rowMeta is Meta held compactly: strings are interned (a guild, channel, author or type
+// repeats across thousands of rows), importance is a float32, and the rare tags live in
+// the scope's tags map.
+type rowMeta struct {
+	createdAt  int64
+	importance float32
+	origin     uint32
+	channel    uint32
+	author     uint32
+	typ        uint32
+	pinned     bool
+}
+
+// scope holds the vectors of one scope key in flat, contiguous arrays: row i is ids[i],
+// q8[i*dims:(i+1)*dims] scaled by scale[i], codes[i*words:(i+1)*words].
 type scope struct {
 	mu     sync.RWMutex
 	dims   int
 	words  int // uint64 words per code
 	ids    []int64
-	pos    map[int64]int
-	hashes []string
-	meta   []Meta
-	vecs   []float32 // unit length
+	pos    map[int64]int32
+	hashes []uint64 // fingerprints of the content hashes
+	meta   []rowMeta
+	tags   map[int64][]uint32
+	q8     []int8
+	scale  []float32
 	codes  []uint64
 	center []float32 // nil: codes are signs of the raw coordinates
 	coded  int       // scope size when the centre was last computed
+
+	used atomic.Uint64 // Index.clock at the last use
+
+	// Lazy loading. ready is closed when the load ended (at once for a scope created by a
+	// write without a loader). While loading, rows removed or written by the write paths
+	// are remembered so the load, which reads an older snapshot, cannot bring back a
+	// forgotten row or an old vector.
+	ready   chan struct{}
+	loadErr error
+	loading bool
+	removed map[int64]bool
+	written map[int64]bool
+	evicted bool // no longer in the index: writes to it are dropped
+}
+
+func newScope(dims int) *scope {
+	return &scope{dims: dims, words: (dims + 63) / 64, pos: map[int64]int32{}, ready: make(chan struct{})}
+}
+
+// rowBytes is the memory one row takes at dims, for the eviction bound: the int8 vector,
+// its scale, code, id, hash fingerprint and meta, and about 56 bytes of the position map
+// (540 bytes at 384 dimensions, as measured by TestMeasureHeap).
+func rowBytes(dims int) int64 {
+	return int64(dims + 4 + 8*((dims+63)/64) + 8 + 8 + 32 + 56)
 }
 
 // Reset drops every vector (the embedding model changed).
 func (x *Index) Reset() {
 	x.mu.Lock()
+	old := x.scopes
 	x.dims = 0
 	x.scopes = map[string]*scope{}
+	x.rows.Store(0)
 	x.mu.Unlock()
+	for _, sv := range old {
+		sv.mu.Lock()
+		sv.evicted = true
+		sv.mu.Unlock()
+	}
 }
 
 func (x *Index) scope(key string) *scope {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.scopes[key]
+	sv := x.scopes[key]
+	if sv != nil {
+		sv.used.Store(x.clock.Add(1))
+	}
+	return sv
 }
 
-// Len returns the number of indexed vectors across scopes.
-func (x *Index) Len() int {
+// Len returns the number of vectors held across the resident scopes.
+func (x *Index) Len() int { return int(x.rows.Load()) }
+
+// Stats describes what the index holds.
+type Stats struct {
+	// Vectors and Scopes are the rows and scopes resident now.
+	Vectors int
+	Scopes  int
+	// Bytes is the estimated memory of the resident rows; Limit the bound (0: none).
+	Bytes int64
+	Limit int64
+}
+
+// Stats reports the resident vectors, scopes and their estimated bytes.
+func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := 0
-	for _, sv := range x.scopes {
-		sv.mu.RLock()
-		n += len(sv.ids)
-		sv.mu.RUnlock()
+	n := x.rows.Load()
+	return Stats{Vectors: int(n), Scopes: len(x.scopes), Bytes: n * rowBytes(x.dims), Limit: x.limit}
+}
+
+// Resident reports whether scope key is held (loaded, loading or written without a loader).
+func (x *Index) Resident(key string) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.scopes[key] != nil
+}
+
+// Keys returns the keys of the resident scopes that finished loading.
+func (x *Index) Keys() []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]string, 0, len(x.scopes))
+	for k, sv := range x.scopes {
+		select {
+		case <-sv.ready:
+			out = append(out, k)
+		default:
+		}
 	}
-	return n
+	slices.Sort(out)
+	return out
+}
+
+// IDs returns the ids held in scope key.
+func (x *Index) IDs(key string) []int64 {
+	sv := x.scope(key)
+	if sv == nil {
+		return nil
+	}
+	sv.mu.RLock()
+	defer sv.mu.RUnlock()
+	return slices.Clone(sv.ids)
+}
+
+// Ensure makes scope key resident: without a loader it does nothing; otherwise a scope not
+// held is loaded (concurrent callers wait for one load) and others are evicted if the bound
+// is passed. It returns the load's error; the scope is then not held and the next call
+// tries again. Waiting ends early with ctx, but the load itself goes on for the next caller.
+func (x *Index) Ensure(ctx context.Context, key string) error {
+	x.mu.Lock()
+	if x.loader == nil {
+		x.mu.Unlock()
+		return nil
+	}
+	sv := x.scopes[key]
+	if sv != nil {
+		sv.used.Store(x.clock.Add(1))
+		x.mu.Unlock()
+		select {
+		case <-sv.ready:
+			return sv.loadErr
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	sv = newScope(x.dims)
+	sv.loading, sv.removed, sv.written = true, map[int64]bool{}, map[int64]bool{}
+	sv.used.Store(x.clock.Add(1))
+	x.scopes[key] = sv
+	load := x.loader
+	x.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
+			x.put(sv, id, hash, meta, vec, true)
+		})
+		sv.mu.Lock()
+		sv.loading, sv.removed, sv.written = false, nil, nil
+		sv.shrink()
+		sv.mu.Unlock()
+		if err != nil {
+			x.drop(key, sv)
+			sv.loadErr = err
+		}
+		close(sv.ready)
+		x.evict(key)
+	}()
+	select {
+	case <-done:
+		return sv.loadErr
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// drop removes sv (if it is still the scope of key) and stops counting its rows.
+func (x *Index) drop(key string, sv *scope) {
+	x.mu.Lock()
+	if x.scopes[key] == sv {
+		delete(x.scopes, key)
+	}
+	x.mu.Unlock()
+	sv.mu.Lock()
+	if !sv.evicted {
+		sv.evicted = true
+		x.rows.Add(-int64(len(sv.ids)))
+	}
+	sv.mu.Unlock()
+}
+
+// evict drops least recently used scopes other than keep while the rows held pass the
+// bound. A scope still loading is never evicted; a single scope larger than the bound
+// stays (it cannot be served otherwise).
+func (x *Index) evict(keep string) {
+	x.mu.RLock()
+	limit, dims := x.limit, x.dims
+	x.mu.RUnlock()
+	if limit <= 0 || dims == 0 {
+		return
+	}
+	per := rowBytes(dims)
+	for x.rows.Load()*per > limit {
+		x.mu.Lock()
+		var (
+			victim *scope
+			vkey   string
+			oldest uint64 = math.MaxUint64
+		)
+		for k, sv := range x.scopes {
+			if k == keep {
+				continue
+			}
+			select {
+			case <-sv.ready:
+			default:
+				continue
+			}
+			if u := sv.used.Load(); u < oldest {
+				victim, vkey, oldest = sv, k, u
+			}
+		}
+		if victim == nil {
+			x.mu.Unlock()
+			return
+		}
+		delete(x.scopes, vkey)
+		x.mu.Unlock()
+		victim.mu.Lock()
+		if !victim.evicted {
+			victim.evicted = true
+			x.rows.Add(-int64(len(victim.ids)))
+		}
+		victim.mu.Unlock()
+	}
 }
 
 // Has reports whether id is indexed in scope key with the vector of content hash.
@@ -160,16 +403,18 @@ func (x *Index) Has(key string, id int64, hash string) bool {
 	if sv == nil {
 		return false
 	}
+	fp := fingerprint(hash)
 	sv.mu.RLock()
 	defer sv.mu.RUnlock()
 	i, ok := sv.pos[id]
-	return ok && sv.hashes[i] == hash
+	return ok && sv.hashes[i] == fp
 }
 
-// Upsert adds or replaces the vector of id in scope key; vec is copied and scaled to unit
-// length. A vector of another width than the index's is ignored (the provider changed size
-// under the same model name; the caller re-embeds), and so is a zero vector. It reports
-// whether the vector was stored.
+// Upsert adds or replaces the vector of id in scope key; vec is copied, scaled to unit
+// length and quantized. A vector of another width than the index's is ignored (the provider
+// changed size under the same model name; the caller re-embeds), and so is a zero vector.
+// It reports whether the vector was taken: stored, or, with a loader, left to the store
+// because the scope is not resident (its next load reads it).
 func (x *Index) Upsert(key string, id int64, hash string, meta Meta, vec []float32) bool {
 	x.mu.Lock()
 	if x.dims == 0 {
@@ -181,38 +426,135 @@ func (x *Index) Upsert(key string, id int64, hash string, meta Meta, vec []float
 	}
 	sv := x.scopes[key]
 	if sv == nil {
-		sv = &scope{dims: x.dims, words: (x.dims + 63) / 64, pos: map[int64]int{}}
+		if x.loader != nil {
+			x.mu.Unlock()
+			return unitOK(vec)
+		}
+		sv = newScope(x.dims)
+		close(sv.ready)
 		x.scopes[key] = sv
 	}
 	x.mu.Unlock()
+	ok := x.put(sv, id, hash, meta, vec, false)
+	if ok && x.limit > 0 {
+		x.evict(key)
+	}
+	return ok
+}
 
+func unitOK(vec []float32) bool {
+	var s float64
+	for _, v := range vec {
+		s += float64(v) * float64(v)
+	}
+	return s != 0 && !math.IsNaN(s) && !math.IsInf(s, 0)
+}
+
+// put stores one row in sv. fromLoad marks rows read by a load, which yield to what the
+// write paths did to the same id while the load ran.
+func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, fromLoad bool) bool {
+	x.mu.RLock()
+	dims := x.dims
+	x.mu.RUnlock()
+	if dims == 0 {
+		// The first vector of the index (a load after Reset) fixes the width.
+		x.mu.Lock()
+		if x.dims == 0 {
+			x.dims = len(vec)
+		}
+		dims = x.dims
+		x.mu.Unlock()
+	}
+	if len(vec) != dims || len(vec) == 0 {
+		return false
+	}
 	unit := make([]float32, len(vec))
 	copy(unit, vec)
 	if !Normalize(unit) {
 		return false
 	}
+	rm := x.compact(&meta)
+	fp := fingerprint(hash)
+	var tags []uint32
+	for _, t := range meta.Tags {
+		tags = append(tags, x.strs.intern(t))
+	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	if sv.evicted {
+		return true
+	}
+	if sv.dims == 0 && len(sv.ids) == 0 {
+		sv.dims, sv.words = dims, (dims+63)/64
+	}
+	if sv.dims != dims {
+		return false
+	}
+	if sv.loading {
+		if fromLoad && (sv.removed[id] || sv.written[id]) {
+			return true
+		}
+		if !fromLoad {
+			sv.written[id] = true
+		}
+	}
 	i, ok := sv.pos[id]
 	if !ok {
-		i = len(sv.ids)
+		i = int32(len(sv.ids))
 		sv.pos[id] = i
 		sv.ids = append(sv.ids, id)
-		sv.hashes = append(sv.hashes, hash)
-		sv.meta = append(sv.meta, meta)
-		sv.vecs = append(sv.vecs, unit...)
+		sv.hashes = append(sv.hashes, fp)
+		sv.meta = append(sv.meta, rm)
+		sv.q8 = append(sv.q8, make([]int8, sv.dims)...)
+		sv.scale = append(sv.scale, 0)
 		sv.codes = append(sv.codes, make([]uint64, sv.words)...)
+		x.rows.Add(1)
 	} else {
-		sv.hashes[i] = hash
-		sv.meta[i] = meta
-		copy(sv.vecs[i*sv.dims:], unit)
+		sv.hashes[i] = fp
+		sv.meta[i] = rm
 	}
-	if len(sv.ids) >= recenterMin && len(sv.ids) >= 2*sv.coded {
+	sv.setTags(id, tags)
+	sv.scale[i] = quantize(sv.q8[int(i)*sv.dims:(int(i)+1)*sv.dims], unit)
+	if len(sv.ids) >= recenterMin && len(sv.ids) >= 2*sv.coded && !sv.loading {
 		sv.recenter()
 	} else {
-		sv.encode(i)
+		sv.encode(int(i))
 	}
 	return true
+}
+
+func (sv *scope) setTags(id int64, tags []uint32) {
+	if len(tags) == 0 {
+		if sv.tags != nil {
+			delete(sv.tags, id)
+		}
+		return
+	}
+	if sv.tags == nil {
+		sv.tags = map[int64][]uint32{}
+	}
+	sv.tags[id] = tags
+}
+
+// shrink gives back the spare capacity appends left after a load, and centres the codes
+// once for the loaded size.
+func (sv *scope) shrink() {
+	if cap(sv.q8) > len(sv.q8)+len(sv.q8)/8 {
+		sv.ids = slices.Clone(sv.ids)
+		sv.hashes = slices.Clone(sv.hashes)
+		sv.meta = slices.Clone(sv.meta)
+		sv.q8 = slices.Clone(sv.q8)
+		sv.scale = slices.Clone(sv.scale)
+		sv.codes = slices.Clone(sv.codes)
+	}
+	if len(sv.ids) >= recenterMin {
+		sv.recenter()
+	}
+}
+
+func (x *Index) compact(m *Meta) rowMeta {
+	return rowMeta{createdAt: m.CreatedAt, importance: float32(m.Importance), origin: x.strs.intern(m.OriginGuild),
+		channel: x.strs.intern(m.Channel), author: x.strs.intern(m.AuthorID), typ: x.strs.intern(m.Type), pinned: m.Pinned}
 }
 
 // SetMeta updates the filterable fields of an indexed id (its type or pin changed).
@@ -221,14 +563,21 @@ func (x *Index) SetMeta(key string, id int64, meta Meta) {
 	if sv == nil {
 		return
 	}
+	rm := x.compact(&meta)
+	var tags []uint32
+	for _, t := range meta.Tags {
+		tags = append(tags, x.strs.intern(t))
+	}
 	sv.mu.Lock()
 	if i, ok := sv.pos[id]; ok {
-		sv.meta[i] = meta
+		sv.meta[i] = rm
+		sv.setTags(id, tags)
 	}
 	sv.mu.Unlock()
 }
 
-// Remove drops id from scope key, moving the scope's last row into its place.
+// Remove drops id from scope key, moving the scope's last row into its place. While the
+// scope loads, the id is also kept from the load.
 func (x *Index) Remove(key string, id int64) {
 	sv := x.scope(key)
 	if sv == nil {
@@ -236,36 +585,50 @@ func (x *Index) Remove(key string, id int64) {
 	}
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
+	if sv.loading {
+		sv.removed[id] = true
+		delete(sv.written, id)
+	}
 	i, ok := sv.pos[id]
 	if !ok {
 		return
 	}
-	last := len(sv.ids) - 1
+	last := int32(len(sv.ids) - 1)
+	d, w := sv.dims, sv.words
 	if i != last {
 		sv.ids[i] = sv.ids[last]
 		sv.hashes[i] = sv.hashes[last]
 		sv.meta[i] = sv.meta[last]
-		copy(sv.vecs[i*sv.dims:(i+1)*sv.dims], sv.vecs[last*sv.dims:])
-		copy(sv.codes[i*sv.words:(i+1)*sv.words], sv.codes[last*sv.words:])
+		sv.scale[i] = sv.scale[last]
+		copy(sv.q8[int(i)*d:(int(i)+1)*d], sv.q8[int(last)*d:])
+		copy(sv.codes[int(i)*w:(int(i)+1)*w], sv.codes[int(last)*w:])
 		sv.pos[sv.ids[i]] = i
 	}
 	delete(sv.pos, id)
+	if sv.tags != nil {
+		delete(sv.tags, id)
+	}
 	sv.ids = sv.ids[:last]
 	sv.hashes = sv.hashes[:last]
 	sv.meta = sv.meta[:last]
-	sv.vecs = sv.vecs[:last*sv.dims]
-	sv.codes = sv.codes[:last*sv.words]
+	sv.scale = sv.scale[:last]
+	sv.q8 = sv.q8[:int(last)*d]
+	sv.codes = sv.codes[:int(last)*w]
+	if !sv.evicted {
+		x.rows.Add(-1)
+	}
 }
 
 // Search returns the k rows of scope key nearest to the unit vector q by cosine, best
-// first, among the rows filter keeps (nil keeps all). exact forces a full float scan
-// instead of the shortlist search; benchmarks compare against it.
+// first, among the rows filter keeps (nil keeps all). exact forces a full scan instead of
+// the shortlist search; benchmarks compare against it. A scope not resident returns
+// nothing: with a loader, call Ensure first.
 func (x *Index) Search(key string, q []float32, k int, filter *Filter, exact bool) []Hit {
 	sv := x.scope(key)
 	if sv == nil {
 		return nil
 	}
-	return sv.search(q, k, filter, exact)
+	return sv.search(q, k, x.compile(filter), exact)
 }
 
 // Cosine returns the cosine between the unit vector q and id's vector in scope key, and
@@ -281,7 +644,11 @@ func (x *Index) Cosine(key string, q []float32, id int64) (float32, bool) {
 	if !ok || len(q) != sv.dims {
 		return 0, false
 	}
-	return dot(q, sv.vecs[i*sv.dims:(i+1)*sv.dims]), true
+	return sv.cosine(q, int(i)), true
+}
+
+func (sv *scope) cosine(q []float32, i int) float32 {
+	return sv.scale[i] * dot8(q, sv.q8[i*sv.dims:(i+1)*sv.dims])
 }
 
 // recenter recomputes the centre as the mean vector and rebuilds every code. Sentence
@@ -291,9 +658,10 @@ func (sv *scope) recenter() {
 	n := len(sv.ids)
 	c := make([]float64, sv.dims)
 	for i := range n {
-		row := sv.vecs[i*sv.dims : (i+1)*sv.dims]
+		row := sv.q8[i*sv.dims : (i+1)*sv.dims]
+		s := float64(sv.scale[i])
 		for d, v := range row {
-			c[d] += float64(v)
+			c[d] += s * float64(v)
 		}
 	}
 	sv.center = make([]float32, sv.dims)
@@ -308,7 +676,18 @@ func (sv *scope) recenter() {
 
 // encode writes the code of row i.
 func (sv *scope) encode(i int) {
-	encodeSigns(sv.codes[i*sv.words:(i+1)*sv.words], sv.vecs[i*sv.dims:(i+1)*sv.dims], sv.center)
+	code := sv.codes[i*sv.words : (i+1)*sv.words]
+	clear(code)
+	s := sv.scale[i]
+	for d, v := range sv.q8[i*sv.dims : (i+1)*sv.dims] {
+		f := s * float32(v)
+		if sv.center != nil {
+			f -= sv.center[d]
+		}
+		if f > 0 {
+			code[d>>6] |= 1 << (uint(d) & 63)
+		}
+	}
 }
 
 func encodeSigns(code []uint64, vec, center []float32) {
@@ -321,6 +700,37 @@ func encodeSigns(code []uint64, vec, center []float32) {
 			code[d>>6] |= 1 << (uint(d) & 63)
 		}
 	}
+}
+
+// quantize writes v (unit length) as int8s scaled to its largest coordinate and returns
+// the scale that turns them back: v[d] ≈ scale×dst[d].
+func quantize(dst []int8, v []float32) float32 {
+	var m float32
+	for _, x := range v {
+		m = max(m, x, -x)
+	}
+	if m == 0 {
+		clear(dst)
+		return 0
+	}
+	inv := 127 / m
+	for d, x := range v {
+		r := x * inv
+		if r >= 0 {
+			dst[d] = int8(r + 0.5)
+		} else {
+			dst[d] = int8(r - 0.5)
+		}
+	}
+	return m / 127
+}
+
+// fingerprint is a 64-bit FNV-1a of a content hash: Has compares contents by it, at 8
+// bytes a row instead of the 64-character hash.
+func fingerprint(hash string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(hash))
+	return h.Sum64()
 }
 
 // Normalize scales v to unit length in place and reports false for a zero (or non-finite)
@@ -338,4 +748,37 @@ func Normalize(v []float32) bool {
 		v[i] *= inv
 	}
 	return true
+}
+
+// strtab interns the strings rows filter on. It only grows: its size is the number of
+// distinct guilds, channels, authors, types and tags ever indexed, small next to the rows.
+type strtab struct {
+	mu  sync.RWMutex
+	ids map[string]uint32
+}
+
+func newStrtab() strtab { return strtab{ids: map[string]uint32{"": 0}} }
+
+func (t *strtab) intern(s string) uint32 {
+	t.mu.RLock()
+	id, ok := t.ids[s]
+	t.mu.RUnlock()
+	if ok {
+		return id
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if id, ok := t.ids[s]; ok {
+		return id
+	}
+	id = uint32(len(t.ids))
+	t.ids[s] = id
+	return id
+}
+
+func (t *strtab) lookup(s string) (uint32, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	id, ok := t.ids[s]
+	return id, ok
 }
