@@ -31,11 +31,11 @@ const (
 // Discord's three-second acknowledgement window on a slow provider.
 func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list":       m.memoryList,
+		"memory list":       m.browseList,
 		"memory search":     deferred(m.memorySearch),
-		"memory show":       m.memoryShow,
-		"memory add":        deferred(m.memoryAdd),
-		"memory edit":       deferred(m.memoryEdit),
+		"memory show":       m.browseShow,
+		"memory add":        m.memoryAddOrModal,
+		"memory edit":       m.memoryEditOrModal,
 		"memory forget":     deferred(m.memoryForget),
 		"memory recover":    deferred(m.memoryRecover),
 		"memory history":    m.memoryHistory,

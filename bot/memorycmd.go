@@ -19,15 +19,6 @@ const (
 	colorConfirm = 0xE67E22
 )
 
-func (b memoryCommands) memoryList(ctx context.Context, c *call) (*response, error) {
-	owner, err := c.owner()
-	if err != nil {
-		return nil, err
-	}
-	typ := memory.Type(c.str("type"))
-	return b.listPage(ctx, c, owner, 0, typ)
-}
-
 // listPage renders one page of a listing with its navigation buttons.
 func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
 	aud := c.audience(ctx)
@@ -148,26 +139,6 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		Color:       colorView,
 		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "search.footer", len(results))},
 	}}}, nil
-}
-
-func (b memoryCommands) memoryShow(ctx context.Context, c *call) (*response, error) {
-	owner, id, err := c.ownerAndID()
-	if err != nil {
-		return nil, err
-	}
-	m, err := b.store.Memories.Get(ctx, owner, id)
-	if err != nil {
-		return nil, err
-	}
-	if !c.audience(ctx).Allows(m) {
-		return nil, errNotVisible(owner, id)
-	}
-	embed := memoryEmbedIn(c.locale(), m, b.store.Now())
-	if f := b.entitiesField(ctx, owner, id); f != nil {
-		f.Name = c.t("show.mentions")
-		embed.Fields = append(embed.Fields, f)
-	}
-	return &response{embeds: []*discordgo.MessageEmbed{embed}}, nil
 }
 
 // ownerAndID reads the scope and the required id option.
@@ -371,41 +342,6 @@ func importanceTextIn(l i18n.Locale, m *memory.Memory, now time.Time) string {
 		return eff
 	}
 	return i18n.T(l, "show.decayed", eff, base)
-}
-
-// memoryEmbed renders one memory with its metadata as of now, in English.
-func memoryEmbed(m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
-	return memoryEmbedIn(i18n.English, m, now)
-}
-
-// memoryEmbedIn renders one memory with its metadata as of now, in l.
-func memoryEmbedIn(l i18n.Locale, m *memory.Memory, now time.Time) *discordgo.MessageEmbed {
-	fields := []*discordgo.MessageEmbedField{
-		{Name: i18n.T(l, "show.type"), Value: i18n.T(l, i18n.Key("choice.type."+string(m.Type))), Inline: true},
-		{Name: i18n.T(l, "show.importance"), Value: importanceTextIn(l, m, now), Inline: true},
-		{Name: i18n.T(l, "show.version"), Value: strconv.Itoa(m.Version), Inline: true},
-		{Name: i18n.T(l, "show.source"), Value: string(m.Source), Inline: true},
-		{Name: i18n.T(l, "show.created"), Value: fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()), Inline: true},
-		{Name: i18n.T(l, "show.updated"), Value: fmt.Sprintf("<t:%d:R>", m.UpdatedAt.Unix()), Inline: true},
-	}
-	if m.Pinned {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.pinned"), Value: i18n.T(l, "show.yes"), Inline: true})
-	}
-	if len(m.Tags) > 0 {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.tags"), Value: strings.Join(m.Tags, ", "), Inline: true})
-	}
-	if m.Provenance.AuthorID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.from"), Value: "<@" + m.Provenance.AuthorID + ">", Inline: true})
-	}
-	if m.GuildID != "" && m.Provenance.ChannelID != "" {
-		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "show.learned_in"), Value: "<#" + m.Provenance.ChannelID + ">", Inline: true})
-	}
-	return &discordgo.MessageEmbed{
-		Title:       i18n.T(l, "show.title", m.ID, i18n.T(l, i18n.Key("choice.scope."+string(m.Scope)))),
-		Description: m.Content,
-		Color:       colorView,
-		Fields:      fields,
-	}
 }
 
 // describe names a scope for people.

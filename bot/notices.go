@@ -20,16 +20,10 @@ import (
 	"github.com/kioku-bot/kioku/tools"
 )
 
-// interactiveHandlers are the handlers of the buttons, forms and views of this file's
-// family (actions.go, modals.go, browse.go). They are added over commandHandlers, replacing
-// /memory list, show, add and edit with the versions that page with filters, show
-// provenance and open forms.
+// interactiveHandlers are the handlers of the buttons and forms of this file's family
+// (actions.go, modals.go, browse.go), added beside commandHandlers.
 func interactiveHandlers(m *memoryCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list": m.browseList,
-		"memory show": m.browseShow,
-		"memory add":  m.memoryAddOrModal,
-		"memory edit": m.memoryEditOrModal,
 		idUndo:        m.undoPress,
 		idEdit:        m.editPress,
 		idEditModal:   m.editSubmit,
