@@ -24,11 +24,11 @@ import (
 // (actions.go, modals.go, browse.go), added beside commandHandlers.
 func interactiveHandlers(m *memoryCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		idUndo:        m.undoPress,
-		idEdit:        m.editPress,
-		idEditModal:   m.editSubmit,
-		idAddModal:    m.addSubmit,
-		idList:        m.browsePress,
+		idUndo:      m.undoPress,
+		idEdit:      m.editPress,
+		idEditModal: m.editSubmit,
+		idAddModal:  m.addSubmit,
+		idList:      m.browsePress,
 	}
 }
 
