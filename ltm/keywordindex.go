@@ -212,7 +212,13 @@ func (k *keywordIndexes) sync(ctx context.Context, d *db) error {
 	if last <= from {
 		return nil
 	}
-	if from > 0 && first > from+1 || from == 0 && first > 1 && k.anyReady() {
+	if from == 0 && !k.anyReady() {
+		// Nothing is built yet, so nothing needs the log's past: start reading from here
+		// (a build reads the rows themselves) instead of replaying the whole log.
+		k.applied.Store(last)
+		return nil
+	}
+	if first > from+1 {
 		// Retention trimmed changes this process never read: start over.
 		k.dropAll()
 		k.applied.Store(last)
@@ -294,7 +300,16 @@ func (k *keywordIndexes) readyScopes() map[string]*kwindex.Scope {
 	return out
 }
 
-func (k *keywordIndexes) anyReady() bool { return len(k.readyScopes()) > 0 }
+func (k *keywordIndexes) anyReady() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, sc := range k.scopes {
+		if sc.ready.Load() {
+			return true
+		}
+	}
+	return false
+}
 
 // dropAll forgets every index; each is rebuilt on its next use.
 func (k *keywordIndexes) dropAll() {
@@ -419,6 +434,10 @@ func (s *Recall) KeywordIndexHolds(word string) bool {
 // so a benchmark or an operator's warm-up times a ready index rather than its build.
 func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) error {
 	k := &s.db.recall.keywords
+	// Catch up first, so the log's position is set before the builds (sync).
+	if err := k.sync(ctx, s.db); err != nil {
+		return err
+	}
 	for _, o := range owners {
 		key := o.Key()
 		k.mu.Lock()
