@@ -104,6 +104,11 @@ func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, er
 	r.mu.Unlock()
 }
 
+// ForgetCachedQueries empties the cache of query vectors, which is keyed by the text people
+// searched for. Forget-me empties it in the process that runs it; another process on the same
+// database calls this when it learns of a forget-me (its forget fences).
+func (s *Recall) ForgetCachedQueries() { s.db.recall.clearQueryCache() }
+
 func (r *recallState) clearQueryCache() {
 	r.mu.Lock()
 	r.qcache.Purge()

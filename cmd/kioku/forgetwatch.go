@@ -28,7 +28,9 @@ const forgetWatchEvery = 5 * time.Second
 type forgetWatch struct {
 	read  func(ctx context.Context, since time.Time) ([]ltm.ForgetFence, error)
 	short *stm.Store
-	log   *slog.Logger
+	// forgetQueries empties the recall query cache, whose keys are texts people searched.
+	forgetQueries func()
+	log           *slog.Logger
 
 	mu sync.Mutex
 	// since is when this process started: short-term memory is empty before it.
@@ -39,7 +41,7 @@ type forgetWatch struct {
 }
 
 func newForgetWatch(store *ltm.Store, short *stm.Store, log *slog.Logger) *forgetWatch {
-	return &forgetWatch{read: store.Memories.ForgottenSince, short: short, log: log,
+	return &forgetWatch{read: store.Memories.ForgottenSince, short: short, forgetQueries: store.Recall.ForgetCachedQueries, log: log,
 		since: store.Now().Add(-time.Second), applied: map[string]time.Time{}}
 }
 
@@ -57,6 +59,8 @@ func (w *forgetWatch) catchUp(ctx context.Context) error {
 			continue
 		}
 		w.applied[f.UserID] = f.ForgottenAt
+		// The cache is keyed by query text, not by who asked: all of it goes.
+		w.forgetQueries()
 		if n := w.short.ClearUser(f.UserID); n > 0 {
 			w.log.Info("forgot a member's short-term memory after a forget-me elsewhere", "user_id", f.UserID, "entries", n)
 		}
