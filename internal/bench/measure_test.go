@@ -27,6 +27,8 @@ func TestSmallRunMeasuresEverything(t *testing.T) {
 		"write_per_s": rep.WritePerS, "remember_per_s": rep.RememberPerS,
 		"recall_p50_ms": rep.RecallP50Ms, "recall_p99_ms": rep.RecallP99Ms, "vector_p50_ms": rep.VectorP50Ms,
 		"keyword_p50_ms": rep.KeywordP50Ms, "bruteforce_p50_ms": rep.BruteforceP50Ms, "fts_only_p50_ms": rep.FTSOnlyP50Ms,
+		"keyword_p99_ms": rep.KeywordP99Ms, "fts_only_p99_ms": rep.FTSOnlyP99Ms, "vector_p99_ms": rep.VectorP99Ms,
+		"bruteforce_p99_ms": rep.BruteforceP99Ms, "open_ms": rep.OpenMs, "rss_mb": rep.RSSMB,
 	} {
 		if v <= 0 {
 			t.Errorf("%s = %v, want a measurement > 0", name, v)
@@ -51,7 +53,8 @@ func TestSmallRunMeasuresEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, key := range []string{"memories", "dims", "write_per_s", "recall_p50_ms", "recall_p99_ms", "vector_p50_ms",
-		"keyword_p50_ms", "bruteforce_p50_ms", "fts_only_p50_ms"} {
+		"keyword_p50_ms", "bruteforce_p50_ms", "fts_only_p50_ms", "fts_only_p99_ms", "keyword_p99_ms", "scopes", "rss_mb",
+		"bytes_per_memory", "open_ms", "recall_vs_fts_p99", "keyword_vs_fts_p99", "by_query_kind"} {
 		if _, ok := obj[key]; !ok {
 			t.Errorf("JSON lacks %q", key)
 		}
