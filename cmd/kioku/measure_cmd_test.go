@@ -96,7 +96,7 @@ func TestBenchCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"scopes 5 guilds", "shared / alone", "cold / fts", "chat turn (3)", "start-up"} {
+	for _, want := range []string{"scopes 5 guild(s)", "shared / alone", "cold / fts", "chat turn (3)", "start-up"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, stdout)
 		}

@@ -453,6 +453,7 @@ func (r *run) alone(ctx context.Context, path string, rep *Report) error {
 			return err
 		}
 	}
+	r.progress("hot guild alone: running %d queries", len(r.c.queries))
 	var recall, fts []time.Duration
 	for _, q := range r.c.queries {
 		t := time.Now()
@@ -715,6 +716,7 @@ func (r *run) restart(ctx context.Context, path string, rep *Report) (*ltm.Store
 		rep.ColdVsFTS = ratio(rep.ColdRecallP99Ms, rep.ColdFTSP99Ms)
 	}
 
+	r.progress("asking each of %d scopes once", len(r.c.scopeQueries))
 	start = time.Now()
 	for _, q := range r.c.scopeQueries {
 		if _, err := store.Recall.Search(ctx, r.search(q, false)); err != nil {

@@ -123,7 +123,7 @@ func TestCorpusHasNamesDatesLinksAndEveryQueryKind(t *testing.T) {
 // and decision language marks memories as decisions.
 func TestCorpusExercisesGraphAndDecisions(t *testing.T) {
 	ctx := context.Background()
-	r := &run{opt: Options{}, c: newCorpus(5, 1500, 16, 20, 1), progress: func(string, ...any) {}}
+	r := &run{opt: Options{}, c: newCorpus(5, 800, 16, 20, 1), progress: func(string, ...any) {}}
 	store, err := r.open(ctx, filepath.Join(t.TempDir(), "bench.db"))
 	if err != nil {
 		t.Fatal(err)

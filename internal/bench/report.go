@@ -33,7 +33,7 @@ vector leg vs exact   source in top 10 %.4f (exact %.4f), overlap with exact top
 		r.HybridSourceAt10, r.VectorP50Ms, r.VectorIndex, r.KeywordP50Ms, r.BruteforceP50Ms, r.VectorSpeedup,
 		r.FTSOnlyP50Ms, r.SourceAt10, r.ExactSourceAt10, r.OverlapAt10)
 
-	fmt.Fprintf(&b, "\nscopes %d guilds + %d personal; hot guild %d memories (the queries above are asked there)\n",
+	fmt.Fprintf(&b, "\nscopes %d guild(s) + %d personal; hot guild %d memories (the queries above are asked there)\n",
 		r.Scopes, r.PersonalScopes, r.HotMemories)
 	fmt.Fprintf(&b, "p50 / p99 ms          %-17s %s\n", "", "ratio of p99s (same run)")
 	fmt.Fprintf(&b, "  fts only (baseline) %7.3f / %-8.3f\n", r.FTSOnlyP50Ms, r.FTSOnlyP99Ms)
