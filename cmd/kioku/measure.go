@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -80,15 +81,19 @@ func parseCutoffs(s string) ([]int, error) {
 	return out, nil
 }
 
-// runBench is `kioku bench [--memories N] [--dims D] [--queries Q] [--json]` (SPEC §8): a
-// seeded synthetic corpus through the real write path and the real recall, with the
-// brute-force and plain-FTS baselines measured in the same run. It needs no network.
+// runBench is `kioku bench [--memories N] [--dims D] [--queries Q] [--scopes N] [--turns N]
+// [--cpuprofile FILE] [--json]` (SPEC §8): a seeded synthetic corpus through the real write
+// path and the real recall, with the brute-force and plain-FTS baselines measured in the
+// same run. It needs no network.
 func runBench(ctx context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "bench")
 	n := fs.Int("memories", bench.DefaultMemories, "memories in the corpus")
 	dims := fs.Int("dims", bench.DefaultDims, "embedding dimensions")
 	queries := fs.Int("queries", bench.DefaultQueries, "queries to time")
 	seed := fs.Uint64("seed", bench.DefaultSeed, "corpus seed (the same seed gives the same corpus)")
+	scopes := fs.Int("scopes", 1, "guilds to spread the corpus over (one hot guild with 1/11 of it, the rest smaller, some personal memory)")
+	turns := fs.Int("turns", 0, "whole chat turns to time with an in-process model that answers at once")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -97,7 +102,7 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
 	}
-	for name, v := range map[string]int{"--memories": *n, "--dims": *dims, "--queries": *queries} {
+	for name, v := range map[string]int{"--memories": *n, "--dims": *dims, "--queries": *queries, "--scopes": *scopes} {
 		if v < 1 {
 			return usagef("%s must be at least 1, got %d", name, v)
 		}
@@ -105,7 +110,22 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	if *n < 4 {
 		return usagef("--memories must be at least 4, got %d", *n)
 	}
-	rep, err := bench.Run(ctx, bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Progress: app.Stderr})
+	if *turns < 0 {
+		return usagef("--turns must be at least 0, got %d", *turns)
+	}
+	if *scopes > 1 && *n < 20**scopes {
+		return usagef("--memories must be at least 20 per scope (%d for --scopes %d), got %d", 20**scopes, *scopes, *n)
+	}
+	opt := bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Scopes: *scopes, Turns: *turns, Progress: app.Stderr}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("couldn't create CPU profile: %w", err)
+		}
+		defer f.Close()
+		opt.CPUProfile = f
+	}
+	rep, err := bench.Run(ctx, opt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return errors.New("bench interrupted")

@@ -8,6 +8,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,26 @@ func TestBenchCommand(t *testing.T) {
 	}
 	if code, _, _ := runApp(t, env, "", "bench", "--memories", "0"); code != 2 {
 		t.Errorf("--memories 0: exit %d, want 2", code)
+	}
+	for _, args := range [][]string{{"--scopes", "0"}, {"--memories", "100", "--scopes", "10"}, {"--turns", "-1"}} {
+		if code, _, stderr := runApp(t, env, "", append([]string{"bench"}, args...)...); code != 2 || !strings.Contains(stderr, args[len(args)-2]) {
+			t.Errorf("bench %v: exit %d, stderr %q; want 2 naming the flag", args, code, stderr)
+		}
+	}
+
+	// Many scopes, chat turns and a CPU profile of the timed queries.
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, stdout, stderr = runApp(t, env, "", "bench", "--memories", "400", "--dims", "16", "--queries", "20", "--scopes", "5",
+		"--turns", "3", "--cpuprofile", profile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"scopes 5 guild(s)", "shared / alone", "cold / fts", "chat turn (3)", "start-up"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("text report lacks %q:\n%s", want, stdout)
+		}
+	}
+	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
+		t.Errorf("CPU profile %s: %v, want a non-empty file", profile, err)
 	}
 }

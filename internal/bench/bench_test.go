@@ -18,6 +18,9 @@ func TestSameSeedSameCorpus(t *testing.T) {
 		return rep
 	}
 	a, b := run(), run()
+	if a.KeywordOverlapAt10 != nil {
+		t.Errorf("keyword_overlap_at10 %v without a reference", *a.KeywordOverlapAt10)
+	}
 	if a.SourceAt10 != b.SourceAt10 || a.ExactSourceAt10 != b.ExactSourceAt10 || a.OverlapAt10 != b.OverlapAt10 || a.HybridSourceAt10 != b.HybridSourceAt10 {
 		t.Errorf("same seed, different quality: %+v vs %+v", a, b)
 	}
