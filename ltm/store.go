@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -140,6 +141,8 @@ type db struct {
 	KeywordIndexOff bool
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
+	closeOnce  sync.Once
+	closeErr   error
 	recall     recallState
 }
 
@@ -270,12 +273,16 @@ func ReadOnlyDSN(path string) string {
 
 // Close closes both connection pools after checkpointing the WAL, so the database file is
 // complete on its own after a clean shutdown.
+// A second Close returns the first one's result and does nothing else.
 func (s *Store) Close() error {
-	s.recall.close()
-	if !s.readOnly {
-		_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-	}
-	return errors.Join(s.read.Close(), s.write.Close())
+	s.closeOnce.Do(func() {
+		s.recall.close()
+		if !s.readOnly {
+			_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		}
+		s.closeErr = errors.Join(s.read.Close(), s.write.Close())
+	})
+	return s.closeErr
 }
 
 // Path returns the database file path.

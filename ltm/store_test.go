@@ -679,3 +679,17 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 		t.Fatalf("search for a bulk memory: %+v %v", hits, err)
 	}
 }
+
+// Closing a store twice is harmless: the second Close returns the first one's result.
+func TestCloseTwice(t *testing.T) {
+	s, err := ltm.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
