@@ -223,7 +223,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	c := newCorpus(opt.Seed, opt.Memories, opt.Dims, opt.Queries, opt.Scopes)
 	r.c = c
 	rep := Report{Memories: opt.Memories, Dims: opt.Dims, Queries: len(c.queries), Scopes: opt.Scopes,
-		HotMemories: len(c.scopes[0].members), VectorIndex: "sign-code shortlist + exact re-rank"}
+		HotMemories: len(c.scopes[0].members), VectorIndex: "int8 vectors, sign-code shortlist, exact float32 re-rank"}
 	for _, s := range c.scopes {
 		if s.personal {
 			rep.PersonalScopes++
