@@ -101,14 +101,7 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 // ready returns the scope's index when it can answer now. Otherwise it starts building it
 // (in the query for a small scope, in the background for a large one) and returns nil.
 func (k *keywordIndexes) ready(ctx context.Context, d *db, key string) (*kwindex.Scope, error) {
-	k.mu.Lock()
-	sc := k.scopes[key]
-	if sc == nil {
-		sc = &keywordScope{}
-		k.scopes[key] = sc
-	}
-	sc.lastUsed.Store(k.clock.Add(1))
-	k.mu.Unlock()
+	sc := k.scope(key)
 	if sc.ready.Load() {
 		return sc.idx, nil
 	}
@@ -143,6 +136,19 @@ func (k *keywordIndexes) ready(ctx context.Context, d *db, key string) (*kwindex
 		}()
 	}
 	return nil, nil
+}
+
+// scope returns the entry of key, creating it, and marks it as just used for eviction.
+func (k *keywordIndexes) scope(key string) *keywordScope {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	sc := k.scopes[key]
+	if sc == nil {
+		sc = &keywordScope{}
+		k.scopes[key] = sc
+	}
+	sc.lastUsed.Store(k.clock.Add(1))
+	return sc
 }
 
 // build loads the scope's live rows into its index and marks it ready. The rows and the
@@ -440,13 +446,7 @@ func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) e
 	}
 	for _, o := range owners {
 		key := o.Key()
-		k.mu.Lock()
-		sc := k.scopes[key]
-		if sc == nil {
-			sc = &keywordScope{}
-			k.scopes[key] = sc
-		}
-		k.mu.Unlock()
+		sc := k.scope(key)
 		if sc.ready.Load() {
 			continue
 		}

@@ -29,24 +29,13 @@ type gramEntry struct {
 // entries it touched and the text's length in characters.
 func (s *Scope) addGramsLocked(slot int32, text string) ([]*gramEntry, int32) {
 	n := int32(utf8.RuneCountInString(text))
-	var counts map[string]uint16
-	prevStart := -1
-	for i, r := range text {
-		if !memory.IsCJK(r) {
-			prevStart = -1
-			continue
-		}
-		if prevStart >= 0 {
-			if counts == nil {
-				counts = map[string]uint16{}
-			}
-			g := text[prevStart : i+utf8.RuneLen(r)]
-			counts[g] = satAdd(counts[g])
-		}
-		prevStart = i
-	}
-	if len(counts) == 0 {
+	grams := bigrams(text)
+	if len(grams) == 0 {
 		return nil, n
+	}
+	counts := make(map[string]uint16, len(grams))
+	for _, g := range grams {
+		counts[g] = satAdd(counts[g])
 	}
 	if s.grams == nil {
 		s.grams = map[string]*gramEntry{}

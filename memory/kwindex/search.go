@@ -212,13 +212,12 @@ func positionsOf(t *termEntry, p posting) []uint32 {
 	return t.positions[p.pos:end]
 }
 
+// hasPosition reports whether x is in ps, which is ascending (content positions, then author
+// positions with authorBit set).
 func hasPosition(ps []uint32, x uint32) bool {
 	for _, p := range ps {
-		if p == x {
-			return true
-		}
-		if p > x && p&authorBit == x&authorBit {
-			return false
+		if p >= x {
+			return p == x
 		}
 	}
 	return false
