@@ -110,8 +110,9 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 		out = append(out, check{"database", "warn", fmt.Sprintf("%d migrations behind this kioku (%s), left as it is; `kioku migrate` applies them, and `kioku run` does at start",
 			n, strings.Join(schema.Pending, ", "))})
 	}
-	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
-	out = append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
+	b := sqliteBackend(store, app.config.DB)
+	out = append(out, embeddingsCheck(ctx, b, app.config.EmbedModel)...)
+	out = append(out, pipelineChecks(ctx, b, app.config.PipelineMode)...)
 	diag, err := store.Maintenance.DiagnoseModel(ctx, app.config.EmbedModel)
 	if err != nil {
 		return append(out, check{"health", "fail", err.Error()}), nil
@@ -123,7 +124,7 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 // dead jobs and the last run of each task in one line, then one warning line per problem
 // (dead jobs, expired leases, failed runs, a due job nobody works on). Doctor runs in its
 // own process, so the running bot's model budget is not known here.
-func pipelineChecks(ctx context.Context, store *ltm.Store, mode memory.PipelineMode) []check {
+func pipelineChecks(ctx context.Context, store *backend, mode memory.PipelineMode) []check {
 	st, err := pipeline.ReadStatus(ctx, store.Jobs, store.Now())
 	if err != nil {
 		return []check{{"pipeline", "fail", err.Error()}}

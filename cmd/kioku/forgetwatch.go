@@ -40,7 +40,7 @@ type forgetWatch struct {
 	applied map[string]time.Time
 }
 
-func newForgetWatch(store *ltm.Store, short *stm.Store, log *slog.Logger) *forgetWatch {
+func newForgetWatch(store *backend, short *stm.Store, log *slog.Logger) *forgetWatch {
 	return &forgetWatch{read: store.Memories.ForgottenSince, short: short, forgetQueries: store.Recall.ForgetCachedQueries, log: log,
 		since: store.Now().Add(-time.Second), applied: map[string]time.Time{}}
 }
