@@ -172,9 +172,23 @@ type storeMaintenance interface {
 	pipeline.Health
 	pipeline.Repairer
 	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
-	RunRepairs(ctx context.Context) (ltm.RepairReport, error)
 	MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error)
 	DiagnoseModel(ctx context.Context, embedModel string) (maintenance.Diagnostics, error)
+}
+
+// dataRepairer is a store that repairs data older versions of kioku wrote (SQLite's, which
+// has such versions); one without it has nothing to repair.
+type dataRepairer interface {
+	RunRepairs(ctx context.Context) (ltm.RepairReport, error)
+}
+
+// runRepairs runs the store's one-time repairs of old data, when it has any.
+func (b *backend) runRepairs(ctx context.Context) (ltm.RepairReport, error) {
+	r, ok := b.Maintenance.(dataRepairer)
+	if !ok {
+		return ltm.RepairReport{}, nil
+	}
+	return r.RunRepairs(ctx)
 }
 
 // storeGraph is the knowledge graph.

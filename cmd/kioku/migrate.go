@@ -50,7 +50,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := store.Maintenance.RunRepairs(ctx)
+	rep, err := store.runRepairs(ctx)
 	if err != nil {
 		return err
 	}

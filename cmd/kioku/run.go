@@ -165,7 +165,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	}
 	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
 	background.Go(func() {
-		rep, err := store.Maintenance.RunRepairs(ctx)
+		rep, err := store.runRepairs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("couldn't finish repairing stored data; the next start resumes", "err", err)
@@ -173,7 +173,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 			log.Info("stored data repaired", "result", describeRepairs(rep))
 		}
 	})
-	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
+	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
 		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(b))
 
 	<-ctx.Done()
