@@ -82,7 +82,7 @@ func parseCutoffs(s string) ([]int, error) {
 }
 
 // runBench is `kioku bench [--memories N] [--dims D] [--queries Q] [--scopes N] [--turns N]
-// [--cpuprofile FILE] [--json]` (SPEC §8): a seeded synthetic corpus through the real write
+// [--cpuprofile FILE] [--keep DIR] [--json]` (SPEC §8): a seeded synthetic corpus through the real write
 // path and the real recall, with the brute-force and plain-FTS baselines measured in the
 // same run. It needs no network.
 func runBench(ctx context.Context, app *App, args []string) error {
@@ -94,6 +94,7 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	scopes := fs.Int("scopes", 1, "guilds to spread the corpus over (one hot guild with 1/11 of it, the rest smaller, some personal memory)")
 	turns := fs.Int("turns", 0, "whole chat turns to time with an in-process model that answers at once")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
+	keep := fs.String("keep", "", "keep the databases in this directory, and reuse them when it holds the same corpus (no load, no write rates)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -116,7 +117,7 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	if *scopes > 1 && *n < 20**scopes {
 		return usagef("--memories must be at least 20 per scope (%d for --scopes %d), got %d", 20**scopes, *scopes, *n)
 	}
-	opt := bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Scopes: *scopes, Turns: *turns, Progress: app.Stderr}
+	opt := bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Scopes: *scopes, Turns: *turns, Keep: *keep, Progress: app.Stderr}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {

@@ -57,6 +57,10 @@ type Options struct {
 	Turns int
 	// Dir is where the temporary database is created; empty means the system temp dir.
 	Dir string
+	// Keep, when set, is a directory where the databases are kept after the run and
+	// reused by the next run of the same corpus (memories, dims, scopes, seed), which then
+	// skips loading: the write rates are measured only by a run that loads (keep.go).
+	Keep string
 	// Progress, when set, receives one line per phase (the run takes a while at 100k).
 	Progress io.Writer
 	// CPUProfile, when set, receives a CPU profile (runtime/pprof) of the timed queries.
@@ -166,6 +170,9 @@ type Report struct {
 	// VectorIndex names the index used for the vector leg.
 	VectorIndex string  `json:"vector_index"`
 	LoadSeconds float64 `json:"load_s"`
+	// Reused is set when the databases of Options.Keep were reused: nothing was loaded and
+	// WritePerS, RememberPerS and LoadSeconds are zero.
+	Reused bool `json:"reused,omitempty"`
 }
 
 // KindReport is the hot guild's timings for one query shape.
@@ -230,11 +237,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		}
 	}
 
-	dir, err := os.MkdirTemp(opt.Dir, "kioku-bench-")
+	dir, kept, err := r.databases()
 	if err != nil {
-		return Report{}, fmt.Errorf("couldn't create bench directory: %w", err)
+		return Report{}, err
 	}
-	defer os.RemoveAll(dir)
+	if opt.Keep == "" {
+		defer os.RemoveAll(dir)
+	}
+	rep.Reused = kept != nil
 
 	if opt.Scopes > 1 {
 		if err := r.alone(ctx, filepath.Join(dir, "alone.db"), &rep); err != nil {
@@ -253,9 +263,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			store.Close()
 		}
 	}()
-	ids, err := r.load(ctx, store, nil, &rep)
-	if err != nil {
-		return Report{}, err
+	ids := kept
+	if ids == nil {
+		if ids, err = r.load(ctx, store, nil, &rep); err != nil {
+			return Report{}, err
+		}
+		if err := r.keep(dir, ids); err != nil {
+			return Report{}, err
+		}
 	}
 	// A running bot's indexes are built: build them now, outside the timings (the cold
 	// measurement below reopens the database and times the first recall on its own).
@@ -459,8 +474,10 @@ func (r *run) alone(ctx context.Context, path string, rep *Report) error {
 			store.Close()
 		}
 	}()
-	if _, err := r.load(ctx, store, r.c.scopes[0].members, rep); err != nil {
-		return err
+	if !rep.Reused {
+		if _, err := r.load(ctx, store, r.c.scopes[0].members, rep); err != nil {
+			return err
+		}
 	}
 	hot := r.owner(0)
 	if err := store.Recall.WarmVectors(ctx, hot); err != nil {
@@ -499,6 +516,9 @@ func (r *run) alone(ctx context.Context, path string, rep *Report) error {
 	closed = true
 	if err := store.Close(); err != nil {
 		return fmt.Errorf("couldn't close bench store: %w", err)
+	}
+	if r.opt.Keep != "" {
+		return nil
 	}
 	return os.Remove(path)
 }
