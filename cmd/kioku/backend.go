@@ -55,9 +55,24 @@ type backend struct {
 	// sqlite is the SQLite store behind the backend, for what only SQLite does; nil on
 	// PostgreSQL.
 	sqlite *ltm.Store
+	// fences reads the forget-me fences recorded since a time, for a store that does not
+	// push them (SQLite: the forget watch polls); nil when changes is set.
+	fences func(ctx context.Context, since time.Time) ([]ltm.ForgetFence, error)
+	// changes pushes other processes' changes (PostgreSQL's LISTEN/NOTIFY); nil on SQLite.
+	changes changeFeed
 	// pool reports the connection pool, nil when the engine has none to report.
 	pool  func() poolStats
 	close func() error
+}
+
+// changeFeed is a store's push of what other processes on the database changed.
+type changeFeed interface {
+	// OnForget registers fn, called on the feed's goroutine for every forget-me any process
+	// does, with the member and the time of the forget-me.
+	OnForget(fn func(userID string, at time.Time))
+	// Sync returns once every change committed before the call has been handed to the
+	// registered functions.
+	Sync(ctx context.Context) error
 }
 
 // poolStats is a connection pool's state, for doctor and metrics.
@@ -91,6 +106,7 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 		Maintenance: s.Maintenance, Graph: s.Graph,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
+		fences:        s.Memories.ForgottenSince,
 		sqlite:        s,
 		close:         s.Close,
 	}
@@ -100,7 +116,6 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 type storeMemories interface {
 	bot.Memories
 	chat.Memories
-	ForgottenSince(ctx context.Context, since time.Time) ([]ltm.ForgetFence, error)
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
 	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
