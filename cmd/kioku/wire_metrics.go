@@ -34,6 +34,14 @@ func (app *App) watchRun(store *backend, short *stm.Store, b interface{ Stats() 
 	if app.metrics == nil {
 		return
 	}
+	var pool func() metrics.PoolStats
+	if store.pool != nil {
+		pool = func() metrics.PoolStats {
+			p := store.pool()
+			return metrics.PoolStats{Idle: int64(p.Idle), InUse: int64(p.InUse), Max: int64(p.Max), Acquires: p.Acquires}
+		}
+	}
+	app.metrics.WatchStore(metrics.StoreSources{Kind: store.kind, Pool: pool})
 	app.metrics.Watch(metrics.Sources{
 		JobStats:         store.Jobs.JobStats,
 		MemoryCounts:     store.Maintenance.MemoryCounts,

@@ -61,6 +61,7 @@ type Sequence struct {
 // sqliteOnly are the source tables that have no counterpart on PostgreSQL by design, and why.
 var sqliteOnly = map[string]string{
 	"memory_changes": "SQLite's keyword index change log; PostgreSQL searches its own index",
+	"store_repairs":  "progress of SQLite's one-time repairs of data older versions wrote; PostgreSQL has none to run",
 }
 
 // notData are SQLite's bookkeeping tables, neither copied nor reported: each store keeps
