@@ -37,8 +37,9 @@
 //   - the pipeline's writes (when Stores.Facts is set): each kind of proposal ends as the
 //     rules say, a batch whose lease was lost or whose cursor moved writes nothing, the
 //     batch that applies moves the cursor and completes its job together, evidence links
-//     the messages a fact came from, contradictions go to review, and a proposal about a
-//     member forgotten after the job started writes nothing;
+//     the messages a fact came from, contradictions go to review, a proposal about a
+//     member forgotten after the job started writes nothing, and her forget-me leaves
+//     nothing the pipeline wrote about her (nor, for a file-backed store, its bytes);
 //   - channel records, departed and welcomed servers and the daily model budget (when
 //     Stores.Channels, Guilds and Budgets are set): channel rules kept past a delete, a
 //     departure cancelled only by a re-add before it is due, a purge that leaves nothing

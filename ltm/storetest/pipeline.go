@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kioku-bot/kioku/ltm"
@@ -298,4 +299,72 @@ func scopeHistoryOf(t *testing.T, s Stores, owner memory.Owner) []memory.History
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// testPipelineForgetMe: what the pipeline wrote about a member (her own facts, a server
+// fact learned only from her message, a proposal about her kept as a shadow row, one sent
+// to review) is gone after her forget-me, from every read and (for a store that has files)
+// from the bytes of its files; a fact learned from another member stays.
+func testPipelineForgetMe(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	f := factsOf(t, s)
+	ctx := t.Context()
+	const alice, bob, guild = "100000000000000001", "200000000000000002", "300000000000000003"
+	aliceMe, srv := memory.PersonalOwner(alice), memory.ServerOwner(guild)
+	secret := map[string]string{
+		"pipeline-own":    "lemurfalcon8846",
+		"pipeline-server": "mongoosetapir1175",
+		"pipeline-shadow": "ocelotpuffin9962",
+		"pipeline-review": "quetzalbison5527",
+	}
+	survivor := map[string]string{"bob-fact": "survivormarmot2468"}
+	reviewed := mustRemember(t, s, server(guild, "The treasurer is Kenji"))
+	fromAlice := []memory.MessageRef{{MessageID: "m-alice-1", AuthorID: alice}}
+	out := mustApply(t, f, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", CursorTo: 3, Proposals: []memory.Proposal{
+		{Action: memory.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]},
+			Evidence: fromAlice},
+		{Action: memory.ProposeAdd, Owner: srv, Memory: memory.Memory{Content: "The release is named " + secret["pipeline-server"]},
+			Evidence: fromAlice},
+		{Action: memory.ProposeAdd, Owner: srv, Record: memory.ActionShadow,
+			Memory: memory.Memory{SubjectID: alice, Content: "Alice dislikes " + secret["pipeline-shadow"]}},
+		{Action: memory.ProposeUpdate, Owner: srv, TargetID: reviewed.ID, Evidence: fromAlice,
+			Memory: memory.Memory{SubjectID: alice, Content: "Alice is the treasurer, says " + secret["pipeline-review"]}},
+		{Action: memory.ProposeAdd, Owner: srv, Memory: memory.Memory{Content: "Bob hosts " + survivor["bob-fact"]},
+			Evidence: []memory.MessageRef{{MessageID: "m-bob-1", AuthorID: bob}}},
+	}})
+	want := []memory.Action{memory.ActionCreate, memory.ActionCreate, memory.ActionShadow, memory.ActionReview, memory.ActionCreate}
+	for i, o := range out {
+		if o.Action != want[i] {
+			t.Fatalf("proposal %d: %s (%s), want %s", i, o.Action, o.Note, want[i])
+		}
+	}
+	preview, err := s.ForgetMe.PreviewForgetMe(ctx, alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ForgetMe.ConfirmForgetMe(ctx, alice, preview.Token); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		owner memory.Owner
+		id    int64
+	}{{aliceMe, out[0].MemoryID}, {srv, out[1].MemoryID}} {
+		_, err := s.Memories.Get(ctx, r.owner, r.id)
+		wantCode(t, err, memory.ENOTFOUND)
+	}
+	for _, owner := range []memory.Owner{aliceMe, srv} {
+		for _, ev := range scopeHistoryOf(t, s, owner) {
+			for place, word := range secret {
+				if strings.Contains(ev.OldContent+ev.NewContent+ev.Reason+string(ev.Metadata), word) {
+					t.Errorf("%s: a history row of %s holds %q: %+v", place, owner.Key(), word, ev)
+				}
+			}
+		}
+	}
+	if !isLive(t, s, srv, out[4].MemoryID) || !isLive(t, s, srv, reviewed.ID) {
+		t.Error("a fact learned from another member, or the memory under review, was erased")
+	}
+	if s.Raw != nil {
+		t.Run("NoBytesLeft", func(t *testing.T) { scanFiles(t, s.Raw, secret, survivor) })
+	}
 }
