@@ -50,6 +50,14 @@ type Store struct {
 	Confirmations *Confirmations
 	// Graph is the knowledge graph.
 	Graph *Graph
+	// Facts applies the background pipeline's decisions.
+	Facts *Facts
+	// Channels is the remembered shape of each guild's channels.
+	Channels *Channels
+	// Guilds are the servers the bot left or welcomed.
+	Guilds *Guilds
+	// Budgets counts model calls for the daily model budget.
+	Budgets *Budgets
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -181,6 +189,10 @@ func newStore(p *pgxpool.Pool) *Store {
 		Settings:      &Settings{d},
 		Confirmations: &Confirmations{db: d, recaller: rc},
 		Graph:         &Graph{d},
+		Facts:         &Facts{d},
+		Channels:      &Channels{d},
+		Guilds:        &Guilds{d},
+		Budgets:       &Budgets{d},
 	}
 }
 
