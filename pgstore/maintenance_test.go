@@ -189,6 +189,33 @@ func TestPostgresDiagnose(t *testing.T) {
 		}
 	})
 
+	t.Run("EmbeddingCoverage", func(t *testing.T) {
+		const model = "text-embedding-3-small"
+		d, err := s.Maintenance.DiagnoseModel(ctx, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Index.EmbedModel != model || d.Index.Embedded != 0 || d.Index.Vectors != 0 {
+			t.Fatalf("index without vectors = %+v", d.Index)
+		}
+		// One live memory's vector, and one of a model no longer used.
+		if _, err := s.Pool().Exec(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+			SELECT content_hash, m, 2, '\x0000'::bytea, 0 FROM (SELECT content_hash FROM memories
+				WHERE deleted_at IS NULL ORDER BY id LIMIT 1) h, unnest(ARRAY[$1, 'old-model']) m`, model); err != nil {
+			t.Fatal(err)
+		}
+		d, err = s.Maintenance.DiagnoseModel(ctx, model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Index.Embedded != 1 || d.Index.Vectors != 2 || d.Index.Stale != 1 || d.Index.Live != 3 {
+			t.Fatalf("index with one vector = %+v; want 1 of 3 embedded, 2 vectors, 1 stale", d.Index)
+		}
+		if d, err := s.Maintenance.Diagnose(ctx); err != nil || d.Index.EmbedModel != "" {
+			t.Fatalf("Diagnose = %+v, %v; recall on PostgreSQL names no embedding model yet", d.Index, err)
+		}
+	})
+
 	t.Run("Compact", func(t *testing.T) {
 		if n, err := s.Maintenance.Compact(ctx); err != nil || n != 0 {
 			t.Fatalf("Compact = %d, %v; autovacuum owns free space", n, err)
