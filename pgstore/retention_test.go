@@ -3,6 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -204,4 +206,57 @@ func seedRetention(t *testing.T, s retentionSide) int64 {
 	turn("day twenty")
 	finish("c3", false)
 	return ids[0]
+}
+
+// TestPostgresRetentionAcrossProcesses: two processes running retention at once purge each
+// expired tombstone once between them, without waiting on each other's rows or failing.
+func TestPostgresRetentionAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	stores := openShared(t, 2)
+	clock := testkit.NewClock(time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC))
+	for _, s := range stores {
+		s.Now = clock.Now
+	}
+	const n = 40
+	var ids []int64
+	for i := range n {
+		res, err := stores[0].Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+			Content: fmt.Sprintf("Old notice %d", i)}, "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Memory.ID)
+	}
+	if _, err := stores[0].Memories.Forget(ctx, memory.ServerOwner("g1"), ids, "user:u1", ""); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(stores[0].RecoverWindow + time.Hour)
+	results := make([]memory.RetentionResult, len(stores))
+	errs := make([]error, len(stores))
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() { results[i], errs[i] = s.Maintenance.Retention(ctx, memory.RetentionPolicy{Batch: 3}) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("retention in process %d: %v", i, err)
+		}
+	}
+	// A run that found its batch short because the other held those rows stops early; the
+	// next run takes the rest. Together, and after one more, every tombstone goes once.
+	rest, err := stores[0].Maintenance.Retention(ctx, memory.RetentionPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := results[0].Tombstones + results[1].Tombstones + rest.Tombstones; got != n {
+		t.Fatalf("purged %d + %d + %d tombstones, want %d in all", results[0].Tombstones, results[1].Tombstones, rest.Tombstones, n)
+	}
+	var purges int
+	if err := stores[0].Pool().QueryRow(ctx, `SELECT count(*) FROM memory_history WHERE action = 'purge'`).Scan(&purges); err != nil {
+		t.Fatal(err)
+	}
+	if purges != n {
+		t.Fatalf("%d purge rows in history, want one per tombstone (%d)", purges, n)
+	}
 }

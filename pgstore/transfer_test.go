@@ -3,7 +3,10 @@ package pgstore_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,4 +252,36 @@ func TestPostgresImportIgnoresForgedProvenance(t *testing.T) {
 			t.Fatalf("CLI import = %+v, %v; want everything already there", res, err)
 		}
 	})
+}
+
+// TestPostgresImportAcrossProcesses: the same file imported at once through two stores (two
+// processes' pools) lands once: every memory is created by one import and found already
+// there by the other.
+func TestPostgresImportAcrossProcesses(t *testing.T) {
+	stores := openShared(t, 2)
+	owner := memory.ServerOwner("g1")
+	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
+	for i := range 60 {
+		f.Memories = append(f.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: fmt.Sprintf("Shared fact number %d", i)})
+	}
+	results := make([]ltm.ImportResult, len(stores))
+	errs := make([]error, len(stores))
+	var wg sync.WaitGroup
+	for i, s := range stores {
+		wg.Go(func() { results[i], errs[i] = s.Transfer.Import(context.Background(), owner, f, memory.ActorCLI) })
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("import through store %d: %v", i, err)
+		}
+	}
+	created := results[0].Created + results[1].Created
+	dups := results[0].Duplicates + results[1].Duplicates
+	if created != 60 || dups != 60 || !slices.Equal(results[0].IDs, results[1].IDs) {
+		t.Fatalf("imports = %+v and %+v; want 60 created in all, 60 already there, the same ids", results[0], results[1])
+	}
+	if _, n, err := stores[0].Memories.List(context.Background(), owner, memory.ListOptions{}); err != nil || n != 60 {
+		t.Fatalf("the scope holds %d memories, %v; want 60", n, err)
+	}
 }
