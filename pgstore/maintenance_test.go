@@ -13,6 +13,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/internal/testkit"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
@@ -165,6 +166,14 @@ func TestPostgresDiagnose(t *testing.T) {
 		res, err := s.Recall.Search(ctx, memory.SearchQuery{Owners: []memory.Owner{memory.ServerOwner("g1")}, Text: "raid", Limit: 5})
 		if err != nil || len(res) != 1 {
 			t.Fatalf("search after the repair = %d results, %v; want the raid memory", len(res), err)
+		}
+		// `kioku reindex` does the same and reports it as on SQLite.
+		if _, err := s.Pool().Exec(ctx, `UPDATE memories SET search_text = '' WHERE content LIKE 'Raid%'`); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := s.Maintenance.Reindex(ctx)
+		if want := (ltm.ReindexReport{Memories: 3, SearchText: 1, Words: 3, Trigrams: 3}); err != nil || rep != want {
+			t.Fatalf("Reindex = %+v, %v; want %+v", rep, err, want)
 		}
 	})
 

@@ -79,28 +79,52 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 	return requeued, nil
 }
 
-// repairBatch is how many memories one transaction of RepairIndexes reads.
+// repairBatch is how many memories one transaction of a reindex reads.
 const repairBatch = 1000
 
 // RepairIndexes rewrites the search columns (search_text and search_author, from which
-// PostgreSQL generates the word index) of every live memory whose columns differ from what
-// the store writes, and returns how many memories it rewrote. PostgreSQL keeps the indexes
-// themselves in step with the columns; this mends rows written or copied without them. A
-// memory changed while the repair runs is left to the change, which writes its own columns.
+// PostgreSQL generates the word index) of every memory whose columns differ from what the
+// store writes, and returns how many memories it rewrote. PostgreSQL keeps the indexes
+// themselves in step with the columns; this mends rows written or copied without them.
 func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
-	repaired := 0
+	_, rewritten, err := s.rewriteSearchColumns(ctx)
+	return rewritten, err
+}
+
+// Reindex is `kioku reindex` on PostgreSQL: RepairIndexes, reported as SQLite's reindex
+// is. Memories counts the rows read (forgotten ones included, so a recovered memory is
+// found), SearchText those rewritten, Words and Trigrams the live memories each index finds.
+func (s *Maintenance) Reindex(ctx context.Context) (ltm.ReindexReport, error) {
+	var rep ltm.ReindexReport
+	var err error
+	rep.Memories, rep.SearchText, err = s.rewriteSearchColumns(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var x maintenance.Index
+	if err := s.diagnoseIndex(ctx, "", &x); err != nil {
+		return rep, err
+	}
+	rep.Words, rep.Trigrams = x.Words.Rows, x.Trigrams.Rows
+	return rep, nil
+}
+
+// rewriteSearchColumns recomputes the search columns of every memory in batches by id and
+// rewrites those that differ; it returns the rows read and the rows rewritten. A memory
+// changed while it runs is left to the change, which writes its own columns.
+func (s *Maintenance) rewriteSearchColumns(ctx context.Context) (read, rewritten int, err error) {
+	type row struct {
+		id                 int64
+		content, author    string
+		text, authorText   string
+		oldText, oldAuthor string
+	}
 	var after int64
 	for {
-		type row struct {
-			id                 int64
-			content, author    string
-			text, authorText   string
-			oldText, oldAuthor string
-		}
 		rows, err := s.db.read.QueryContext(ctx, `SELECT id, content, author_name, search_text, search_author FROM memories
-			WHERE deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?`, after, repairBatch)
+			WHERE id > ? ORDER BY id LIMIT ?`, after, repairBatch)
 		if err != nil {
-			return repaired, fmt.Errorf("couldn't read the search columns: %w", err)
+			return read, rewritten, fmt.Errorf("couldn't read the search columns: %w", err)
 		}
 		var (
 			n     int
@@ -110,7 +134,7 @@ func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
 			var r row
 			if err := rows.Scan(&r.id, &r.content, &r.author, &r.oldText, &r.oldAuthor); err != nil {
 				rows.Close()
-				return repaired, fmt.Errorf("couldn't read the search columns: %w", err)
+				return read, rewritten, fmt.Errorf("couldn't read the search columns: %w", err)
 			}
 			n++
 			after = r.id
@@ -120,11 +144,12 @@ func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
 			}
 		}
 		if err := rows.Close(); err != nil {
-			return repaired, fmt.Errorf("couldn't read the search columns: %w", err)
+			return read, rewritten, fmt.Errorf("couldn't read the search columns: %w", err)
 		}
 		if err := rows.Err(); err != nil {
-			return repaired, fmt.Errorf("couldn't read the search columns: %w", err)
+			return read, rewritten, fmt.Errorf("couldn't read the search columns: %w", err)
 		}
+		read += n
 		if len(stale) > 0 {
 			ids := make([]int64, len(stale))
 			contents, authors, texts, authorTexts := make([]string, len(stale)), make([]string, len(stale)),
@@ -132,20 +157,22 @@ func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
 			for i, r := range stale {
 				ids[i], contents[i], authors[i], texts[i], authorTexts[i] = r.id, r.content, r.author, r.text, r.authorText
 			}
+			var changed int
 			err := s.db.withWriteTx(ctx, func(tx *txn) error {
-				changed, err := execCount(ctx, tx, `UPDATE memories m SET search_text = p.text, search_author = p.author_text
+				var err error
+				changed, err = execCount(ctx, tx, `UPDATE memories m SET search_text = p.text, search_author = p.author_text
 					FROM unnest(?::bigint[], ?::text[], ?::text[], ?::text[], ?::text[]) AS p(id, content, author, text, author_text)
 					WHERE m.id = p.id AND m.content = p.content AND m.author_name = p.author`,
 					ids, contents, authors, texts, authorTexts)
-				repaired += changed
 				return err
 			})
 			if err != nil {
-				return repaired, fmt.Errorf("couldn't rewrite the search columns: %w", err)
+				return read, rewritten, fmt.Errorf("couldn't rewrite the search columns: %w", err)
 			}
+			rewritten += changed
 		}
 		if n < repairBatch {
-			return repaired, nil
+			return read, rewritten, nil
 		}
 	}
 }
