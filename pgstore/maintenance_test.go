@@ -35,6 +35,7 @@ var (
 
 // openClocked opens a PostgreSQL store on a hand-driven clock.
 func openClocked(t *testing.T) (*pgstore.Store, *testkit.Clock) {
+	t.Helper()
 	s := pgtest.Open(t)
 	clock := testkit.NewClock(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC))
 	s.Now = clock.Now

@@ -61,6 +61,7 @@ func postgresSide(t *testing.T, start time.Time) retentionSide {
 // retention on both at two later moments, and compares what each purged and what each
 // keeps: PostgreSQL's retention deletes exactly what SQLite's does.
 func TestPostgresRetentionMatchesSQLite(t *testing.T) {
+	pgtest.URL(t) // one skip line without a database, before SQLite is opened
 	ctx := context.Background()
 	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 	sides := []retentionSide{sqliteSide(t, start), postgresSide(t, start)}

@@ -51,6 +51,7 @@ func exportedContent(f ltm.ExportFile) []ltm.ExportMemory {
 // with the same content, and a file exported from PostgreSQL into SQLite; each store's
 // export of what it imported equals the file it was given, byte for byte through JSON.
 func TestPostgresTransferBetweenStores(t *testing.T) {
+	pgtest.URL(t) // one skip line without a database, before SQLite is opened
 	ctx := context.Background()
 	owner := memory.ServerOwner("g1")
 	for _, tc := range []struct {
