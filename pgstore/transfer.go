@@ -85,7 +85,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
 		var (
-			created int
+			created []*memory.Memory
 			ids     []int64
 		)
 		err := s.db.withWriteTx(ctx, func(tx *txn) error {
@@ -96,8 +96,8 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 		if err != nil {
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
-		res.Created += created
-		res.Duplicates += len(batch) - created
+		res.Created += len(created)
+		res.Duplicates += len(batch) - len(created)
 		res.IDs = append(res.IDs, ids...)
 	}
 	return res, nil
@@ -112,10 +112,10 @@ type hashSlot struct{ scopeKey, hash string }
 
 // insertBatchTx writes the memories of batch that are not already live in their scope (or
 // earlier in batch), with their history rows and graph links, in multi-row statements. It
-// returns how many it created and, in batch order, the id each memory of batch now has: its
+// returns the created memories and, in batch order, the id each memory of batch now has: its
 // new id, or the id of the live memory that already held its content. With a writer, only
 // memories the writer can see count as already there (WriteContext).
-func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext, batch []memory.Memory, actor memory.Actor) (int, []int64, error) {
+func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	// Lock every scope the batch writes, in one order, so that two bulk writes sharing
 	// scopes cannot deadlock, and no other writer adds the same content meanwhile.
 	scopes := make([]string, 0, 1)
@@ -127,13 +127,13 @@ func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext,
 	slices.Sort(scopes)
 	for _, k := range scopes {
 		if err := lockKey(ctx, tx, k); err != nil {
-			return 0, nil, err
+			return nil, nil, err
 		}
 	}
 	ids := make([]int64, len(batch))
 	existing, err := liveIDsByHash(ctx, tx, w, batch)
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	firstAt := make(map[hashSlot]int, len(batch)) // the memory of batch that writes each slot
 	var fresh []int
@@ -150,7 +150,7 @@ func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext,
 		fresh = append(fresh, i)
 	}
 	if err := s.checkBatchCapsTx(ctx, tx, batch, fresh); err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 
 	now := s.nowMillis()
@@ -164,28 +164,28 @@ func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext,
 		}
 		rows, err := tx.QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
 		if err != nil {
-			return 0, nil, fmt.Errorf("couldn't insert memories: %w", err)
+			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 		}
 		// RETURNING rows come in no promised order; a slot names its memory.
 		for rows.Next() {
 			m, err := scanMemory(rows)
 			if err != nil {
 				rows.Close()
-				return 0, nil, fmt.Errorf("couldn't insert memories: %w", err)
+				return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 			}
 			i, ok := firstAt[hashSlot{m.Owner().Key(), m.Hash}]
 			if !ok {
 				rows.Close()
-				return 0, nil, fmt.Errorf("couldn't insert memories: an inserted row matches no memory of the batch")
+				return nil, nil, fmt.Errorf("couldn't insert memories: an inserted row matches no memory of the batch")
 			}
 			ids[i] = m.ID
 			created = append(created, m)
 		}
 		if err := rows.Close(); err != nil {
-			return 0, nil, fmt.Errorf("couldn't insert memories: %w", err)
+			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 		}
 		if err := rows.Err(); err != nil {
-			return 0, nil, fmt.Errorf("couldn't insert memories: %w", err)
+			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 		}
 	}
 	for i := range batch {
@@ -194,14 +194,14 @@ func (s *db) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext,
 		}
 	}
 	if err := s.addImportHistoryTx(ctx, tx, created, actor); err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	for _, m := range created {
 		if err := s.linkMemoryTx(ctx, tx, m); err != nil {
-			return 0, nil, err
+			return nil, nil, err
 		}
 	}
-	return len(created), ids, nil
+	return created, ids, nil
 }
 
 // liveIDsByHash returns, per scope and content hash of batch, the id of the oldest live
