@@ -58,6 +58,10 @@ type Store struct {
 	Guilds *Guilds
 	// Budgets counts model calls for the daily model budget.
 	Budgets *Budgets
+	// Transfer exports and imports memories as files.
+	Transfer *Transfer
+	// Maintenance is retention, stats, diagnostics and the store's side of self-repair.
+	Maintenance *Maintenance
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -113,6 +117,12 @@ type Confirmations struct {
 
 // Graph is the knowledge graph. See Store.Graph.
 type Graph struct{ db *db }
+
+// Transfer exports and imports memories. See Store.Transfer.
+type Transfer struct{ db *db }
+
+// Maintenance is retention, stats, diagnostics and repairs. See Store.Maintenance.
+type Maintenance struct{ db *db }
 
 // Open connects to the database at url (postgres://…), applies pending migrations and
 // returns a ready store. Close releases the pool.
@@ -193,6 +203,8 @@ func newStore(p *pgxpool.Pool) *Store {
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
 		Budgets:       &Budgets{d},
+		Transfer:      &Transfer{d},
+		Maintenance:   &Maintenance{d},
 	}
 }
 
