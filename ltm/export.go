@@ -65,8 +65,15 @@ func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *me
 	if err != nil {
 		return ExportFile{}, err
 	}
+	return ExportOf(owner, mems, aud, s.db.Now()), nil
+}
+
+// ExportOf builds the export document of owner's scope from its live memories (in the order
+// given, oldest first), keeping only those aud allows (nil allows all), exported at now. It
+// is the part of ExportWithin every store shares: each reads the rows its own way.
+func ExportOf(owner memory.Owner, mems []*memory.Memory, aud *memory.Audience, now time.Time) ExportFile {
 	f := ExportFile{Format: ExportFormat, Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID,
-		ExportedAt: s.db.Now().UTC(), Memories: make([]ExportMemory, 0, len(mems))}
+		ExportedAt: now.UTC(), Memories: make([]ExportMemory, 0, len(mems))}
 	if owner.Scope == memory.ScopePersonal {
 		f.GuildID = ""
 	}
@@ -82,7 +89,7 @@ func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *me
 		}
 		f.Memories = append(f.Memories, em)
 	}
-	return f, nil
+	return f
 }
 
 // ImportResult counts what Import did.
@@ -128,9 +135,9 @@ type Importer struct {
 	Audience *memory.Audience
 }
 
-// writer is the importing member in the place of the import, whose view decides which
-// memories count as already present; nil (the CLI) counts every memory of the scope.
-func (by Importer) writer() *memory.WriteContext {
+// WriteContext is the importing member in the place of the import, whose view decides
+// which memories count as already present; nil (the CLI) counts every memory of the scope.
+func (by Importer) WriteContext() *memory.WriteContext {
 	if by.AuthorID == "" {
 		return nil
 	}
@@ -148,8 +155,25 @@ func (by Importer) writer() *memory.WriteContext {
 // or place a memory in a channel it was never learned in. Each memory records the importer
 // as its author and the place of the import as its origin.
 func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
-	if err := owner.Validate(); err != nil {
+	prepared, err := PrepareImport(owner, f, by)
+	if err != nil {
 		return ImportResult{}, err
+	}
+	// One transaction for the whole file (at most MaxImportMemories rows): an import either
+	// lands completely or not at all.
+	res, err := s.importPrepared(ctx, by.WriteContext(), prepared, by.Actor, len(prepared))
+	if err != nil {
+		return res, ImportLimitError(err)
+	}
+	return res, nil
+}
+
+// PrepareImport turns the memories of f into validated memories of owner's scope as by
+// imports them (see ImportAs): the part of an import every store shares, before anything is
+// written. If any memory is invalid it returns an error naming it and nothing else.
+func PrepareImport(owner memory.Owner, f ExportFile, by Importer) ([]memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
 	}
 	prepared := make([]memory.Memory, len(f.Memories))
 	for i, em := range f.Memories {
@@ -167,17 +191,20 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFil
 			m.Provenance.ChannelID, m.Provenance.MessageID = by.ChannelID, by.MessageID
 		}
 		if err := m.Prepare(); err != nil {
-			return ImportResult{}, memory.Errorf(memory.EINVALID, "Memory %d of the file: %s Nothing was imported.", i+1, memory.ErrorMessage(err))
+			return nil, memory.Errorf(memory.EINVALID, "Memory %d of the file: %s Nothing was imported.", i+1, memory.ErrorMessage(err))
 		}
 		prepared[i] = m
 	}
-	// One transaction for the whole file (at most MaxImportMemories rows): an import either
-	// lands completely or not at all.
-	res, err := s.importPrepared(ctx, by.writer(), prepared, by.Actor, len(prepared))
+	return prepared, nil
+}
+
+// ImportLimitError says of a cap refusal that it refused the whole file; other errors (and
+// nil) are returned as they are.
+func ImportLimitError(err error) error {
 	if memory.ErrorCode(err) == memory.ELIMIT {
-		return ImportResult{}, memory.Errorf(memory.ELIMIT, "%s Nothing was imported.", memory.ErrorMessage(err))
+		return memory.Errorf(memory.ELIMIT, "%s Nothing was imported.", memory.ErrorMessage(err))
 	}
-	return res, err
+	return err
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds

@@ -1,15 +1,21 @@
 package ltm
 
-import "github.com/kioku-bot/kioku/memory"
+import (
+	"fmt"
 
-// The rule for changing server memory through the pipeline.
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// The pipeline's rules that do not depend on the database: who may change server memory,
+// and what the history rows of its decisions say. Every store applies them, so that a
+// batch is recorded alike on SQLite and PostgreSQL.
 
 // NoteNeedsEditor is the note of a server-memory UPDATE or DELETE recorded as review_needed
 // because nobody whose messages proposed it may change server memory or wrote the target.
 const NoteNeedsEditor = "needs a member with the server-memory permission or the memory's author"
 
-// authoredByEvidence reports whether one of the evidence speakers wrote m.
-func authoredByEvidence(m *memory.Memory, evidence []memory.MessageRef) bool {
+// AuthoredByEvidence reports whether one of the evidence speakers wrote m.
+func AuthoredByEvidence(m *memory.Memory, evidence []memory.MessageRef) bool {
 	if m.Provenance.AuthorID == "" {
 		return false
 	}
@@ -19,4 +25,51 @@ func authoredByEvidence(m *memory.Memory, evidence []memory.MessageRef) bool {
 		}
 	}
 	return false
+}
+
+// ProposalEvent is the history row of a proposal that changed nothing: its decision, note
+// and metadata, and unless it is redacted the content it proposed. The store adds what the
+// target says now (OldContent, Version), or clears MemoryID when the target is not in the
+// proposal's scope; a redacted proposal never points at a memory.
+func ProposalEvent(p memory.Proposal, action memory.Action, note string) memory.HistoryEvent {
+	meta := make(map[string]any, len(p.Metadata)+3)
+	for k, v := range p.Metadata {
+		meta[k] = v
+	}
+	meta["proposed"] = p.Action
+	if p.Memory.SubjectID != "" {
+		meta["subject_id"] = p.Memory.SubjectID // so forget-me finds proposals about the member
+	}
+	if note != "" {
+		meta["note"] = note
+	}
+	if len(p.Contradicts) > 0 {
+		meta["contradicts"] = p.Contradicts
+	}
+	ev := memory.HistoryEvent{MemoryID: p.TargetID, ScopeKey: p.Owner.Key(), Action: action, Actor: memory.ActorPipeline,
+		Reason: p.Reason, Metadata: mustJSON(meta)}
+	if p.Redact {
+		ev.MemoryID = 0
+	} else {
+		ev.NewContent = memory.CollapseSpace(p.Memory.Content)
+	}
+	return ev
+}
+
+// ContradictionEvents are the two review_needed rows that flag m and other, a memory p
+// says m contradicts, each pointing at the other. Nothing is changed: a person decides
+// which statement is right.
+func ContradictionEvents(p memory.Proposal, other, m *memory.Memory) []memory.HistoryEvent {
+	out := make([]memory.HistoryEvent, 0, 2)
+	for _, pair := range [][2]*memory.Memory{{other, m}, {m, other}} {
+		meta := map[string]any{"conflicts_with": pair[1].ID}
+		for k, v := range p.Metadata {
+			meta[k] = v
+		}
+		out = append(out, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
+			Action: memory.ActionReview, OldContent: pair[0].Content, NewContent: pair[1].Content,
+			Version: pair[0].Version, Actor: memory.ActorPipeline,
+			Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)})
+	}
+	return out
 }

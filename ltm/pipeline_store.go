@@ -157,7 +157,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		// Pinned memories are the people's word; the pipeline never changes them.
 		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, "target is pinned")
 	}
-	if target.Scope == memory.ScopeServer && !p.MayEditServer && !authoredByEvidence(target, p.Evidence) {
+	if target.Scope == memory.ScopeServer && !p.MayEditServer && !AuthoredByEvidence(target, p.Evidence) {
 		return s.recordProposalTx(ctx, tx, p, memory.ActionReview, NoteNeedsEditor)
 	}
 	if p.Action == memory.ProposeDelete {
@@ -209,35 +209,15 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 
 // recordProposalTx writes the history row of a proposal that changed nothing.
 func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
-	meta := make(map[string]any, len(p.Metadata)+3)
-	for k, v := range p.Metadata {
-		meta[k] = v
-	}
-	meta["proposed"] = p.Action
-	if p.Memory.SubjectID != "" {
-		meta["subject_id"] = p.Memory.SubjectID // so forget-me finds proposals about the member
-	}
-	if note != "" {
-		meta["note"] = note
-	}
-	if len(p.Contradicts) > 0 {
-		meta["contradicts"] = p.Contradicts
-	}
-	ev := memory.HistoryEvent{MemoryID: p.TargetID, ScopeKey: p.Owner.Key(), Action: action, Actor: memory.ActorPipeline,
-		Reason: p.Reason, Metadata: mustJSON(meta)}
-	if !p.Redact {
-		ev.NewContent = memory.CollapseSpace(p.Memory.Content)
-		if p.TargetID != 0 {
-			if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
-				ev.OldContent, ev.Version = t.Content, t.Version
-			} else if memory.ErrorCode(err) != memory.ENOTFOUND {
-				return memory.ProposalOutcome{}, err
-			} else {
-				ev.MemoryID = 0 // never point a row at a memory of another scope
-			}
+	ev := ProposalEvent(p, action, note)
+	if ev.MemoryID != 0 {
+		if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
+			ev.OldContent, ev.Version = t.Content, t.Version
+		} else if memory.ErrorCode(err) != memory.ENOTFOUND {
+			return memory.ProposalOutcome{}, err
+		} else {
+			ev.MemoryID = 0 // never point a row at a memory of another scope
 		}
-	} else {
-		ev.MemoryID = 0
 	}
 	if err := s.db.addHistory(ctx, tx, ev); err != nil {
 		return memory.ProposalOutcome{}, err
@@ -259,15 +239,8 @@ func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory
 		if err != nil {
 			return err
 		}
-		for _, pair := range [][2]*memory.Memory{{other, m}, {m, other}} {
-			meta := map[string]any{"conflicts_with": pair[1].ID}
-			for k, v := range p.Metadata {
-				meta[k] = v
-			}
-			if err := s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
-				Action: memory.ActionReview, OldContent: pair[0].Content, NewContent: pair[1].Content,
-				Version: pair[0].Version, Actor: memory.ActorPipeline,
-				Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)}); err != nil {
+		for _, ev := range ContradictionEvents(p, other, m) {
+			if err := s.db.addHistory(ctx, tx, ev); err != nil {
 				return err
 			}
 		}

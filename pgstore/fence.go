@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -71,7 +72,7 @@ func fencedSinceTx(ctx context.Context, tx *txn, userIDs []string, since time.Ti
 
 // NoteFenced is the outcome note of a proposal dropped by a forget-me fence; no history row
 // is written for it.
-const NoteFenced = "fenced: a member it involves was forgotten after the job started"
+const NoteFenced = ltm.NoteFenced
 
 // batchFencesTx returns the members involved in b's proposals who were forgotten at or
 // after b.StartedAt.

@@ -50,6 +50,18 @@ type Store struct {
 	Confirmations *Confirmations
 	// Graph is the knowledge graph.
 	Graph *Graph
+	// Facts applies the background pipeline's decisions.
+	Facts *Facts
+	// Channels is the remembered shape of each guild's channels.
+	Channels *Channels
+	// Guilds are the servers the bot left or welcomed.
+	Guilds *Guilds
+	// Budgets counts model calls for the daily model budget.
+	Budgets *Budgets
+	// Transfer exports and imports memories as files.
+	Transfer *Transfer
+	// Maintenance is retention, stats, diagnostics and the store's side of self-repair.
+	Maintenance *Maintenance
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -105,6 +117,12 @@ type Confirmations struct {
 
 // Graph is the knowledge graph. See Store.Graph.
 type Graph struct{ db *db }
+
+// Transfer exports and imports memories. See Store.Transfer.
+type Transfer struct{ db *db }
+
+// Maintenance is retention, stats, diagnostics and repairs. See Store.Maintenance.
+type Maintenance struct{ db *db }
 
 // Open connects to the database at url (postgres://…), applies pending migrations and
 // returns a ready store. Close releases the pool.
@@ -181,6 +199,12 @@ func newStore(p *pgxpool.Pool) *Store {
 		Settings:      &Settings{d},
 		Confirmations: &Confirmations{db: d, recaller: rc},
 		Graph:         &Graph{d},
+		Facts:         &Facts{d},
+		Channels:      &Channels{d},
+		Guilds:        &Guilds{d},
+		Budgets:       &Budgets{d},
+		Transfer:      &Transfer{d},
+		Maintenance:   &Maintenance{d},
 	}
 }
 

@@ -33,7 +33,18 @@
 //     names in its own scope only, nothing of one scope's graph read from another,
 //     forget-me removing the member's person entity (by user id), their links, their
 //     personal graph and the relations learned only from them, and entities nothing
-//     mentions any more collected while those still mentioned stay.
+//     mentions any more collected while those still mentioned stay;
+//   - the pipeline's writes (when Stores.Facts is set): each kind of proposal ends as the
+//     rules say, a batch whose lease was lost or whose cursor moved writes nothing, the
+//     batch that applies moves the cursor and completes its job together, evidence links
+//     the messages a fact came from, contradictions go to review, a proposal about a
+//     member forgotten after the job started writes nothing, and her forget-me leaves
+//     nothing the pipeline wrote about her (nor, for a file-backed store, its bytes);
+//   - channel records, departed and welcomed servers and the daily model budget (when
+//     Stores.Channels, Guilds and Budgets are set): channel rules kept past a delete, a
+//     departure cancelled only by a re-add before it is due, a purge that leaves nothing
+//     of the server to any read and nothing of another server touched, a welcome claimed
+//     once, model calls counted per key and day within a limit.
 //
 // Behaviours that belong to one
 // engine stay with its own tests: for SQLite, ltm's TestForgetMeCompleteness (full-text

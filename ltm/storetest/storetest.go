@@ -113,6 +113,13 @@ type Stores struct {
 	// Graph, when set, adds the knowledge graph's cases; nil skips them for a store that
 	// has no graph yet.
 	Graph GraphStore
+	// Facts, Channels, Guilds and Budgets, when set, add the cases of the pipeline's
+	// writes, the channel records, departed and welcomed servers and the model budget;
+	// nil skips them for a store that has none yet.
+	Facts    FactStore
+	Channels ChannelStore
+	Guilds   GuildStore
+	Budgets  BudgetStore
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
@@ -179,6 +186,15 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("GraphScopeIsolation", func(t *testing.T) { testGraphScopeIsolation(t, opener) })
 	t.Run("GraphForgetMe", func(t *testing.T) { testGraphForgetMe(t, opener) })
 	t.Run("GraphOrphans", func(t *testing.T) { testGraphOrphans(t, opener) })
+	t.Run("PipelineActions", func(t *testing.T) { testPipelineActions(t, opener) })
+	t.Run("PipelineAllOrNothing", func(t *testing.T) { testPipelineAllOrNothing(t, opener) })
+	t.Run("PipelineEvidenceAndReview", func(t *testing.T) { testPipelineEvidenceAndReview(t, opener) })
+	t.Run("PipelineForgetMe", func(t *testing.T) { testPipelineForgetMe(t, opener) })
+	t.Run("Channels", func(t *testing.T) { testChannels(t, opener) })
+	t.Run("GuildPurge", func(t *testing.T) { testGuildPurge(t, opener) })
+	t.Run("GuildDepartures", func(t *testing.T) { testGuildDepartures(t, opener) })
+	t.Run("Welcome", func(t *testing.T) { testWelcome(t, opener) })
+	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {

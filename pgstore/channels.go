@@ -1,0 +1,112 @@
+package pgstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// Channels is what kioku last saw of each guild channel's visibility (SPEC §2
+// "Channel-aware memory"), kept current from gateway events, as ltm.Channels: a memory
+// learned in a channel that was since deleted keeps that channel's rule.
+type Channels struct{ db *db }
+
+// SaveGuildChannels records the channels as they are now: live (a channel seen again
+// after a delete is live again), or deleted when DeletedAt is set. Overwrites are stored as
+// given; nil stores none. A channel without both ids fails the whole call, saving none.
+func (s *Channels) SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error {
+	if len(chans) == 0 {
+		return nil
+	}
+	now := s.db.nowMillis()
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
+		for _, c := range chans {
+			if c.GuildID == "" || c.ChannelID == "" {
+				return fmt.Errorf("couldn't save guild channel %q of guild %q: both ids are required", c.ChannelID, c.GuildID)
+			}
+			ows := c.Overwrites
+			if ows == nil {
+				ows = []ltm.Overwrite{}
+			}
+			raw, err := json.Marshal(ows)
+			if err != nil {
+				return fmt.Errorf("couldn't encode overwrites of channel %s: %w", c.ChannelID, err)
+			}
+			var deleted any
+			if !c.DeletedAt.IsZero() {
+				deleted = millis(c.DeletedAt)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO guild_channels
+				(guild_id, channel_id, parent_id, kind, private_thread, overwrites, deleted_at, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (guild_id, channel_id) DO UPDATE SET parent_id = excluded.parent_id, kind = excluded.kind,
+					private_thread = excluded.private_thread, overwrites = excluded.overwrites,
+					deleted_at = excluded.deleted_at, updated_at = excluded.updated_at`,
+				c.GuildID, c.ChannelID, c.ParentID, c.Kind, boolInt(c.PrivateThread), string(raw), deleted, now); err != nil {
+				return fmt.Errorf("couldn't save guild channel %s: %w", c.ChannelID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// MarkChannelDeleted records that a channel was deleted. Its last known rule stays, so its
+// memories remain limited to the people who could see it. A channel never recorded stays
+// unknown, which keeps its memories out of every other channel.
+func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
+	now := s.db.nowMillis()
+	if _, err := s.db.read.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
+		WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, now, now, guildID, channelID); err != nil {
+		return fmt.Errorf("couldn't mark channel %s deleted: %w", channelID, err)
+	}
+	return nil
+}
+
+// GuildChannels returns every recorded channel of a guild, deleted ones included, by id.
+func (s *Channels) GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error) {
+	rows, err := s.db.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
+		deleted_at, updated_at FROM guild_channels WHERE guild_id = ? ORDER BY channel_id`, guildID)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
+	}
+	defer rows.Close()
+	var out []ltm.GuildChannel
+	for rows.Next() {
+		var (
+			c         ltm.GuildChannel
+			private   int
+			raw       string
+			deleted   sql.NullInt64
+			updatedAt int64
+		)
+		if err := rows.Scan(&c.GuildID, &c.ChannelID, &c.ParentID, &c.Kind, &private, &raw, &deleted, &updatedAt); err != nil {
+			return nil, fmt.Errorf("couldn't read a channel of guild %s: %w", guildID, err)
+		}
+		if err := json.Unmarshal([]byte(raw), &c.Overwrites); err != nil {
+			return nil, fmt.Errorf("couldn't decode overwrites of channel %s: %w", c.ChannelID, err)
+		}
+		c.PrivateThread = private != 0
+		if deleted.Valid {
+			c.DeletedAt = fromMillis(deleted.Int64)
+		}
+		c.UpdatedAt = fromMillis(updatedAt)
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
+	}
+	return out, nil
+}
+
+// Lookup returns memory id of owner's scope whether or not it was forgotten, for checks
+// made before acting on it (whether a /memory view may show it where it is asked for).
+func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	return findMemory(ctx, s.db.read, owner, id, true)
+}

@@ -1,0 +1,29 @@
+package pgstore_test
+
+import (
+	"context"
+
+	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
+	"github.com/kioku-bot/kioku/pgstore"
+)
+
+// The aggregates satisfy the interfaces their consumers declare, so that `kioku run` can
+// hand the bot, the pipeline and the chat budget a PostgreSQL store instead of SQLite's.
+var (
+	_ bot.Facts           = (*pgstore.Facts)(nil)
+	_ pipeline.FactWriter = (*pgstore.Facts)(nil)
+	_ bot.Channels        = (*pgstore.Channels)(nil)
+	_ bot.Guilds          = (*pgstore.Guilds)(nil)
+	_ guildPurger         = (*pgstore.Guilds)(nil)
+	_ chat.BudgetStore    = (*pgstore.Budgets)(nil)
+)
+
+// guildPurger is what the retention task (pipeline.Housekeeping, beside Retention) and
+// `kioku guilds purge` call on the guilds.
+type guildPurger interface {
+	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
+	PurgeGuild(ctx context.Context, guildID string) (memory.GuildPurge, error)
+}
