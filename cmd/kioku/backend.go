@@ -3,7 +3,7 @@ package main
 // The long-term store as cmd/kioku uses it, whichever engine holds it. Each aggregate is
 // the union of what the consumers declare (bot.Store, chat.Deps, pipeline.Deps) and what the
 // subcommands here call; an engine's aggregates fill it one to one. What only SQLite can do
-// (a file snapshot, rebuilding its full-text tables, the keyword index's bound) stays on the
+// (a file snapshot, the scheduled backups, the keyword index's bound) stays on the
 // *ltm.Store the backend keeps for it, and a command that needs it says so on PostgreSQL.
 
 import (
@@ -189,6 +189,7 @@ type storeMaintenance interface {
 	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
 	MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error)
 	DiagnoseModel(ctx context.Context, embedModel string) (maintenance.Diagnostics, error)
+	Reindex(ctx context.Context) (ltm.ReindexReport, error)
 }
 
 // dataRepairer is a store that repairs data older versions of kioku wrote (SQLite's, which

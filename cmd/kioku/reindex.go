@@ -23,11 +23,7 @@ func runReindex(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	sqlite, err := store.sqliteOnly("kioku reindex", "PostgreSQL keeps its full-text and trigram indexes itself (REINDEX rebuilds them)")
-	if err != nil {
-		return err
-	}
-	rep, err := sqlite.Maintenance.Reindex(ctx)
+	rep, err := store.Maintenance.Reindex(ctx)
 	if err != nil {
 		return err
 	}
