@@ -2,13 +2,20 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/migrations"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
@@ -78,5 +85,55 @@ func TestMigrateStoreCLI(t *testing.T) {
 	code, _, errOut := runApp(t, env, "", "migrate-store", "--to", to)
 	if code != 1 || !strings.Contains(errOut, "already holds data") {
 		t.Errorf("second migrate-store: exit %d, %q; want a refusal", code, errOut)
+	}
+}
+
+// TestMigrateStoreRefusesBadSources: a missing source, a source behind this kioku's
+// migrations, and a SQLite target are refused with a line saying what to do, before any
+// PostgreSQL connection is made (the target here does not exist) and without changing the
+// source.
+func TestMigrateStoreRefusesBadSources(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.db")
+	raw, err := sql.Open("sqlite", ltm.DSN(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, _ := fs.Glob(migrations.FS(), "*.sql")
+	slices.Sort(names)
+	older := fstest.MapFS{}
+	for _, name := range names[:len(names)-1] {
+		body, _ := fs.ReadFile(migrations.FS(), name)
+		older[name] = &fstest.MapFile{Data: body}
+	}
+	if _, err := migrations.Apply(ctx, raw, older); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	before := fileSum(t, old)
+	const nowhere = "postgres://kioku@127.0.0.1:1/none?connect_timeout=1"
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		wantStderr string
+	}{
+		{[]string{"--from", filepath.Join(dir, "missing.db"), "--to", nowhere}, 1, "no database at"},
+		{[]string{"--from", old, "--to", nowhere}, 1, "kioku migrate"},
+		{[]string{"--from", old, "--to", filepath.Join(dir, "other.db")}, 2, "--to postgres://"},
+	} {
+		code, _, stderr := runApp(t, map[string]string{"KIOKU_DB": old}, "", append([]string{"migrate-store"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(stderr, tc.wantStderr) {
+			t.Errorf("migrate-store %v: exit %d, %q; want exit %d naming %q", tc.args, code, stderr, tc.code, tc.wantStderr)
+		}
+	}
+	if fileSum(t, old) != before {
+		t.Error("a refused migrate-store changed the source database")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing.db")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused migrate-store created the missing source: %v", err)
 	}
 }
