@@ -60,11 +60,14 @@ type recallState struct {
 	lastErrAt time.Time
 
 	stale staleIDs
+
+	d *db // the store: its pool, clock and embedding timeouts
 }
 
 func (r *recallState) init(d *db) {
 	r.vectors = vecindex.New()
-	r.vectors.SetLoader(d.loadScopeVectors, ltm.DefaultVectorCacheBytes)
+	r.d = d
+	r.vectors.SetLoader(r.loadScopeVectors, ltm.DefaultVectorCacheBytes)
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.stale.init()
 }
@@ -132,8 +135,7 @@ func (r *recallState) clearQueryCache() {
 // their vectors (from the embeddings table, or from the provider, outside any transaction)
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored without a vector, to be filled by TrackEmbeddings, and never fails the write.
-func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
-	r := &s.recall
+func (r *recallState) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	e := r.emb.Load()
 	if e == nil || len(mems) == 0 {
 		return
@@ -153,18 +155,18 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 		r.vectors.Remove(key, m.ID)
 		need = append(need, m)
 	}
-	if len(need) == 0 || r.down(s.Now()) {
+	if len(need) == 0 || r.down(r.d.Now()) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.d.EmbedTimeout)
 	defer cancel()
 	items := make([]embedItem, len(need))
 	for i, m := range need {
 		items[i] = embedItem{hash: m.Hash, text: m.Content}
 	}
-	vecs, err := s.vectorsFor(ctx, e, items)
+	vecs, err := r.vectorsFor(ctx, e, items)
 	if err != nil {
-		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+		r.noteEmbedError(r.d.Now(), r.d.EmbedRetryAfter, err)
 	}
 	for _, m := range need {
 		if v := vecs[m.Hash]; v != nil {
@@ -174,10 +176,10 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 }
 
 // unindexMemories is the delete hook: the memories leave the index at once.
-func (s *db) unindexMemories(mems ...*memory.Memory) {
+func (r *recallState) unindexMemories(mems ...*memory.Memory) {
 	for _, m := range mems {
 		if m != nil {
-			s.recall.vectors.Remove(m.Owner().Key(), m.ID)
+			r.vectors.Remove(m.Owner().Key(), m.ID)
 		}
 	}
 }
@@ -188,7 +190,7 @@ type embedItem struct{ hash, text string }
 // table first, then one provider call per embedChunk missing texts, each chunk stored in
 // one statement after the call returned. On error the vectors obtained so far are returned
 // with it.
-func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
+func (r *recallState) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -197,7 +199,7 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 			hashes = append(hashes, it.hash)
 		}
 	}
-	out, err := s.cachedVectors(ctx, e.model, hashes)
+	out, err := r.cachedVectors(ctx, e.model, hashes)
 	if err != nil {
 		return out, err
 	}
@@ -227,7 +229,7 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 				got[it.hash] = vecs[i]
 			}
 		}
-		if _, err := s.storeVectors(ctx, e.model, got, false); err != nil {
+		if _, err := r.storeVectors(ctx, e.model, got, false); err != nil {
 			return out, err
 		}
 		for h, v := range got {
@@ -238,12 +240,12 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 }
 
 // cachedVectors reads the stored vectors of model for hashes.
-func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+func (r *recallState) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
 	out := make(map[string][]float32, len(hashes))
 	if len(hashes) == 0 {
 		return out, nil
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash = ANY(?)`,
+	rows, err := r.d.read.QueryContext(ctx, `SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash = ANY(?)`,
 		model, hashes)
 	if err != nil {
 		return out, fmt.Errorf("couldn't read embeddings: %w", err)
@@ -272,7 +274,7 @@ func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (
 // so a memory forgotten (or edited) during the provider call leaves no vector of its old
 // words; otherwise it is stored ahead of the write that will use it (PrefetchEmbeddings,
 // the write hooks), as ltm does.
-func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]float32, liveOnly bool) (map[string]bool, error) {
+func (r *recallState) storeVectors(ctx context.Context, model string, vecs map[string][]float32, liveOnly bool) (map[string]bool, error) {
 	stored := make(map[string]bool, len(vecs))
 	if len(vecs) == 0 {
 		return stored, nil
@@ -289,10 +291,10 @@ func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]f
 	if liveOnly {
 		cond = ` WHERE EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = u.h AND m.deleted_at IS NULL)`
 	}
-	rows, err := s.read.QueryContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+	rows, err := r.d.read.QueryContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
 		SELECT u.h, ?, u.d, u.v, ? FROM unnest(?::text[], ?::int[], ?::bytea[]) AS u(h, d, v)`+cond+`
 		ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims, vector = excluded.vector,
-		created_at = excluded.created_at RETURNING content_hash`, model, s.nowMillis(), hashes, dims, blobs)
+		created_at = excluded.created_at RETURNING content_hash`, model, r.d.nowMillis(), hashes, dims, blobs)
 	if err != nil {
 		return stored, fmt.Errorf("couldn't store embeddings: %w", err)
 	}
@@ -395,7 +397,7 @@ func (s *Recall) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.EmbedTimeout)
 	defer cancel()
-	if _, err := d.vectorsFor(ctx, e, items); err != nil {
+	if _, err := d.recall.vectorsFor(ctx, e, items); err != nil {
 		d.recall.noteEmbedError(d.Now(), d.EmbedRetryAfter, err)
 		return err
 	}

@@ -15,6 +15,9 @@ import (
 // DefaultEmbedTrackTimeout bounds one embedding call of the tracker (ltm's).
 const DefaultEmbedTrackTimeout = ltm.DefaultEmbedTrackTimeout
 
+// embedTracker holds the steps of a TrackEmbeddings run.
+type embedTracker struct{ r *recallState }
+
 // gap is a live memory without a usable vector of the model for its content.
 type gap struct {
 	m     *memory.Memory
@@ -38,6 +41,7 @@ type gap struct {
 // the database's (or ctx's). Runs are serialised. With no embedder it does nothing.
 func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptions) (memory.EmbedTrackResult, error) {
 	r := &s.db.recall
+	tr := embedTracker{r}
 	var res memory.EmbedTrackResult
 	e := r.emb.Load()
 	if e == nil {
@@ -57,7 +61,7 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 	if opt.MaxCalls > 0 {
 		keep = opt.MaxCalls * batch
 	}
-	gaps, more, loaded, err := s.findGaps(ctx, e, keep)
+	gaps, more, loaded, err := tr.findGaps(ctx, e, keep)
 	res.Loaded = loaded
 	if err != nil {
 		return res, err
@@ -71,10 +75,10 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 			break
 		}
 		if r.down(s.db.Now()) {
-			res.Skipped = s.downReason()
+			res.Skipped = tr.downReason()
 			break
 		}
-		vecs, err := s.embedGaps(ctx, e, part, timeout)
+		vecs, err := tr.embedGaps(ctx, e, part, timeout)
 		res.Calls++
 		if err != nil {
 			if ctx.Err() != nil {
@@ -84,11 +88,11 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 			res.Skipped = "embedding provider failed: " + err.Error()
 			break
 		}
-		stored, err := s.db.storeVectors(ctx, e.model, vecs, true)
+		stored, err := r.storeVectors(ctx, e.model, vecs, true)
 		if err != nil {
 			return res, err
 		}
-		got, gone, err := s.indexGaps(ctx, e, part, vecs, stored)
+		got, gone, err := tr.indexGaps(ctx, e, part, vecs, stored)
 		if err != nil {
 			return res, err
 		}
@@ -107,8 +111,8 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 }
 
 // downReason says why embedding is skipped while the provider is marked down.
-func (s *Recall) downReason() string {
-	r := &s.db.recall
+func (t embedTracker) downReason() string {
+	r := t.r
 	r.mu.Lock()
 	last := r.lastErr
 	r.mu.Unlock()
@@ -131,12 +135,12 @@ const gapChunk = 500
 // reads the database. A memory found that has a usable stored vector goes into the index
 // (loaded); otherwise it is a gap. It returns the keep least recently changed gaps (all when
 // keep is negative) and how many more there are.
-func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []gap, more, loaded int, err error) {
-	r := &s.db.recall
+func (t embedTracker) findGaps(ctx context.Context, e *embedder, keep int) (gaps []gap, more, loaded int, err error) {
+	r := t.r
 	seen := map[int64]bool{}
 	var unindexed []int64
 	for _, key := range r.vectors.Keys() {
-		ids, err := s.syncResident(ctx, key)
+		ids, err := t.syncResident(ctx, key)
 		if err != nil {
 			return nil, 0, 0, err
 		}
@@ -148,7 +152,7 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 		}
 	}
 	// The embeddings' primary key answers each memory's check without reading a vector.
-	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.deleted_at IS NULL
+	rows, err := t.r.d.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.deleted_at IS NULL
 		AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?)`, e.model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
@@ -187,7 +191,7 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 		part := unindexed[start:min(start+gapChunk, len(unindexed))]
 		// A memory edited since it was written, or whose content has another model's
 		// vector, had a vector before: it is refreshed, not embedded for the first time.
-		rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector,
+		rows, err := t.r.d.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+`, e.vector,
 			m.version > 1 OR EXISTS (SELECT 1 FROM embeddings o WHERE o.content_hash = m.content_hash)
 			FROM memories m LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 			WHERE m.id = ANY(?) AND m.deleted_at IS NULL`, e.model, part)
@@ -228,9 +232,9 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 // syncResident compares resident scope key with the database: it drops from the index the
 // ids no longer live there and returns the live ids the index lacks or holds with older
 // content. It reads ids and content hashes only (the memories_live_hash index).
-func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) {
-	r := &s.db.recall
-	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories
+func (t embedTracker) syncResident(ctx context.Context, key string) ([]int64, error) {
+	r := t.r
+	rows, err := t.r.d.read.QueryContext(ctx, `SELECT id, content_hash FROM memories
 		WHERE scope_key = ? AND deleted_at IS NULL`, key)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)
@@ -264,7 +268,7 @@ func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) 
 	}
 	for start := 0; start < len(gone); start += gapChunk {
 		part := gone[start:min(start+gapChunk, len(gone))]
-		still, err := s.liveHashes(ctx, part)
+		still, err := t.liveHashes(ctx, part)
 		if err != nil {
 			return nil, err
 		}
@@ -280,7 +284,7 @@ func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) 
 // embedGaps makes one provider call for the distinct contents of part, bounded by timeout,
 // and returns a vector per content hash. Any failure, an empty vector included, fails the
 // whole call: the batch is retried by a later run.
-func (s *Recall) embedGaps(ctx context.Context, e *embedder, part []gap, timeout time.Duration) (map[string][]float32, error) {
+func (t embedTracker) embedGaps(ctx context.Context, e *embedder, part []gap, timeout time.Duration) (map[string][]float32, error) {
 	var hashes, texts []string
 	seen := make(map[string]bool, len(part))
 	for _, g := range part {
@@ -317,8 +321,8 @@ func (s *Recall) embedGaps(ctx context.Context, e *embedder, part []gap, timeout
 // may have unindexed it before this upsert), and one edited meanwhile loses the old
 // content's vector unless its own write already replaced it. It returns the memories that
 // are live with the embedded content, and how many of part are gone or changed.
-func (s *Recall) indexGaps(ctx context.Context, e *embedder, part []gap, vecs map[string][]float32, stored map[string]bool) ([]gap, int, error) {
-	r := &s.db.recall
+func (t embedTracker) indexGaps(ctx context.Context, e *embedder, part []gap, vecs map[string][]float32, stored map[string]bool) ([]gap, int, error) {
+	r := t.r
 	var put []gap
 	for _, g := range part {
 		if stored[g.m.Hash] && r.emb.Load() == e && r.vectors.Upsert(g.m.Owner().Key(), g.m.ID, g.m.Hash, metaOf(g.m), vecs[g.m.Hash]) {
@@ -329,7 +333,7 @@ func (s *Recall) indexGaps(ctx context.Context, e *embedder, part []gap, vecs ma
 	for i, g := range part {
 		ids[i] = g.m.ID
 	}
-	live, err := s.liveHashes(ctx, ids)
+	live, err := t.liveHashes(ctx, ids)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -357,12 +361,12 @@ func (s *Recall) indexGaps(ctx context.Context, e *embedder, part []gap, vecs ma
 }
 
 // liveHashes returns the content hash of each of ids that is a live memory.
-func (s *Recall) liveHashes(ctx context.Context, ids []int64) (map[int64]string, error) {
+func (t embedTracker) liveHashes(ctx context.Context, ids []int64) (map[int64]string, error) {
 	out := make(map[int64]string, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories WHERE id = ANY(?) AND deleted_at IS NULL`, ids)
+	rows, err := t.r.d.read.QueryContext(ctx, `SELECT id, content_hash FROM memories WHERE id = ANY(?) AND deleted_at IS NULL`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't check embedded memories: %w", err)
 	}

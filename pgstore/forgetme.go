@@ -151,7 +151,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		return ForgetMeSummary{}, err
 	}
 	// The query vector cache is keyed by what people searched, which may name them.
-	s.db.unindexMemories(removed...)
+	s.db.recall.unindexMemories(removed...)
 	s.db.recall.clearQueryCache()
 	return sum, nil
 }

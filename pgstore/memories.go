@@ -69,7 +69,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
-		s.db.indexMemories(ctx, res.Memory)
+		s.db.recall.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
@@ -289,7 +289,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, updated)
+	s.db.recall.indexMemories(ctx, updated)
 	return updated, nil
 }
 
@@ -402,7 +402,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	if err != nil {
 		return nil, err
 	}
-	s.db.unindexMemories(forgotten...)
+	s.db.recall.unindexMemories(forgotten...)
 	return forgotten, nil
 }
 
@@ -454,7 +454,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, restored)
+	s.db.recall.indexMemories(ctx, restored)
 	return restored, nil
 }
 

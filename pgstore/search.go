@@ -75,7 +75,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			return nil, err
 		}
 	}
-	s.db.exactCosines(ctx, &vec, mems)
+	s.db.recall.exactCosines(ctx, &vec, mems)
 	cands := s.candidates(mems, kw, &vec, now)
 	ranked := rankSmoothed(cands, &plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vec.q != nil, MinScore: q.MinScore,
 		Limit: q.Limit, Stages: rankStages, Dampen: s.db.Dampen})

@@ -53,8 +53,7 @@ func (r *recallState) staleCount(key string) int {
 // refreshStale reads again the marked memories of scope key and puts those that are live
 // with a vector of the model back into the index. On error the marks stay, and the
 // memories stay out of the index until a later refresh succeeds.
-func (s *db) refreshStale(ctx context.Context, key string) error {
-	r := &s.recall
+func (r *recallState) refreshStale(ctx context.Context, key string) error {
 	e := r.emb.Load()
 	r.stale.mu.Lock()
 	marks := r.stale.ids[key]
@@ -66,7 +65,7 @@ func (s *db) refreshStale(ctx context.Context, key string) error {
 	ids := slices.Collect(maps.Keys(marks))
 	var found []vectorRow
 	err := func() error {
-		rows, err := s.read.QueryContext(ctx, `SELECT `+vectorColumns+`, e.vector FROM memories m
+		rows, err := r.d.read.QueryContext(ctx, `SELECT `+vectorColumns+`, e.vector FROM memories m
 			JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 			WHERE m.id = ANY(?) AND m.scope_key = ? AND m.deleted_at IS NULL`, e.model, ids, key)
 		if err != nil {

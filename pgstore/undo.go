@@ -81,9 +81,9 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 		return memory.Undone{}, err
 	}
 	if out.Action == memory.ActionDelete {
-		s.db.unindexMemories(out.Memory)
+		s.db.recall.unindexMemories(out.Memory)
 	} else {
-		s.db.indexMemories(ctx, out.Memory)
+		s.db.recall.indexMemories(ctx, out.Memory)
 	}
 	return out, nil
 }

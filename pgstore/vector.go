@@ -64,7 +64,7 @@ func (s *Recall) NearestMemories(ctx context.Context, owner memory.Owner, vec []
 	if !vecindex.Normalize(q) {
 		return nil
 	}
-	if !s.db.ensureScope(ctx, owner.Key()) {
+	if !s.db.recall.ensureScope(ctx, owner.Key()) {
 		return nil
 	}
 	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
@@ -91,7 +91,7 @@ func (s *Recall) WarmVectors(ctx context.Context, owner memory.Owner) error {
 	if err := s.db.recall.vectors.Ensure(ctx, owner.Key()); err != nil {
 		return err
 	}
-	return s.db.refreshStale(ctx, owner.Key())
+	return s.db.recall.refreshStale(ctx, owner.Key())
 }
 
 // vectorColumns are the columns of a memory the index keeps, over the alias m, as
@@ -129,12 +129,12 @@ func scanVectorRow(row scanner, r *vectorRow) error {
 // loadScopeVectors is the vector index's loader: the stored vectors of the configured model
 // for the live memories of scope key, in one query. It reads the columns the index filters
 // on, not the contents.
-func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
-	e := s.recall.emb.Load()
+func (r *recallState) loadScopeVectors(ctx context.Context, key string, put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
+	e := r.emb.Load()
 	if e == nil {
 		return nil
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT `+vectorColumns+`, e.vector FROM memories m
+	rows, err := r.d.read.QueryContext(ctx, `SELECT `+vectorColumns+`, e.vector FROM memories m
 		JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 		WHERE m.scope_key = ? AND m.deleted_at IS NULL`, e.model, key)
 	if err != nil {
@@ -143,14 +143,14 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	defer rows.Close()
 	var (
 		buf []float32
-		r   vectorRow
+		row vectorRow
 	)
 	for rows.Next() {
-		if err := scanVectorRow(rows, &r); err != nil {
+		if err := scanVectorRow(rows, &row); err != nil {
 			return fmt.Errorf("couldn't load a vector of %s: %w", key, err)
 		}
-		if buf = decodeVectorInto(buf, r.blob); buf != nil {
-			put(r.id, r.hash, r.meta, buf)
+		if buf = decodeVectorInto(buf, row.blob); buf != nil {
+			put(row.id, row.hash, row.meta, buf)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -169,13 +169,13 @@ var errStillLoading = errors.New("scope vectors still loading")
 // loads the scope (waiting at most vectorLoadWait) and reads again the memories other
 // processes changed since (refreshStale). A scope that can't be loaded is left out of this
 // recall's vector leg; the keyword leg still answers.
-func (s *db) ensureScope(ctx context.Context, key string) bool {
+func (r *recallState) ensureScope(ctx context.Context, key string) bool {
 	wait, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
 	defer cancel()
-	err := s.recall.vectors.Ensure(wait, key)
+	err := r.vectors.Ensure(wait, key)
 	if err == nil {
 		// The memories still marked stay out of the index: the rest of it is current.
-		if err := s.refreshStale(wait, key); err != nil && ctx.Err() == nil {
+		if err := r.refreshStale(wait, key); err != nil && ctx.Err() == nil {
 			slog.Warn("vector index: couldn't refresh changed memories", "scope", key, "err", err)
 		}
 	}
@@ -195,9 +195,9 @@ func (s *db) ensureScope(ctx context.Context, key string) bool {
 const rescoreExtra = 16
 
 // exactVectors reads the stored float32 vectors of model for the live memories ids.
-func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
+func (r *recallState) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
 	out := make(map[int64][]float32, len(ids))
-	rows, err := s.read.QueryContext(ctx, `SELECT m.id, e.vector FROM memories m
+	rows, err := r.d.read.QueryContext(ctx, `SELECT m.id, e.vector FROM memories m
 		JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 		WHERE m.id = ANY(?) AND m.deleted_at IS NULL`, model, ids)
 	if err != nil {
@@ -225,15 +225,15 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 // rescore returns the best k of hits, unless QuantizedCosines after replacing their int8
 // cosines with exact float32 ones from the database; a hit whose vector can't be read keeps
 // its quantized cosine.
-func (s *db) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
-	if len(hits) == 0 || s.QuantizedCosines {
+func (r *recallState) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
+	if len(hits) == 0 || r.d.QuantizedCosines {
 		return hits[:min(k, len(hits))]
 	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	exact, err := s.exactVectors(ctx, model, ids)
+	exact, err := r.exactVectors(ctx, model, ids)
 	if err != nil {
 		slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
 	}
@@ -272,11 +272,11 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	}
 	res := vectorLegResult{q: qv, model: e.model, hits: map[int64]float32{}}
 	for _, v := range vis {
-		if !s.db.ensureScope(ctx, v.Owner.Key()) {
+		if !s.db.recall.ensureScope(ctx, v.Owner.Key()) {
 			continue
 		}
 		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
-		for _, h := range s.db.rescore(ctx, e.model, qv, hits, k) {
+		for _, h := range s.db.recall.rescore(ctx, e.model, qv, hits, k) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}
@@ -287,8 +287,8 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 
 // exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
 // did not return their exact cosine with the query, from the stored vectors of their content.
-func (s *db) exactCosines(ctx context.Context, vec *vectorLegResult, mems []*memory.Memory) {
-	if vec.q == nil || s.QuantizedCosines {
+func (r *recallState) exactCosines(ctx context.Context, vec *vectorLegResult, mems []*memory.Memory) {
+	if vec.q == nil || r.d.QuantizedCosines {
 		return
 	}
 	var hashes []string
@@ -300,7 +300,7 @@ func (s *db) exactCosines(ctx context.Context, vec *vectorLegResult, mems []*mem
 	if len(hashes) == 0 {
 		return
 	}
-	got, err := s.cachedVectors(ctx, vec.model, hashes)
+	got, err := r.cachedVectors(ctx, vec.model, hashes)
 	if err != nil {
 		slog.Warn("vector index: couldn't read candidate vectors, using quantized cosines", "err", err)
 	}
