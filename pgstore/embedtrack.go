@@ -32,9 +32,9 @@ type gap struct {
 // memories need a look: those missing from it with their current content get their cached
 // vector when the database has one (all of them on the first run of a process, and those
 // another process wrote since) and are embedded otherwise. No provider call happens inside a
-// write transaction: each batch's vectors are stored afterwards in one short transaction,
-// and only for content a live memory still has, so a memory forgotten meanwhile leaves no
-// vector behind.
+// write transaction: each batch's vectors are stored afterwards in one statement, and only
+// for content a live memory still has, so a memory forgotten meanwhile leaves no vector
+// behind. This is ltm's tracker on PostgreSQL.
 //
 // When the provider is marked down, fails or times out, the run stops there and says why
 // in Skipped; what earlier batches stored is kept, and nothing else changes. Errors are
@@ -128,7 +128,7 @@ const gapChunk = 500
 
 // findGaps finds the live memories without a vector of e's model in the index. Two reads
 // find them without touching every vector: the memories of any scope that have no stored
-// vector of the model (through two key-only indexes), and, for the
+// vector of the model (the embeddings' primary key answers each check), and, for the
 // scopes the index holds, the memories missing from it with their current content (another
 // process wrote them) — the index also drops there what the database no longer has live
 // (another process forgot it). Scopes that are not resident are left alone: their next load
