@@ -56,10 +56,11 @@ type Change struct {
 // changeChannel is the notification channel of the store in schema.
 func changeChannel(schema string) string { return "kioku_changes:" + schema }
 
-// Reconnect backoff of the change feed.
+// Reconnect backoff of the change feed, and how long Open waits for its first notice.
 const (
-	feedRetryMin = 100 * time.Millisecond
-	feedRetryMax = 5 * time.Second
+	feedRetryMin  = 100 * time.Millisecond
+	feedRetryMax  = 5 * time.Second
+	feedCheckWait = 10 * time.Second
 )
 
 type changeFeed struct {

@@ -165,6 +165,14 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
+	// A notice of its own must come back: behind a pooler that hands each transaction
+	// another server session, LISTEN succeeds and hears nothing.
+	check, cancel := context.WithTimeout(ctx, feedCheckWait)
+	defer cancel()
+	if err := s.SyncChanges(check); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("the change feed heard nothing back from PostgreSQL within %s (%w): kioku needs a session for LISTEN, so connect directly or through a pooler in session mode", feedCheckWait, err)
+	}
 	return s, nil
 }
 
