@@ -53,9 +53,6 @@ type Change struct {
 	At       time.Time
 }
 
-// changeChannel is the notification channel of the store in schema.
-func changeChannel(schema string) string { return "kioku_changes:" + schema }
-
 // Reconnect backoff of the change feed, and how long Open waits for its first notice.
 const (
 	feedRetryMin  = 100 * time.Millisecond
@@ -83,12 +80,13 @@ type changeFeed struct {
 // listen connects the change feed and starts its loop: when it returns, every change
 // committed afterwards reaches this store.
 func (s *db) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
-	var schema string
-	if err := s.pool.QueryRow(ctx, `SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.oid = 'memories'::regclass`).Scan(&schema); err != nil {
-		return fmt.Errorf("couldn't find the store's schema: %w", err)
+	// The triggers name the channel after the schema of the memories table.
+	var channel string
+	if err := s.pool.QueryRow(ctx, `SELECT kioku_change_channel(n.nspname) FROM pg_class c
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = 'memories'::regclass`).Scan(&channel); err != nil {
+		return fmt.Errorf("couldn't find the store's change channel: %w", err)
 	}
-	f := &changeFeed{d: s, cfg: cfg.Copy(), channel: changeChannel(schema), done: make(chan struct{}),
+	f := &changeFeed{d: s, cfg: cfg.Copy(), channel: channel, done: make(chan struct{}),
 		moved: make(chan struct{}), waiters: map[string]chan struct{}{}, forgotten: map[string]int64{}}
 	conn, err := f.connect(ctx)
 	if err != nil {

@@ -1,9 +1,9 @@
 -- Change notices for the processes that share this database (LISTEN/NOTIFY, docs/postgres.md
--- "Several processes"): each process keeps state in memory (the vector index of the scopes it
+-- "Change notices"): each process keeps state in memory (the vector index of the scopes it
 -- queried, its query vector cache, the short-term memory of its shards) that a write by
 -- another process must reach. Triggers notify on the channel 'kioku_changes:<schema>' (one
--- per schema, so stores in two schemas of one database don't hear each other). Payloads name
--- ids and scope keys only, never content:
+-- per schema, so stores in two schemas of one database don't hear each other; see
+-- kioku_change_channel). Payloads name ids and scope keys only, never content:
 --
 --   m <id,id,…> <scope key>    memories changed (written, edited, forgotten, erased, moved,
 --                              or given a vector); 300 ids at most per notice
@@ -13,6 +13,13 @@
 --
 -- Access counts (a recall's bookkeeping) notify nothing. A notice is sent when its
 -- transaction commits, in commit order.
+
+-- kioku_change_channel is the channel of the store in schema: channel names are at most 63
+-- bytes, so a long schema name is replaced by its md5.
+CREATE FUNCTION kioku_change_channel(schema TEXT) RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN octet_length('kioku_changes:' || schema) <= 63 THEN 'kioku_changes:' || schema
+        ELSE 'kioku_changes:' || md5(schema) END;
+$$;
 
 -- kioku_notify_memory_ids sends the "m" notices of the memories ids in the scopes keys
 -- (pairwise), grouped by scope.
@@ -47,7 +54,7 @@ BEGIN
             SELECT o.scope_key, o.id FROM new_rows n JOIN old_rows o ON o.id = n.id WHERE o.scope_key <> n.scope_key) c;
     END IF;
     IF ids IS NOT NULL THEN
-        PERFORM kioku_notify_memory_ids('kioku_changes:' || TG_TABLE_SCHEMA, keys, ids);
+        PERFORM kioku_notify_memory_ids(kioku_change_channel(TG_TABLE_SCHEMA), keys, ids);
     END IF;
     RETURN NULL;
 END $$;
@@ -69,7 +76,7 @@ BEGIN
     SELECT array_agg(m.scope_key), array_agg(m.id) INTO keys, ids FROM memories m
         WHERE m.deleted_at IS NULL AND m.content_hash IN (SELECT content_hash FROM new_rows);
     IF ids IS NOT NULL THEN
-        PERFORM kioku_notify_memory_ids('kioku_changes:' || TG_TABLE_SCHEMA, keys, ids);
+        PERFORM kioku_notify_memory_ids(kioku_change_channel(TG_TABLE_SCHEMA), keys, ids);
     END IF;
     RETURN NULL;
 END $$;
@@ -81,7 +88,7 @@ CREATE TRIGGER embeddings_notify_update AFTER UPDATE ON embeddings
 
 CREATE FUNCTION kioku_fences_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('kioku_changes:' || TG_TABLE_SCHEMA, 'f ' || NEW.forgotten_at || ' ' || NEW.user_id);
+    PERFORM pg_notify(kioku_change_channel(TG_TABLE_SCHEMA), 'f ' || NEW.forgotten_at || ' ' || NEW.user_id);
     RETURN NULL;
 END $$;
 
@@ -94,9 +101,9 @@ DECLARE
 BEGIN
     IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;
     IF TG_TABLE_NAME = 'user_settings' THEN
-        PERFORM pg_notify('kioku_changes:' || TG_TABLE_SCHEMA, 'u ' || r.user_id);
+        PERFORM pg_notify(kioku_change_channel(TG_TABLE_SCHEMA), 'u ' || r.user_id);
     ELSE
-        PERFORM pg_notify('kioku_changes:' || TG_TABLE_SCHEMA, 'g ' || r.guild_id);
+        PERFORM pg_notify(kioku_change_channel(TG_TABLE_SCHEMA), 'g ' || r.guild_id);
     END IF;
     RETURN NULL;
 END $$;
