@@ -476,3 +476,34 @@ func TestPostgresPrefetchEmbeddings(t *testing.T) {
 		t.Errorf("the index finds %v for lamp, want #%d", got, m.ID)
 	}
 }
+
+// TestPostgresVectorCacheLazyAndBounded: a process holds only the scopes it recalled:
+// nothing at open or after writes, a scope from its first recall, and past the byte bound
+// the least recently recalled scope leaves until its next recall loads it again.
+func TestPostgresVectorCacheLazyAndBounded(t *testing.T) {
+	stores := openShared(t, 2)
+	a, b := stores[0], stores[1]
+	withWords(a, b)
+	g1, g2 := memory.ServerOwner("g1"), memory.ServerOwner("g2")
+	dog := remember(t, a, g1, "The puppy sleeps by the door")
+	car := remember(t, a, g2, "My automobile is red")
+	if st := b.Recall.VectorIndexStats(); st.Vectors != 0 || st.Scopes != 0 {
+		t.Fatalf("a store that recalled nothing holds %+v", st)
+	}
+	if got := nearest(t, b, g1, "dog"); !slices.Equal(got, []int64{dog.ID}) {
+		t.Fatalf("g1 finds %v, want #%d", got, dog.ID)
+	}
+	if st := b.Recall.VectorIndexStats(); st.Vectors != 1 || st.Scopes != 1 {
+		t.Fatalf("after recalling g1 the index holds %+v, want g1's one vector", st)
+	}
+	b.Recall.SetVectorCache(1) // one scope at most
+	if got := nearest(t, b, g2, "car"); !slices.Equal(got, []int64{car.ID}) {
+		t.Fatalf("g2 finds %v, want #%d", got, car.ID)
+	}
+	if st := b.Recall.VectorIndexStats(); st.Scopes != 1 || st.Vectors != 1 {
+		t.Fatalf("past the bound the index holds %+v, want g2 alone", st)
+	}
+	if got := nearest(t, b, g1, "dog"); !slices.Equal(got, []int64{dog.ID}) {
+		t.Fatalf("g1 reloaded finds %v, want #%d", got, dog.ID)
+	}
+}
