@@ -155,10 +155,6 @@ func (f *changeFeed) run(ctx context.Context, conn *pgx.Conn) {
 		if conn = f.reconnect(ctx); conn == nil {
 			return
 		}
-		if err := f.resync(ctx); err != nil && ctx.Err() == nil {
-			// The caches are dropped already; only the fences of the gap are unknown.
-			slog.Warn("change feed: couldn't read the forget-me fences after reconnecting", "err", err)
-		}
 		f.setConn(conn)
 		slog.Info("change feed: reconnected; dropped in-memory state that may have missed changes")
 	}
@@ -174,7 +170,7 @@ func (f *changeFeed) receive(ctx context.Context, conn *pgx.Conn) error {
 	}
 }
 
-// reconnect connects again with backoff; nil when ctx ended first.
+// reconnect connects again with backoff and resyncs; nil when ctx ended first.
 func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 	wait := feedRetryMin
 	for {
@@ -190,7 +186,13 @@ func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 		}
 		conn, err := f.connect(ctx)
 		if err == nil {
-			return conn
+			if err = f.resync(ctx); err == nil {
+				return conn
+			}
+			conn.Close(context.Background())
+		}
+		if ctx.Err() != nil {
+			return nil
 		}
 		slog.Warn("change feed: couldn't reconnect", "err", err, "retry_in", wait)
 		select {
@@ -204,17 +206,19 @@ func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 
 // resync drops what may have missed changes while the feed was down and announces the
 // forget-mes of the gap, then ChangesResynced. The feed listens again before it runs, so
-// no change falls between the two.
+// no change falls between the two; if the fences can't be read, the feed reconnects again
+// rather than leave a forget-me of the gap unannounced.
 func (f *changeFeed) resync(ctx context.Context) error {
 	f.d.recall.reset()
 	fences, err := f.fences(ctx)
-	if err == nil {
-		for id, at := range fences {
-			f.noteForgotten(id, at)
-		}
+	if err != nil {
+		return err
+	}
+	for id, at := range fences {
+		f.noteForgotten(id, at)
 	}
 	f.emit(Change{Kind: ChangesResynced})
-	return err
+	return nil
 }
 
 // handle applies one notice (see migration 0003 for the payloads).
