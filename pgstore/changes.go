@@ -15,7 +15,7 @@ import (
 )
 
 // The change feed keeps a process's in-memory state current with what other processes on
-// the database write. Triggers (migration 0003) NOTIFY on every change recall or the bot
+// the database write. Triggers (migration 0005) NOTIFY on every change recall or the bot
 // keeps in memory, naming scope keys and ids only; each Store LISTENs on one dedicated
 // connection and, per notice, takes the changed memories out of its vector index (the next
 // recall of their scope reads them again: stale.go), empties its query vector cache on a
@@ -221,7 +221,7 @@ func (f *changeFeed) resync(ctx context.Context) error {
 	return nil
 }
 
-// handle applies one notice (see migration 0003 for the payloads).
+// handle applies one notice (see migration 0005 for the payloads).
 func (f *changeFeed) handle(payload string) {
 	kind, rest, _ := strings.Cut(payload, " ")
 	switch kind {
