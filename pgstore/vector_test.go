@@ -14,9 +14,13 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm/storetest"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
+
+// Recall keeps vectors current for the pipeline's embedding tracker.
+var _ pipeline.Embeddings = (*pgstore.Recall)(nil)
 
 // wordDims is the test embedding model, ltm's tests': every listed word is one unit along
 // its dimension, so words sharing a dimension are synonyms (cosine 1) that the keyword
