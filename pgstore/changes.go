@@ -43,7 +43,8 @@ const (
 	ChangesResynced
 )
 
-// Change is one notice of the change feed.
+// Change is one notice of the change feed. Every hook sees the same IDs: read them, don't
+// change them.
 type Change struct {
 	Kind     ChangeKind
 	ScopeKey string
