@@ -86,6 +86,7 @@ func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, t
 	if err != nil {
 		return nil, err
 	}
+	s.db.recall.unindexMemories(forgotten...)
 	return forgotten, nil
 }
 

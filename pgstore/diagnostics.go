@@ -30,10 +30,14 @@ const (
 const postgresAutovacuum = "autovacuum"
 
 // Diagnose reads the store's health (queue, storage, search columns, recent mutations and
-// the self-repair audit). It only reads. Recall on PostgreSQL is keyword-only for now, so
-// no embedding model is named and the embedding counts are skipped; DiagnoseModel names one.
+// the self-repair audit) with the embedding model recall uses in this process, as ltm's
+// does. It only reads.
 func (s *Maintenance) Diagnose(ctx context.Context) (maintenance.Diagnostics, error) {
-	return s.DiagnoseModel(ctx, "")
+	model := ""
+	if e := s.db.recall.emb.Load(); e != nil {
+		model = e.model
+	}
+	return s.DiagnoseModel(ctx, model)
 }
 
 // DiagnoseModel is Diagnose with the embedding model named (`kioku doctor` names the

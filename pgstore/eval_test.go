@@ -3,6 +3,7 @@
 package pgstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/eval"
+	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
@@ -19,35 +22,62 @@ import (
 const evalTolerance = 0.02
 
 // TestPostgresEvalMatchesSQLite runs the retrieval eval's dev sets through both stores'
-// keyword recall (no embedding model) and compares recall@10: the dataset is loaded through
-// each store's write path with its authors and times, every question asked in its server
-// at its asked time, and scored as internal/eval scores (|relevant ∩ top 10| / |relevant|,
-// a memory counting for every dataset message it absorbed).
+// recall and compares recall@10, with keyword recall alone (no embedding model) and hybrid
+// (the fake provider's deterministic hashing embedder, the same on both stores, so the
+// comparison is of the stores' vector legs and fusion, not of a model): the dataset is
+// loaded through each store's write path with its authors and times, every question asked
+// in its server at its asked time, and scored as internal/eval scores (|relevant ∩ top 10| /
+// |relevant|, a memory counting for every dataset message it absorbed).
 func TestPostgresEvalMatchesSQLite(t *testing.T) {
 	pgtest.URL(t)
-	for _, name := range []string{"dev-en", "dev-ja", "dev-conv-en", "dev-conv-ja"} {
-		t.Run(name, func(t *testing.T) {
-			d, err := eval.Load(repoFile(t, "testdata/eval/"+name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			lite, err := eval.RunDataset(t.Context(), d, eval.Options{Dir: t.TempDir()})
-			if err != nil {
-				t.Fatal(err)
-			}
-			pg, queries := postgresRecall10(t, d)
-			t.Logf("%s: recall@10 %.3f on PostgreSQL, %.3f on SQLite (%d questions)", name, pg, lite.Overall.Recall[10], queries)
-			if pg < lite.Overall.Recall[10]-evalTolerance {
-				t.Errorf("%s: recall@10 %.3f on PostgreSQL, more than %.2f below SQLite's %.3f", name, pg, evalTolerance, lite.Overall.Recall[10])
-			}
-		})
+	modes := []struct {
+		name  string
+		embed ltm.EmbedFunc
+	}{{"keyword", nil}, {"hybrid", hashEmbed}}
+	for _, mode := range modes {
+		for _, name := range []string{"dev-en", "dev-ja", "dev-conv-en", "dev-conv-ja"} {
+			t.Run(mode.name+"/"+name, func(t *testing.T) {
+				d, err := eval.Load(repoFile(t, "testdata/eval/"+name+".json"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				opt := eval.Options{Dir: t.TempDir()}
+				if mode.embed != nil {
+					opt.Embed, opt.EmbedModel = mode.embed, hashModel
+				}
+				lite, err := eval.RunDataset(t.Context(), d, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				pg, queries := postgresRecall10(t, d, mode.embed)
+				t.Logf("%s %s: recall@10 %.3f on PostgreSQL, %.3f on SQLite (%d questions)", mode.name, name, pg, lite.Overall.Recall[10], queries)
+				if pg < lite.Overall.Recall[10]-evalTolerance {
+					t.Errorf("%s %s: recall@10 %.3f on PostgreSQL, more than %.2f below SQLite's %.3f", mode.name, name, pg, evalTolerance, lite.Overall.Recall[10])
+				}
+			})
+		}
 	}
 }
 
-// postgresRecall10 loads d into a fresh PostgreSQL store and returns its mean recall@10 and
-// the number of questions asked.
-func postgresRecall10(t *testing.T, d eval.Dataset) (float64, int) {
+// hashModel names hashEmbed's vectors.
+const hashModel = "fake-hash-256"
+
+// hashEmbed is the fake provider's embedder (hashed words and CJK bigrams, 256 dimensions).
+func hashEmbed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, text := range texts {
+		out[i] = fakeopenai.EmbedText(text, 256)
+	}
+	return out, nil
+}
+
+// postgresRecall10 loads d into a fresh PostgreSQL store (with embed as its embedding model
+// when not nil) and returns its mean recall@10 and the number of questions asked.
+func postgresRecall10(t *testing.T, d eval.Dataset, embed ltm.EmbedFunc) (float64, int) {
 	s := pgtest.Open(t)
+	if embed != nil {
+		s.Recall.SetEmbedder(embed, hashModel)
+	}
 	var clock atomic.Int64
 	s.Now = func() time.Time { return time.Unix(0, clock.Load()).UTC() }
 	clock.Store(time.Now().UnixNano())

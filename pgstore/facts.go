@@ -79,6 +79,16 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	if err != nil {
 		return nil, err
 	}
+	// The vector index follows the batch after its commit, as ltm's does; other processes
+	// learn of it from the change notices.
+	for _, o := range out {
+		switch o.Action {
+		case memory.ActionCreate, memory.ActionUpdate:
+			s.db.recall.indexMemories(ctx, o.Memory)
+		case memory.ActionDelete:
+			s.db.recall.unindexMemories(o.Memory)
+		}
+	}
 	return out, nil
 }
 
@@ -287,7 +297,8 @@ func pick(a, b string) string {
 	return b
 }
 
-// PrefetchEmbeddings does nothing on PostgreSQL yet: the store keeps no vectors, so recall
-// is keyword-only and the write path makes no provider call to save. When vectors are
-// stored here, it embeds texts ahead of ApplyPipelineBatch as ltm.Facts does.
-func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error { return nil }
+// PrefetchEmbeddings embeds texts ahead of ApplyPipelineBatch, as ltm.Facts does, so the
+// indexing after its commit finds their vectors stored (Recall.PrefetchEmbeddings).
+func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
+	return (&Recall{s.db}).PrefetchEmbeddings(ctx, texts)
+}

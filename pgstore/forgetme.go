@@ -126,7 +126,10 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	if err := owner.Validate(); err != nil {
 		return ForgetMeSummary{}, err
 	}
-	var sum ForgetMeSummary
+	var (
+		sum     ForgetMeSummary
+		removed []*memory.Memory
+	)
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		sum = ForgetMeSummary{}
 		var who string
@@ -138,7 +141,8 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		if err := lockKey(ctx, tx, owner.Key()); err != nil {
 			return err
 		}
-		if _, err := s.forgetMeTx(ctx, tx, owner, userID, &sum); err != nil {
+		var err error
+		if removed, err = s.forgetMeTx(ctx, tx, owner, userID, &sum); err != nil {
 			return fmt.Errorf("couldn't erase data of user %s: %w", userID, err)
 		}
 		return nil
@@ -146,6 +150,9 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	if err != nil {
 		return ForgetMeSummary{}, err
 	}
+	// The query vector cache is keyed by what people searched, which may name them.
+	s.db.recall.unindexMemories(removed...)
+	s.db.recall.clearQueryCache()
 	return sum, nil
 }
 

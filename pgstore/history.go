@@ -138,5 +138,6 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 	if err != nil {
 		return nil, err
 	}
+	s.db.recall.indexMemories(ctx, restored)
 	return restored, nil
 }

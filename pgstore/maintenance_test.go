@@ -222,7 +222,7 @@ func TestPostgresDiagnose(t *testing.T) {
 			t.Fatalf("index with one vector = %+v; want 1 of 3 embedded, 2 vectors, 1 stale", d.Index)
 		}
 		if d, err := s.Maintenance.Diagnose(ctx); err != nil || d.Index.EmbedModel != "" {
-			t.Fatalf("Diagnose = %+v, %v; recall on PostgreSQL names no embedding model yet", d.Index, err)
+			t.Fatalf("Diagnose = %+v, %v; recall without an embedder names no embedding model", d.Index, err)
 		}
 	})
 
@@ -231,7 +231,7 @@ func TestPostgresDiagnose(t *testing.T) {
 			t.Fatalf("Compact = %d, %v; autovacuum owns free space", n, err)
 		}
 		if n, err := s.Maintenance.EmbedMissing(ctx); err != nil || n != 0 {
-			t.Fatalf("EmbedMissing = %d, %v; no vectors on PostgreSQL yet", n, err)
+			t.Fatalf("EmbedMissing = %d, %v; without an embedder there is nothing to embed", n, err)
 		}
 	})
 }

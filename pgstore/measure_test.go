@@ -19,8 +19,8 @@ import (
 
 // TestPostgresLatencyBesideSQLite measures both stores on the same synthetic server: the
 // write throughput of Remember (one memory per transaction, as the tools write) and the p50
-// and p99 of keyword recall. It checks only that both answer every query; the numbers are
-// logged for docs/postgres.md.
+// and p99 of keyword recall and of hybrid recall (the same deterministic embedder on both).
+// It checks only that both answer every query; the numbers are logged for docs/postgres.md.
 func TestPostgresLatencyBesideSQLite(t *testing.T) {
 	pgtest.URL(t)
 	const memories, queries = 5000, 300
@@ -51,7 +51,21 @@ func TestPostgresLatencyBesideSQLite(t *testing.T) {
 	type recaller interface {
 		Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
 	}
-	run := func(name string, m store, r recaller, loaded func()) {
+	recallTimes := func(r recaller, keywordOnly bool) (p50, p99 float64) {
+		took := make([]time.Duration, 0, queries)
+		for _, q := range qs {
+			start := time.Now()
+			if _, err := r.Search(t.Context(), memory.SearchQuery{Text: q, Owners: []memory.Owner{memory.ServerOwner("g1")}, KeywordOnly: keywordOnly, Limit: 10}); err != nil {
+				t.Fatal(err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		return float64(took[len(took)/2].Microseconds()) / 1000, float64(took[len(took)*99/100].Microseconds()) / 1000
+	}
+	// run writes the server, measures keyword recall, then gives every memory its vector
+	// (embed) and measures hybrid recall, the first query having loaded the scope.
+	run := func(name string, m store, r recaller, loaded func(), embed func()) {
 		start := time.Now()
 		for _, text := range texts {
 			if _, err := m.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: text,
@@ -61,17 +75,25 @@ func TestPostgresLatencyBesideSQLite(t *testing.T) {
 		}
 		writes := float64(memories) / time.Since(start).Seconds()
 		loaded()
-		took := make([]time.Duration, 0, queries)
-		for _, q := range qs {
-			start := time.Now()
-			if _, err := r.Search(t.Context(), memory.SearchQuery{Text: q, Owners: []memory.Owner{memory.ServerOwner("g1")}, KeywordOnly: true, Limit: 10}); err != nil {
-				t.Fatal(err)
-			}
-			took = append(took, time.Since(start))
-		}
-		slices.Sort(took)
+		p50, p99 := recallTimes(r, true)
 		t.Logf("%s: %d memories, %.0f writes/s; keyword recall p50 %.2f ms, p99 %.2f ms (%d queries)", name, memories, writes,
-			float64(took[len(took)/2].Microseconds())/1000, float64(took[len(took)*99/100].Microseconds())/1000, queries)
+			p50, p99, queries)
+		embed()
+		recallTimes(r, false) // the scope's first recall loads its vectors
+		p50, p99 = recallTimes(r, false)
+		t.Logf("%s: hybrid recall (%s) p50 %.2f ms, p99 %.2f ms (%d queries)", name, hashModel, p50, p99, queries)
+	}
+	track := func(tr interface {
+		SetEmbedder(fn ltm.EmbedFunc, model string)
+		TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptions) (memory.EmbedTrackResult, error)
+	}) func() {
+		return func() {
+			tr.SetEmbedder(hashEmbed, hashModel)
+			res, err := tr.TrackEmbeddings(t.Context(), memory.EmbedTrackOptions{})
+			if err != nil || res.Missing != 0 {
+				t.Fatalf("embedding the server: %+v %v", res, err)
+			}
+		}
 	}
 	pg := pgtest.Open(t)
 	// Autovacuum analyzes a table this size within a minute of the writes; here it is done
@@ -80,11 +102,11 @@ func TestPostgresLatencyBesideSQLite(t *testing.T) {
 		if _, err := pg.Pool().Exec(t.Context(), `ANALYZE`); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}, track(pg.Recall))
 	lite, err := ltm.Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lite.Close()
-	run("SQLite", lite.Memories, lite.Recall, func() {})
+	run("SQLite", lite.Memories, lite.Recall, func() {}, track(lite.Recall))
 }

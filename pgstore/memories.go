@@ -69,6 +69,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
+		s.db.recall.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
@@ -288,6 +289,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	if err != nil {
 		return nil, err
 	}
+	s.db.recall.indexMemories(ctx, updated)
 	return updated, nil
 }
 
@@ -400,6 +402,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	if err != nil {
 		return nil, err
 	}
+	s.db.recall.unindexMemories(forgotten...)
 	return forgotten, nil
 }
 
@@ -451,6 +454,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 	if err != nil {
 		return nil, err
 	}
+	s.db.recall.indexMemories(ctx, restored)
 	return restored, nil
 }
 

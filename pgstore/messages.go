@@ -73,6 +73,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	if err != nil {
 		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
 	}
+	s.db.recall.unindexMemories(res.Forgotten...)
 	return res, nil
 }
 

@@ -17,27 +17,13 @@ import (
 // rankSmoothing is ltm's smoothing setting.
 var rankSmoothing = recall.Smoothing{Lambda: 0.5, K: 1, Hits: 10, Cap: 2, Gap: 30 * time.Minute}
 
-// candidates gives recall.Rank the loaded memories with their keyword scores and their
-// importance decayed to now; a memory no leg found is a neighbour.
-func candidates(mems []*memory.Memory, kw map[int64]float64, now time.Time) []recall.Candidate {
-	cands := make([]recall.Candidate, len(mems))
-	for i, m := range mems {
-		_, found := kw[m.ID]
-		cands[i] = recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
-			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type,
-			Scope: m.Owner().Key(), Channel: m.Provenance.ChannelID, AuthorName: m.Provenance.Author, Subject: m.SubjectID,
-			Neighbour: !found}
-	}
-	return cands
-}
-
 // withNeighbours adds to mems the memories around the best matches.
-func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw map[int64]float64, plan *recall.Plan, now time.Time, where string, args []any) ([]*memory.Memory, error) {
+func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, now time.Time, where string, args []any) ([]*memory.Memory, error) {
 	if !rankSmoothing.On() || len(mems) == 0 {
 		return mems, nil
 	}
-	cands := candidates(mems, kw, now)
-	top := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, Limit: rankSmoothing.Hits, Stages: rankStages})
+	cands := s.candidates(mems, kw, vec, now)
+	top := recall.Rank(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vec.q != nil, Limit: rankSmoothing.Hits, Stages: rankStages})
 	have := make(map[int64]bool, len(mems))
 	for _, m := range mems {
 		have[m.ID] = true

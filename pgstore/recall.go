@@ -29,7 +29,8 @@ import (
 //     (recall.ScanBM25) over the memories holding one of the query's character bigrams;
 //     a scope larger than cjkScanMax is narrowed by trigrams through pg_trgm's GIN index.
 //
-// Not yet on PostgreSQL: the vector leg and the graph's boost and hub stages, which are off
+// The vector leg is ltm's, over the same in-process index (vector.go), and fused by the
+// same recall.Rank. Not yet on PostgreSQL: the graph's boost and hub stages, which are off
 // on SQLite by default too (docs/postgres.md). The lexicon's expansion and neighbourhood
 // smoothing run as on SQLite.
 
@@ -164,83 +165,6 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 		args[i] = id
 	}
 	return open + " OR " + prefix + "channel_id IN (" + placeholders(len(ids)) + "))", args
-}
-
-// Search recalls the memories that best match q.Text inside the visible scopes, keyword
-// recall only (see the top of this file). Scope and filters are part of every query;
-// deleted memories are never returned.
-func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
-	if q.Limit <= 0 {
-		q.Limit = 10
-	}
-	q.Limit = min(q.Limit, 100)
-	if err := q.ValidateFilters(); err != nil {
-		return nil, err
-	}
-	now := s.db.Now()
-	scope, scopeArgs, err := scopeClause(visibleScopes(&q))
-	if err != nil {
-		return nil, err
-	}
-	filter, filterArgs := filterClause(&q, now)
-	where := scope + filter
-	args := append(scopeArgs, filterArgs...)
-	asked := q.AskedAt
-	if asked.IsZero() {
-		asked = now
-	}
-	plan := recall.AnalyzeAt(q.Text, asked)
-	pool := max(candidatePool, 3*q.Limit)
-
-	kw, err := s.keywordLeg(ctx, &plan, where, args, pool)
-	if err != nil {
-		return nil, err
-	}
-	if len(kw) == 0 {
-		return nil, nil
-	}
-	ids := make([]int64, 0, len(kw))
-	for id := range kw {
-		ids = append(ids, id)
-	}
-	mems, err := s.loadMemories(ctx, ids, where, args)
-	if err != nil {
-		return nil, err
-	}
-	if !q.MatchesOnly {
-		if mems, err = s.withNeighbours(ctx, mems, kw, &plan, now, where, args); err != nil {
-			return nil, err
-		}
-	}
-	cands := candidates(mems, kw, now)
-	ranked := rankSmoothed(cands, &plan, recall.Options{Alpha: s.db.Alpha, MinScore: q.MinScore, Limit: q.Limit,
-		Stages: rankStages, Dampen: s.db.Dampen})
-	out := make([]memory.SearchResult, len(ranked))
-	for i, r := range ranked {
-		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
-	}
-	if q.CountAccess && len(out) > 0 {
-		if err := s.countAccess(ctx, out, now); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// countAccess records the results as used now, which resets their decay. ltm batches these
-// writes in memory; here every process writes its own at once, so no count waits in a
-// process that may stop.
-func (s *Recall) countAccess(ctx context.Context, res []memory.SearchResult, now time.Time) error {
-	ids := make([]int64, len(res))
-	for i, r := range res {
-		ids[i] = r.Memory.ID
-	}
-	_, err := s.db.read.ExecContext(ctx, `UPDATE memories SET access_count = access_count + 1,
-		accessed_at = greatest(accessed_at, ?) WHERE id = ANY(?) AND deleted_at IS NULL`, now.UnixMilli(), ids)
-	if err != nil {
-		return fmt.Errorf("couldn't count recalled memories: %w", err)
-	}
-	return nil
 }
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching

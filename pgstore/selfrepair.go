@@ -177,10 +177,12 @@ func (s *Maintenance) rewriteSearchColumns(ctx context.Context) (read, rewritten
 	}
 }
 
-// EmbedMissing embeds the live memories without a vector of the configured model. Recall on
-// PostgreSQL does not use vectors yet, so there is nothing to embed: it returns 0, and the
-// diagnostics (which name no embedding model) never call for it.
-func (s *Maintenance) EmbedMissing(ctx context.Context) (int, error) { return 0, nil }
+// EmbedMissing embeds the live memories without a vector of the configured model (the
+// embedding tracker's run with no cap on calls, Recall.EmbedMissing) and returns how many
+// were embedded. Without an embedding model it does nothing.
+func (s *Maintenance) EmbedMissing(ctx context.Context) (int, error) {
+	return (&Recall{s.db}).EmbedMissing(ctx)
+}
 
 // Compact gives free space back. On PostgreSQL that is autovacuum's work: it reclaims the
 // space of deleted rows for reuse on its own schedule, without a lock that stops writers,

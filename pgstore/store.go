@@ -79,6 +79,18 @@ type db struct {
 	ConfirmTTL time.Duration
 	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5).
 	Alpha float64
+	// EmbedTimeout bounds the best-effort embedding after a write; default
+	// ltm.DefaultEmbedTimeout.
+	EmbedTimeout time.Duration
+	// QueryEmbedTimeout bounds embedding a recall query before recall falls back to
+	// keywords; default ltm.DefaultQueryEmbedTimeout.
+	QueryEmbedTimeout time.Duration
+	// EmbedRetryAfter is how long embedding is skipped after a provider failure; default
+	// ltm.DefaultEmbedRetryAfter.
+	EmbedRetryAfter time.Duration
+	// QuantizedCosines makes recall score vector candidates with the index's int8 cosines
+	// instead of re-reading their float32 vectors (benchmarks compare the two).
+	QuantizedCosines bool
 	// Dampen switches recall's post-fusion dampening stages.
 	Dampen recall.Dampening
 	// trigramsCJK is set when pg_trgm indexes CJK characters (a UTF-8 ctype); without it,
@@ -92,6 +104,13 @@ type db struct {
 	// one member's personal memory, as in ltm: zero means the defaults, negative no cap.
 	MaxServerMemories int
 	MaxMemberMemories int
+
+	// recall is the in-process side of recall: the embedder, the vector index of the
+	// scopes this process queried, the query vector cache (embed.go).
+	recall recallState
+	// changes is the LISTEN connection that keeps recall's in-process state current with
+	// what other processes write (changes.go).
+	changes *changeFeed
 }
 
 // Memories are the memories with their history. See Store.Memories.
@@ -160,6 +179,18 @@ func OpenConfig(ctx context.Context, cfg *pgxpool.Config) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("couldn't check pg_trgm: %w", err)
 	}
+	if err := s.db.listen(ctx, cfg.ConnConfig); err != nil {
+		s.Close()
+		return nil, err
+	}
+	// A notice of its own must come back: behind a pooler that hands each transaction
+	// another server session, LISTEN succeeds and hears nothing.
+	check, cancel := context.WithTimeout(ctx, feedCheckWait)
+	defer cancel()
+	if err := s.SyncChanges(check); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("the change feed heard nothing back from PostgreSQL within %s (%w): kioku needs a session for LISTEN, so connect directly or through a pooler in session mode", feedCheckWait, err)
+	}
 	return s, nil
 }
 
@@ -179,16 +210,20 @@ func checkEncoding(ctx context.Context, p *pgxpool.Pool) error {
 func newStore(p *pgxpool.Pool) *Store {
 	sqldb := stdlib.OpenDBFromPool(p)
 	d := &db{
-		pool:          p,
-		sql:           sqldb,
-		read:          &pool{sqldb},
-		Now:           time.Now,
-		RecoverWindow: ltm.DefaultRecoverWindow,
-		ConfirmTTL:    ltm.DefaultConfirmTTL,
-		Alpha:         recall.DefaultAlpha,
-		Dampen:        recall.DefaultDampening,
-		cjkScanMax:    cjkScanMax,
+		pool:              p,
+		sql:               sqldb,
+		read:              &pool{sqldb},
+		Now:               time.Now,
+		RecoverWindow:     ltm.DefaultRecoverWindow,
+		ConfirmTTL:        ltm.DefaultConfirmTTL,
+		Alpha:             recall.DefaultAlpha,
+		EmbedTimeout:      ltm.DefaultEmbedTimeout,
+		QueryEmbedTimeout: ltm.DefaultQueryEmbedTimeout,
+		EmbedRetryAfter:   ltm.DefaultEmbedRetryAfter,
+		Dampen:            recall.DefaultDampening,
+		cjkScanMax:        cjkScanMax,
 	}
+	d.recall.init(d)
 	rc := &Recall{d}
 	return &Store{
 		db:            d,
@@ -210,6 +245,7 @@ func newStore(p *pgxpool.Pool) *Store {
 
 // Close releases every connection of the pool.
 func (s *Store) Close() error {
+	s.changes.stop()
 	err := s.sql.Close()
 	s.pool.Close()
 	return err

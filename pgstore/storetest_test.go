@@ -2,7 +2,9 @@ package pgstore_test
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +23,9 @@ func TestPostgresStore(t *testing.T) {
 		s := pgtest.Open(t)
 		clock := storetest.NewClock(storetest.Epoch)
 		s.Now = clock.Now
+		// Every memory gets a vector whose bytes spell its words, so forget-me's byte scan
+		// covers the embeddings table too.
+		s.Recall.SetEmbedder(spellingEmbed, "spelling")
 		return storetest.Stores{
 			Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
@@ -34,7 +39,8 @@ func TestPostgresStore(t *testing.T) {
 }
 
 // tableDump hands the suite's byte scan of forget-me a dump of every table of the store's
-// schema, each row as COPY writes it (generated word vectors included): the member's words
+// schema, each row as COPY writes it (generated word vectors included, and bytea in the
+// escape format, so the bytes of stored embeddings appear as they are): the member's words
 // must be in no row of any table. PostgreSQL's own files may keep deleted row versions until
 // VACUUM (docs/postgres.md); what the scan proves is that no table holds them.
 type tableDump struct {
@@ -48,6 +54,10 @@ func (d tableDump) DataFiles(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET bytea_output = 'escape'`); err != nil {
+		return nil, err
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `RESET bytea_output`) //nolint:errcheck // a pooled setting only this dump reads
 	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables
 		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
 	if err != nil {
@@ -77,4 +87,26 @@ func (d tableDump) DataFiles(ctx context.Context) ([]string, error) {
 		files = append(files, path)
 	}
 	return files, nil
+}
+
+// spellingDims is the width of spellingEmbed's vectors: 512 bytes of text.
+const spellingDims = 128
+
+// spellingEmbed embeds a text as its own UTF-8 bytes read as little-endian float32s (zero
+// padded to spellingDims): a stored vector's bytes spell the text, so a byte scan finds in
+// the embeddings table every word a vector was made from. Text never spells a NaN or an
+// infinity: that takes a 0x7f or 0xff byte, which UTF-8 text without control characters
+// does not hold.
+func spellingEmbed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, text := range texts {
+		b := make([]byte, 4*spellingDims)
+		copy(b, text)
+		v := make([]float32, spellingDims)
+		for j := range v {
+			v[j] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*j:]))
+		}
+		out[i] = v
+	}
+	return out, nil
 }

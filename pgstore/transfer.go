@@ -96,6 +96,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 		if err != nil {
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
+		s.db.recall.indexMemories(ctx, created...)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)
 		res.IDs = append(res.IDs, ids...)

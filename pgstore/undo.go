@@ -80,6 +80,11 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 	if err != nil {
 		return memory.Undone{}, err
 	}
+	if out.Action == memory.ActionDelete {
+		s.db.recall.unindexMemories(out.Memory)
+	} else {
+		s.db.recall.indexMemories(ctx, out.Memory)
+	}
 	return out, nil
 }
 

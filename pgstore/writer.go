@@ -37,6 +37,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
+		s.db.recall.indexMemories(ctx, res.Memory)
 	}
 	return res, nil
 }
