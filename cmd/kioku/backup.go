@@ -20,6 +20,9 @@ func runBackup(ctx context.Context, app *App, args []string) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one PATH for the backup file")
 	}
+	if app.storeKind() == kindPostgres {
+		return errBackupOnPostgres
+	}
 	store, err := app.openStore(ctx)
 	if err != nil {
 		return err

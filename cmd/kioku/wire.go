@@ -21,6 +21,9 @@ import (
 
 // openStore opens the configured database, applying migrations.
 func (app *App) openStore(ctx context.Context) (*backend, error) {
+	if app.storeKind() == kindPostgres {
+		return app.openPostgres(ctx)
+	}
 	store, err := ltm.Open(ctx, app.config.DB)
 	if err != nil {
 		return nil, err
@@ -31,6 +34,23 @@ func (app *App) openStore(ctx context.Context) (*backend, error) {
 		app.storeOpened(store)
 	}
 	return sqliteBackend(store, app.config.DB), nil
+}
+
+// storeKind is the kind of store KIOKU_DB names.
+func (app *App) storeKind() string {
+	if isPostgresURL(app.config.DB) {
+		return kindPostgres
+	}
+	return kindSQLite
+}
+
+// dbName names the configured database for people: the file, or the URL without its
+// password.
+func (app *App) dbName() string {
+	if app.storeKind() == kindPostgres {
+		return redactURL(app.config.DB)
+	}
+	return app.config.DB
 }
 
 // storeHook sees each SQLite store openStore opens (App.storeOpened).
