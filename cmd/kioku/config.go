@@ -353,8 +353,7 @@ func readConfigFile(path string) (map[string]string, error) {
 func databaseLocation(v string) (string, error) {
 	v = strings.TrimSpace(v)
 	if isPostgresURL(v) {
-		scheme, rest, _ := strings.Cut(v, "://")
-		v = strings.ToLower(scheme) + "://" + rest // the driver reads the scheme in lower case only
+		v = lowerScheme(v)
 		if _, err := pgxpool.ParseConfig(v); err != nil {
 			// The parser's message may quote the URL, password included: say what is wrong
 			// without it.

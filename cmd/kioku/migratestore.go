@@ -36,6 +36,7 @@ func runMigrateStore(ctx context.Context, app *App, args []string) error {
 		*from = app.config.DB
 	}
 	*from = strings.TrimPrefix(*from, "sqlite:")
+	*to = lowerScheme(strings.TrimSpace(*to))
 	if !isPostgresURL(*to) {
 		return usagef("want --to postgres://… (or postgresql://…), the PostgreSQL database to copy into")
 	}
@@ -125,6 +126,16 @@ func writeCopyReport(app *App, from, to string, rep storecopy.Report) {
 func isPostgresURL(v string) bool {
 	lower := strings.ToLower(strings.TrimSpace(v))
 	return strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://")
+}
+
+// lowerScheme writes a URL's scheme in lower case, the only case the PostgreSQL driver
+// reads (POSTGRES://… is the same database to people).
+func lowerScheme(v string) string {
+	scheme, rest, ok := strings.Cut(v, "://")
+	if !ok {
+		return v
+	}
+	return strings.ToLower(scheme) + "://" + rest
 }
 
 // redactURL is a database URL without its password, for output and logs.

@@ -56,7 +56,7 @@ func TestMigrateStoreCLI(t *testing.T) {
 	if code, _, errOut := runApp(t, env, "", "migrate-store"); code != 2 || !strings.Contains(errOut, "--to") {
 		t.Errorf("migrate-store without --to: exit %d, %q; want a usage error naming --to", code, errOut)
 	}
-	out := mustRun("migrate-store", "--from", db, "--to", to)
+	out := mustRun("migrate-store", "--from", db, "--to", "POSTGRES"+strings.TrimPrefix(to, "postgres"))
 	for _, want := range []string{"memories", "memory_history", "verified", "not copied:", "ids kept"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
