@@ -11,7 +11,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 )
@@ -55,10 +54,14 @@ type backupJob struct {
 // newBackupJob returns the daily backup job of `kioku run` for store, or nil when
 // KIOKU_BACKUP_DIR is empty. It creates the directory, private to kioku's user, so a
 // directory that cannot be used stops kioku at start rather than a day later.
-func (app *App) newBackupJob(store *ltm.Store) (*backupJob, error) {
+func (app *App) newBackupJob(store *backend) (*backupJob, error) {
 	cfg := app.config
 	if cfg.BackupDir == "" {
 		return nil, nil
+	}
+	sqlite, err := store.sqliteOnly("KIOKU_BACKUP_DIR", "unset it and back up PostgreSQL with pg_dump or its own tools")
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.BackupDir, 0o700); err != nil {
 		return nil, fmt.Errorf("invalid KIOKU_BACKUP_DIR: %w", err)
@@ -67,7 +70,7 @@ func (app *App) newBackupJob(store *ltm.Store) (*backupJob, error) {
 		dir:    cfg.BackupDir,
 		keep:   cfg.BackupKeep,
 		now:    func() time.Time { return store.Now() },
-		backup: store.Maintenance.Backup,
+		backup: sqlite.Maintenance.Backup,
 		record: store.Jobs.RecordRun,
 		log:    app.logger.With("component", "backup"),
 	}, nil

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
@@ -117,8 +119,8 @@ func httpURL(dst func(*Config) *string) func(*Config, string) error {
 var settings = []setting{
 	{"KIOKU_DISCORD_TOKEN", "", "Discord bot token (required by `kioku run`).", str(func(c *Config) *string { return &c.DiscordToken })},
 	{"KIOKU_DISCORD_API_URL", "https://discord.com/", "Discord API base URL (for Discord-compatible servers and tests).", httpURL(func(c *Config) *string { return &c.DiscordAPIURL })},
-	{"KIOKU_DB", "./kioku.db", "SQLite database file (a path, or sqlite:PATH).", func(c *Config, v string) error {
-		path, err := sqlitePath(v)
+	{"KIOKU_DB", "./kioku.db", "SQLite database file (a path, or sqlite:PATH), or a PostgreSQL database URL (postgres://USER:PASSWORD@HOST:5432/DB).", func(c *Config, v string) error {
+		path, err := databaseLocation(v)
 		if err != nil {
 			return err
 		}
@@ -345,14 +347,19 @@ func readConfigFile(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// sqlitePath reads KIOKU_DB: a file path, or sqlite:PATH. A PostgreSQL URL is refused rather
-// than taken for a file name: the PostgreSQL store (package pgstore) passes the store
-// contract but does not run the bot yet (docs/postgres.md).
-func sqlitePath(v string) (string, error) {
+// databaseLocation reads KIOKU_DB: a SQLite file path, sqlite:PATH, or a PostgreSQL URL
+// (postgres:// or postgresql://), which is checked here so a malformed one stops kioku with
+// the setting's name rather than at the first connection.
+func databaseLocation(v string) (string, error) {
 	v = strings.TrimSpace(v)
-	lower := strings.ToLower(v)
-	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
-		return "", fmt.Errorf("a PostgreSQL database can't run kioku yet (docs/postgres.md says what works); use a SQLite file path")
+	if isPostgresURL(v) {
+		v = lowerScheme(v)
+		if _, err := pgxpool.ParseConfig(v); err != nil {
+			// The parser's message may quote the URL, password included: say what is wrong
+			// without it.
+			return "", fmt.Errorf("want a PostgreSQL URL such as postgres://USER:PASSWORD@HOST:5432/DB, got one that does not parse (%s)", redactURL(v))
+		}
+		return v, nil
 	}
 	v = strings.TrimPrefix(v, "sqlite:")
 	if v == "" {

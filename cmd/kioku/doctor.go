@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/sashabaranov/go-openai"
+
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
-	"github.com/sashabaranov/go-openai"
 )
 
 // errUnhealthy makes `kioku doctor` exit 1 after printing its report.
@@ -68,7 +70,7 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	}
 	if *asJSON {
 		h := newHealthJSON(report, diag)
-		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "status": h.Status, "score": h.Score,
+		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "store": app.storeKind(), "status": h.Status, "score": h.Score,
 			"domains": h.Domains, "findings": h.Findings, "diagnostics": h.Diagnostics, "checks": checks}); err != nil {
 			return err
 		}
@@ -89,6 +91,9 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 // checkStore opens the database read-only and reports it, the pipeline as the database
 // records it, and the health diagnostics (nil when they could not be read).
 func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnostics) {
+	if app.storeKind() == kindPostgres {
+		return app.checkPostgres(ctx)
+	}
 	store, schema, err := ltm.OpenReadOnly(ctx, app.config.DB)
 	if errors.Is(err, ltm.ErrNoDatabase) {
 		return []check{{"database", "fail", fmt.Sprintf("no database at %s; check KIOKU_DB", app.config.DB)}}, nil
@@ -110,6 +115,40 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 		out = append(out, check{"database", "warn", fmt.Sprintf("%d migrations behind this kioku (%s), left as it is; `kioku migrate` applies them, and `kioku run` does at start",
 			n, strings.Join(schema.Pending, ", "))})
 	}
+	return app.checkContents(ctx, sqliteBackend(store, app.config.DB), out)
+}
+
+// checkPostgres opens the PostgreSQL store as the bot does (which applies pending
+// migrations, under the store's lock) and reports it, its connection pool, and what
+// checkContents reads. A database without kioku's tables is reported, not given them: a
+// KIOKU_DB pointing at another application's database must not change it.
+func (app *App) checkPostgres(ctx context.Context) ([]check, *maintenance.Diagnostics) {
+	if err := hasKiokuSchema(ctx, app.config.DB); err != nil {
+		return []check{{"database", "fail", err.Error()}}, nil
+	}
+	store, err := app.openStore(ctx)
+	if err != nil {
+		return []check{{"database", "fail", err.Error()}}, nil
+	}
+	defer store.Close()
+	st, err := store.Maintenance.Stats(ctx, "")
+	if err != nil {
+		return []check{{"database", "fail", err.Error()}}, nil
+	}
+	out := []check{{"database", "ok", fmt.Sprintf("PostgreSQL %s: %d migrations, %.1f MB in kioku's tables, %d memories (%d forgotten), %d transcript turns",
+		store.where, st.Migrations, float64(st.DBBytes)/1e6, st.Memories, st.Forgotten, st.Turns)}}
+	if !st.IntegrityOK {
+		out[0] = check{"database", "fail", st.IntegrityErr}
+	}
+	p := store.pool()
+	out = append(out, check{"pool", "ok", fmt.Sprintf("%d of at most %d connections open (%d in use, %d idle); %d acquired by this check",
+		p.Total, p.Max, p.InUse, p.Idle, p.Acquires)})
+	return app.checkContents(ctx, store, out)
+}
+
+// checkContents adds to out what doctor reads in any store: embeddings, the pipeline and
+// the health diagnostics (nil when they could not be read).
+func (app *App) checkContents(ctx context.Context, store *backend, out []check) ([]check, *maintenance.Diagnostics) {
 	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
 	out = append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
 	diag, err := store.Maintenance.DiagnoseModel(ctx, app.config.EmbedModel)
@@ -123,7 +162,7 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 // dead jobs and the last run of each task in one line, then one warning line per problem
 // (dead jobs, expired leases, failed runs, a due job nobody works on). Doctor runs in its
 // own process, so the running bot's model budget is not known here.
-func pipelineChecks(ctx context.Context, store *ltm.Store, mode memory.PipelineMode) []check {
+func pipelineChecks(ctx context.Context, store *backend, mode memory.PipelineMode) []check {
 	st, err := pipeline.ReadStatus(ctx, store.Jobs, store.Now())
 	if err != nil {
 		return []check{{"pipeline", "fail", err.Error()}}
@@ -173,4 +212,22 @@ func (app *App) checkLLM(ctx context.Context) check {
 		return check{"llm", "warn", fmt.Sprintf("%s answered but does not list %s (%d models)", app.config.LLMBaseURL, strings.Join(missing, ", "), len(models.Models))}
 	}
 	return check{"llm", "ok", fmt.Sprintf("%s serves %s", app.config.LLMBaseURL, strings.Join(want, ", "))}
+}
+
+// hasKiokuSchema fails unless the PostgreSQL database at url holds kioku's tables in the
+// schema its search path names.
+func hasKiokuSchema(ctx context.Context, url string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("couldn't reach PostgreSQL at %s: %w", redactURL(url), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var ok bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('schema_migrations') IS NOT NULL AND to_regclass('memories') IS NOT NULL`).Scan(&ok); err != nil {
+		return fmt.Errorf("couldn't read the schema of %s: %w", redactURL(url), err)
+	}
+	if !ok {
+		return fmt.Errorf("no kioku database at %s: its schema has no kioku tables; check KIOKU_DB, or create them with `kioku migrate`", redactURL(url))
+	}
+	return nil
 }

@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-
-	"github.com/kioku-bot/kioku/ltm"
 )
 
 // embeddingsCheck is doctor's "embeddings" line when an embedding model is configured: how
 // many live memories have a stored vector of that model for their current content. The
 // rest are keyword-only in recall until the embedding tracker of a running bot fills them
 // (every few minutes, while the provider answers), so a gap is a warning, not a failure.
-func embeddingsCheck(ctx context.Context, store *ltm.Store, model string) []check {
+func embeddingsCheck(ctx context.Context, store *backend, model string) []check {
 	if model == "" {
 		return nil
 	}

@@ -34,6 +34,8 @@ type shardProc struct {
 	stderr *syncBuffer
 	cancel context.CancelFunc
 	done   chan int
+	// addr is where the process serves /healthz and /metrics.
+	addr string
 
 	mu    sync.Mutex
 	store *ltm.Store
@@ -78,6 +80,7 @@ func launchShardProc(t *testing.T, fake *fakediscord.Fake, db string, env map[st
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	p.addr = ln.Addr().String()
 	app := &App{
 		Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: p.stderr,
 		LookupEnv:    func(k string) (string, bool) { v, ok := full[k]; return v, ok },

@@ -49,7 +49,7 @@ func TestForgetWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newForgetWatch(here, short, slog.New(slog.DiscardHandler))
+	w := newForgetWatch(sqliteBackend(here, path), short, slog.New(slog.DiscardHandler))
 	key := stm.ChannelKey("100", "200")
 	say := func(user, text string) {
 		t.Helper()

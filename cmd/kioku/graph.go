@@ -7,14 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
 
 // memGraph is `kioku memories graph`: the most mentioned entities of a scope's knowledge
 // graph, or with --entity one entity's neighbourhood (its aliases, relations and the live
 // memories that mention it). Only the scope named by --guild or --user is read.
-func memGraph(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memGraph(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories graph")
 	var sf scopeFlags
 	sf.register(fs)

@@ -23,7 +23,7 @@ func runGuilds(ctx context.Context, app *App, args []string) error {
 	})
 }
 
-func guildsList(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func guildsList(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "guilds list")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseInterspersed(fs, args)
@@ -60,7 +60,7 @@ func guildsList(ctx context.Context, app *App, store *ltm.Store, args []string) 
 
 // guildsPurge previews a server's purge, and with --confirm repeating the id runs it: a
 // hard delete cannot be recovered, so a mistyped id must not be enough.
-func guildsPurge(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func guildsPurge(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "guilds purge")
 	confirm := fs.String("confirm", "", "the same guild id again, to delete for real")
 	asJSON := fs.Bool("json", false, "print JSON")

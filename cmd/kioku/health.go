@@ -7,13 +7,12 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/llm"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // providerCounts reads this process's model provider counters for the health score: the
 // model client's calls and errors (chat and embeddings) and recall's embedding status.
-func providerCounts(store *ltm.Store, model *llm.Client) func() maintenance.ProviderCounts {
+func providerCounts(store *backend, model *llm.Client) func() maintenance.ProviderCounts {
 	return func() maintenance.ProviderCounts {
 		u, es := model.Usage(), store.Recall.EmbedStatus()
 		return maintenance.ProviderCounts{Calls: u.Calls, Errors: u.Errors, EmbedModel: es.Model,

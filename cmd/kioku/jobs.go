@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -105,7 +104,7 @@ func (v jobView) place() (guild, channel string) {
 	return guild, channel
 }
 
-func jobsList(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func jobsList(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "jobs list")
 	state := fs.String("state", "all", "due, running, dead, done or all")
 	guild := fs.String("guild", "", "only the jobs of this server (guild id)")
@@ -162,7 +161,7 @@ func runAfterText(v jobView, now time.Time) string {
 	return v.RunAfter.Local().Format(time.DateTime)
 }
 
-func jobsShow(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func jobsShow(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "jobs show")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseInterspersed(fs, args)
@@ -213,7 +212,7 @@ func printJob(w io.Writer, d jobDetail, now time.Time) {
 	fmt.Fprintf(w, "Payload:\n%s\n", payload)
 }
 
-func jobsRequeue(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func jobsRequeue(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "jobs requeue")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseInterspersed(fs, args)
@@ -264,7 +263,7 @@ var purgeStates = map[string]string{"dead": memory.JobDead, "done": memory.JobDo
 
 // jobsPurge deletes finished jobs before retention would. Without --confirm it only counts
 // them: a purge cannot be undone.
-func jobsPurge(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func jobsPurge(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "jobs purge")
 	state := fs.String("state", "", "dead or done (required)")
 	olderThan := fs.String("older-than", "", "only jobs that finished longer ago than this (30d, 12h)")

@@ -23,7 +23,7 @@ func (app *App) applyMemoryCaps(store *ltm.Store) {
 // dailyBudget is the daily model budget of each server and each member's DMs over store,
 // shared by chat turns and the pipeline: both count in the database, so the budget holds
 // across them and across restarts. A limit of 0 makes it unlimited.
-func (app *App) dailyBudget(store *ltm.Store) *chat.DailyBudget {
+func (app *App) dailyBudget(store *backend) *chat.DailyBudget {
 	return chat.NewDailyBudget(app.config.GuildDailyLLMCalls, store.Budgets, func() time.Time { return store.Now() })
 }
 

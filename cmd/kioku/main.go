@@ -5,6 +5,7 @@
 //
 //	kioku [run]                      run the bot (the default)
 //	kioku migrate                    apply database migrations
+//	kioku migrate-store --from FILE --to postgres://…  copy SQLite into an empty PostgreSQL database
 //	kioku chat [--user U] [--guild G] chat in the terminal on the same turn engine
 //	kioku memories list|search|add|forget|recover|history|undo|export|import
 //	kioku guilds list|purge ID       servers with data; delete one server's data now
@@ -75,6 +76,7 @@ func commands() []command {
 	return []command{
 		{"run", "run the Discord bot (the default)", runBot},
 		{"migrate", "apply pending database migrations", runMigrate},
+		{"migrate-store", "copy a SQLite database into an empty PostgreSQL one: --from FILE --to postgres://…", runMigrateStore},
 		{"chat", "chat in the terminal on the same turn engine (--user, --guild)", runChat},
 		{"memories", "manage memories: list|search|add|forget|recover|history|undo|export|import", runMemories},
 		{"guilds", "servers kioku holds data about: list | purge ID [--confirm ID]", runGuilds},

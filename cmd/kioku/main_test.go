@@ -156,7 +156,8 @@ func TestMemoriesCLI(t *testing.T) {
 // KIOKU_DB names a SQLite file, as a path or sqlite:PATH; a PostgreSQL URL is refused with
 // one line naming the setting, and no file of that name is created.
 func TestConfigDatabase(t *testing.T) {
-	for v, want := range map[string]string{"/var/lib/kioku/kioku.db": "/var/lib/kioku/kioku.db", "sqlite:data/k.db": "data/k.db"} {
+	for v, want := range map[string]string{"/var/lib/kioku/kioku.db": "/var/lib/kioku/kioku.db", "sqlite:data/k.db": "data/k.db",
+		"postgres://kioku:secret@db:5432/kioku": "postgres://kioku:secret@db:5432/kioku", "POSTGRESQL://db/kioku": "postgresql://db/kioku"} {
 		cfg, err := LoadConfig(only("KIOKU_DB", v))
 		if err != nil || cfg.DB != want {
 			t.Errorf("KIOKU_DB=%s: %q %v, want %q", v, cfg.DB, err, want)
@@ -164,11 +165,14 @@ func TestConfigDatabase(t *testing.T) {
 	}
 	dir := t.TempDir()
 	t.Chdir(dir)
-	for _, v := range []string{"postgres://kioku@db:5432/kioku", "POSTGRESQL://db/kioku", "sqlite:"} {
+	for _, v := range []string{"postgres://kioku:secret@db:port/kioku", "sqlite:"} {
 		code, _, stderr := runApp(t, map[string]string{"KIOKU_DB": v}, "", "migrate")
 		lines := strings.Split(strings.TrimSpace(stderr), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], "KIOKU_DB") {
 			t.Errorf("KIOKU_DB=%s: code %d, stderr %q; want exit 2 and one line naming KIOKU_DB", v, code, stderr)
+		}
+		if strings.Contains(stderr, "secret") {
+			t.Errorf("KIOKU_DB=%s: the error shows the password: %q", v, stderr)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kioku-bot/kioku/internal/bench"
 	"github.com/kioku-bot/kioku/internal/eval"
@@ -96,12 +99,26 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	keep := fs.String("keep", "", "keep the databases in this directory, and reuse them when it holds the same corpus (no load, no write rates)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	store := fs.String("store", "sqlite", "sqlite: the full benchmark; postgres: SQLite and PostgreSQL side by side on one corpus")
+	pgURL := fs.String("postgres", "", "with --store postgres: the PostgreSQL database (a fresh schema is created and dropped); default KIOKU_DB when it is one")
 	rest, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(rest) > 0 {
 		return usagef("unexpected argument %q", rest[0])
+	}
+	switch *store {
+	case kindSQLite:
+	case kindPostgres:
+		memoriesSet := false
+		fs.Visit(func(f *flag.Flag) { memoriesSet = memoriesSet || f.Name == "memories" })
+		if !memoriesSet {
+			*n = bench.DefaultStoreMemories
+		}
+		return benchStores(ctx, app, *pgURL, bench.Options{Memories: *n, Queries: *queries, Seed: *seed, Progress: app.Stderr}, *asJSON)
+	default:
+		return usagef("--store is sqlite or postgres, got %q", *store)
 	}
 	for name, v := range map[string]int{"--memories": *n, "--dims": *dims, "--queries": *queries, "--scopes": *scopes} {
 		if v < 1 {
@@ -134,6 +151,35 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	if *asJSON {
+		return rep.WriteJSON(app.Stdout)
+	}
+	return rep.WriteText(app.Stdout)
+}
+
+// benchStores is `kioku bench --store postgres`: SQLite and PostgreSQL side by side, the
+// same corpus written one memory at a time and the same queries timed on each.
+func benchStores(ctx context.Context, app *App, pgURL string, opt bench.Options, asJSON bool) error {
+	if pgURL == "" && isPostgresURL(app.config.DB) {
+		pgURL = app.config.DB
+	}
+	if !isPostgresURL(pgURL) {
+		return usagef("--store postgres needs a database: --postgres postgres://… (or KIOKU_DB set to one)")
+	}
+	if opt.Memories < 4 || opt.Queries < 1 {
+		return usagef("--memories must be at least 4 and --queries at least 1")
+	}
+	cfg, err := pgxpool.ParseConfig(pgURL)
+	if err != nil {
+		return fmt.Errorf("invalid --postgres: %w", err)
+	}
+	rep, err := bench.CompareStores(ctx, opt, cfg)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return errors.New("bench interrupted")
+		}
+		return err
+	}
+	if asJSON {
 		return rep.WriteJSON(app.Stdout)
 	}
 	return rep.WriteText(app.Stdout)

@@ -13,7 +13,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -64,7 +63,7 @@ func runMemories(ctx context.Context, app *App, args []string) error {
 }
 
 // storeCommand is one subcommand of a command group that works on the database.
-type storeCommand func(ctx context.Context, app *App, store *ltm.Store, args []string) error
+type storeCommand func(ctx context.Context, app *App, store *backend, args []string) error
 
 // runStoreCommand dispatches `kioku GROUP SUB args…` to handlers[SUB] with the database open,
 // and prints usage for a missing or unknown SUB.
@@ -87,7 +86,7 @@ func runStoreCommand(ctx context.Context, app *App, group, usage string, args []
 	return h(ctx, app, store, args)
 }
 
-func memList(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memList(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories list")
 	var sf scopeFlags
 	sf.register(fs)
@@ -114,7 +113,7 @@ func memList(ctx context.Context, app *App, store *ltm.Store, args []string) err
 	return nil
 }
 
-func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memSearch(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories search")
 	var sf scopeFlags
 	sf.register(fs)
@@ -159,7 +158,7 @@ func memSearch(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	return tw.Flush()
 }
 
-func memAdd(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memAdd(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories add")
 	var sf scopeFlags
 	sf.register(fs)
@@ -198,7 +197,7 @@ func memAdd(ctx context.Context, app *App, store *ltm.Store, args []string) erro
 	return nil
 }
 
-func memForget(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memForget(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories forget")
 	var sf scopeFlags
 	sf.register(fs)
@@ -248,7 +247,7 @@ func memForget(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	return nil
 }
 
-func memRecover(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memRecover(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories recover")
 	var sf scopeFlags
 	sf.register(fs)
@@ -275,7 +274,7 @@ func memRecover(ctx context.Context, app *App, store *ltm.Store, args []string) 
 	return nil
 }
 
-func memHistory(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memHistory(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories history")
 	var sf scopeFlags
 	sf.register(fs)
@@ -312,7 +311,7 @@ func memHistory(ctx context.Context, app *App, store *ltm.Store, args []string) 
 
 // memUndo reverts the last change of a memory: a forget is recovered, an edit restored,
 // a creation forgotten. --version makes sure it is the change the operator has in mind.
-func memUndo(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memUndo(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories undo")
 	var sf scopeFlags
 	sf.register(fs)
@@ -355,7 +354,7 @@ func memUndo(ctx context.Context, app *App, store *ltm.Store, args []string) err
 	return nil
 }
 
-func memExport(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memExport(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories export")
 	var sf scopeFlags
 	sf.register(fs)
@@ -389,7 +388,7 @@ func memExport(ctx context.Context, app *App, store *ltm.Store, args []string) e
 	return nil
 }
 
-func memImport(ctx context.Context, app *App, store *ltm.Store, args []string) error {
+func memImport(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories import")
 	var sf scopeFlags
 	sf.register(fs)

@@ -210,6 +210,15 @@ func TestRunMetrics(t *testing.T) {
 		}
 	})
 
+	t.Run("Store", func(t *testing.T) {
+		if got := metricValue(fams, "kioku_store_info", "store", "sqlite"); got != 1 {
+			t.Errorf("kioku_store_info{store=sqlite} = %v, want 1", got)
+		}
+		if _, ok := fams["kioku_db_pool_max_connections"]; ok {
+			t.Error("pool series reported on SQLite, which has no pool to report")
+		}
+	})
+
 	t.Run("Queue", func(t *testing.T) {
 		if got := metricValue(fams, "kioku_pipeline_jobs", "state", "done"); got < 1 {
 			t.Errorf("done jobs = %v, want at least the completed one", got)

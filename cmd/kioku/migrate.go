@@ -19,6 +19,9 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
+	if app.storeKind() == kindPostgres {
+		return migratePostgres(ctx, app)
+	}
 	if !*noBackup {
 		path, err := backupBeforeMigrating(ctx, app.config.DB, time.Now())
 		if err != nil {
@@ -50,7 +53,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer store.Close()
-	rep, err := store.Maintenance.RunRepairs(ctx)
+	rep, err := store.runRepairs(ctx)
 	if err != nil {
 		return err
 	}
@@ -58,6 +61,23 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		fmt.Fprintf(app.Stdout, "repaired: %s\n", describeRepairs(rep))
 	}
 	fmt.Fprintf(app.Stdout, "%s is up to date (%d migrations).\n", app.config.DB, res.Current)
+	return nil
+}
+
+// migratePostgres applies the PostgreSQL store's pending migrations, as opening it does;
+// several processes starting at once apply each once (an advisory lock). There is no copy
+// beforehand: back PostgreSQL up with pg_dump (README "Scaling out").
+func migratePostgres(ctx context.Context, app *App) error {
+	store, err := app.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st, err := store.Maintenance.Stats(ctx, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "%s is up to date (%d migrations).\n", app.dbName(), st.Migrations)
 	return nil
 }
 

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/metrics"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/memory/pipeline"
@@ -166,7 +165,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	}
 	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
 	background.Go(func() {
-		rep, err := store.Maintenance.RunRepairs(ctx)
+		rep, err := store.runRepairs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			log.Error("couldn't finish repairing stored data; the next start resumes", "err", err)
@@ -174,7 +173,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 			log.Info("stored data repaired", "result", describeRepairs(rep))
 		}
 	})
-	log.Info("kioku is running", "db", cfg.DB, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
+	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
 		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(b))
 
 	<-ctx.Done()
@@ -211,7 +210,7 @@ const retentionEvery = 6 * time.Hour
 // retentionEvery, or it never ran. The scheduler counts its interval from the process
 // start, so a bot restarted more often than every six hours would otherwise never purge
 // expired transcripts and tombstones.
-func catchUpRetention(ctx context.Context, store *ltm.Store, pipe *pipeline.Pipeline, log *slog.Logger) {
+func catchUpRetention(ctx context.Context, store *backend, pipe *pipeline.Pipeline, log *slog.Logger) {
 	runs, err := store.Jobs.TaskRuns(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -253,7 +252,7 @@ func (l *lifecycle) phase() phase { return phase(l.p.Load()) }
 // now (a database round trip, the gateway connected): for alerts and liveness probes.
 // /readyz says whether start-up has finished and shutdown not begun, without I/O: for
 // readiness probes and rolling restarts. /metrics is the Prometheus exposition.
-func opsHandler(store *ltm.Store, b interface{ Connected() bool }, m *metrics.Metrics, life *lifecycle) http.Handler {
+func opsHandler(store *backend, b interface{ Connected() bool }, m *metrics.Metrics, life *lifecycle) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthTimeout)

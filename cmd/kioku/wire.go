@@ -20,19 +20,40 @@ import (
 )
 
 // openStore opens the configured database, applying migrations.
-func (app *App) openStore(ctx context.Context) (*ltm.Store, error) {
-	store, err := ltm.Open(ctx, app.config.DB)
-	if err == nil {
-		app.applyMemoryCaps(store)
-		store.KeywordIndexMax = app.config.KeywordIndexMemories
-		if app.storeOpened != nil {
-			app.storeOpened(store)
-		}
+func (app *App) openStore(ctx context.Context) (*backend, error) {
+	if app.storeKind() == kindPostgres {
+		return app.openPostgres(ctx)
 	}
-	return store, err
+	store, err := ltm.Open(ctx, app.config.DB)
+	if err != nil {
+		return nil, err
+	}
+	app.applyMemoryCaps(store)
+	store.KeywordIndexMax = app.config.KeywordIndexMemories
+	if app.storeOpened != nil {
+		app.storeOpened(store)
+	}
+	return sqliteBackend(store, app.config.DB), nil
 }
 
-// storeHook sees each store openStore opens (App.storeOpened).
+// storeKind is the kind of store KIOKU_DB names.
+func (app *App) storeKind() string {
+	if isPostgresURL(app.config.DB) {
+		return kindPostgres
+	}
+	return kindSQLite
+}
+
+// dbName names the configured database for people: the file, or the URL without its
+// password.
+func (app *App) dbName() string {
+	if app.storeKind() == kindPostgres {
+		return redactURL(app.config.DB)
+	}
+	return app.config.DB
+}
+
+// storeHook sees each SQLite store openStore opens (App.storeOpened).
 type storeHook func(*ltm.Store)
 
 // newModelClient builds the OpenAI-compatible client from the configuration.
@@ -54,7 +75,7 @@ func (app *App) newModelClient() (*llm.Client, error) {
 // requests to KIOKU_PIPELINE_MODEL) with the operator's mode and budget. It starts nothing.
 // audience, when not nil, tells the pipeline which channels' memories a conversation in a
 // guild channel may use (the bot's channel rule); without it nothing is channel-restricted.
-func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
+func (app *App) newPipeline(store *backend, model *llm.Client, audience func(ctx context.Context, guildID, channelID string) *memory.Audience) (*pipeline.Pipeline, error) {
 	flags := pipeline.ModeFlags(app.config.PipelineMode)
 	deps := pipelineDeps(store, model)
 	if app.config.EmbedModel == "" {
@@ -76,7 +97,7 @@ func (app *App) newPipeline(store *ltm.Store, model *llm.Client, audience func(c
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
 // is read at each call, so a test that moves it moves the pipeline with it.
-func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
+func pipelineDeps(store *backend, model pipeline.Model) pipeline.Deps {
 	return pipeline.Deps{
 		Jobs:         store.Jobs,
 		Ledger:       store.Jobs,
@@ -98,12 +119,20 @@ func pipelineDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 // housekeeping is the pipeline's Housekeeping over two aggregates: retention is the
 // store's maintenance, the purge of departed servers its guilds'.
 type housekeeping struct {
-	*ltm.Maintenance
-	*ltm.Guilds
+	retention
+	departures
+}
+
+type retention interface {
+	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
+}
+
+type departures interface {
+	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
 }
 
 // chatDeps hands the store's aggregates, short-term memory and the model to the chat engine.
-func chatDeps(store *ltm.Store, model chat.ChatModel, short *stm.Store, onTurn chat.TurnHook) chat.Deps {
+func chatDeps(store *backend, model chat.ChatModel, short *stm.Store, onTurn chat.TurnHook) chat.Deps {
 	return chat.Deps{
 		Memories:   store.Memories,
 		Recall:     store.Recall,
@@ -118,7 +147,7 @@ func chatDeps(store *ltm.Store, model chat.ChatModel, short *stm.Store, onTurn c
 // newEngine builds the chat turn engine on store, model and short-term memory, giving the
 // store the embedding model when one is configured. onTurn, when not nil, is told about
 // every stored user turn (the pipeline's extraction trigger).
-func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
+func (app *App) newEngine(store *backend, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
 	cfg := app.config
 	if cfg.EmbedModel != "" {
 		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
@@ -139,7 +168,7 @@ func (app *App) newEngine(store *ltm.Store, model *llm.Client, short *stm.Store,
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
 // engine that answers its turns and the running pipeline whose status it reports.
-func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.Store, engine bot.Turner, pipe *pipeline.Pipeline) (*bot.Bot, error) {
+func (app *App) newBot(session *discordgo.Session, store *backend, short *stm.Store, engine bot.Turner, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
 		Store:   app.observeBot(botStore(store)),
@@ -161,7 +190,7 @@ func (app *App) newBot(session *discordgo.Session, store *ltm.Store, short *stm.
 }
 
 // botStore gives the bot the aggregates of store it uses, each behind the bot's own seam.
-func botStore(store *ltm.Store) bot.Store {
+func botStore(store *backend) bot.Store {
 	return bot.Store{
 		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
 		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,

@@ -13,7 +13,6 @@ import (
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/llm"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
@@ -21,7 +20,7 @@ import (
 
 // newMetrics gives the app a registry of its own for this run; the store's clock stamps
 // the jobs, so it also measures how long the oldest due job has waited.
-func (app *App) newMetrics(store *ltm.Store) *metrics.Metrics {
+func (app *App) newMetrics(store *backend) *metrics.Metrics {
 	app.metrics = metrics.New(metrics.Options{
 		Now:    func() time.Time { return store.Now() },
 		Logger: app.logger.With("component", "metrics"),
@@ -31,10 +30,18 @@ func (app *App) newMetrics(store *ltm.Store) *metrics.Metrics {
 
 // watchRun points the metrics read at scrape time at the store, short-term memory, the
 // bot and the pipeline's last health report.
-func (app *App) watchRun(store *ltm.Store, short *stm.Store, b interface{ Stats() bot.Stats }, pipe *pipeline.Pipeline) {
+func (app *App) watchRun(store *backend, short *stm.Store, b interface{ Stats() bot.Stats }, pipe *pipeline.Pipeline) {
 	if app.metrics == nil {
 		return
 	}
+	var pool func() metrics.PoolStats
+	if store.pool != nil {
+		pool = func() metrics.PoolStats {
+			p := store.pool()
+			return metrics.PoolStats{Idle: int64(p.Idle), InUse: int64(p.InUse), Max: int64(p.Max), Acquires: p.Acquires}
+		}
+	}
+	app.metrics.WatchStore(metrics.StoreSources{Kind: store.kind, Pool: pool})
 	app.metrics.Watch(metrics.Sources{
 		JobStats:         store.Jobs.JobStats,
 		MemoryCounts:     store.Maintenance.MemoryCounts,

@@ -100,6 +100,7 @@ type Metrics struct {
 	jobOutcomes *prometheus.CounterVec
 
 	sources atomic.Pointer[Sources]
+	store   atomic.Pointer[StoreSources]
 }
 
 // New returns a Metrics with its own registry holding kioku's series, the Go runtime,
@@ -157,6 +158,7 @@ func New(opts Options) *Metrics {
 		m.turns, m.recalls, m.llmCalls, m.llmErrors, m.llmTokens, m.jobOutcomes,
 		newSourceCollector(m, cmp.Or(opts.ScrapeTimeout, DefaultScrapeTimeout),
 			cmp.Or(opts.MemoryCountsTTL, DefaultMemoryCountsTTL), opts.Now),
+		newStoreCollector(m),
 	)
 	return m
 }

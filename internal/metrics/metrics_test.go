@@ -277,3 +277,24 @@ func TestMemoryCountsCached(t *testing.T) {
 		wantValue(t, scrape(t, m.Handler()), 1, "promhttp_metric_handler_errors_total", "cause", "gathering")
 	})
 }
+
+// TestStoreSeries: the store kind is always reported, and the pool series only for a store
+// with a pool.
+func TestStoreSeries(t *testing.T) {
+	m := metrics.New(metrics.Options{})
+	m.WatchStore(metrics.StoreSources{Kind: "sqlite"})
+	got := scrape(t, m.Handler())
+	wantValue(t, got, 1, "kioku_store_info", "store", "sqlite")
+	if _, ok := got["kioku_db_pool_max_connections"]; ok {
+		t.Error("pool series reported for a store without a pool")
+	}
+	m.WatchStore(metrics.StoreSources{Kind: "postgres", Pool: func() metrics.PoolStats {
+		return metrics.PoolStats{Idle: 2, InUse: 1, Max: 8, Acquires: 40}
+	}})
+	got = scrape(t, m.Handler())
+	wantValue(t, got, 1, "kioku_store_info", "store", "postgres")
+	wantValue(t, got, 2, "kioku_db_pool_connections", "state", "idle")
+	wantValue(t, got, 1, "kioku_db_pool_connections", "state", "in_use")
+	wantValue(t, got, 8, "kioku_db_pool_max_connections")
+	wantValue(t, got, 40, "kioku_db_pool_acquires_total")
+}

@@ -1,0 +1,55 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/kioku-bot/kioku/internal/bench"
+	"github.com/kioku-bot/kioku/pgstore/pgtest"
+)
+
+// TestCompareStores: the store comparison writes one corpus into SQLite and a PostgreSQL
+// schema of its own, times the same queries on both, finds the memories queries were made
+// from on both alike, and drops its schema afterwards.
+func TestCompareStores(t *testing.T) {
+	url := pgtest.URL(t)
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	schemas := func() int {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'kioku_bench_%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := schemas()
+	rep, err := bench.CompareStores(ctx, bench.Options{Memories: 200, Queries: 40, Dir: t.TempDir()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Stores) != 2 || rep.Stores[0].Store != "sqlite" || rep.Stores[1].Store != "postgres" {
+		t.Fatalf("stores %+v, want sqlite then postgres", rep.Stores)
+	}
+	for _, s := range rep.Stores {
+		if s.RememberPerS <= 0 || s.RecallP50Ms <= 0 || s.RecallP99Ms < s.RecallP50Ms {
+			t.Errorf("%s: implausible timings %+v", s.Store, s)
+		}
+		if s.HitAt10 < 0.5 {
+			t.Errorf("%s finds the source memory of %.0f%% of its queries, want at least half", s.Store, 100*s.HitAt10)
+		}
+	}
+	if after := schemas(); after != before {
+		t.Errorf("%d bench schemas left behind", after-before)
+	}
+}
