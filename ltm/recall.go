@@ -303,7 +303,7 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 			continue
 		}
 		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
-		for _, h := range s.db.rescore(ctx, e.model, qv, hits, k) {
+		for _, h := range s.db.rescore(ctx, e.model, v.Owner.Key(), qv, hits, k) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}

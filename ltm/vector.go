@@ -216,24 +216,35 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 	return out, nil
 }
 
-// rescore returns the best k of hits, unless QuantizedCosines after replacing their int8
-// cosines with exact float32 ones from the database; a hit whose vector can't be read keeps
-// its quantized cosine.
-func (s *db) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
+// rescore returns the best k of hits (rows of scope key), unless QuantizedCosines after
+// replacing their int8 cosines with exact float32 ones: from the index's float32 copies
+// where it holds them, else from the database; a hit whose vector can't be read keeps its
+// quantized cosine.
+func (s *db) rescore(ctx context.Context, model, key string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
 	if len(hits) == 0 || s.QuantizedCosines {
 		return hits[:min(k, len(hits))]
 	}
-	ids := make([]int64, len(hits))
+	var (
+		missing []int64
+		buf     []float32
+		ok      bool
+	)
 	for i, h := range hits {
-		ids[i] = h.ID
+		if buf, ok = s.recall.vectors.ExactVector(key, h.ID, "", buf); ok && len(buf) == len(q) {
+			hits[i].Cosine = dotf(q, buf)
+		} else {
+			missing = append(missing, h.ID)
+		}
 	}
-	exact, err := s.exactVectors(ctx, model, ids)
-	if err != nil {
-		slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
-	}
-	for i, h := range hits {
-		if v := exact[h.ID]; len(v) == len(q) {
-			hits[i].Cosine = dotf(q, v)
+	if len(missing) > 0 {
+		exact, err := s.exactVectors(ctx, model, missing)
+		if err != nil {
+			slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
+		}
+		for i, h := range hits {
+			if v := exact[h.ID]; len(v) == len(q) {
+				hits[i].Cosine = dotf(q, v)
+			}
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b vecindex.Hit) int { return cmp.Compare(b.Cosine, a.Cosine) })
@@ -241,16 +252,29 @@ func (s *db) rescore(ctx context.Context, model string, q []float32, hits []veci
 }
 
 // exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
-// did not return their exact cosine with the query, from the stored vectors of their content.
+// did not return their exact cosine with the query: from the index's float32 copy of their
+// content's vector where it holds one, else from the stored vectors of their content.
 func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
 	if vec.q == nil || s.QuantizedCosines {
 		return
 	}
-	var hashes []string
+	var (
+		hashes []string
+		buf    []float32
+		ok     bool
+	)
 	for _, m := range mems {
-		if _, ok := vec.hits[m.ID]; !ok {
-			hashes = append(hashes, m.Hash)
+		if _, hit := vec.hits[m.ID]; hit {
+			continue
 		}
+		if buf, ok = s.recall.vectors.ExactVector(m.Owner().Key(), m.ID, m.Hash, buf); ok && len(buf) == len(vec.q) {
+			if vec.exact == nil {
+				vec.exact = make(map[int64]float32, len(mems))
+			}
+			vec.exact[m.ID] = dotf(vec.q, buf)
+			continue
+		}
+		hashes = append(hashes, m.Hash)
 	}
 	if len(hashes) == 0 {
 		return
@@ -259,8 +283,13 @@ func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResul
 	if err != nil {
 		slog.Warn("vector index: couldn't read candidate vectors, using quantized cosines", "err", err)
 	}
-	vec.exact = make(map[int64]float32, len(got))
+	if vec.exact == nil {
+		vec.exact = make(map[int64]float32, len(got))
+	}
 	for _, m := range mems {
+		if _, done := vec.exact[m.ID]; done {
+			continue
+		}
 		if v := got[m.Hash]; len(v) == len(vec.q) && vecindex.Normalize(v) {
 			vec.exact[m.ID] = dotf(vec.q, v)
 		}

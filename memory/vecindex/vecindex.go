@@ -125,6 +125,7 @@ type Index struct {
 	limit  int64 // bytes of resident vectors; 0 is no bound
 
 	rows  atomic.Int64  // rows held by resident scopes
+	exact atomic.Int64  // rows whose float32 copy is held (exact.go)
 	clock atomic.Uint64 // use counter for least-recently-used eviction
 }
 
@@ -177,6 +178,10 @@ type scope struct {
 	codes  []uint64
 	center []float32 // nil: codes are signs of the raw coordinates
 	coded  int       // scope size when the centre was last computed
+	// f32 holds row i's unit float32 vector at f32[i*dims:(i+1)*dims] while exact is
+	// true; once dropped for room (exact.go) it stays off until the scope is reloaded.
+	f32   []float32
+	exact bool
 
 	used atomic.Uint64 // Index.clock at the last use
 
@@ -193,7 +198,7 @@ type scope struct {
 }
 
 func newScope(dims int) *scope {
-	return &scope{dims: dims, words: (dims + 63) / 64, pos: map[int64]int32{}, ready: make(chan struct{})}
+	return &scope{dims: dims, words: (dims + 63) / 64, pos: map[int64]int32{}, ready: make(chan struct{}), exact: true}
 }
 
 // rowBytes is the memory one row takes at dims, for the eviction bound: the int8 vector,
@@ -210,6 +215,7 @@ func (x *Index) Reset() {
 	x.dims = 0
 	x.scopes = map[string]*scope{}
 	x.rows.Store(0)
+	x.exact.Store(0)
 	x.mu.Unlock()
 	for _, sv := range old {
 		sv.mu.Lock()
@@ -236,17 +242,21 @@ type Stats struct {
 	// Vectors and Scopes are the rows and scopes resident now.
 	Vectors int
 	Scopes  int
-	// Bytes is the estimated memory of the resident rows; Limit the bound (0: none).
-	Bytes int64
-	Limit int64
+	// Bytes is the estimated memory of the resident rows; ExactBytes that of the float32
+	// copies held for ExactVectors of them; Limit bounds the two together (0: none).
+	Bytes        int64
+	ExactVectors int
+	ExactBytes   int64
+	Limit        int64
 }
 
 // Stats reports the resident vectors, scopes and their estimated bytes.
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := x.rows.Load()
-	return Stats{Vectors: int(n), Scopes: len(x.scopes), Bytes: n * rowBytes(x.dims), Limit: x.limit}
+	n, e := x.rows.Load(), x.exact.Load()
+	return Stats{Vectors: int(n), Scopes: len(x.scopes), Bytes: n * rowBytes(x.dims), ExactVectors: int(e),
+		ExactBytes: e * exactRowBytes(x.dims), Limit: x.limit}
 }
 
 // Resident reports whether scope key is held (loaded, loading or written without a loader).
@@ -316,6 +326,7 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 		defer close(done)
 		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
 			x.put(sv, id, hash, meta, vec, true)
+			x.fitLoading(key)
 		})
 		sv.mu.Lock()
 		sv.loading, sv.removed, sv.written = false, nil, nil
@@ -344,10 +355,7 @@ func (x *Index) drop(key string, sv *scope) {
 	}
 	x.mu.Unlock()
 	sv.mu.Lock()
-	if !sv.evicted {
-		sv.evicted = true
-		x.rows.Add(-int64(len(sv.ids)))
-	}
+	x.retire(sv)
 	sv.mu.Unlock()
 }
 
@@ -361,6 +369,7 @@ func (x *Index) evict(keep string) {
 	if limit <= 0 || dims == 0 {
 		return
 	}
+	x.dropExact(keep, limit, dims)
 	per := rowBytes(dims)
 	for x.rows.Load()*per > limit {
 		x.mu.Lock()
@@ -389,10 +398,7 @@ func (x *Index) evict(keep string) {
 		delete(x.scopes, vkey)
 		x.mu.Unlock()
 		victim.mu.Lock()
-		if !victim.evicted {
-			victim.evicted = true
-			x.rows.Add(-int64(len(victim.ids)))
-		}
+		x.retire(victim)
 		victim.mu.Unlock()
 	}
 }
@@ -509,11 +515,18 @@ func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, 
 		sv.scale = append(sv.scale, 0)
 		sv.codes = append(sv.codes, make([]uint64, sv.words)...)
 		x.rows.Add(1)
+		if sv.exact {
+			sv.f32 = append(sv.f32, make([]float32, sv.dims)...)
+			x.exact.Add(1)
+		}
 	} else {
 		sv.hashes[i] = fp
 		sv.meta[i] = rm
 	}
 	sv.setTags(id, tags)
+	if sv.exact {
+		copy(sv.f32[int(i)*sv.dims:(int(i)+1)*sv.dims], unit)
+	}
 	sv.scale[i] = quantize(sv.q8[int(i)*sv.dims:(int(i)+1)*sv.dims], unit)
 	if len(sv.ids) >= recenterMin && len(sv.ids) >= 2*sv.coded && !sv.loading {
 		sv.recenter()
@@ -546,6 +559,7 @@ func (sv *scope) shrink() {
 		sv.q8 = slices.Clone(sv.q8)
 		sv.scale = slices.Clone(sv.scale)
 		sv.codes = slices.Clone(sv.codes)
+		sv.f32 = slices.Clone(sv.f32)
 	}
 	if len(sv.ids) >= recenterMin {
 		sv.recenter()
@@ -602,6 +616,9 @@ func (x *Index) Remove(key string, id int64) {
 		sv.scale[i] = sv.scale[last]
 		copy(sv.q8[int(i)*d:(int(i)+1)*d], sv.q8[int(last)*d:])
 		copy(sv.codes[int(i)*w:(int(i)+1)*w], sv.codes[int(last)*w:])
+		if sv.exact {
+			copy(sv.f32[int(i)*d:(int(i)+1)*d], sv.f32[int(last)*d:])
+		}
 		sv.pos[sv.ids[i]] = i
 	}
 	delete(sv.pos, id)
@@ -614,8 +631,14 @@ func (x *Index) Remove(key string, id int64) {
 	sv.scale = sv.scale[:last]
 	sv.q8 = sv.q8[:int(last)*d]
 	sv.codes = sv.codes[:int(last)*w]
+	if sv.exact {
+		sv.f32 = sv.f32[:int(last)*d]
+	}
 	if !sv.evicted {
 		x.rows.Add(-1)
+		if sv.exact {
+			x.exact.Add(-1)
+		}
 	}
 }
 

@@ -1,0 +1,57 @@
+package ltm_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/kioku-bot/kioku/internal/testkit"
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// TestExactCopiesRankAsStoredVectors: hybrid recall ranks and scores the same whether the
+// vector index re-scores from its float32 copies or, once they were dropped for room, from
+// the vectors stored in the database.
+func TestExactCopiesRankAsStoredVectors(t *testing.T) {
+	ctx := t.Context()
+	s := cacheStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	g1 := memory.ServerOwner("g1")
+	topics := []string{"kiln", "glaze", "clay", "wheel", "studio", "firing", "bisque", "slip"}
+	for i := range 120 {
+		testkit.MustRemember(t, s, server("g1", fmt.Sprintf("note %d about the %s and the %s", i, topics[i%len(topics)], topics[(i*3+1)%len(topics)])))
+	}
+	queries := []string{"when is the kiln firing", "glaze and slip", "studio wheel", "bisque", "nothing matches this"}
+	search := func() [][]memory.SearchResult {
+		var out [][]memory.SearchResult
+		for _, q := range queries {
+			res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: q, Owners: []memory.Owner{g1}, Limit: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, res)
+		}
+		return out
+	}
+	withCopies := search()
+	if st := s.Recall.VectorIndexStats(); st.ExactVectors != 120 {
+		t.Fatalf("index stats %+v, want float32 copies of all 120 vectors", st)
+	}
+	// A bound that fits the int8 rows but no copy.
+	s.Recall.SetVectorCache(s.Recall.VectorIndexStats().Bytes)
+	if st := s.Recall.VectorIndexStats(); st.ExactVectors != 0 || st.Vectors != 120 {
+		t.Fatalf("index stats %+v, want 120 rows without copies", st)
+	}
+	fromStore := search()
+	for i := range queries {
+		a, b := withCopies[i], fromStore[i]
+		if len(a) != len(b) {
+			t.Fatalf("%q: %d results with copies, %d from the store", queries[i], len(a), len(b))
+		}
+		for j := range a {
+			if a[j].Memory.ID != b[j].Memory.ID || a[j].Score != b[j].Score || a[j].Vector != b[j].Vector {
+				t.Fatalf("%q result %d: #%d %v/%v with copies, #%d %v/%v from the store", queries[i], j,
+					a[j].Memory.ID, a[j].Score, a[j].Vector, b[j].Memory.ID, b[j].Score, b[j].Vector)
+			}
+		}
+	}
+}
