@@ -215,7 +215,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	mems, err := s.loadMemories(ctx, ids, where, args)
+	mems, err := s.loadCandidates(ctx, ids, where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}
 	}
 	s.db.exactCosines(ctx, vec.model, &vec, mems)
-	out := s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now)
+	out, err := s.complete(ctx, s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now))
+	if err != nil {
+		return nil, err
+	}
 	if q.CountAccess {
 		recalled := make([]int64, len(out))
 		for i, r := range out {
@@ -316,6 +319,13 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 // memories: word BM25 plus, for CJK text, n-gram BM25.
 func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
+	// One look at the change log per recall: every leg below (words, CJK, the lexicon's
+	// expansion) then reads the same state of the in-memory indexes.
+	if !s.db.KeywordIndexOff {
+		if err := s.db.recall.keywords.sync(ctx, s.db); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.words(ctx, plan, true, q, vis, where, args, limit, out); err != nil {
 		return nil, err
 	}
@@ -572,20 +582,6 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 		}
 	}
 	return nil
-}
-
-func (s *Recall) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
-	qargs := make([]any, 0, len(ids)+len(args))
-	for _, id := range ids {
-		qargs = append(qargs, id)
-	}
-	qargs = append(qargs, args...)
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
-	}
-	return collectMemories(rows)
 }
 
 func prefixed(prefix, columns string) string {
