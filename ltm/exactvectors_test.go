@@ -20,6 +20,9 @@ func TestExactCopiesRankAsStoredVectors(t *testing.T) {
 	for i := range 120 {
 		testkit.MustRemember(t, s, server("g1", fmt.Sprintf("note %d about the %s and the %s", i, topics[i%len(topics)], topics[(i*3+1)%len(topics)])))
 	}
+	if err := s.Recall.WarmVectors(ctx, g1); err != nil {
+		t.Fatal(err)
+	}
 	queries := []string{"when is the kiln firing", "glaze and slip", "studio wheel", "bisque", "nothing matches this"}
 	search := func() [][]memory.SearchResult {
 		var out [][]memory.SearchResult
@@ -53,5 +56,50 @@ func TestExactCopiesRankAsStoredVectors(t *testing.T) {
 					a[j].Memory.ID, a[j].Score, a[j].Vector, b[j].Memory.ID, b[j].Score, b[j].Vector)
 			}
 		}
+	}
+}
+
+// TestLargeScopeFirstRecallFromStore: after a start, the first recall of a scope too large
+// to load inline answers at once, its keyword matches scored with the exact cosines of
+// their stored vectors, while the scope's vectors load in the background; once loaded,
+// recall finds by vector alone too.
+func TestLargeScopeFirstRecallFromStore(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	s := cacheStore(t, path)
+	g1 := memory.ServerOwner("g1")
+	batch := make([]memory.Memory, 0, 300)
+	for i := range 300 {
+		batch = append(batch, server("g1", fmt.Sprintf("filler note number %d about the weekly schedule", i)))
+	}
+	batch = append(batch, server("g1", "The kiln password is on the whiteboard"))
+	if _, err := s.Transfer.RememberMany(ctx, batch, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = cacheStore(t, path)
+	query := memory.SearchQuery{Text: "kiln password", Owners: []memory.Owner{g1}}
+	first, err := s.Recall.Search(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) == 0 || first[0].Memory.Content != "The kiln password is on the whiteboard" || first[0].Vector <= 0 {
+		t.Fatalf("first recall after the start answered %+v, want the kiln memory with its cosine", first)
+	}
+	if err := s.Recall.WarmVectors(ctx, g1); err != nil { // waits for the background load
+		t.Fatal(err)
+	}
+	if n := s.Recall.EmbedStatus().Vectors; n != 301 {
+		t.Fatalf("%d vectors resident after the load, want 301", n)
+	}
+	again, err := s.Recall.Search(ctx, query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].Memory.ID != first[0].Memory.ID || again[0].Vector != first[0].Vector {
+		t.Fatalf("after the load the kiln memory scores %v (#%d), before it %v (#%d)", again[0].Vector, again[0].Memory.ID,
+			first[0].Vector, first[0].Memory.ID)
 	}
 }

@@ -299,10 +299,10 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	}
 	res := vectorLegResult{q: qv, model: e.model, hits: map[int64]float32{}}
 	for _, v := range vis {
-		// The scope's vectors are loaded on its first recall (and after an eviction); the
-		// int8 index picks the candidates and their stored float32 vectors score them
-		// (QuantizedCosines: the int8 cosines score them).
-		if !s.db.ensureScope(ctx, v.Owner.Key()) {
+		// The scope's vectors are loaded on its first recall (and after an eviction; a
+		// large scope in the background, ensureScope); the int8 index picks the candidates
+		// and their float32 vectors score them (QuantizedCosines: the int8 cosines do).
+		if !s.db.ensureScope(ctx, v.Owner.Key(), false) {
 			continue
 		}
 		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
@@ -378,7 +378,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 		return err
 	}
 	if expr := ftsExpr(plan, withPairs); expr != "" {
-		return s.wordLeg(ctx, expr, where, args, limit, out)
+		return s.wordLeg(ctx, expr, s.db.smallShare(ctx, vis), where, args, limit, out)
 	}
 	return nil
 }
@@ -388,8 +388,15 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 // are checked against the scope and filters. The survivors are the exact top limit of the
 // visible scopes whenever at least limit of them survive or the global list was not cut
 // (a visible row outside the global top scores no higher than any survivor). Otherwise,
-// when the visible scopes are a small part of a large database, the full join runs.
-func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
+// when the visible scopes are a small part of a large database, the full join runs; small
+// says so beforehand (smallShare), and the global list is then not ranked at all.
+func (s *Recall) wordLeg(ctx context.Context, expr string, small bool, where string, args []any, limit int, out map[int64]float64) error {
+	full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
+		JOIN memories m ON m.id = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
+	if small {
+		return s.collectScores(ctx, full, expr, args, limit, 1, out)
+	}
 	top := topFactor * limit
 	global := map[int64]float64{}
 	rows, err := s.db.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
@@ -421,9 +428,6 @@ func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, li
 		return err
 	}
 	if len(visible) < limit && len(ids) == top {
-		full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
-			JOIN memories m ON m.id = memories_fts.rowid
-			WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
 		return s.collectScores(ctx, full, expr, args, limit, 1, out)
 	}
 	// ids are best first, so the first limit visible ones are the top limit.

@@ -72,7 +72,7 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 	if !vecindex.Normalize(q) {
 		return nil
 	}
-	s.db.ensureScope(context.Background(), owner.Key())
+	s.db.ensureScope(context.Background(), owner.Key(), true)
 	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
 	out := make([]VectorHit, len(hits))
 	for i, h := range hits {
@@ -153,14 +153,34 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	return nil
 }
 
-// ensureScope makes the vectors of scope key resident before a search, waiting at most
-// vectorLoadWait. A load that fails or takes longer leaves that scope out of the vector
-// leg of this recall (the keyword leg still answers); a slow load goes on in the background
-// for the next recall, and a failed one is tried again then.
-func (s *db) ensureScope(ctx context.Context, key string) bool {
-	wait, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
+// vectorSyncLoad is the largest scope whose vectors a recall loads before it answers. A
+// load costs about 50 µs a vector (two page reads each: a vector overflows its b-tree
+// cell), so 64 take about what a full-text query does. A larger scope that is not resident
+// starts loading in the background and the recall answers without its vector shortlist:
+// its keyword candidates still get their exact cosines, read from the stored vectors
+// (exactCosines), so a server's first recall after a start costs about a full-text query,
+// not a load.
+const vectorSyncLoad = 64
+
+// ensureScope makes the vectors of scope key resident before a search. A scope already
+// loaded answers at once. Otherwise, unless wait, a scope larger than vectorSyncLoad is
+// loaded in the background and left out of this recall's vector shortlist; the others
+// are waited for at most vectorLoadWait. A load that fails or takes longer leaves the
+// scope out of the shortlist of this recall (the keyword leg still answers); a slow load
+// goes on in the background for the next recall, and a failed one is tried again then.
+func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
+	if s.recall.vectors.Ready(key) {
+		return true
+	}
+	if !wait && s.scopeSize(ctx, key) > vectorSyncLoad {
+		started, cancel := context.WithCancelCause(ctx)
+		cancel(errStillLoading)
+		_ = s.recall.vectors.Ensure(started, key) // starts the load and returns
+		return s.recall.vectors.Ready(key)
+	}
+	waitCtx, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
 	defer cancel()
-	err := s.recall.vectors.Ensure(wait, key)
+	err := s.recall.vectors.Ensure(waitCtx, key)
 	switch {
 	case err == nil:
 		return true
@@ -170,6 +190,32 @@ func (s *db) ensureScope(ctx context.Context, key string) bool {
 		slog.Warn("vector index: couldn't load a scope", "scope", key, "err", err)
 	}
 	return false
+}
+
+// scopeSize is the number of live memories of scope key (memory_counts), 0 when it can't
+// be read.
+func (s *db) scopeSize(ctx context.Context, key string) int {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// smallShare reports whether the visible scopes hold under 1/topFactor of the database's
+// live memories (memory_counts): the global FTS5 top list of wordLeg would then rarely
+// keep enough of their rows, and the scoped query is cheaper on its own. False when the
+// counts can't be read.
+func (s *db) smallShare(ctx context.Context, vis []memory.Visible) bool {
+	var total int
+	if err := s.read.QueryRowContext(ctx, `SELECT coalesce(sum(live), 0) FROM memory_counts`).Scan(&total); err != nil {
+		return false
+	}
+	mine := 0
+	for _, v := range vis {
+		mine += s.scopeSize(ctx, v.Owner.Key())
+	}
+	return mine*topFactor < total
 }
 
 var errStillLoading = errors.New("scope vectors still loading")

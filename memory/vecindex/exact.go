@@ -37,6 +37,23 @@ func (x *Index) ExactVector(key string, id int64, hash string, dst []float32) ([
 	return append(dst[:0], sv.f32[int(i)*sv.dims:(int(i)+1)*sv.dims]...), true
 }
 
+// Ready reports whether scope key is resident and finished loading, without waiting and
+// without starting a load.
+func (x *Index) Ready(key string) bool {
+	x.mu.RLock()
+	sv := x.scopes[key]
+	x.mu.RUnlock()
+	if sv == nil {
+		return false
+	}
+	select {
+	case <-sv.ready:
+		return sv.loadErr == nil
+	default:
+		return false
+	}
+}
+
 // retire marks sv evicted and stops counting its rows and copies; sv.mu is held.
 func (x *Index) retire(sv *scope) {
 	if sv.evicted {
