@@ -1,6 +1,7 @@
 package vecindex_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -86,5 +87,39 @@ func TestExactCopiesGiveWayBeforeScopes(t *testing.T) {
 	}
 	if s.Bytes+s.ExactBytes > 30*row+10*exact {
 		t.Fatalf("index holds %d bytes over its bound", s.Bytes+s.ExactBytes)
+	}
+}
+
+// BenchmarkRescore is recall's exact re-scoring of a vector leg's k + 16 candidates from
+// the float32 copies: ExactVector into one reused buffer, then the dot product. The
+// candidates are searched before the timing.
+func BenchmarkRescore(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			x, queries := benchIndex(b, n)
+			hits := make([][]vecindex.Hit, len(queries))
+			for i, q := range queries {
+				hits[i] = x.Search("g:1", q, 66, nil, false)
+			}
+			var (
+				buf []float32
+				sum float32
+			)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				q := queries[i%len(queries)]
+				for _, h := range hits[i%len(queries)] {
+					var ok bool
+					if buf, ok = x.ExactVector("g:1", h.ID, "", buf); ok {
+						for d, v := range q {
+							sum += v * buf[d]
+						}
+					}
+				}
+				i++
+			}
+			_ = sum
+		})
 	}
 }
