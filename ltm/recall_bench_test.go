@@ -328,3 +328,78 @@ func benchWord(rng *rand.Rand) string {
 func benchZipf(rng *rand.Rand, topics int) int {
 	return min(int(math.Floor(math.Pow(float64(topics), rng.Float64())))-1, topics-1)
 }
+
+// BenchmarkSearchShared times the same guild's recall (2,000 memories) alone in its
+// database and among 49 other guilds holding 18,000 more, with both indexes warm: what a
+// recall costs beyond its own scope's size (the Scale target is shared ≤ 1.2 × alone).
+// The CPU time per operation is the figure to compare on a shared machine.
+func BenchmarkSearchShared(b *testing.B) {
+	const hot, total, guilds = 2_000, 20_000, 50
+	c := newBenchCorpus(total)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	load := func(b *testing.B, shared bool) *ltm.Store {
+		s := testkit.MustOpenStore(b)
+		s.Recall.SetEmbedder(c.embed, "bench-clustered-384")
+		s.MaxServerMemories = -1
+		var batch []memory.Memory
+		for i := range total {
+			guild := benchOwner.GuildID
+			if i%(total/hot) != 0 { // the hot guild's memories are spread through the file
+				if !shared {
+					continue
+				}
+				guild = fmt.Sprintf("other-%d", i%(guilds-1))
+			}
+			batch = append(batch, memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: c.texts[i],
+				Source: memory.SourceImport, CreatedAt: start.Add(time.Duration(i) * time.Minute)})
+			if len(batch) == 5000 {
+				if _, err := s.Transfer.RememberMany(ctx, batch, "bench"); err != nil {
+					b.Fatal(err)
+				}
+				batch = batch[:0]
+			}
+		}
+		if _, err := s.Transfer.RememberMany(ctx, batch, "bench"); err != nil {
+			b.Fatal(err)
+		}
+		if n := s.Recall.EmbedStatus().Vectors; n != 0 {
+			b.Fatalf("%d vectors resident before the first recall", n)
+		}
+		if err := s.Recall.WarmVectors(ctx, benchOwner); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Recall.WarmKeywordIndex(ctx, benchOwner); err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
+	for _, shared := range []bool{false, true} {
+		name := "alone"
+		if shared {
+			name = "shared"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := load(b, shared)
+			search := func(text string) {
+				q := memory.SearchQuery{Text: text, Owners: []memory.Owner{benchOwner}, Limit: 10}
+				if _, err := s.Recall.Search(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for _, q := range c.queries {
+				search(q)
+			}
+			if n := s.Recall.EmbedStatus().Vectors; n != hot {
+				b.Fatalf("%d vectors resident, want the hot guild's %d", n, hot)
+			}
+			b.ReportAllocs()
+			cpu := processCPU()
+			i := 0
+			for b.Loop() {
+				search(c.queries[i%len(c.queries)])
+				i++
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}
