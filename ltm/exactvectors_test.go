@@ -103,3 +103,30 @@ func TestLargeScopeFirstRecallFromStore(t *testing.T) {
 			first[0].Vector, first[0].Memory.ID)
 	}
 }
+
+// TestSearchResultsAreWholeMemories: candidates are ranked from a few columns, but every
+// result carries the whole stored memory, as Memories.Get returns it.
+func TestSearchResultsAreWholeMemories(t *testing.T) {
+	ctx := t.Context()
+	s := cacheStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	g1 := memory.ServerOwner("g1")
+	m := server("g1", "The kiln is fired on Tuesdays by Dana")
+	m.Tags = []string{"pottery", "schedule"}
+	m.Provenance = memory.Provenance{AuthorID: "u1", Author: "Dana", ChannelID: "c1", MessageID: "m1"}
+	stored := testkit.MustRemember(t, s, m)
+	testkit.MustRemember(t, s, server("g1", "Glaze buckets stay by the sink"))
+	res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "kiln tuesday", Owners: []memory.Owner{g1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Memories.Get(ctx, g1, stored.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) == 0 || res[0].Memory.ID != want.ID {
+		t.Fatalf("search answered %+v, want memory %d first", res, want.ID)
+	}
+	if got := res[0].Memory; fmt.Sprintf("%+v", *got) != fmt.Sprintf("%+v", *want) {
+		t.Fatalf("result memory\n%+v\nwant the stored one\n%+v", *got, *want)
+	}
+}

@@ -81,6 +81,10 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	return out, nil
 }
 
+// completeSQL reads whole memory rows by primary key (complete).
+var completeSQL = `SELECT ` + prefixed("m.", memoryColumns) + ` FROM memories m NOT INDEXED
+	WHERE m.id IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL`
+
 // complete replaces the ranked results' memories, read for ranking only, by their whole
 // rows. A result whose memory was forgotten since it was ranked is left out.
 func (s *Recall) complete(ctx context.Context, out []memory.SearchResult) ([]memory.SearchResult, error) {
@@ -91,8 +95,7 @@ func (s *Recall) complete(ctx context.Context, out []memory.SearchResult) ([]mem
 	for i, r := range out {
 		ids[i] = r.Memory.ID
 	}
-	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m NOT INDEXED
-		WHERE m.id IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL`, idArray(ids))
+	rows, err := s.db.recall.stmts.query(ctx, s.db.read, completeSQL, idArray(ids))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
 	}
