@@ -6,9 +6,10 @@ import "math"
 // vectors; reading them from the database costs a page read each, most of a hybrid recall's
 // time. So a scope keeps a float32 copy of its unit vectors (4 bytes a coordinate, 1,536
 // at 384 dimensions) for as long as the copies fit in the index's byte bound next to every
-// resident scope's int8 rows: room is made by dropping the copies of the least recently
-// used scopes before any scope is evicted, because a scope without copies still answers
-// (its re-scoring reads the database, as before) while an evicted one must be reloaded.
+// resident scope's int8 rows: a scope is evicted only when the int8 rows alone pass the
+// bound, and room beyond that is made by dropping the copies of the least recently used
+// scopes, because a scope without copies still answers (its re-scoring reads the
+// database, as before) while an evicted one must be reloaded.
 // A scope whose copies were dropped gets them back only when it is loaded again.
 
 // exactRowBytes is the memory of one row's float32 copy at dims.
@@ -59,9 +60,9 @@ func (x *Index) retire(sv *scope) {
 	if sv.evicted {
 		return
 	}
+	sv.dropExact(x) // counts the copies off while sv still counts as resident
 	sv.evicted = true
 	x.rows.Add(-int64(len(sv.ids)))
-	sv.dropExact(x)
 }
 
 // dropExact gives back sv's float32 copies; sv.mu is held.
@@ -76,9 +77,10 @@ func (sv *scope) dropExact(x *Index) {
 	}
 }
 
-// fitLoading makes room, once the index passes its bound, for the rows of scope key that
-// is being loaded: a load must not grow the process past the bound, so copies go as they
-// would after it (dropExact), the loading scope's last.
+// fitLoading makes room, once the index passes its bound while copies are held, for the
+// rows of scope key that is being loaded: a load must not grow the process past the bound
+// by its copies, so scopes and copies go as they would after the load (evict), the
+// loading scope's copies last.
 func (x *Index) fitLoading(key string) {
 	if x.exact.Load() == 0 {
 		return
@@ -86,8 +88,8 @@ func (x *Index) fitLoading(key string) {
 	x.mu.RLock()
 	limit, dims := x.limit, x.dims
 	x.mu.RUnlock()
-	if limit > 0 {
-		x.dropExact(key, limit, dims)
+	if limit > 0 && x.heldBytes(dims) > limit {
+		x.evict(key)
 	}
 }
 

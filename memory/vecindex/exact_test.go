@@ -88,6 +88,42 @@ func TestExactCopiesGiveWayBeforeScopes(t *testing.T) {
 	if s.Bytes+s.ExactBytes > 30*row+10*exact {
 		t.Fatalf("index holds %d bytes over its bound", s.Bytes+s.ExactBytes)
 	}
+
+	// A bound for 15 rows: the two scopes used least recently (g:b, then g:c; g:a was just
+	// searched) leave whole, and the count of copies follows them out.
+	x.SetLimit(15 * row)
+	if s := x.Stats(); s.Scopes != 1 || s.Vectors != 10 || s.ExactVectors != 0 || s.ExactBytes != 0 {
+		t.Fatalf("stats %+v under a 15-row bound, want one scope without copies", s)
+	}
+	if !x.Resident("g:a") {
+		t.Fatal("the most recently used scope was evicted")
+	}
+}
+
+// TestEvictedScopeTakesItsCopies: a scope evicted while it holds its float32 copies stops
+// counting them, and its reload holds copies again.
+func TestEvictedScopeTakesItsCopies(t *testing.T) {
+	const dims = 8
+	st := newStore()
+	for s, key := range []string{"g:a", "g:b"} {
+		for i := range 10 {
+			st.set(key, int64(100*s+i), axis(dims, (s+i)%dims))
+		}
+	}
+	probe := vecindex.New()
+	probe.Upsert("g:probe", 1, "", vecindex.Meta{}, axis(dims, 0))
+	row, exact := probe.Stats().Bytes, probe.Stats().ExactBytes
+	x := vecindex.New()
+	x.SetLoader(st.load, 10*(row+exact)) // one scope with its copies
+	ctx := t.Context()
+	for _, key := range []string{"g:a", "g:b", "g:a"} {
+		if err := x.Ensure(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+		if s := x.Stats(); s.Scopes != 1 || s.Vectors != 10 || s.ExactVectors != 10 {
+			t.Fatalf("after loading %s: %+v, want it alone with its 10 copies", key, s)
+		}
+	}
 }
 
 // BenchmarkRescore is recall's exact re-scoring of a vector leg's k + 16 candidates from

@@ -360,7 +360,7 @@ func (x *Index) drop(key string, sv *scope) {
 }
 
 // evict drops least recently used scopes other than keep while the rows held pass the
-// bound. A scope still loading is never evicted; a single scope larger than the bound
+// bound, then float32 copies while the copies and rows together pass it. A scope still loading is never evicted; a single scope larger than the bound
 // stays (it cannot be served otherwise).
 func (x *Index) evict(keep string) {
 	x.mu.RLock()
@@ -369,7 +369,9 @@ func (x *Index) evict(keep string) {
 	if limit <= 0 || dims == 0 {
 		return
 	}
-	x.dropExact(keep, limit, dims)
+	// Scopes leave only while their int8 rows alone pass the bound; the float32 copies
+	// then give way to whatever room is left (dropExact).
+	defer x.dropExact(keep, limit, dims)
 	per := rowBytes(dims)
 	for x.rows.Load()*per > limit {
 		x.mu.Lock()
