@@ -370,6 +370,7 @@ type recallState struct {
 	access accessTracker
 
 	keywords keywordIndexes
+	stmts    stmtCache
 }
 
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
@@ -383,4 +384,5 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 func (r *recallState) close() {
 	r.access.stop()
 	r.keywords.close()
+	r.stmts.close()
 }

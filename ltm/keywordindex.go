@@ -202,12 +202,9 @@ func (k *keywordIndexes) build(ctx context.Context, d *db, key string, sc *keywo
 // sync applies every change logged since the last one applied to the ready scopes. It runs
 // before each keyword query.
 func (k *keywordIndexes) sync(ctx context.Context, d *db) error {
-	var last, first int64
-	// Two subqueries: SQLite answers a lone min() or max() of the primary key from the
-	// b-tree's ends, but one SELECT with both scans the table.
-	if err := d.read.QueryRowContext(ctx, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
-		coalesce((SELECT min(seq) FROM memory_changes), 0)`).Scan(&last, &first); err != nil {
-		return fmt.Errorf("couldn't read the change log: %w", err)
+	last, first, err := d.changeLogEnds(ctx)
+	if err != nil {
+		return err
 	}
 	if last <= k.applied.Load() {
 		return nil
@@ -235,6 +232,29 @@ func (k *keywordIndexes) sync(ctx context.Context, d *db) error {
 	}
 	k.applied.Store(last)
 	return nil
+}
+
+// changeLogEnds returns the newest and oldest sequence numbers of the change log (0 when
+// it is empty), through a statement kept prepared: it runs before every keyword query.
+func (d *db) changeLogEnds(ctx context.Context) (last, first int64, err error) {
+	// Two subqueries: SQLite answers a lone min() or max() of the primary key from the
+	// b-tree's ends, but one SELECT with both scans the table.
+	rows, err := d.recall.stmts.query(ctx, d.read, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
+		coalesce((SELECT min(seq) FROM memory_changes), 0)`)
+	if err != nil {
+		return 0, 0, fmt.Errorf("couldn't read the change log: %w", err)
+	}
+	defer rows.Close()
+	if rows.Next() {
+		err = rows.Scan(&last, &first)
+	}
+	if err == nil {
+		err = rows.Err()
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("couldn't read the change log: %w", err)
+	}
+	return last, first, nil
 }
 
 // applyRange applies the changes with sequence numbers in (from, to] to the given indexes.
@@ -370,9 +390,7 @@ func (s *Recall) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f
 	if s.db.KeywordIndexOff {
 		return false, nil
 	}
-	if err := k.sync(ctx, s.db); err != nil {
-		return false, err
-	}
+	// keywordLeg brought the indexes up to date with the change log before its first leg.
 	idxs := make([]*kwindex.Scope, len(vis))
 	for i, v := range vis {
 		idx, err := k.ready(ctx, s.db, v.Owner.Key())

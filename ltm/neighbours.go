@@ -41,7 +41,7 @@ func (s *Recall) loadNeighbours(ctx context.Context, hits []conversationHit, k i
 	if err != nil {
 		return nil, fmt.Errorf("couldn't find neighbouring memories: %w", err)
 	}
-	var ids []any
+	var ids []int64
 	seen := make(map[int64]bool)
 	for rows.Next() {
 		var id int64
@@ -61,12 +61,7 @@ func (s *Recall) loadNeighbours(ctx context.Context, hits []conversationHit, k i
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err = s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, append(ids, args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't load neighbouring memories: %w", err)
-	}
-	return collectMemories(rows)
+	return s.loadCandidates(ctx, ids, where, args)
 }
 
 // rankSmoothing sets neighbourhood smoothing (docs/recall.md gives the measurements).

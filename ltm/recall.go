@@ -215,7 +215,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	mems, err := s.loadMemories(ctx, ids, where, args)
+	mems, err := s.loadCandidates(ctx, ids, where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}
 	}
 	s.db.exactCosines(ctx, vec.model, &vec, mems)
-	out := s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now)
+	out, err := s.complete(ctx, s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now))
+	if err != nil {
+		return nil, err
+	}
 	if q.CountAccess {
 		recalled := make([]int64, len(out))
 		for i, r := range out {
@@ -296,14 +299,14 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 	}
 	res := vectorLegResult{q: qv, model: e.model, hits: map[int64]float32{}}
 	for _, v := range vis {
-		// The scope's vectors are loaded on its first recall (and after an eviction); the
-		// int8 index picks the candidates and their stored float32 vectors score them
-		// (QuantizedCosines: the int8 cosines score them).
-		if !s.db.ensureScope(ctx, v.Owner.Key()) {
+		// The scope's vectors are loaded on its first recall (and after an eviction; a
+		// large scope in the background, ensureScope); the int8 index picks the candidates
+		// and their float32 vectors score them (QuantizedCosines: the int8 cosines do).
+		if !s.db.ensureScope(ctx, v.Owner.Key(), false) {
 			continue
 		}
 		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
-		for _, h := range s.db.rescore(ctx, e.model, qv, hits, k) {
+		for _, h := range s.db.rescore(ctx, e.model, v.Owner.Key(), qv, hits, k) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}
@@ -316,6 +319,13 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 // memories: word BM25 plus, for CJK text, n-gram BM25.
 func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
 	out := map[int64]float64{}
+	// One look at the change log per recall: every leg below (words, CJK, the lexicon's
+	// expansion) then reads the same state of the in-memory indexes.
+	if !s.db.KeywordIndexOff {
+		if err := s.db.recall.keywords.sync(ctx, s.db); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.words(ctx, plan, true, q, vis, where, args, limit, out); err != nil {
 		return nil, err
 	}
@@ -368,7 +378,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 		return err
 	}
 	if expr := ftsExpr(plan, withPairs); expr != "" {
-		return s.wordLeg(ctx, expr, where, args, limit, out)
+		return s.wordLeg(ctx, expr, s.db.smallShare(ctx, vis), where, args, limit, out)
 	}
 	return nil
 }
@@ -378,8 +388,15 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 // are checked against the scope and filters. The survivors are the exact top limit of the
 // visible scopes whenever at least limit of them survive or the global list was not cut
 // (a visible row outside the global top scores no higher than any survivor). Otherwise,
-// when the visible scopes are a small part of a large database, the full join runs.
-func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, limit int, out map[int64]float64) error {
+// when the visible scopes are a small part of a large database, the full join runs; small
+// says so beforehand (smallShare), and the global list is then not ranked at all.
+func (s *Recall) wordLeg(ctx context.Context, expr string, small bool, where string, args []any, limit int, out map[int64]float64) error {
+	full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
+		JOIN memories m ON m.id = memories_fts.rowid
+		WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
+	if small {
+		return s.collectScores(ctx, full, expr, args, limit, 1, out)
+	}
 	top := topFactor * limit
 	global := map[int64]float64{}
 	rows, err := s.db.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
@@ -411,9 +428,6 @@ func (s *Recall) wordLeg(ctx context.Context, expr, where string, args []any, li
 		return err
 	}
 	if len(visible) < limit && len(ids) == top {
-		full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
-			JOIN memories m ON m.id = memories_fts.rowid
-			WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
 		return s.collectScores(ctx, full, expr, args, limit, 1, out)
 	}
 	// ids are best first, so the first limit visible ones are the top limit.
@@ -572,20 +586,6 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 		}
 	}
 	return nil
-}
-
-func (s *Recall) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
-	qargs := make([]any, 0, len(ids)+len(args))
-	for _, id := range ids {
-		qargs = append(qargs, id)
-	}
-	qargs = append(qargs, args...)
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id IN (`+placeholders(len(ids))+`) AND m.deleted_at IS NULL AND `+where, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
-	}
-	return collectMemories(rows)
 }
 
 func prefixed(prefix, columns string) string {

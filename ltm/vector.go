@@ -72,7 +72,7 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 	if !vecindex.Normalize(q) {
 		return nil
 	}
-	s.db.ensureScope(context.Background(), owner.Key())
+	s.db.ensureScope(context.Background(), owner.Key(), true)
 	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
 	out := make([]VectorHit, len(hits))
 	for i, h := range hits {
@@ -153,14 +153,34 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	return nil
 }
 
-// ensureScope makes the vectors of scope key resident before a search, waiting at most
-// vectorLoadWait. A load that fails or takes longer leaves that scope out of the vector
-// leg of this recall (the keyword leg still answers); a slow load goes on in the background
-// for the next recall, and a failed one is tried again then.
-func (s *db) ensureScope(ctx context.Context, key string) bool {
-	wait, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
+// vectorSyncLoad is the largest scope whose vectors a recall loads before it answers. A
+// load costs about 50 µs a vector (two page reads each: a vector overflows its b-tree
+// cell), so 64 take about what a full-text query does. A larger scope that is not resident
+// starts loading in the background and the recall answers without its vector shortlist:
+// its keyword candidates still get their exact cosines, read from the stored vectors
+// (exactCosines), so a server's first recall after a start costs about a full-text query,
+// not a load.
+const vectorSyncLoad = 64
+
+// ensureScope makes the vectors of scope key resident before a search. A scope already
+// loaded answers at once. Otherwise, unless wait, a scope larger than vectorSyncLoad is
+// loaded in the background and left out of this recall's vector shortlist; the others
+// are waited for at most vectorLoadWait. A load that fails or takes longer leaves the
+// scope out of the shortlist of this recall (the keyword leg still answers); a slow load
+// goes on in the background for the next recall, and a failed one is tried again then.
+func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
+	if s.recall.vectors.Ready(key) {
+		return true
+	}
+	if !wait && s.scopeSize(ctx, key) > vectorSyncLoad {
+		started, cancel := context.WithCancelCause(ctx)
+		cancel(errStillLoading)
+		_ = s.recall.vectors.Ensure(started, key) // starts the load and returns
+		return s.recall.vectors.Ready(key)
+	}
+	waitCtx, cancel := context.WithTimeoutCause(ctx, vectorLoadWait, errStillLoading)
 	defer cancel()
-	err := s.recall.vectors.Ensure(wait, key)
+	err := s.recall.vectors.Ensure(waitCtx, key)
 	switch {
 	case err == nil:
 		return true
@@ -170,6 +190,32 @@ func (s *db) ensureScope(ctx context.Context, key string) bool {
 		slog.Warn("vector index: couldn't load a scope", "scope", key, "err", err)
 	}
 	return false
+}
+
+// scopeSize is the number of live memories of scope key (memory_counts), 0 when it can't
+// be read.
+func (s *db) scopeSize(ctx context.Context, key string) int {
+	var n int
+	if err := s.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+// smallShare reports whether the visible scopes hold under 1/topFactor of the database's
+// live memories (memory_counts): the global FTS5 top list of wordLeg would then rarely
+// keep enough of their rows, and the scoped query is cheaper on its own. False when the
+// counts can't be read.
+func (s *db) smallShare(ctx context.Context, vis []memory.Visible) bool {
+	var total int
+	if err := s.read.QueryRowContext(ctx, `SELECT coalesce(sum(live), 0) FROM memory_counts`).Scan(&total); err != nil {
+		return false
+	}
+	mine := 0
+	for _, v := range vis {
+		mine += s.scopeSize(ctx, v.Owner.Key())
+	}
+	return mine*topFactor < total
 }
 
 var errStillLoading = errors.New("scope vectors still loading")
@@ -216,24 +262,35 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 	return out, nil
 }
 
-// rescore returns the best k of hits, unless QuantizedCosines after replacing their int8
-// cosines with exact float32 ones from the database; a hit whose vector can't be read keeps
-// its quantized cosine.
-func (s *db) rescore(ctx context.Context, model string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
+// rescore returns the best k of hits (rows of scope key), unless QuantizedCosines after
+// replacing their int8 cosines with exact float32 ones: from the index's float32 copies
+// where it holds them, else from the database; a hit whose vector can't be read keeps its
+// quantized cosine.
+func (s *db) rescore(ctx context.Context, model, key string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
 	if len(hits) == 0 || s.QuantizedCosines {
 		return hits[:min(k, len(hits))]
 	}
-	ids := make([]int64, len(hits))
+	var (
+		missing []int64
+		buf     []float32
+		ok      bool
+	)
 	for i, h := range hits {
-		ids[i] = h.ID
+		if buf, ok = s.recall.vectors.ExactVector(key, h.ID, "", buf); ok && len(buf) == len(q) {
+			hits[i].Cosine = dotf(q, buf)
+		} else {
+			missing = append(missing, h.ID)
+		}
 	}
-	exact, err := s.exactVectors(ctx, model, ids)
-	if err != nil {
-		slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
-	}
-	for i, h := range hits {
-		if v := exact[h.ID]; len(v) == len(q) {
-			hits[i].Cosine = dotf(q, v)
+	if len(missing) > 0 {
+		exact, err := s.exactVectors(ctx, model, missing)
+		if err != nil {
+			slog.Warn("vector index: exact re-scoring failed, using quantized cosines", "err", err)
+		}
+		for i, h := range hits {
+			if v := exact[h.ID]; len(v) == len(q) {
+				hits[i].Cosine = dotf(q, v)
+			}
 		}
 	}
 	slices.SortStableFunc(hits, func(a, b vecindex.Hit) int { return cmp.Compare(b.Cosine, a.Cosine) })
@@ -241,16 +298,29 @@ func (s *db) rescore(ctx context.Context, model string, q []float32, hits []veci
 }
 
 // exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
-// did not return their exact cosine with the query, from the stored vectors of their content.
+// did not return their exact cosine with the query: from the index's float32 copy of their
+// content's vector where it holds one, else from the stored vectors of their content.
 func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
 	if vec.q == nil || s.QuantizedCosines {
 		return
 	}
-	var hashes []string
+	var (
+		hashes []string
+		buf    []float32
+		ok     bool
+	)
 	for _, m := range mems {
-		if _, ok := vec.hits[m.ID]; !ok {
-			hashes = append(hashes, m.Hash)
+		if _, hit := vec.hits[m.ID]; hit {
+			continue
 		}
+		if buf, ok = s.recall.vectors.ExactVector(m.Owner().Key(), m.ID, m.Hash, buf); ok && len(buf) == len(vec.q) {
+			if vec.exact == nil {
+				vec.exact = make(map[int64]float32, len(mems))
+			}
+			vec.exact[m.ID] = dotf(vec.q, buf)
+			continue
+		}
+		hashes = append(hashes, m.Hash)
 	}
 	if len(hashes) == 0 {
 		return
@@ -259,8 +329,13 @@ func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResul
 	if err != nil {
 		slog.Warn("vector index: couldn't read candidate vectors, using quantized cosines", "err", err)
 	}
-	vec.exact = make(map[int64]float32, len(got))
+	if vec.exact == nil {
+		vec.exact = make(map[int64]float32, len(got))
+	}
 	for _, m := range mems {
+		if _, done := vec.exact[m.ID]; done {
+			continue
+		}
 		if v := got[m.Hash]; len(v) == len(vec.q) && vecindex.Normalize(v) {
 			vec.exact[m.ID] = dotf(vec.q, v)
 		}

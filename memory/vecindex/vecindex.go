@@ -20,7 +20,6 @@ package vecindex
 
 import (
 	"context"
-	"hash/fnv"
 	"math"
 	"slices"
 	"sync"
@@ -125,6 +124,7 @@ type Index struct {
 	limit  int64 // bytes of resident vectors; 0 is no bound
 
 	rows  atomic.Int64  // rows held by resident scopes
+	exact atomic.Int64  // rows whose float32 copy is held (exact.go)
 	clock atomic.Uint64 // use counter for least-recently-used eviction
 }
 
@@ -177,6 +177,10 @@ type scope struct {
 	codes  []uint64
 	center []float32 // nil: codes are signs of the raw coordinates
 	coded  int       // scope size when the centre was last computed
+	// f32 holds row i's unit float32 vector at f32[i*dims:(i+1)*dims] while exact is
+	// true; once dropped for room (exact.go) it stays off until the scope is reloaded.
+	f32   []float32
+	exact bool
 
 	used atomic.Uint64 // Index.clock at the last use
 
@@ -193,7 +197,7 @@ type scope struct {
 }
 
 func newScope(dims int) *scope {
-	return &scope{dims: dims, words: (dims + 63) / 64, pos: map[int64]int32{}, ready: make(chan struct{})}
+	return &scope{dims: dims, words: (dims + 63) / 64, pos: map[int64]int32{}, ready: make(chan struct{}), exact: true}
 }
 
 // rowBytes is the memory one row takes at dims, for the eviction bound: the int8 vector,
@@ -210,6 +214,7 @@ func (x *Index) Reset() {
 	x.dims = 0
 	x.scopes = map[string]*scope{}
 	x.rows.Store(0)
+	x.exact.Store(0)
 	x.mu.Unlock()
 	for _, sv := range old {
 		sv.mu.Lock()
@@ -236,17 +241,21 @@ type Stats struct {
 	// Vectors and Scopes are the rows and scopes resident now.
 	Vectors int
 	Scopes  int
-	// Bytes is the estimated memory of the resident rows; Limit the bound (0: none).
-	Bytes int64
-	Limit int64
+	// Bytes is the estimated memory of the resident rows; ExactBytes that of the float32
+	// copies held for ExactVectors of them; Limit bounds the two together (0: none).
+	Bytes        int64
+	ExactVectors int
+	ExactBytes   int64
+	Limit        int64
 }
 
 // Stats reports the resident vectors, scopes and their estimated bytes.
 func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := x.rows.Load()
-	return Stats{Vectors: int(n), Scopes: len(x.scopes), Bytes: n * rowBytes(x.dims), Limit: x.limit}
+	n, e := x.rows.Load(), x.exact.Load()
+	return Stats{Vectors: int(n), Scopes: len(x.scopes), Bytes: n * rowBytes(x.dims), ExactVectors: int(e),
+		ExactBytes: e * exactRowBytes(x.dims), Limit: x.limit}
 }
 
 // Resident reports whether scope key is held (loaded, loading or written without a loader).
@@ -281,120 +290,6 @@ func (x *Index) IDs(key string) []int64 {
 	sv.mu.RLock()
 	defer sv.mu.RUnlock()
 	return slices.Clone(sv.ids)
-}
-
-// Ensure makes scope key resident: without a loader it does nothing; otherwise a scope not
-// held is loaded (concurrent callers wait for one load) and others are evicted if the bound
-// is passed. It returns the load's error; the scope is then not held and the next call
-// tries again. Waiting ends early with ctx, but the load itself goes on for the next caller.
-func (x *Index) Ensure(ctx context.Context, key string) error {
-	x.mu.Lock()
-	if x.loader == nil {
-		x.mu.Unlock()
-		return nil
-	}
-	sv := x.scopes[key]
-	if sv != nil {
-		sv.used.Store(x.clock.Add(1))
-		x.mu.Unlock()
-		select {
-		case <-sv.ready:
-			return sv.loadErr
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
-	sv = newScope(x.dims)
-	sv.loading, sv.removed, sv.written = true, map[int64]bool{}, map[int64]bool{}
-	sv.used.Store(x.clock.Add(1))
-	x.scopes[key] = sv
-	load := x.loader
-	x.mu.Unlock()
-
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
-			x.put(sv, id, hash, meta, vec, true)
-		})
-		sv.mu.Lock()
-		sv.loading, sv.removed, sv.written = false, nil, nil
-		sv.shrink()
-		sv.mu.Unlock()
-		if err != nil {
-			x.drop(key, sv)
-			sv.loadErr = err
-		}
-		close(sv.ready)
-		x.evict(key)
-	}()
-	select {
-	case <-done:
-		return sv.loadErr
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
-
-// drop removes sv (if it is still the scope of key) and stops counting its rows.
-func (x *Index) drop(key string, sv *scope) {
-	x.mu.Lock()
-	if x.scopes[key] == sv {
-		delete(x.scopes, key)
-	}
-	x.mu.Unlock()
-	sv.mu.Lock()
-	if !sv.evicted {
-		sv.evicted = true
-		x.rows.Add(-int64(len(sv.ids)))
-	}
-	sv.mu.Unlock()
-}
-
-// evict drops least recently used scopes other than keep while the rows held pass the
-// bound. A scope still loading is never evicted; a single scope larger than the bound
-// stays (it cannot be served otherwise).
-func (x *Index) evict(keep string) {
-	x.mu.RLock()
-	limit, dims := x.limit, x.dims
-	x.mu.RUnlock()
-	if limit <= 0 || dims == 0 {
-		return
-	}
-	per := rowBytes(dims)
-	for x.rows.Load()*per > limit {
-		x.mu.Lock()
-		var (
-			victim *scope
-			vkey   string
-			oldest uint64 = math.MaxUint64
-		)
-		for k, sv := range x.scopes {
-			if k == keep {
-				continue
-			}
-			select {
-			case <-sv.ready:
-			default:
-				continue
-			}
-			if u := sv.used.Load(); u < oldest {
-				victim, vkey, oldest = sv, k, u
-			}
-		}
-		if victim == nil {
-			x.mu.Unlock()
-			return
-		}
-		delete(x.scopes, vkey)
-		x.mu.Unlock()
-		victim.mu.Lock()
-		if !victim.evicted {
-			victim.evicted = true
-			x.rows.Add(-int64(len(victim.ids)))
-		}
-		victim.mu.Unlock()
-	}
 }
 
 // Has reports whether id is indexed in scope key with the vector of content hash.
@@ -509,11 +404,18 @@ func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, 
 		sv.scale = append(sv.scale, 0)
 		sv.codes = append(sv.codes, make([]uint64, sv.words)...)
 		x.rows.Add(1)
+		if sv.exact {
+			sv.f32 = append(sv.f32, make([]float32, sv.dims)...)
+			x.exact.Add(1)
+		}
 	} else {
 		sv.hashes[i] = fp
 		sv.meta[i] = rm
 	}
 	sv.setTags(id, tags)
+	if sv.exact {
+		copy(sv.f32[int(i)*sv.dims:(int(i)+1)*sv.dims], unit)
+	}
 	sv.scale[i] = quantize(sv.q8[int(i)*sv.dims:(int(i)+1)*sv.dims], unit)
 	if len(sv.ids) >= recenterMin && len(sv.ids) >= 2*sv.coded && !sv.loading {
 		sv.recenter()
@@ -546,6 +448,7 @@ func (sv *scope) shrink() {
 		sv.q8 = slices.Clone(sv.q8)
 		sv.scale = slices.Clone(sv.scale)
 		sv.codes = slices.Clone(sv.codes)
+		sv.f32 = slices.Clone(sv.f32)
 	}
 	if len(sv.ids) >= recenterMin {
 		sv.recenter()
@@ -602,6 +505,9 @@ func (x *Index) Remove(key string, id int64) {
 		sv.scale[i] = sv.scale[last]
 		copy(sv.q8[int(i)*d:(int(i)+1)*d], sv.q8[int(last)*d:])
 		copy(sv.codes[int(i)*w:(int(i)+1)*w], sv.codes[int(last)*w:])
+		if sv.exact {
+			copy(sv.f32[int(i)*d:(int(i)+1)*d], sv.f32[int(last)*d:])
+		}
 		sv.pos[sv.ids[i]] = i
 	}
 	delete(sv.pos, id)
@@ -614,8 +520,14 @@ func (x *Index) Remove(key string, id int64) {
 	sv.scale = sv.scale[:last]
 	sv.q8 = sv.q8[:int(last)*d]
 	sv.codes = sv.codes[:int(last)*w]
+	if sv.exact {
+		sv.f32 = sv.f32[:int(last)*d]
+	}
 	if !sv.evicted {
 		x.rows.Add(-1)
+		if sv.exact {
+			x.exact.Add(-1)
+		}
 	}
 }
 
@@ -645,140 +557,4 @@ func (x *Index) Cosine(key string, q []float32, id int64) (float32, bool) {
 		return 0, false
 	}
 	return sv.cosine(q, int(i)), true
-}
-
-func (sv *scope) cosine(q []float32, i int) float32 {
-	return sv.scale[i] * dot8(q, sv.q8[i*sv.dims:(i+1)*sv.dims])
-}
-
-// recenter recomputes the centre as the mean vector and rebuilds every code. Sentence
-// embeddings share a common direction; codes of raw signs would waste the bits where that
-// direction dominates.
-func (sv *scope) recenter() {
-	n := len(sv.ids)
-	c := make([]float64, sv.dims)
-	for i := range n {
-		row := sv.q8[i*sv.dims : (i+1)*sv.dims]
-		s := float64(sv.scale[i])
-		for d, v := range row {
-			c[d] += s * float64(v)
-		}
-	}
-	sv.center = make([]float32, sv.dims)
-	for d := range c {
-		sv.center[d] = float32(c[d] / float64(n))
-	}
-	sv.coded = n
-	for i := range n {
-		sv.encode(i)
-	}
-}
-
-// encode writes the code of row i.
-func (sv *scope) encode(i int) {
-	code := sv.codes[i*sv.words : (i+1)*sv.words]
-	clear(code)
-	s := sv.scale[i]
-	for d, v := range sv.q8[i*sv.dims : (i+1)*sv.dims] {
-		f := s * float32(v)
-		if sv.center != nil {
-			f -= sv.center[d]
-		}
-		if f > 0 {
-			code[d>>6] |= 1 << (uint(d) & 63)
-		}
-	}
-}
-
-func encodeSigns(code []uint64, vec, center []float32) {
-	clear(code)
-	for d, v := range vec {
-		if center != nil {
-			v -= center[d]
-		}
-		if v > 0 {
-			code[d>>6] |= 1 << (uint(d) & 63)
-		}
-	}
-}
-
-// quantize writes v (unit length) as int8s scaled to its largest coordinate and returns
-// the scale that turns them back: v[d] ≈ scale×dst[d].
-func quantize(dst []int8, v []float32) float32 {
-	var m float32
-	for _, x := range v {
-		m = max(m, x, -x)
-	}
-	if m == 0 {
-		clear(dst)
-		return 0
-	}
-	inv := 127 / m
-	for d, x := range v {
-		r := x * inv
-		if r >= 0 {
-			dst[d] = int8(r + 0.5)
-		} else {
-			dst[d] = int8(r - 0.5)
-		}
-	}
-	return m / 127
-}
-
-// fingerprint is a 64-bit FNV-1a of a content hash: Has compares contents by it, at 8
-// bytes a row instead of the 64-character hash.
-func fingerprint(hash string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(hash))
-	return h.Sum64()
-}
-
-// Normalize scales v to unit length in place and reports false for a zero (or non-finite)
-// vector, which the index never stores.
-func Normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
-}
-
-// strtab interns the strings rows filter on. It only grows: its size is the number of
-// distinct guilds, channels, authors, types and tags ever indexed, small next to the rows.
-type strtab struct {
-	mu  sync.RWMutex
-	ids map[string]uint32
-}
-
-func newStrtab() strtab { return strtab{ids: map[string]uint32{"": 0}} }
-
-func (t *strtab) intern(s string) uint32 {
-	t.mu.RLock()
-	id, ok := t.ids[s]
-	t.mu.RUnlock()
-	if ok {
-		return id
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if id, ok := t.ids[s]; ok {
-		return id
-	}
-	id = uint32(len(t.ids))
-	t.ids[s] = id
-	return id
-}
-
-func (t *strtab) lookup(s string) (uint32, bool) {
-	t.mu.RLock()
-	defer t.mu.RUnlock()
-	id, ok := t.ids[s]
-	return id, ok
 }

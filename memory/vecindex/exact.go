@@ -1,0 +1,128 @@
+package vecindex
+
+import "math"
+
+// Exact float32 copies. Recall re-scores the int8 index's candidates with the exact float32
+// vectors; reading them from the database costs a page read each, most of a hybrid recall's
+// time. So a scope keeps a float32 copy of its unit vectors (4 bytes a coordinate, 1,536
+// at 384 dimensions) for as long as the copies fit in the index's byte bound next to every
+// resident scope's int8 rows: a scope is evicted only when the int8 rows alone pass the
+// bound, and room beyond that is made by dropping the copies of the least recently used
+// scopes, because a scope without copies still answers (its re-scoring reads the
+// database, as before) while an evicted one must be reloaded.
+// A scope whose copies were dropped gets them back only when it is loaded again.
+
+// exactRowBytes is the memory of one row's float32 copy at dims.
+func exactRowBytes(dims int) int64 { return int64(4 * dims) }
+
+// heldBytes is the estimated memory of the resident rows and their float32 copies.
+func (x *Index) heldBytes(dims int) int64 {
+	return x.rows.Load()*rowBytes(dims) + x.exact.Load()*exactRowBytes(dims)
+}
+
+// ExactVector appends to dst[:0] the unit float32 vector of id in scope key and reports
+// whether the scope holds it; a non-empty hash must be the content hash the vector was
+// stored for. The copy is the vector the index quantized, scaled to unit length exactly as
+// Normalize does, so a cosine computed from it equals one from the stored vector.
+func (x *Index) ExactVector(key string, id int64, hash string, dst []float32) ([]float32, bool) {
+	sv := x.scope(key)
+	if sv == nil {
+		return dst[:0], false
+	}
+	sv.mu.RLock()
+	defer sv.mu.RUnlock()
+	i, ok := sv.pos[id]
+	if !ok || !sv.exact || (hash != "" && sv.hashes[i] != fingerprint(hash)) {
+		return dst[:0], false
+	}
+	return append(dst[:0], sv.f32[int(i)*sv.dims:(int(i)+1)*sv.dims]...), true
+}
+
+// Ready reports whether scope key is resident and finished loading, without waiting and
+// without starting a load.
+func (x *Index) Ready(key string) bool {
+	x.mu.RLock()
+	sv := x.scopes[key]
+	x.mu.RUnlock()
+	if sv == nil {
+		return false
+	}
+	select {
+	case <-sv.ready:
+		return sv.loadErr == nil
+	default:
+		return false
+	}
+}
+
+// retire marks sv evicted and stops counting its rows and copies; sv.mu is held.
+func (x *Index) retire(sv *scope) {
+	if sv.evicted {
+		return
+	}
+	sv.dropExact(x) // counts the copies off while sv still counts as resident
+	sv.evicted = true
+	x.rows.Add(-int64(len(sv.ids)))
+}
+
+// dropExact gives back sv's float32 copies; sv.mu is held.
+func (sv *scope) dropExact(x *Index) {
+	if !sv.exact {
+		return
+	}
+	sv.exact = false
+	sv.f32 = nil
+	if !sv.evicted {
+		x.exact.Add(-int64(len(sv.ids)))
+	}
+}
+
+// fitLoading makes room, once the index passes its bound while copies are held, for the
+// rows of scope key that is being loaded: a load must not grow the process past the bound
+// by its copies, so scopes and copies go as they would after the load (evict), the
+// loading scope's copies last.
+func (x *Index) fitLoading(key string) {
+	if x.exact.Load() == 0 {
+		return
+	}
+	x.mu.RLock()
+	limit, dims := x.limit, x.dims
+	x.mu.RUnlock()
+	if limit > 0 && x.heldBytes(dims) > limit {
+		x.evict(key)
+	}
+}
+
+// dropExact drops the float32 copies of the least recently used scopes until the index
+// fits in limit or holds no copies; keep's go last.
+func (x *Index) dropExact(keep string, limit int64, dims int) {
+	for x.exact.Load() > 0 && x.heldBytes(dims) > limit {
+		x.mu.RLock()
+		var (
+			victim *scope
+			oldest uint64 = math.MaxUint64
+		)
+		for k, sv := range x.scopes {
+			sv.mu.RLock()
+			has := sv.exact && len(sv.ids) > 0
+			sv.mu.RUnlock()
+			if !has {
+				continue
+			}
+			u := sv.used.Load()
+			if k == keep {
+				u = math.MaxUint64 - 1 // last, but still a candidate
+			}
+			if u < oldest || victim == nil {
+				victim, oldest = sv, u
+			}
+		}
+		x.mu.RUnlock()
+		if victim == nil {
+			return
+		}
+		victim.mu.Lock()
+		victim.dropExact(x)
+		victim.mu.Unlock()
+	}
+}
