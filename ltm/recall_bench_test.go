@@ -202,6 +202,9 @@ func benchStore(b *testing.B, n int) (*benchCorpus, *ltm.Store) {
 			b.Fatal(err)
 		}
 	}
+	if err := s.Recall.WarmVectors(ctx, benchOwner); err != nil { // scopes load on first recall
+		b.Fatal(err)
+	}
 	if got := s.Recall.EmbedStatus().Vectors; got != n {
 		b.Fatalf("vector index holds %d memories, want %d", got, n)
 	}
