@@ -79,6 +79,11 @@ type EmbedStatus struct {
 	// LastError is the most recent embedding failure and when it happened.
 	LastError   string
 	LastErrorAt time.Time
+	// LastImportError is the most recent failure of a bulk write's embedding calls (an
+	// import, RememberMany) and when it happened. It does not make Down true: the
+	// memories it left without vectors wait for the embedding tracker.
+	LastImportError   string
+	LastImportErrorAt time.Time
 }
 
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
@@ -91,6 +96,7 @@ func (s *Recall) EmbedStatus() EmbedStatus {
 	st.Down = r.down(s.db.Now())
 	r.mu.Lock()
 	st.LastError, st.LastErrorAt = r.lastErr, r.lastErrAt
+	st.LastImportError, st.LastImportErrorAt = r.lastBulkErr, r.lastBulkErrAt
 	r.mu.Unlock()
 	return st
 }
@@ -101,6 +107,14 @@ func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, er
 	r.downUntil.Store(now.Add(retryAfter).UnixMilli())
 	r.mu.Lock()
 	r.lastErr, r.lastErrAt = err.Error(), now
+	r.mu.Unlock()
+}
+
+// noteBulkEmbedError records a failed embedding call of a bulk write without marking the
+// provider down.
+func (r *recallState) noteBulkEmbedError(now time.Time, err error) {
+	r.mu.Lock()
+	r.lastBulkErr, r.lastBulkErrAt = err.Error(), now
 	r.mu.Unlock()
 }
 
@@ -120,10 +134,49 @@ func (r *recallState) clearQueryCache() {
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
 func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+	e, need := s.needVectors(mems)
+	if len(need) == 0 || s.recall.down(s.Now()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	defer cancel()
+	vecs, err := s.vectorsFor(ctx, e, embedItems(need), 0)
+	if err != nil {
+		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+	}
+	s.upsertVectors(need, vecs)
+}
+
+// bulkEmbed is the embedding side of one bulk write (an import, RememberMany), kept across
+// its batches. Its provider calls are the write's own business: each has its own
+// EmbedTimeout, and a failure does not mark the provider down for everyone, since thousands
+// of texts from one import say nothing about whether a chat turn's one query will embed in
+// time; the import stops calling and leaves the rest to the embedding tracker.
+type bulkEmbed struct {
+	failed bool // a call failed: the rest of this write is left to the tracker
+}
+
+// indexBulk is indexMemories for the memories one batch of a bulk write created.
+func (s *db) indexBulk(ctx context.Context, be *bulkEmbed, mems []*memory.Memory) {
+	e, need := s.needVectors(mems)
+	if len(need) == 0 || be.failed || s.recall.down(s.Now()) {
+		return
+	}
+	vecs, err := s.vectorsFor(ctx, e, embedItems(need), s.EmbedTimeout)
+	if err != nil {
+		be.failed = true
+		s.recall.noteBulkEmbedError(s.Now(), err)
+	}
+	s.upsertVectors(need, vecs)
+}
+
+// needVectors returns the embedder and those of mems the vector index lacks with their
+// current content, refreshing the index's metadata of the others; nil without an embedder.
+func (s *db) needVectors(mems []*memory.Memory) (*embedder, []*memory.Memory) {
 	r := &s.recall
 	e := r.emb.Load()
 	if e == nil || len(mems) == 0 {
-		return
+		return nil, nil
 	}
 	var need []*memory.Memory
 	for _, m := range mems {
@@ -140,22 +193,22 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 		r.vectors.Remove(key, m.ID)
 		need = append(need, m)
 	}
-	if len(need) == 0 || r.down(s.Now()) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
-	defer cancel()
-	items := make([]embedItem, len(need))
-	for i, m := range need {
+	return e, need
+}
+
+func embedItems(mems []*memory.Memory) []embedItem {
+	items := make([]embedItem, len(mems))
+	for i, m := range mems {
 		items[i] = embedItem{hash: m.Hash, text: m.Content}
 	}
-	vecs, err := s.vectorsFor(ctx, e, items)
-	if err != nil {
-		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
-	}
-	for _, m := range need {
+	return items
+}
+
+// upsertVectors puts the memories of mems that vecs has a vector for in the index.
+func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
+	for _, m := range mems {
 		if v := vecs[m.Hash]; v != nil {
-			r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
+			s.recall.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
 		}
 	}
 }
@@ -168,10 +221,11 @@ func (s *db) unindexMemory(m *memory.Memory) {
 type embedItem struct{ hash, text string }
 
 // vectorsFor returns a vector per distinct hash of items: cached rows of the embeddings
-// table first, then one provider call per embedChunk missing texts, each chunk stored in
-// one short write transaction after the call returned. On error the vectors obtained so
-// far are returned with it.
-func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
+// table first, then one provider call per embedChunk missing texts, each bounded by
+// callTimeout when it is positive. What the calls returned is stored in one short write
+// transaction after the last of them, also when a later call failed; on error the vectors
+// obtained so far are returned with it.
+func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (map[string][]float32, error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -191,34 +245,47 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 			missing = append(missing, it)
 		}
 	}
-	for start := 0; start < len(missing); start += embedChunk {
+	got := make(map[string][]float32, len(missing))
+	var callErr error
+	for start := 0; start < len(missing) && callErr == nil; start += embedChunk {
 		chunk := missing[start:min(start+embedChunk, len(missing))]
-		texts := make([]string, len(chunk))
-		for i, it := range chunk {
-			texts[i] = it.text
-		}
-		vecs, err := e.fn(ctx, texts)
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return out, fmt.Errorf("couldn't embed memories: %w", err)
-		}
-		got := make(map[string][]float32, len(chunk))
-		for i, it := range chunk {
-			if len(vecs[i]) == 0 {
-				continue
-			}
+		callErr = s.embedChunk(ctx, e, chunk, callTimeout, got)
+	}
+	// Stored even when the caller's deadline ran out during a later call: the vectors are
+	// paid for, and the write is a short local one.
+	if err := s.storeVectors(context.WithoutCancel(ctx), e.model, got); err != nil {
+		return out, errors.Join(callErr, err)
+	}
+	for h, v := range got {
+		out[h] = v
+	}
+	return out, callErr
+}
+
+// embedChunk makes one provider call for the texts of chunk and adds their vectors to got.
+func (s *db) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, timeout time.Duration, got map[string][]float32) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	texts := make([]string, len(chunk))
+	for i, it := range chunk {
+		texts[i] = it.text
+	}
+	vecs, err := e.fn(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't embed memories: %w", err)
+	}
+	for i, it := range chunk {
+		if len(vecs[i]) != 0 {
 			got[it.hash] = vecs[i]
 		}
-		if err := s.storeVectors(ctx, e.model, got); err != nil {
-			return out, err
-		}
-		for h, v := range got {
-			out[h] = v
-		}
 	}
-	return out, nil
+	return nil
 }
 
 // cachedVectors reads stored vectors of model for hashes from the read pool.
@@ -366,6 +433,9 @@ type recallState struct {
 	qcache    *simplelru.LRU[string, []float32]
 	lastErr   string
 	lastErrAt time.Time
+
+	lastBulkErr   string // a bulk write's embedding failure, which marks nothing down
+	lastBulkErrAt time.Time
 
 	access accessTracker
 

@@ -186,6 +186,7 @@ const rememberManyBatch = 500
 
 func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
+	var embeds bulkEmbed
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
@@ -206,7 +207,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 		res.IDs = append(res.IDs, ids...)
 		// Each committed batch is embedded before the next is written, so a bulk load
 		// keeps its vectors current without holding the write lock during the calls.
-		s.db.indexMemories(ctx, created...)
+		s.db.indexBulk(ctx, &embeds, created)
 	}
 	return res, nil
 }
