@@ -226,9 +226,10 @@ func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor
 
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
-// disk (it does so at every statement savepoint), so one statement per memory spends much
-// of a bulk load flushing; 50 rows × 22 values stays far below SQLite's variable limit.
-const insertRowsPerStatement = 50
+// disk (it does so at every statement savepoint) and compiles the memories table's triggers
+// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 500 rows × 22
+// values stays well below SQLite's limit of 32,766 variables.
+const insertRowsPerStatement = 500
 
 // hashSlot is where a content can live only once: its scope and its content hash.
 type hashSlot struct{ scopeKey, hash string }

@@ -182,13 +182,20 @@ type Guilds struct{ db *db }
 // Maintenance is retention, repairs, reindexing and stats. See Store.Maintenance.
 type Maintenance struct{ db *db }
 
+// writerCacheKiB is the page cache of the one writer connection. SQLite's default of 2 MiB
+// holds little more than the root pages of a large database, so a write re-read the same
+// index and full-text pages from the file in every transaction; the memories table's
+// indexes, the full-text segments being merged and the embeddings index of a busy guild
+// fit in this. The readers keep the default: there are several of them.
+const writerCacheKiB = 32 << 10
+
 // Open opens (creating if needed) the database at path, applies pending migrations and
 // returns a ready store.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("couldn't open database: empty path")
 	}
-	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate")
+	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
