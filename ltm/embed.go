@@ -324,6 +324,10 @@ func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (
 	return out, nil
 }
 
+const storeVectorSQL = `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+	VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
+	vector = excluded.vector, created_at = excluded.created_at`
+
 // storeVectors caches vectors by content hash in one write transaction.
 func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
 	if len(vecs) == 0 {
@@ -331,15 +335,9 @@ func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]f
 	}
 	now := s.nowMillis()
 	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
-			vector = excluded.vector, created_at = excluded.created_at`)
-		if err != nil {
-			return fmt.Errorf("couldn't store embeddings: %w", err)
-		}
-		defer stmt.Close()
+		q := s.stmts.on(tx)
 		for h, v := range vecs {
-			if _, err := stmt.ExecContext(ctx, h, model, len(v), encodeVector(v), now); err != nil {
+			if _, err := q.ExecContext(ctx, storeVectorSQL, h, model, len(v), encodeVector(v), now); err != nil {
 				return fmt.Errorf("couldn't store embedding: %w", err)
 			}
 		}

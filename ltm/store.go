@@ -83,6 +83,8 @@ type db struct {
 	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
 	// cannot write and Close does not checkpoint.
 	readOnly bool
+	// stmts are the single-write statements kept prepared on write.
+	stmts writeStmts
 
 	// Now returns the current time; tests replace it to move through retention windows.
 	Now func() time.Time
@@ -284,6 +286,7 @@ func ReadOnlyDSN(path string) string {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.recall.close()
+		s.stmts.close()
 		if !s.readOnly {
 			_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		}
@@ -303,6 +306,7 @@ func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 // commits when fn returns nil. Keep fn short and free of network calls. A write the
 // database refused for its own state (full, read-only, locked) is an EUNAVAILABLE error.
 func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.stmts.prepare(ctx, s.write)
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return storageError(fmt.Errorf("couldn't begin write: %w", err))

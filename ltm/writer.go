@@ -21,7 +21,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 	}
 	var res memory.WriteResult
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
-		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
+		dup, err := findVisibleByHash(ctx, s.db.stmts.on(tx), w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
 		}
@@ -66,10 +66,12 @@ func findVisibleByHash(ctx context.Context, q querier, w memory.WriteContext, sc
 	return nil, nil
 }
 
+const crossServerSQL = `SELECT cross_server FROM user_settings WHERE user_id = ?`
+
 // crossServerOf reads a user's cross-server opt-in; a user without settings has it off.
 func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) {
 	var cross int
-	err := q.QueryRowContext(ctx, `SELECT cross_server FROM user_settings WHERE user_id = ?`, userID).Scan(&cross)
+	err := q.QueryRowContext(ctx, crossServerSQL, userID).Scan(&cross)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
