@@ -97,3 +97,50 @@ func TestBulkImportEmbedFailureKeepsOtherGuildsHybrid(t *testing.T) {
 		})
 	}
 }
+
+// A bulk write of several batches stores and indexes the vector of every memory it
+// created: each batch's vectors are fetched while the next batch is written and stored with
+// it, the last batch's on their own. When a batch is refused (here by the server's cap), the
+// vectors of the batches already committed are still stored and indexed.
+func TestRememberManyStoresEveryBatchsVectors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cap      int
+		memories int
+		want     int
+	}{
+		{"every batch written", -1, 1700, 1700},
+		{"third batch refused", 1000, 1700, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, fake, _ := trackStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+			s.MaxServerMemories = tc.cap
+			var mems []memory.Memory
+			for i := range tc.memories {
+				mems = append(mems, memory.Memory{Scope: memory.ScopeServer, GuildID: "g-bulk", Type: memory.TypeFact,
+					Content: fmt.Sprintf("bulk note %d on the harbour crane schedule %d", i, i%31)})
+			}
+			// The guild is resident, so the index takes the vectors as they come.
+			if err := s.Recall.WarmVectors(ctx, memory.ServerOwner("g-bulk")); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Transfer.RememberMany(ctx, mems, "test")
+			if tc.cap > 0 && memory.ErrorCode(err) != memory.ELIMIT {
+				t.Fatalf("RememberMany past the cap: %v, want ELIMIT", err)
+			}
+			if tc.cap < 0 && err != nil {
+				t.Fatal(err)
+			}
+			if got := embeddingRows(t, s); got != tc.want {
+				t.Fatalf("%d stored vectors, want %d", got, tc.want)
+			}
+			if got := s.Recall.EmbedStatus().Vectors; got != tc.want {
+				t.Fatalf("%d memories in the vector index, want %d", got, tc.want)
+			}
+			calls := fake.EmbeddingCount()
+			if tr := mustTrack(t, s, memory.EmbedTrackOptions{}); tr.Missing != 0 || tr.Embedded != 0 || fake.EmbeddingCount() != calls {
+				t.Fatalf("tracker after the bulk write = %+v (%d new calls), want nothing left to embed", tr, fake.EmbeddingCount()-calls)
+			}
+		})
+	}
+}

@@ -147,29 +147,6 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	s.upsertVectors(need, vecs)
 }
 
-// bulkEmbed is the embedding side of one bulk write (an import, RememberMany), kept across
-// its batches. Its provider calls are the write's own business: each has its own
-// EmbedTimeout, and a failure does not mark the provider down for everyone, since thousands
-// of texts from one import say nothing about whether a chat turn's one query will embed in
-// time; the import stops calling and leaves the rest to the embedding tracker.
-type bulkEmbed struct {
-	failed bool // a call failed: the rest of this write is left to the tracker
-}
-
-// indexBulk is indexMemories for the memories one batch of a bulk write created.
-func (s *db) indexBulk(ctx context.Context, be *bulkEmbed, mems []*memory.Memory) {
-	e, need := s.needVectors(mems)
-	if len(need) == 0 || be.failed || s.recall.down(s.Now()) {
-		return
-	}
-	vecs, err := s.vectorsFor(ctx, e, embedItems(need), s.EmbedTimeout)
-	if err != nil {
-		be.failed = true
-		s.recall.noteBulkEmbedError(s.Now(), err)
-	}
-	s.upsertVectors(need, vecs)
-}
-
 // needVectors returns the embedder and those of mems the vector index lacks with their
 // current content, refreshing the index's metadata of the others; nil without an embedder.
 func (s *db) needVectors(mems []*memory.Memory) (*embedder, []*memory.Memory) {
@@ -220,12 +197,24 @@ func (s *db) unindexMemory(m *memory.Memory) {
 
 type embedItem struct{ hash, text string }
 
-// vectorsFor returns a vector per distinct hash of items: cached rows of the embeddings
-// table first, then one provider call per embedChunk missing texts, each bounded by
-// callTimeout when it is positive. What the calls returned is stored in one short write
-// transaction after the last of them, also when a later call failed; on error the vectors
-// obtained so far are returned with it.
+// vectorsFor returns a vector per distinct hash of items (fetchVectors) and stores what the
+// provider returned in one short write transaction after the last call, also when a later
+// call failed; on error the vectors obtained so far are returned with it.
 func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (map[string][]float32, error) {
+	out, got, callErr := s.fetchVectors(ctx, e, items, callTimeout)
+	// Stored even when the caller's deadline ran out during a later call: the vectors are
+	// paid for, and the write is a short local one.
+	if err := s.storeVectors(context.WithoutCancel(ctx), e.model, got); err != nil {
+		return out, errors.Join(callErr, err)
+	}
+	return out, callErr
+}
+
+// fetchVectors returns a vector per distinct hash of items in out: cached rows of the
+// embeddings table first, then one provider call per embedChunk missing texts, each bounded
+// by callTimeout when it is positive. got holds those the provider returned, which the
+// caller stores. It writes nothing; on error out and got hold what was obtained so far.
+func (s *db) fetchVectors(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (out, got map[string][]float32, err error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -234,9 +223,9 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, cal
 			hashes = append(hashes, it.hash)
 		}
 	}
-	out, err := s.cachedVectors(ctx, e.model, hashes)
+	out, err = s.cachedVectors(ctx, e.model, hashes)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	var missing []embedItem
 	for _, it := range items {
@@ -245,21 +234,15 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, cal
 			missing = append(missing, it)
 		}
 	}
-	got := make(map[string][]float32, len(missing))
-	var callErr error
-	for start := 0; start < len(missing) && callErr == nil; start += embedChunk {
+	got = make(map[string][]float32, len(missing))
+	for start := 0; start < len(missing) && err == nil; start += embedChunk {
 		chunk := missing[start:min(start+embedChunk, len(missing))]
-		callErr = s.embedChunk(ctx, e, chunk, callTimeout, got)
-	}
-	// Stored even when the caller's deadline ran out during a later call: the vectors are
-	// paid for, and the write is a short local one.
-	if err := s.storeVectors(context.WithoutCancel(ctx), e.model, got); err != nil {
-		return out, errors.Join(callErr, err)
+		err = s.embedChunk(ctx, e, chunk, callTimeout, got)
 	}
 	for h, v := range got {
 		out[h] = v
 	}
-	return out, callErr
+	return out, got, err
 }
 
 // embedChunk makes one provider call for the texts of chunk and adds their vectors to got.
@@ -333,16 +316,19 @@ func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]f
 	if len(vecs) == 0 {
 		return nil
 	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.storeVectorsTx(ctx, tx, model, vecs) })
+}
+
+// storeVectorsTx caches vectors by content hash inside tx.
+func (s *db) storeVectorsTx(ctx context.Context, tx *sql.Tx, model string, vecs map[string][]float32) error {
 	now := s.nowMillis()
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		q := s.stmts.on(tx)
-		for h, v := range vecs {
-			if _, err := q.ExecContext(ctx, storeVectorSQL, h, model, len(v), encodeVector(v), now); err != nil {
-				return fmt.Errorf("couldn't store embedding: %w", err)
-			}
+	q := s.stmts.on(tx)
+	for h, v := range vecs {
+		if _, err := q.ExecContext(ctx, storeVectorSQL, h, model, len(v), encodeVector(v), now); err != nil {
+			return fmt.Errorf("couldn't store embedding: %w", err)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // encodeVector stores a vector as little-endian float32s.

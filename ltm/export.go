@@ -186,7 +186,8 @@ const rememberManyBatch = 500
 
 func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
-	var embeds bulkEmbed
+	embeds := bulkEmbed{db: s.db}
+	defer embeds.finish(ctx)
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
@@ -194,20 +195,24 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			created []*memory.Memory
 			ids     []int64
 		)
+		// The previous batch's vectors go in with this batch (see bulkEmbed).
+		prev := embeds.wait()
 		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor)
-			return err
+			if created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor); err != nil {
+				return err
+			}
+			return embeds.storeTx(ctx, tx, prev)
 		})
 		if err != nil {
+			embeds.unstored = prev // stored by finish: its memories are committed
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
+		embeds.index(prev)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)
 		res.IDs = append(res.IDs, ids...)
-		// Each committed batch is embedded before the next is written, so a bulk load
-		// keeps its vectors current without holding the write lock during the calls.
-		s.db.indexBulk(ctx, &embeds, created)
+		embeds.start(ctx, created)
 	}
 	return res, nil
 }
