@@ -1,7 +1,6 @@
 package ltm_test
 
 import (
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -20,11 +19,6 @@ import (
 func BenchmarkWrite(b *testing.B) {
 	c, s := benchStore(b, 10_000)
 	s.MaxServerMemories = -1
-	if p := os.Getenv("BW_PRAGMA"); p != "" {
-		if _, err := s.WriterPragma(ctx, p); err != nil {
-			b.Fatal(err)
-		}
-	}
 	b.Run("remember", func(b *testing.B) {
 		b.ReportAllocs()
 		cpu := processCPU()
