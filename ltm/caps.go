@@ -57,10 +57,12 @@ func (s *Memories) LiveCount(ctx context.Context, owner memory.Owner) (int, erro
 	return liveCount(ctx, s.db.read, owner.Key())
 }
 
+const liveCountSQL = `SELECT live FROM memory_counts WHERE scope_key = ?`
+
 // liveCount reads the live memories of scopeKey from the counts the triggers keep.
 func liveCount(ctx context.Context, q querier, scopeKey string) (int, error) {
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT live FROM memory_counts WHERE scope_key = ?`, scopeKey).Scan(&n)
+	err := q.QueryRowContext(ctx, liveCountSQL, scopeKey).Scan(&n)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -79,6 +79,11 @@ type EmbedStatus struct {
 	// LastError is the most recent embedding failure and when it happened.
 	LastError   string
 	LastErrorAt time.Time
+	// LastImportError is the most recent failure of a bulk write's embedding calls (an
+	// import, RememberMany) and when it happened. It does not make Down true: the
+	// memories it left without vectors wait for the embedding tracker.
+	LastImportError   string
+	LastImportErrorAt time.Time
 }
 
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
@@ -91,6 +96,7 @@ func (s *Recall) EmbedStatus() EmbedStatus {
 	st.Down = r.down(s.db.Now())
 	r.mu.Lock()
 	st.LastError, st.LastErrorAt = r.lastErr, r.lastErrAt
+	st.LastImportError, st.LastImportErrorAt = r.lastBulkErr, r.lastBulkErrAt
 	r.mu.Unlock()
 	return st
 }
@@ -101,6 +107,14 @@ func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, er
 	r.downUntil.Store(now.Add(retryAfter).UnixMilli())
 	r.mu.Lock()
 	r.lastErr, r.lastErrAt = err.Error(), now
+	r.mu.Unlock()
+}
+
+// noteBulkEmbedError records a failed embedding call of a bulk write without marking the
+// provider down.
+func (r *recallState) noteBulkEmbedError(now time.Time, err error) {
+	r.mu.Lock()
+	r.lastBulkErr, r.lastBulkErrAt = err.Error(), now
 	r.mu.Unlock()
 }
 
@@ -120,10 +134,26 @@ func (r *recallState) clearQueryCache() {
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
 func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+	e, need := s.needVectors(mems)
+	if len(need) == 0 || s.recall.down(s.Now()) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	defer cancel()
+	vecs, err := s.vectorsFor(ctx, e, embedItems(need), 0)
+	if err != nil {
+		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
+	}
+	s.upsertVectors(need, vecs)
+}
+
+// needVectors returns the embedder and those of mems the vector index lacks with their
+// current content, refreshing the index's metadata of the others; nil without an embedder.
+func (s *db) needVectors(mems []*memory.Memory) (*embedder, []*memory.Memory) {
 	r := &s.recall
 	e := r.emb.Load()
 	if e == nil || len(mems) == 0 {
-		return
+		return nil, nil
 	}
 	var need []*memory.Memory
 	for _, m := range mems {
@@ -140,22 +170,22 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 		r.vectors.Remove(key, m.ID)
 		need = append(need, m)
 	}
-	if len(need) == 0 || r.down(s.Now()) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
-	defer cancel()
-	items := make([]embedItem, len(need))
-	for i, m := range need {
+	return e, need
+}
+
+func embedItems(mems []*memory.Memory) []embedItem {
+	items := make([]embedItem, len(mems))
+	for i, m := range mems {
 		items[i] = embedItem{hash: m.Hash, text: m.Content}
 	}
-	vecs, err := s.vectorsFor(ctx, e, items)
-	if err != nil {
-		r.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
-	}
-	for _, m := range need {
+	return items
+}
+
+// upsertVectors puts the memories of mems that vecs has a vector for in the index.
+func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
+	for _, m := range mems {
 		if v := vecs[m.Hash]; v != nil {
-			r.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
+			s.recall.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
 		}
 	}
 }
@@ -167,11 +197,24 @@ func (s *db) unindexMemory(m *memory.Memory) {
 
 type embedItem struct{ hash, text string }
 
-// vectorsFor returns a vector per distinct hash of items: cached rows of the embeddings
-// table first, then one provider call per embedChunk missing texts, each chunk stored in
-// one short write transaction after the call returned. On error the vectors obtained so
-// far are returned with it.
-func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (map[string][]float32, error) {
+// vectorsFor returns a vector per distinct hash of items (fetchVectors) and stores what the
+// provider returned in one short write transaction after the last call, also when a later
+// call failed; on error the vectors obtained so far are returned with it.
+func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (map[string][]float32, error) {
+	out, got, callErr := s.fetchVectors(ctx, e, items, callTimeout)
+	// Stored even when the caller's deadline ran out during a later call: the vectors are
+	// paid for, and the write is a short local one.
+	if err := s.storeVectors(context.WithoutCancel(ctx), e.model, got); err != nil {
+		return out, errors.Join(callErr, err)
+	}
+	return out, callErr
+}
+
+// fetchVectors returns a vector per distinct hash of items in out: cached rows of the
+// embeddings table first, then one provider call per embedChunk missing texts, each bounded
+// by callTimeout when it is positive. got holds those the provider returned, which the
+// caller stores. It writes nothing; on error out and got hold what was obtained so far.
+func (s *db) fetchVectors(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (out, got map[string][]float32, err error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -180,9 +223,9 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 			hashes = append(hashes, it.hash)
 		}
 	}
-	out, err := s.cachedVectors(ctx, e.model, hashes)
+	out, err = s.cachedVectors(ctx, e.model, hashes)
 	if err != nil {
-		return out, err
+		return out, nil, err
 	}
 	var missing []embedItem
 	for _, it := range items {
@@ -191,34 +234,41 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem) (ma
 			missing = append(missing, it)
 		}
 	}
-	for start := 0; start < len(missing); start += embedChunk {
+	got = make(map[string][]float32, len(missing))
+	for start := 0; start < len(missing) && err == nil; start += embedChunk {
 		chunk := missing[start:min(start+embedChunk, len(missing))]
-		texts := make([]string, len(chunk))
-		for i, it := range chunk {
-			texts[i] = it.text
-		}
-		vecs, err := e.fn(ctx, texts)
-		if err == nil && len(vecs) != len(texts) {
-			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		if err != nil {
-			return out, fmt.Errorf("couldn't embed memories: %w", err)
-		}
-		got := make(map[string][]float32, len(chunk))
-		for i, it := range chunk {
-			if len(vecs[i]) == 0 {
-				continue
-			}
+		err = s.embedChunk(ctx, e, chunk, callTimeout, got)
+	}
+	for h, v := range got {
+		out[h] = v
+	}
+	return out, got, err
+}
+
+// embedChunk makes one provider call for the texts of chunk and adds their vectors to got.
+func (s *db) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, timeout time.Duration, got map[string][]float32) error {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	texts := make([]string, len(chunk))
+	for i, it := range chunk {
+		texts[i] = it.text
+	}
+	vecs, err := e.fn(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	if err != nil {
+		return fmt.Errorf("couldn't embed memories: %w", err)
+	}
+	for i, it := range chunk {
+		if len(vecs[i]) != 0 {
 			got[it.hash] = vecs[i]
 		}
-		if err := s.storeVectors(ctx, e.model, got); err != nil {
-			return out, err
-		}
-		for h, v := range got {
-			out[h] = v
-		}
 	}
-	return out, nil
+	return nil
 }
 
 // cachedVectors reads stored vectors of model for hashes from the read pool.
@@ -257,27 +307,28 @@ func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (
 	return out, nil
 }
 
+const storeVectorSQL = `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+	VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
+	vector = excluded.vector, created_at = excluded.created_at`
+
 // storeVectors caches vectors by content hash in one write transaction.
 func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
 	if len(vecs) == 0 {
 		return nil
 	}
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.storeVectorsTx(ctx, tx, model, vecs) })
+}
+
+// storeVectorsTx caches vectors by content hash inside tx.
+func (s *db) storeVectorsTx(ctx context.Context, tx *sql.Tx, model string, vecs map[string][]float32) error {
 	now := s.nowMillis()
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
-			VALUES (?, ?, ?, ?, ?) ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
-			vector = excluded.vector, created_at = excluded.created_at`)
-		if err != nil {
-			return fmt.Errorf("couldn't store embeddings: %w", err)
+	q := s.stmts.on(tx)
+	for h, v := range vecs {
+		if _, err := q.ExecContext(ctx, storeVectorSQL, h, model, len(v), encodeVector(v), now); err != nil {
+			return fmt.Errorf("couldn't store embedding: %w", err)
 		}
-		defer stmt.Close()
-		for h, v := range vecs {
-			if _, err := stmt.ExecContext(ctx, h, model, len(v), encodeVector(v), now); err != nil {
-				return fmt.Errorf("couldn't store embedding: %w", err)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // encodeVector stores a vector as little-endian float32s.
@@ -366,6 +417,9 @@ type recallState struct {
 	qcache    *simplelru.LRU[string, []float32]
 	lastErr   string
 	lastErrAt time.Time
+
+	lastBulkErr   string // a bulk write's embedding failure, which marks nothing down
+	lastBulkErrAt time.Time
 
 	access accessTracker
 

@@ -213,6 +213,8 @@ const rememberManyBatch = 500
 
 func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
+	embeds := bulkEmbed{db: s.db}
+	defer embeds.finish(ctx)
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		batch := prepared[start:min(start+batchSize, len(prepared))]
@@ -220,20 +222,24 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			created []*memory.Memory
 			ids     []int64
 		)
+		// The previous batch's vectors go in with this batch (see bulkEmbed).
+		prev := embeds.wait()
 		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor)
-			return err
+			if created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor); err != nil {
+				return err
+			}
+			return embeds.storeTx(ctx, tx, prev)
 		})
 		if err != nil {
+			embeds.unstored = prev // stored by finish: its memories are committed
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
+		embeds.index(prev)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)
 		res.IDs = append(res.IDs, ids...)
-		// Each committed batch is embedded before the next is written, so a bulk load
-		// keeps its vectors current without holding the write lock during the calls.
-		s.db.indexMemories(ctx, created...)
+		embeds.start(ctx, created)
 	}
 	return res, nil
 }
@@ -252,9 +258,10 @@ func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor
 
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
-// disk (it does so at every statement savepoint), so one statement per memory spends much
-// of a bulk load flushing; 50 rows × 22 values stays far below SQLite's variable limit.
-const insertRowsPerStatement = 50
+// disk (it does so at every statement savepoint) and compiles the memories table's triggers
+// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 500 rows × 22
+// values stays well below SQLite's limit of 32,766 variables.
+const insertRowsPerStatement = 500
 
 // hashSlot is where a content can live only once: its scope and its content hash.
 type hashSlot struct{ scopeKey, hash string }

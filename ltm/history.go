@@ -10,6 +10,9 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+const addHistorySQL = `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
+	new_content, version, actor, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
 func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
@@ -30,8 +33,7 @@ func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent)
 	if ev.MemoryID != 0 {
 		memoryID = ev.MemoryID
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-		new_content, version, actor, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := s.stmts.on(tx).ExecContext(ctx, addHistorySQL,
 		memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
 		string(ev.Metadata), s.nowMillis())
 	if err != nil {

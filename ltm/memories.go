@@ -80,7 +80,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
 func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
-	existing, err := findLiveByHash(ctx, tx, owner.Key(), m.Hash)
+	existing, err := findLiveByHash(ctx, s.stmts.on(tx), owner.Key(), m.Hash)
 	if err != nil {
 		return memory.WriteResult{}, err
 	}
@@ -94,11 +94,12 @@ func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
 func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
-	if err := s.checkCapTx(ctx, tx, owner, 1); err != nil {
+	q := s.stmts.on(tx)
+	if err := s.checkCapTx(ctx, q, owner, 1); err != nil {
 		return memory.WriteResult{}, err
 	}
 	meta := decisionMeta(m)
-	row := tx.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
+	row := q.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
@@ -150,11 +151,13 @@ func createAction(m *memory.Memory) memory.Action {
 	return memory.ActionCreate
 }
 
+const findLiveByHashSQL = `SELECT ` + memoryColumns + ` FROM memories
+	WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`
+
 // findLiveByHash returns the oldest live memory of the scope holding hash, whoever may see
 // it: the dedup of writers without a place (see WriteContext for those with one).
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
-	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories
-		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`, scopeKey, hash))
+	m, err := scanMemory(q.QueryRowContext(ctx, findLiveByHashSQL, scopeKey, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

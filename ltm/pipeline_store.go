@@ -289,7 +289,7 @@ func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.db.EmbedTimeout)
 	defer cancel()
-	if _, err := s.db.vectorsFor(ctx, e, items); err != nil {
+	if _, err := s.db.vectorsFor(ctx, e, items, 0); err != nil {
 		s.db.recall.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
 		return err
 	}

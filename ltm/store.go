@@ -83,6 +83,8 @@ type db struct {
 	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
 	// cannot write and Close does not checkpoint.
 	readOnly bool
+	// stmts are the single-write statements kept prepared on write.
+	stmts writeStmts
 
 	// Now returns the current time; tests replace it to move through retention windows.
 	Now func() time.Time
@@ -182,13 +184,20 @@ type Guilds struct{ db *db }
 // Maintenance is retention, repairs, reindexing and stats. See Store.Maintenance.
 type Maintenance struct{ db *db }
 
+// writerCacheKiB is the page cache of the one writer connection. SQLite's default of 2 MiB
+// holds little more than the root pages of a large database, so a write re-read the same
+// index and full-text pages from the file in every transaction; the memories table's
+// indexes, the full-text segments being merged and the embeddings index of a busy guild
+// fit in this. The readers keep the default: there are several of them.
+const writerCacheKiB = 32 << 10
+
 // Open opens (creating if needed) the database at path, applies pending migrations and
 // returns a ready store.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("couldn't open database: empty path")
 	}
-	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate")
+	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
@@ -277,6 +286,7 @@ func ReadOnlyDSN(path string) string {
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.recall.close()
+		s.stmts.close()
 		if !s.readOnly {
 			_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		}
@@ -296,6 +306,7 @@ func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 // commits when fn returns nil. Keep fn short and free of network calls. A write the
 // database refused for its own state (full, read-only, locked) is an EUNAVAILABLE error.
 func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	s.stmts.prepare(ctx, s.write)
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return storageError(fmt.Errorf("couldn't begin write: %w", err))

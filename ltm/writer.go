@@ -1,10 +1,12 @@
 package ltm
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -19,7 +21,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 	}
 	var res memory.WriteResult
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
-		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
+		dup, err := findVisibleByHash(ctx, s.db.stmts.on(tx), w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
 		}
@@ -64,10 +66,12 @@ func findVisibleByHash(ctx context.Context, q querier, w memory.WriteContext, sc
 	return nil, nil
 }
 
+const crossServerSQL = `SELECT cross_server FROM user_settings WHERE user_id = ?`
+
 // crossServerOf reads a user's cross-server opt-in; a user without settings has it off.
 func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) {
 	var cross int
-	err := q.QueryRowContext(ctx, `SELECT cross_server FROM user_settings WHERE user_id = ?`, userID).Scan(&cross)
+	err := q.QueryRowContext(ctx, crossServerSQL, userID).Scan(&cross)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -170,8 +174,11 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batc
 	for key, hashes := range byScope {
 		for lo := 0; lo < len(hashes); lo += 500 {
 			part := hashes[lo:min(lo+500, len(hashes))]
+			// No ORDER BY: with one, SQLite walks the scope's whole live index in id order
+			// (memories_scope_live) instead of seeking each hash (memories_live_hash), which
+			// made a bulk write's dedup cost grow with the scope. Oldest first is restored here.
 			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
-				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`) ORDER BY id`,
+				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`)`,
 				append([]any{key}, part...)...)
 			if err != nil {
 				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
@@ -180,6 +187,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batc
 			if err != nil {
 				return nil, err
 			}
+			slices.SortFunc(mems, func(a, b *memory.Memory) int { return cmp.Compare(a.ID, b.ID) })
 			for _, m := range mems {
 				slot := hashSlot{key, m.Hash}
 				if _, found := out[slot]; !found && (w == nil || w.CanSee(m, cross)) {

@@ -1,0 +1,93 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// writeStmts keeps the statements that every single write runs prepared on the writer
+// connection. SQLite compiles a statement's triggers with it, and the memories INSERT has
+// seven (two full-text indexes, the change log, counts, pinned versions): compiling it
+// anew cost about as much as running it. They are prepared before the first write
+// transaction, since the one writer connection is busy during one; a statement that could
+// not be prepared (a read-only store) is simply run unprepared.
+type writeStmts struct {
+	once sync.Once
+	mu   sync.Mutex
+	m    map[string]*sql.Stmt
+}
+
+// preparedQueries are the statements writeStmts keeps.
+func preparedQueries() []string {
+	return []string{
+		findLiveByHashSQL,
+		liveCountSQL,
+		insertMemorySQL(1),
+		addHistorySQL,
+		crossServerSQL,
+		storeVectorSQL,
+	}
+}
+
+// prepare prepares the statements on write, once; call it outside any transaction.
+func (w *writeStmts) prepare(ctx context.Context, write *sql.DB) {
+	w.once.Do(func() {
+		m := map[string]*sql.Stmt{}
+		for _, q := range preparedQueries() {
+			if st, err := write.PrepareContext(context.WithoutCancel(ctx), q); err == nil {
+				m[q] = st
+			}
+		}
+		w.mu.Lock()
+		w.m = m
+		w.mu.Unlock()
+	})
+}
+
+// on returns a querier over tx that runs the kept statements prepared.
+func (w *writeStmts) on(tx *sql.Tx) querier {
+	w.mu.Lock()
+	m := w.m
+	w.mu.Unlock()
+	return preparedTx{tx: tx, stmts: m}
+}
+
+// close closes the kept statements; later writes run unprepared.
+func (w *writeStmts) close() {
+	w.once.Do(func() {}) // a store closed before its first write prepares nothing after
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, st := range w.m {
+		st.Close()
+	}
+	w.m = nil
+}
+
+// preparedTx is a write transaction that runs the statements writeStmts keeps through their
+// prepared form, and any other statement as the transaction would.
+type preparedTx struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+}
+
+func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return p.tx.QueryRowContext(ctx, query, args...)
+}
+
+func (p preparedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return p.tx.QueryContext(ctx, query, args...)
+}
+
+func (p preparedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := p.stmts[query]; st != nil {
+		return p.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return p.tx.ExecContext(ctx, query, args...)
+}
