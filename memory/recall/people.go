@@ -141,6 +141,23 @@ func (p *Plan) namesPerson(c *Candidate) bool {
 	return false
 }
 
+// authorsNamed remembers, for one ranking, whether each author name is a person the plan
+// names: a scope's candidates share a handful of authors, and folding and matching a name
+// for every candidate was most of a ranking's allocations.
+type authorsNamed map[string]bool
+
+func (a *authorsNamed) namesPerson(p *Plan, c *Candidate) bool {
+	if named, ok := (*a)[c.AuthorName]; ok {
+		return named
+	}
+	if *a == nil {
+		*a = make(authorsNamed, 8)
+	}
+	named := p.namesPerson(c)
+	(*a)[c.AuthorName] = named
+	return named
+}
+
 // editDistanceAtMost1 reports whether a and b differ by at most one insertion, deletion or
 // substitution.
 func editDistanceAtMost1(a, b string) bool {

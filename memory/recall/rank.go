@@ -6,9 +6,9 @@
 package recall
 
 import (
+	"cmp"
 	"math"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -158,6 +158,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 	}
 	kwOn, vecOn := xmax > 0, opt.VectorLeg
 	damp := opt.Dampen.prepare(cands, plan)
+	var named authorsNamed
 	out := make([]Ranked, 0, len(cands))
 	for i := range cands {
 		c := &cands[i]
@@ -194,7 +195,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
 			rel *= 1 + opt.Stages.DateBoost*windowWeight(plan.Window, c.CreatedAt, opt.Stages.DateHalo)
 		}
-		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && plan.namesPerson(c) {
+		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && named.namesPerson(plan, c) {
 			rel *= 1 + opt.Stages.PersonBoost
 		}
 		rel = graphBoost(rel, c.Graph, opt.Stages)
@@ -209,11 +210,11 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		r.Score = rel + tieBreak*(0.5*recency+0.3*importance+0.2*access)
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Score != out[j].Score {
-			return out[i].Score > out[j].Score
+	slices.SortFunc(out, func(a, b Ranked) int {
+		if a.Score != b.Score {
+			return cmp.Compare(b.Score, a.Score)
 		}
-		return cands[out[i].Index].ID > cands[out[j].Index].ID
+		return cmp.Compare(cands[b.Index].ID, cands[a.Index].ID)
 	})
 	kept := out[:0]
 	for _, r := range out {
