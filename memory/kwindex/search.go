@@ -3,6 +3,7 @@ package kwindex
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/kioku-bot/kioku/memory/vecindex"
@@ -58,6 +59,7 @@ type accumulator struct {
 	touched []int32
 	freq    []float64 // one phrase's weighted frequency per slot
 	fTouch  []int32
+	seq     []uint32 // a document's tokens, for phrase checks
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
@@ -92,7 +94,7 @@ func (s *Scope) Search(q Query) []Hit {
 	}
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
-	acc.reset(len(s.docs))
+	acc.reset(len(s.docs.ids))
 	defer acc.clear()
 
 	n := float64(s.live)
@@ -107,7 +109,7 @@ func (s *Scope) Search(q Query) []Hit {
 		for _, slot := range acc.fTouch {
 			f := acc.freq[slot]
 			acc.freq[slot] = 0
-			d := float64(s.docs[slot].length)
+			d := float64(s.docs.lens.at(slot))
 			if acc.score[slot] == 0 {
 				acc.touched = append(acc.touched, slot)
 			}
@@ -133,42 +135,44 @@ func idfOf(n, df float64, smooth bool) float64 {
 // document holding it, and returns their number (p's document frequency).
 func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 	if len(p) == 1 {
-		t := s.terms[p[0]]
+		t := s.terms.lookup(p[0])
 		if t == nil {
 			return 0
 		}
-		for _, ps := range t.postings {
-			if !s.docs[ps.slot].live {
+		c := newCursor(&t.postingList)
+		for c.next() {
+			if !s.docs.live(c.slot) {
 				continue
 			}
-			acc.freq[ps.slot] = float64(ps.content) + w*float64(ps.author)
-			acc.fTouch = append(acc.fTouch, ps.slot)
+			acc.freq[c.slot] = float64(c.content) + w*float64(c.author)
+			acc.fTouch = append(acc.fTouch, c.slot)
 		}
 		return len(acc.fTouch)
 	}
-	lists := make([]*termEntry, len(p))
+	// Walk the first term's postings, find the same slot in the others' (postings are in
+	// slot order), then count where the whole phrase stands in the document's record.
+	ids := make([]uint32, len(p))
+	cursors := make([]postingCursor, len(p))
 	for i, tok := range p {
-		if lists[i] = s.terms[tok]; lists[i] == nil {
+		id, ok := s.terms.ids[tok]
+		if !ok {
 			return 0
 		}
+		ids[i] = id + 1
+		cursors[i] = newCursor(&s.terms.entries[id].postingList)
 	}
-	// Walk the first term's postings and find the same slot in the others (postings are in
-	// slot order), then count the positions where the whole phrase starts.
-	cursor := make([]int, len(p))
-	for _, first := range lists[0].postings {
+	first := &cursors[0]
+	for first.next() {
 		slot := first.slot
-		if !s.docs[slot].live {
+		if !s.docs.live(slot) {
 			continue
 		}
 		found := true
 		for i := 1; i < len(p); i++ {
-			ps := lists[i].postings
-			c := cursor[i]
-			for c < len(ps) && ps[c].slot < slot {
-				c++
+			if !cursors[i].seek(slot) {
+				return len(acc.fTouch)
 			}
-			cursor[i] = c
-			if c == len(ps) || ps[c].slot != slot {
+			if cursors[i].slot != slot {
 				found = false
 				break
 			}
@@ -177,22 +181,7 @@ func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 			continue
 		}
 		var content, author int
-		for _, start := range positionsOf(lists[0], first) {
-			all := true
-			for i := 1; i < len(p); i++ {
-				if !hasPosition(positionsOf(lists[i], lists[i].postings[cursor[i]]), start+uint32(i)) {
-					all = false
-					break
-				}
-			}
-			if all {
-				if start&authorBit != 0 {
-					author++
-				} else {
-					content++
-				}
-			}
-		}
+		content, author, acc.seq = countPhrase(s.docs.record(slot), ids, acc.seq)
 		if content+author == 0 {
 			continue
 		}
@@ -202,38 +191,45 @@ func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 	return len(acc.fTouch)
 }
 
-// positionsOf returns the positions of posting p of term t.
-func positionsOf(t *termEntry, p posting) []uint32 {
-	n := int(p.content) + int(p.author)
-	end := int(p.pos) + n
-	if end > len(t.positions) {
-		end = len(t.positions)
-	}
-	return t.positions[p.pos:end]
-}
-
-// hasPosition reports whether x is in ps, which is ascending (content positions, then author
-// positions with authorBit set).
-func hasPosition(ps []uint32, x uint32) bool {
-	for _, p := range ps {
-		if p >= x {
-			return p == x
+// countPhrase counts where the term numbers ids (each + 1, as records hold them) stand in a
+// row in the content and in the author name of the document whose record is rec; seq is a
+// buffer it returns for reuse.
+func countPhrase(rec []byte, ids []uint32, seq []uint32) (content, author int, _ []uint32) {
+	off := 0
+	for col := range 2 {
+		var n uint64
+		n, off = uvarint(rec, off)
+		seq = seq[:0]
+		for range n {
+			var t uint64
+			t, off = uvarint(rec, off)
+			seq = append(seq, uint32(t))
+		}
+		count := 0
+		for i := 0; i+len(ids) <= len(seq); i++ {
+			if seq[i] == ids[0] && slices.Equal(seq[i+1:i+len(ids)], ids[1:]) {
+				count++
+			}
+		}
+		if col == 0 {
+			content = count
+		} else {
+			author = count
 		}
 	}
-	return false
+	return content, author, seq
 }
 
 // topLocked returns the best limit (all when 0) touched documents that pass f.
 func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit {
 	h := &hitHeap{}
 	for _, slot := range acc.touched {
-		d := &s.docs[slot]
 		if f != nil {
-			if m := s.expand(&d.meta); !f.Keep(&m) {
+			if m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot]); !f.Keep(&m) {
 				continue
 			}
 		}
-		hit := Hit{ID: d.id, Score: acc.score[slot]}
+		hit := Hit{ID: s.docs.ids[slot], Score: acc.score[slot]}
 		if limit <= 0 || h.Len() < limit {
 			heap.Push(h, hit)
 			continue

@@ -1,0 +1,134 @@
+package kwindex
+
+// Posting lists are byte streams of varints, in slot order: a chat memory's 15 words would
+// otherwise cost 12–16 bytes each as structs, where a gap from the previous slot and the
+// occurrence counts fit in one to three bytes. Each posting is
+//
+//	varint(gap<<2 | kind) [varint(content) varint(author) when kind is kindCounts]
+//
+// where gap is the slot minus the previous posting's slot (the first posting's gap counts
+// from −1), and kind names the common counts: one occurrence in the content, one in the
+// author name, two in the content, or counts that follow explicitly.
+
+const (
+	kindOneContent = iota
+	kindOneAuthor
+	kindTwoContent
+	kindCounts
+)
+
+// postingList is one term's postings, dead documents' included until the next compaction.
+type postingList struct {
+	data []byte
+	last int32 // slot of the last posting; −1 when empty
+}
+
+func (l *postingList) add(slot int32, content, author uint32) {
+	gap := uint64(slot - l.last)
+	l.last = slot
+	switch {
+	case content == 1 && author == 0:
+		l.data = appendUvarint(l.data, gap<<2|kindOneContent)
+	case content == 0 && author == 1:
+		l.data = appendUvarint(l.data, gap<<2|kindOneAuthor)
+	case content == 2 && author == 0:
+		l.data = appendUvarint(l.data, gap<<2|kindTwoContent)
+	default:
+		l.data = appendUvarint(l.data, gap<<2|kindCounts)
+		l.data = appendUvarint(l.data, uint64(content))
+		l.data = appendUvarint(l.data, uint64(author))
+	}
+}
+
+// postingCursor walks a posting list from the start.
+type postingCursor struct {
+	data    []byte
+	off     int
+	slot    int32
+	content uint32
+	author  uint32
+}
+
+func newCursor(l *postingList) postingCursor {
+	return postingCursor{data: l.data, slot: -1}
+}
+
+// next moves to the next posting and reports whether there was one.
+func (c *postingCursor) next() bool {
+	if c.off >= len(c.data) {
+		return false
+	}
+	v, off := uvarint(c.data, c.off)
+	c.slot += int32(v >> 2)
+	switch v & 3 {
+	case kindOneContent:
+		c.content, c.author = 1, 0
+	case kindOneAuthor:
+		c.content, c.author = 0, 1
+	case kindTwoContent:
+		c.content, c.author = 2, 0
+	default:
+		var x uint64
+		x, off = uvarint(c.data, off)
+		c.content = uint32(x)
+		x, off = uvarint(c.data, off)
+		c.author = uint32(x)
+	}
+	c.off = off
+	return true
+}
+
+// seek moves to the first posting at or after slot and reports whether there is one. The
+// cursor must not be past slot already.
+func (c *postingCursor) seek(slot int32) bool {
+	for c.slot < slot {
+		if !c.next() {
+			return false
+		}
+	}
+	return true
+}
+
+func appendUvarint(b []byte, x uint64) []byte {
+	for x >= 0x80 {
+		b = append(b, byte(x)|0x80)
+		x >>= 7
+	}
+	return append(b, byte(x))
+}
+
+// uvarint decodes the varint at b[i] and returns it and the offset after it. The one-byte
+// case, most postings, stays small enough to inline.
+func uvarint(b []byte, i int) (uint64, int) {
+	if x := b[i]; x < 0x80 {
+		return uint64(x), i + 1
+	}
+	return uvarintSlow(b, i)
+}
+
+func uvarintSlow(b []byte, i int) (uint64, int) {
+	var x uint64
+	var shift uint
+	for {
+		c := b[i]
+		i++
+		x |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			return x, i
+		}
+		shift += 7
+	}
+}
+
+// remapPostings rewrites l without dead slots (remap < 0) and with live ones renumbered; the
+// remap keeps slot order, so the gaps stay positive.
+func remapPostings(l *postingList, remap []int32) {
+	out := postingList{last: -1}
+	c := newCursor(l)
+	for c.next() {
+		if r := remap[c.slot]; r >= 0 {
+			out.add(r, c.content, c.author)
+		}
+	}
+	*l = out
+}

@@ -1,0 +1,30 @@
+package kwindex
+
+import (
+	"testing"
+
+	"github.com/kioku-bot/kioku/memory/vecindex"
+)
+
+// TestRemovedTagsLeaveTheIndex checks that filter metadata only removed memories used, tags
+// included (a tag can be a word a member asked to forget), leaves the index at once.
+func TestRemovedTagsLeaveTheIndex(t *testing.T) {
+	idx := NewScope(DefaultParams)
+	idx.Put(Doc{ID: 1, Content: "kept", Meta: vecindex.Meta{Type: "fact", Tags: []string{"quokkazebra"}}},
+		Doc{ID: 2, Content: "kept too", Meta: vecindex.Meta{Type: "fact"}})
+	idx.Remove(1)
+	for _, p := range idx.profiles.list {
+		for _, tag := range p.tags {
+			if tag == "quokkazebra" {
+				t.Fatal("a removed memory's tag is still held")
+			}
+		}
+	}
+	if len(idx.profiles.ids) != 1 {
+		t.Errorf("%d profiles held for one memory", len(idx.profiles.ids))
+	}
+	hits := idx.Search(Query{Terms: []string{"kept"}, Filter: &vecindex.Filter{Types: []string{"fact"}}})
+	if len(hits) != 1 || hits[0].ID != 2 {
+		t.Errorf("the surviving memory lost its metadata: %v", hits)
+	}
+}
