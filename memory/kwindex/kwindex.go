@@ -82,9 +82,9 @@ type Scope struct {
 	totalLen int64
 	gramLen  int64
 	dead     int
-	// scratch and seq are buffers Put and Remove reuse.
+	// scratch and enc are buffers Put and Remove reuse.
 	scratch []uint64
-	seq     []uint32
+	enc     []byte
 }
 
 // NewScope returns an empty index.
@@ -142,26 +142,25 @@ func (s *Scope) addLocked(d *Doc, cache stemCache) {
 	rec := s.docs.fwd
 	start := len(rec)
 	occs := s.scratch[:0]
-	// The record holds each column's tokens as term ids + 1, 0 for a CJK token (counted in
-	// the length and the positions, never matched), each column preceded by its count.
+	// The record holds each column's tokens as varints of their term ids + 1, 0 for a CJK
+	// token (counted in the length and the positions, never matched), each column preceded
+	// by its length in bytes.
 	var length int32
 	for col, text := range [2]string{d.Content, d.Author} {
-		seq := s.seq[:0]
+		enc := s.enc[:0]
 		tokenize(text, cache, func(tok string, cjk bool) {
+			length++
 			if cjk {
-				seq = append(seq, 0)
+				enc = append(enc, 0)
 				return
 			}
 			id := s.terms.id(tok)
-			seq = append(seq, id+1)
+			enc = appendUvarint(enc, uint64(id)+1)
 			occs = append(occs, occurrence(id, uint64(col)))
 		})
-		rec = appendUvarint(rec, uint64(len(seq)))
-		for _, t := range seq {
-			rec = appendUvarint(rec, uint64(t))
-		}
-		length += int32(len(seq))
-		s.seq = seq[:0]
+		rec = appendUvarint(rec, uint64(len(enc)))
+		rec = append(rec, enc...)
+		s.enc = enc[:0]
 	}
 	slices.Sort(occs)
 	for i := 0; i < len(occs); {
@@ -222,7 +221,7 @@ func (s *Scope) removeLocked(id int64) {
 	for range 2 {
 		var n uint64
 		n, off = uvarint(rec, off)
-		for range n {
+		for end := off + int(n); off < end; {
 			var t uint64
 			t, off = uvarint(rec, off)
 			if t > 0 {

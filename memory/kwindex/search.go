@@ -1,9 +1,9 @@
 package kwindex
 
 import (
+	"bytes"
 	"container/heap"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/kioku-bot/kioku/memory/vecindex"
@@ -59,7 +59,6 @@ type accumulator struct {
 	touched []int32
 	freq    []float64 // one phrase's weighted frequency per slot
 	fTouch  []int32
-	seq     []uint32 // a document's tokens, for phrase checks
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
@@ -149,75 +148,86 @@ func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 		}
 		return len(acc.fTouch)
 	}
-	// Walk the first term's postings, find the same slot in the others' (postings are in
+	// Walk the shortest posting list, find the same slot in the others' (postings are in
 	// slot order), then count where the whole phrase stands in the document's record.
-	ids := make([]uint32, len(p))
+	var pat []byte
 	cursors := make([]postingCursor, len(p))
+	lead := 0
 	for i, tok := range p {
 		id, ok := s.terms.ids[tok]
 		if !ok {
 			return 0
 		}
-		ids[i] = id + 1
+		pat = appendUvarint(pat, uint64(id)+1)
 		cursors[i] = newCursor(&s.terms.entries[id].postingList)
+		if len(cursors[i].data) < len(cursors[lead].data) {
+			lead = i
+		}
 	}
-	first := &cursors[0]
-	for first.next() {
-		slot := first.slot
+	driver := &cursors[lead]
+	for driver.next() {
+		slot := driver.slot
 		if !s.docs.live(slot) {
 			continue
 		}
 		found := true
-		for i := 1; i < len(p); i++ {
-			if !cursors[i].seek(slot) {
+		want := [2]bool{true, true}
+		for i := range cursors {
+			c := &cursors[i]
+			if i != lead && !c.seek(slot) {
 				return len(acc.fTouch)
 			}
-			if cursors[i].slot != slot {
+			if c.slot != slot {
 				found = false
 				break
 			}
+			want[0] = want[0] && c.content > 0
+			want[1] = want[1] && c.author > 0
 		}
 		if !found {
 			continue
 		}
-		var content, author int
-		content, author, acc.seq = countPhrase(s.docs.record(slot), ids, acc.seq)
-		if content+author == 0 {
+		counts := countPhrase(s.docs.record(slot), pat, want)
+		if counts[0]+counts[1] == 0 {
 			continue
 		}
-		acc.freq[slot] = float64(content) + w*float64(author)
+		acc.freq[slot] = float64(counts[0]) + w*float64(counts[1])
 		acc.fTouch = append(acc.fTouch, slot)
 	}
 	return len(acc.fTouch)
 }
 
-// countPhrase counts where the term numbers ids (each + 1, as records hold them) stand in a
-// row in the content and in the author name of the document whose record is rec; seq is a
-// buffer it returns for reuse.
-func countPhrase(rec []byte, ids []uint32, seq []uint32) (content, author int, _ []uint32) {
+// countPhrase counts where the phrase whose encoded term numbers are pat stands in the
+// content and in the author name of the document whose record is rec; a column the postings
+// say lacks one of the terms (want false) is not searched.
+func countPhrase(rec, pat []byte, want [2]bool) (counts [2]int) {
 	off := 0
 	for col := range 2 {
-		var n uint64
-		n, off = uvarint(rec, off)
-		seq = seq[:0]
-		for range n {
-			var t uint64
-			t, off = uvarint(rec, off)
-			seq = append(seq, uint32(t))
-		}
-		count := 0
-		for i := 0; i+len(ids) <= len(seq); i++ {
-			if seq[i] == ids[0] && slices.Equal(seq[i+1:i+len(ids)], ids[1:]) {
-				count++
-			}
-		}
-		if col == 0 {
-			content = count
-		} else {
-			author = count
+		n, start := uvarint(rec, off)
+		off = start + int(n)
+		if want[col] {
+			counts[col] = countEncoded(rec[start:off], pat)
 		}
 	}
-	return content, author, seq
+	return counts
+}
+
+// countEncoded counts the occurrences of pat, a run of whole varints, in enc, a run of
+// varints: a byte match counts where it starts a varint, right after a byte without the
+// continuation bit.
+func countEncoded(enc, pat []byte) int {
+	n := 0
+	for from := 0; ; {
+		i := bytes.Index(enc[from:], pat)
+		if i < 0 {
+			return n
+		}
+		i += from
+		if i == 0 || enc[i-1] < 0x80 {
+			n++
+		}
+		from = i + 1
+	}
 }
 
 // topLocked returns the best limit (all when 0) touched documents that pass f.
