@@ -171,6 +171,7 @@ func (s *Scope) addLocked(d *Doc, cache stemCache) {
 		}
 		e := &s.terms.entries[id]
 		e.add(slot, counts[0], counts[1])
+		e.note(counts[0], counts[1], length)
 		e.live++
 	}
 	// Then the distinct bigrams, as ascending gram ids in gaps.

@@ -21,9 +21,26 @@ const (
 type postingList struct {
 	data []byte
 	last int32 // slot of the last posting; −1 when empty
+	n    int32 // postings
+	// skips mark every skipEvery-th posting, so a cursor can jump over blocks of a long
+	// list to the slot it looks for.
+	skips []skip
 }
 
+// skip is where a block of postings starts in a list: its byte offset, and the slot of the
+// posting before it (the base its first gap counts from).
+type skip struct {
+	off  uint32
+	base int32
+}
+
+const skipEvery = 128
+
 func (l *postingList) add(slot int32, content, author uint32) {
+	if l.n > 0 && l.n%skipEvery == 0 {
+		l.skips = append(l.skips, skip{off: uint32(len(l.data)), base: l.last})
+	}
+	l.n++
 	gap := uint64(slot - l.last)
 	l.last = slot
 	switch {
@@ -43,6 +60,7 @@ func (l *postingList) add(slot int32, content, author uint32) {
 // postingCursor walks a posting list from the start.
 type postingCursor struct {
 	data    []byte
+	skips   []skip
 	off     int
 	slot    int32
 	content uint32
@@ -50,7 +68,7 @@ type postingCursor struct {
 }
 
 func newCursor(l *postingList) postingCursor {
-	return postingCursor{data: l.data, slot: -1}
+	return postingCursor{data: l.data, skips: l.skips, slot: -1}
 }
 
 // next moves to the next posting and reports whether there was one.
@@ -118,6 +136,23 @@ func uvarintSlow(b []byte, i int) (uint64, int) {
 		}
 		shift += 7
 	}
+}
+
+// jump moves to the first posting at or after slot like seek, jumping over whole blocks:
+// for a sparse probe of a long list.
+func (c *postingCursor) jump(slot int32) bool {
+	if c.slot >= slot {
+		return true
+	}
+	// A block whose base (the posting before it) is below slot holds nothing the cursor
+	// needs before its start.
+	for len(c.skips) > 0 && c.skips[0].base < slot {
+		if k := c.skips[0]; int(k.off) > c.off {
+			c.off, c.slot = int(k.off), k.base
+		}
+		c.skips = c.skips[1:]
+	}
+	return c.seek(slot)
 }
 
 // remapPostings rewrites l without dead slots (remap < 0) and with live ones renumbered; the

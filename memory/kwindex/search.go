@@ -59,6 +59,8 @@ type accumulator struct {
 	touched []int32
 	freq    []float64 // one phrase's weighted frequency per slot
 	fTouch  []int32
+	cand    []int32   // documents a pruned search scores in full
+	heap    []float64 // the best scores so far, a min-heap
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
@@ -96,27 +98,46 @@ func (s *Scope) Search(q Query) []Hit {
 	acc.reset(len(s.docs.ids))
 	defer acc.clear()
 
-	n := float64(s.live)
-	avgdl := float64(s.totalLen) / n
-	k1, b, w := s.params.K1, s.params.B, s.params.AuthorWeight
+	bm := s.bm25()
+	if q.Limit > 0 && prunable(phrases) {
+		return s.searchPruned(phrases, q.Filter, q.Limit, bm, acc)
+	}
 	for _, p := range phrases {
-		df := s.phraseFreqs(p, w, acc)
+		df := s.phraseFreqs(p, bm.w, acc)
 		if df == 0 {
 			continue
 		}
-		idf := idfOf(n, float64(df), s.params.SmoothIDF)
-		for _, slot := range acc.fTouch {
-			f := acc.freq[slot]
-			acc.freq[slot] = 0
-			d := float64(s.docs.lens.at(slot))
-			if acc.score[slot] == 0 {
-				acc.touched = append(acc.touched, slot)
-			}
-			acc.score[slot] += idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
-		}
-		acc.fTouch = acc.fTouch[:0]
+		s.accumulate(acc, bm, idfOf(bm.n, float64(df), s.params.SmoothIDF))
 	}
 	return s.topLocked(acc, q.Filter, q.Limit)
+}
+
+// bm25 is what scoring a phrase in a document needs besides the phrase.
+type bm25 struct{ n, avgdl, k1, b, w float64 }
+
+func (s *Scope) bm25() bm25 {
+	n := float64(s.live)
+	return bm25{n: n, avgdl: float64(s.totalLen) / n, k1: s.params.K1, b: s.params.B, w: s.params.AuthorWeight}
+}
+
+// score is one phrase's part of a document's score: f its weighted frequency in the
+// document, d the document's length.
+func (bm *bm25) score(idf, f, d float64) float64 {
+	return idf * f * (bm.k1 + 1) / (f + bm.k1*(1-bm.b+bm.b*d/bm.avgdl))
+}
+
+// accumulate adds the phrase whose frequencies acc.freq holds to the touched documents'
+// scores.
+func (s *Scope) accumulate(acc *accumulator, bm bm25, idf float64) {
+	for _, slot := range acc.fTouch {
+		f := acc.freq[slot]
+		acc.freq[slot] = 0
+		if acc.score[slot] == 0 {
+			acc.touched = append(acc.touched, slot)
+		}
+		acc.score[slot] += bm.score(idf, f, float64(s.docs.lens.at(slot)))
+	}
+	acc.fTouch = acc.fTouch[:0]
 }
 
 func idfOf(n, df float64, smooth bool) float64 {
@@ -174,7 +195,7 @@ func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 		want := [2]bool{true, true}
 		for i := range cursors {
 			c := &cursors[i]
-			if i != lead && !c.seek(slot) {
+			if i != lead && !c.jump(slot) {
 				return len(acc.fTouch)
 			}
 			if c.slot != slot {
@@ -239,16 +260,26 @@ func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit
 				continue
 			}
 		}
-		hit := Hit{ID: s.docs.ids[slot], Score: acc.score[slot]}
-		if limit <= 0 || h.Len() < limit {
-			heap.Push(h, hit)
-			continue
-		}
-		if better(hit, (*h)[0]) {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.offer(Hit{ID: s.docs.ids[slot], Score: acc.score[slot]}, limit)
 	}
+	return h.sorted()
+}
+
+// offer keeps hit when the heap holds fewer than limit hits (limit 0 for no limit) or hit
+// is better than the worst.
+func (h *hitHeap) offer(hit Hit, limit int) {
+	if limit <= 0 || h.Len() < limit {
+		heap.Push(h, hit)
+		return
+	}
+	if better(hit, (*h)[0]) {
+		(*h)[0] = hit
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted empties the heap into a slice, best first.
+func (h *hitHeap) sorted() []Hit {
 	out := make([]Hit, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(Hit)

@@ -1,12 +1,26 @@
 package kwindex
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // termEntry is one term's (or bigram's) postings and document frequency.
 type termEntry struct {
 	key string
 	postingList
 	live int32 // live documents holding it
+	// The largest counts and the shortest length of any document put with the term bound
+	// its score in any document (MaxScore); a delete leaves them, still bounds.
+	maxContent, maxAuthor uint32
+	minLen                int32
+}
+
+// note widens the entry's bounds for a document with these counts and length.
+func (e *termEntry) note(content, author uint32, length int32) {
+	e.maxContent = max(e.maxContent, content)
+	e.maxAuthor = max(e.maxAuthor, author)
+	e.minLen = min(e.minLen, length)
 }
 
 // dict numbers a scope's terms (or bigrams): documents' records hold the numbers, and a
@@ -25,7 +39,7 @@ func (d *dict) id(key string) uint32 {
 	if d.ids == nil {
 		d.ids = map[string]uint32{}
 	}
-	e := termEntry{key: key, postingList: postingList{last: -1}}
+	e := termEntry{key: key, postingList: postingList{last: -1}, minLen: math.MaxInt32}
 	var id uint32
 	if n := len(d.free); n > 0 {
 		id = d.free[n-1]
@@ -72,6 +86,7 @@ func (d *dict) trim() {
 	for i := range d.entries {
 		e := &d.entries[i]
 		e.data = shrink(e.data)
+		e.skips = shrink(e.skips)
 	}
 	d.entries = shrink(d.entries)
 }
