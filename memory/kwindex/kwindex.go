@@ -14,13 +14,16 @@
 // k1(1 − b + b·|D|/avgdl)), where f counts the phrase's occurrences with the author column
 // weighted by AuthorWeight and |D| counts the tokens of both columns.
 //
-// The index is compact, about 130 bytes for a memory of 15 words: posting lists are byte
+// The index is compact, about 140 bytes for a memory of 15 words: posting lists are byte
 // streams of slot gaps and occurrence counts (postings.go), and each document keeps one
 // record of its tokens as term numbers, which serves both the phrase check (a pair matches
 // where the two numbers stand next to each other in one column) and a delete (which terms
 // to count down). Lengths are kept exactly, so scores do not move. A delete marks the slot
 // dead and counts its terms down at once (a term no live document holds leaves the
 // dictionary with its postings); the dead slots' postings go at the next compaction.
+//
+// A search with a limit skips what cannot reach its top k (MaxScore, maxscore.go) and
+// returns exactly what scoring every match would.
 package kwindex
 
 import (

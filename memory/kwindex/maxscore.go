@@ -43,8 +43,9 @@ func prunable(phrases []phrase) bool {
 }
 
 func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm bm25, acc *accumulator) []Hit {
-	exact := make([]exactPhrase, len(phrases))
-	var words []termBound
+	exact := slices.Grow(acc.exact[:0], len(phrases))[:len(phrases)]
+	clear(exact)
+	words := acc.words[:0]
 	for i, p := range phrases {
 		var df int
 		if len(p) == 1 {
@@ -76,7 +77,8 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 		}
 		return 0
 	})
-	rest := make([]float64, len(words)+1)
+	rest := slices.Grow(acc.rest[:0], len(words)+1)[:len(words)+1]
+	rest[len(words)] = 0
 	for i := len(words) - 1; i >= 0; i-- {
 		rest[i] = rest[i+1] + words[i].max
 	}
@@ -129,7 +131,7 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 			}
 		}
 	}
-	acc.cand = cand
+	acc.cand, acc.exact, acc.words, acc.rest = cand, exact, words, rest
 	return s.rescore(acc, cand, exact, bm, limit)
 }
 
@@ -200,7 +202,7 @@ type exactPhrase struct {
 }
 
 func (s *Scope) exactPhrase(p phrase, idf float64) exactPhrase {
-	var pat []byte
+	pat := make([]byte, 0, 3*len(p))
 	for _, tok := range p {
 		pat = appendUvarint(pat, uint64(s.terms.ids[tok])+1)
 	}

@@ -59,8 +59,13 @@ type accumulator struct {
 	touched []int32
 	freq    []float64 // one phrase's weighted frequency per slot
 	fTouch  []int32
-	cand    []int32   // documents a pruned search scores in full
-	heap    []float64 // the best scores so far, a min-heap
+	// A pruned search's buffers: the documents it scores in full, the best scores so far
+	// (a min-heap), its phrases as rescoring reads them, its words and their bounds' sums.
+	cand  []int32
+	heap  []float64
+	exact []exactPhrase
+	words []termBound
+	rest  []float64
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
