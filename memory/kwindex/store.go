@@ -139,7 +139,12 @@ func (t *docTable) add(id int64, recStart uint32, length, gramLen int32, created
 
 func (t *docTable) live(slot int32) bool { return t.dead[slot>>6]&(1<<(slot&63)) == 0 }
 
-func (t *docTable) kill(slot int32) { t.dead[slot>>6] |= 1 << (slot & 63) }
+// kill marks slot dead and forgets its memory's id: until the next compaction the dead
+// slot's postings name it by slot only, tied to no memory.
+func (t *docTable) kill(slot int32) {
+	t.dead[slot>>6] |= 1 << (slot & 63)
+	t.ids[slot] = 0
+}
 
 // record returns the record of the document in slot.
 func (t *docTable) record(slot int32) []byte {

@@ -28,3 +28,24 @@ func TestRemovedTagsLeaveTheIndex(t *testing.T) {
 		t.Errorf("the surviving memory lost its metadata: %v", hits)
 	}
 }
+
+// TestRemovedMemoryLeavesNoRecord checks that a removed memory's token record is cleared
+// and its slot no longer names it: its dead postings, until the next compaction, tie no
+// word to the memory.
+func TestRemovedMemoryLeavesNoRecord(t *testing.T) {
+	idx := NewScope(DefaultParams)
+	idx.Put(Doc{ID: 41, Content: "quokkazebra secret", Author: "alice"}, Doc{ID: 42, Content: "secret plans", Author: "bob"})
+	slot := idx.slots[41]
+	idx.Remove(41)
+	for _, b := range idx.docs.record(slot) {
+		if b != 0 {
+			t.Fatalf("the removed memory's record still holds %v", idx.docs.record(slot))
+		}
+	}
+	if idx.docs.ids[slot] != 0 {
+		t.Errorf("the dead slot still names memory %d", idx.docs.ids[slot])
+	}
+	if hits := idx.Search(Query{Terms: []string{"secret"}}); len(hits) != 1 || hits[0].ID != 42 {
+		t.Errorf("search after the removal: %v", hits)
+	}
+}
