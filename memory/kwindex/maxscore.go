@@ -135,6 +135,36 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 	return s.rescore(acc, cand, exact, bm, limit)
 }
 
+// searchWord is a search for one word with a limit: a document's score is the word's
+// alone, so each posting goes straight to the top k, and only one that would enter it is
+// checked against the filter.
+func (s *Scope) searchWord(word string, f *vecindex.Filter, limit int, bm bm25) []Hit {
+	t := s.terms.lookup(word)
+	if t == nil {
+		return nil
+	}
+	idf := idfOf(bm.n, float64(t.live), s.params.SmoothIDF)
+	top := &hitHeap{}
+	c := newCursor(&t.postingList)
+	for c.next() {
+		if !s.docs.live(c.slot) {
+			continue
+		}
+		x := bm.score(idf, float64(c.content)+bm.w*float64(c.author), float64(s.docs.lens.at(c.slot)))
+		hit := Hit{ID: s.docs.ids[c.slot], Score: x}
+		if top.Len() == limit && !better(hit, (*top)[0]) {
+			continue
+		}
+		if f != nil {
+			if m := s.profiles.meta(s.docs.profile[c.slot], s.docs.created[c.slot]); !f.Keep(&m) {
+				continue
+			}
+		}
+		top.offer(hit, limit)
+	}
+	return top.sorted()
+}
+
 // kthScore returns the limit-th best score among the documents found that pass f, 0 when
 // fewer pass.
 func (s *Scope) kthScore(acc *accumulator, f *vecindex.Filter, limit int) float64 {

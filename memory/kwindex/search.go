@@ -98,12 +98,14 @@ func (s *Scope) Search(q Query) []Hit {
 	if s.live == 0 {
 		return nil
 	}
+	bm := s.bm25()
+	if q.Limit > 0 && len(phrases) == 1 && len(phrases[0]) == 1 {
+		return s.searchWord(phrases[0][0], q.Filter, q.Limit, bm)
+	}
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
 	acc.reset(len(s.docs.ids))
 	defer acc.clear()
-
-	bm := s.bm25()
 	if q.Limit > 0 && prunable(phrases) {
 		return s.searchPruned(phrases, q.Filter, q.Limit, bm, acc)
 	}
