@@ -109,10 +109,8 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 		if acc.score[slot]+rest[j] < theta*(1-slack) {
 			continue
 		}
-		if f != nil {
-			if m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot]); !f.Keep(&m) {
-				continue
-			}
+		if !s.keeps(f, slot) {
+			continue
 		}
 		cand = append(cand, slot)
 	}
@@ -155,10 +153,8 @@ func (s *Scope) searchWord(word string, f *vecindex.Filter, limit int, bm bm25) 
 		if top.Len() == limit && !better(hit, (*top)[0]) {
 			continue
 		}
-		if f != nil {
-			if m := s.profiles.meta(s.docs.profile[c.slot], s.docs.created[c.slot]); !f.Keep(&m) {
-				continue
-			}
+		if !s.keeps(f, c.slot) {
+			continue
 		}
 		top.offer(hit, limit)
 	}
@@ -174,10 +170,8 @@ func (s *Scope) kthScore(acc *accumulator, f *vecindex.Filter, limit int) float6
 		if len(h) == limit && x <= h[0] {
 			continue
 		}
-		if f != nil {
-			if m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot]); !f.Keep(&m) {
-				continue
-			}
+		if !s.keeps(f, slot) {
+			continue
 		}
 		if len(h) < limit {
 			h = append(h, x)

@@ -96,8 +96,8 @@ func (c *postingCursor) next() bool {
 	return true
 }
 
-// seek moves to the first posting at or after slot and reports whether there is one. The
-// cursor must not be past slot already.
+// seek moves to the first posting at or after slot, decoding every posting on the way, and
+// reports whether there is one; a cursor already there stays.
 func (c *postingCursor) seek(slot int32) bool {
 	for c.slot < slot {
 		if !c.next() {

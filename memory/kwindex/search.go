@@ -262,10 +262,8 @@ func countEncoded(enc, pat []byte) int {
 func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit {
 	h := &hitHeap{}
 	for _, slot := range acc.touched {
-		if f != nil {
-			if m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot]); !f.Keep(&m) {
-				continue
-			}
+		if !s.keeps(f, slot) {
+			continue
 		}
 		h.offer(Hit{ID: s.docs.ids[slot], Score: acc.score[slot]}, limit)
 	}
@@ -292,6 +290,15 @@ func (h *hitHeap) sorted() []Hit {
 		out[i] = heap.Pop(h).(Hit)
 	}
 	return out
+}
+
+// keeps reports whether the document in slot passes f (nil for none).
+func (s *Scope) keeps(f *vecindex.Filter, slot int32) bool {
+	if f == nil {
+		return true
+	}
+	m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot])
+	return f.Keep(&m)
 }
 
 // better orders hits best first: higher score, then lower id.
