@@ -63,6 +63,30 @@ func BenchmarkSearch100k(b *testing.B) {
 	}
 }
 
+// BenchmarkSearch100kCommon times short queries of the corpus's most common words, whose
+// postings are the longest: the case early termination is for.
+func BenchmarkSearch100kCommon(b *testing.B) {
+	docs, _ := benchCorpus(100_000)
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(docs...)
+	r := rand.New(rand.NewPCG(5, 6))
+	queries := make([]recall.Plan, 100)
+	for i := range queries {
+		words := make([]string, 1+r.IntN(3))
+		for j := range words {
+			n := r.IntN(30)
+			words[j] = fmt.Sprintf("w%dx%c", n, 'a'+rune(n%26))
+		}
+		queries[i] = recall.Analyze(strings.Join(words, " "))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q := queries[i%len(queries)]
+		idx.Search(kwindex.Query{Terms: q.Terms, Pairs: q.Pairs, Limit: 50})
+	}
+}
+
 func BenchmarkFTS5Search100k(b *testing.B) {
 	docs, queries := benchCorpus(100_000)
 	db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "fts.db"))

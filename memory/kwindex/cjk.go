@@ -13,47 +13,6 @@ import (
 // "明日のdeployは") against the bigram postings and the word postings, with each document's
 // length in characters. This is the scan the SQL leg ran per query, without the scan.
 
-// gramPosting is one document's occurrences of one bigram.
-type gramPosting struct {
-	slot int32
-	tf   uint16
-}
-
-type gramEntry struct {
-	key      string
-	postings []gramPosting
-	live     int
-}
-
-// addGramsLocked indexes the CJK bigrams of text for the document in slot and returns the
-// entries it touched and the text's length in characters.
-func (s *Scope) addGramsLocked(slot int32, text string) ([]*gramEntry, int32) {
-	n := int32(utf8.RuneCountInString(text))
-	grams := bigrams(text)
-	if len(grams) == 0 {
-		return nil, n
-	}
-	counts := make(map[string]uint16, len(grams))
-	for _, g := range grams {
-		counts[g] = satAdd(counts[g])
-	}
-	if s.grams == nil {
-		s.grams = map[string]*gramEntry{}
-	}
-	out := make([]*gramEntry, 0, len(counts))
-	for g, c := range counts {
-		e := s.grams[g]
-		if e == nil {
-			e = &gramEntry{key: g}
-			s.grams[g] = e
-		}
-		e.postings = append(e.postings, gramPosting{slot: slot, tf: c})
-		e.live++
-		out = append(out, e)
-	}
-	return out, n
-}
-
 // CJKQuery is what SearchCJK looks for.
 type CJKQuery struct {
 	// Grams are the query's CJK character bigrams (recall.Plan.CJKGrams(2)).
@@ -84,38 +43,40 @@ func (s *Scope) SearchCJK(q CJKQuery) []Hit {
 	}
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
-	acc.reset(len(s.docs))
+	acc.reset(len(s.docs.ids))
 	defer acc.clear()
 	n := float64(s.live)
 	avg := float64(s.gramLen) / n
 	k1, b := s.params.K1, s.params.B
 	add := func(slot int32, tf, df int) {
 		f := float64(tf)
-		d := float64(s.docs[slot].gramLen)
+		d := float64(s.docs.gramLens.at(slot))
 		if acc.score[slot] == 0 {
 			acc.touched = append(acc.touched, slot)
 		}
 		acc.score[slot] += idfOf(n, float64(df), true) * f * (k1 + 1) / (f + k1*(1-b+b*d/avg))
 	}
 	for _, g := range q.Grams {
-		e := s.grams[g]
-		if e == nil || e.live == 0 {
+		e := s.grams.lookup(g)
+		if e == nil {
 			continue
 		}
-		for _, p := range e.postings {
-			if s.docs[p.slot].live {
-				add(p.slot, int(p.tf), e.live)
+		c := newCursor(&e.postingList)
+		for c.next() {
+			if s.docs.live(c.slot) {
+				add(c.slot, int(c.content), int(e.live))
 			}
 		}
 	}
 	for _, w := range words {
-		t := s.terms[w]
-		if t == nil || t.live == 0 {
+		t := s.terms.lookup(w)
+		if t == nil {
 			continue
 		}
-		for _, p := range t.postings {
-			if s.docs[p.slot].live {
-				add(p.slot, int(p.content)+int(p.author), t.live)
+		c := newCursor(&t.postingList)
+		for c.next() {
+			if s.docs.live(c.slot) {
+				add(c.slot, int(c.content)+int(c.author), int(t.live))
 			}
 		}
 	}

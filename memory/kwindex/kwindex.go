@@ -13,12 +13,23 @@
 // document's score is FTS5's multi-column BM25: for each phrase, idf × f(k1+1) / (f +
 // k1(1 − b + b·|D|/avgdl)), where f counts the phrase's occurrences with the author column
 // weighted by AuthorWeight and |D| counts the tokens of both columns.
+//
+// The index is compact, about 140 bytes for a memory of 15 words: posting lists are byte
+// streams of slot gaps and occurrence counts (postings.go), and each document keeps one
+// record of its tokens as term numbers, which serves both the phrase check (a pair matches
+// where the two numbers stand next to each other in one column) and a delete (which terms
+// to count down). Lengths are kept exactly, so scores do not move. A delete marks the slot
+// dead and counts its terms down at once (a term no live document holds leaves the
+// dictionary with its postings); the dead slots' postings go at the next compaction.
+//
+// A search with a limit skips what cannot reach its top k (MaxScore, maxscore.go) and
+// returns exactly what scoring every match would.
 package kwindex
 
 import (
-	"math"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/memory/vecindex"
 )
@@ -60,67 +71,28 @@ type Hit struct {
 	Score float64
 }
 
-// column is where a token occurs.
-type column uint8
-
-const (
-	colContent column = iota
-	colAuthor
-)
-
-// posting is one document's occurrences of one term.
-type posting struct {
-	slot    int32
-	content uint16 // occurrences in the content
-	author  uint16 // occurrences in the author name
-	pos     uint32 // first position in the term's positions
-}
-
-type termEntry struct {
-	key      string
-	postings []posting
-	// positions hold, for each posting in order, its content positions then its author
-	// positions (author positions have authorBit set).
-	positions []uint32
-	live      int // live documents holding the term (its document frequency)
-}
-
-const authorBit = 1 << 31
-
-type docEntry struct {
-	id     int64
-	length int32 // tokens in content and author together
-	live   bool
-	meta   compactMeta
-	terms  []*termEntry // distinct terms, so a delete can keep document frequencies exact
-	// gramLen is the length in characters of the document's Grams text, and grams its
-	// distinct bigrams.
-	gramLen int32
-	grams   []*gramEntry
-}
-
 // Scope is the index of one scope's documents. It is safe for concurrent use.
 type Scope struct {
 	params Params
 
-	mu    sync.RWMutex
-	docs  []docEntry
-	slots map[int64]int32
-	terms map[string]*termEntry
-	grams map[string]*gramEntry
-	// strs interns the metadata strings (origin guild, channel, type, author), which
-	// repeat across a scope's memories; strIDs finds a string's index.
-	strs     []string
-	strIDs   map[string]uint32
+	mu       sync.RWMutex
+	docs     docTable
+	slots    map[int64]int32
+	terms    dict
+	grams    dict
+	profiles profiles
 	live     int
 	totalLen int64
 	gramLen  int64
 	dead     int
+	// scratch and enc are buffers Put and Remove reuse.
+	scratch []uint64
+	enc     []byte
 }
 
 // NewScope returns an empty index.
 func NewScope(p Params) *Scope {
-	return &Scope{params: p, slots: map[int64]int32{}, terms: map[string]*termEntry{}}
+	return &Scope{params: p, slots: map[int64]int32{}}
 }
 
 // Len returns the number of live documents.
@@ -143,7 +115,7 @@ func (s *Scope) Put(docs ...Doc) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cache := stemCache{}
-	s.docs = slices.Grow(s.docs, len(docs))
+	s.docs.grow(len(docs))
 	for i := range docs {
 		s.removeLocked(docs[i].ID)
 		s.addLocked(&docs[i], cache)
@@ -165,85 +137,80 @@ func (s *Scope) Remove(ids ...int64) {
 	s.maybeCompactLocked()
 }
 
+// occurrence packs a term id (or gram id) and a column into one sortable number.
+func occurrence(id uint32, col uint64) uint64 { return uint64(id)<<1 | col }
+
 func (s *Scope) addLocked(d *Doc, cache stemCache) {
-	slot := int32(len(s.docs))
-	type occ struct {
-		term string
-		col  column
-		pos  uint32
-	}
-	var occs []occ
+	slot := int32(len(s.docs.ids))
+	rec := s.docs.fwd
+	start := len(rec)
+	occs := s.scratch[:0]
+	// The record holds each column's tokens as varints of their term ids + 1, 0 for a CJK
+	// token (counted in the length and the positions, never matched), each column preceded
+	// by its length in bytes.
 	var length int32
-	var n uint32
-	tokenize(d.Content, cache, func(tok string, cjk bool) {
-		if !cjk {
-			occs = append(occs, occ{tok, colContent, n})
+	for col, text := range [2]string{d.Content, d.Author} {
+		enc := s.enc[:0]
+		tokenize(text, cache, func(tok string, cjk bool) {
+			length++
+			if cjk {
+				enc = append(enc, 0)
+				return
+			}
+			id := s.terms.id(tok)
+			enc = appendUvarint(enc, uint64(id)+1)
+			occs = append(occs, occurrence(id, uint64(col)))
+		})
+		rec = appendUvarint(rec, uint64(len(enc)))
+		rec = append(rec, enc...)
+		s.enc = enc[:0]
+	}
+	slices.Sort(occs)
+	for i := 0; i < len(occs); {
+		id := uint32(occs[i] >> 1)
+		var counts [2]uint32
+		for ; i < len(occs) && uint32(occs[i]>>1) == id; i++ {
+			counts[occs[i]&1]++
 		}
-		n++
-		length++
-	})
-	n = 0
-	tokenize(d.Author, cache, func(tok string, cjk bool) {
-		if !cjk {
-			occs = append(occs, occ{tok, colAuthor, n | authorBit})
-		}
-		n++
-		length++
-	})
-	// Group by term, keeping content positions before author positions, each ascending.
-	slices.SortStableFunc(occs, func(a, b occ) int {
-		if a.term < b.term {
-			return -1
-		}
-		if a.term > b.term {
-			return 1
-		}
-		return 0
-	})
+		e := &s.terms.entries[id]
+		e.add(slot, counts[0], counts[1])
+		e.note(counts[0], counts[1], length)
+		e.live++
+	}
+	// Then the distinct bigrams, as ascending gram ids in gaps.
+	occs = occs[:0]
+	for _, g := range bigrams(d.Grams) {
+		occs = append(occs, uint64(s.grams.id(g)))
+	}
+	slices.Sort(occs)
 	distinct := 0
 	for i := range occs {
-		if i == 0 || occs[i].term != occs[i-1].term {
+		if i == 0 || occs[i] != occs[i-1] {
 			distinct++
 		}
 	}
-	e := docEntry{id: d.ID, length: length, live: true, meta: s.compact(&d.Meta), terms: make([]*termEntry, 0, distinct)}
+	rec = appendUvarint(rec, uint64(distinct))
+	prev := uint64(0)
 	for i := 0; i < len(occs); {
-		j := i
-		for j < len(occs) && occs[j].term == occs[i].term {
-			j++
+		id := occs[i]
+		var tf uint32
+		for ; i < len(occs) && occs[i] == id; i++ {
+			tf++
 		}
-		t := s.terms[occs[i].term]
-		if t == nil {
-			t = &termEntry{key: occs[i].term}
-			s.terms[occs[i].term] = t
-		}
-		p := posting{slot: slot, pos: uint32(len(t.positions))}
-		for _, o := range occs[i:j] {
-			if o.col == colContent {
-				p.content = satAdd(p.content)
-			} else {
-				p.author = satAdd(p.author)
-			}
-			t.positions = append(t.positions, o.pos)
-		}
-		t.postings = append(t.postings, p)
-		t.live++
-		e.terms = append(e.terms, t)
-		i = j
+		e := &s.grams.entries[id]
+		e.add(slot, tf, 0)
+		e.live++
+		rec = appendUvarint(rec, id-prev)
+		prev = id
 	}
-	e.grams, e.gramLen = s.addGramsLocked(slot, d.Grams)
-	s.docs = append(s.docs, e)
+	s.scratch = occs[:0]
+	gramLen := int32(utf8.RuneCountInString(d.Grams))
+	s.docs.fwd = rec
+	s.docs.add(d.ID, uint32(start), length, gramLen, d.Meta.CreatedAt, s.profiles.intern(&d.Meta))
 	s.slots[d.ID] = slot
 	s.live++
 	s.totalLen += int64(length)
-	s.gramLen += int64(e.gramLen)
-}
-
-func satAdd(x uint16) uint16 {
-	if x == math.MaxUint16 {
-		return x
-	}
-	return x + 1
+	s.gramLen += int64(gramLen)
 }
 
 func (s *Scope) removeLocked(id int64) {
@@ -252,72 +219,61 @@ func (s *Scope) removeLocked(id int64) {
 		return
 	}
 	delete(s.slots, id)
-	e := &s.docs[slot]
-	e.live = false
+	rec := s.docs.record(slot)
+	ids := s.scratch[:0]
+	off := 0
+	for range 2 {
+		var n uint64
+		n, off = uvarint(rec, off)
+		for end := off + int(n); off < end; {
+			var t uint64
+			t, off = uvarint(rec, off)
+			if t > 0 {
+				ids = append(ids, t-1)
+			}
+		}
+	}
 	// A term no live document holds leaves the dictionary now: a forgotten word must not
 	// stay reachable until the next compaction.
-	for _, t := range e.terms {
-		t.live--
-		if t.live == 0 && s.terms[t.key] == t {
-			delete(s.terms, t.key)
+	slices.Sort(ids)
+	for i, t := range ids {
+		if i == 0 || t != ids[i-1] {
+			s.terms.release(uint32(t))
 		}
 	}
-	for _, g := range e.grams {
-		g.live--
-		if g.live == 0 && s.grams[g.key] == g {
-			delete(s.grams, g.key)
-		}
+	s.scratch = ids[:0]
+	n, off := uvarint(rec, off)
+	g := uint64(0)
+	for range n {
+		var gap uint64
+		gap, off = uvarint(rec, off)
+		g += gap
+		s.grams.release(uint32(g))
 	}
-	e.terms, e.grams = nil, nil
+	// The record is never read again; clearing it leaves no trace of which terms the
+	// memory held.
+	clear(rec)
+	s.profiles.release(s.docs.profile[slot])
+	s.docs.kill(slot)
 	s.live--
 	s.dead++
-	s.totalLen -= int64(e.length)
-	s.gramLen -= int64(e.gramLen)
+	s.totalLen -= int64(s.docs.lens.at(slot))
+	s.gramLen -= int64(s.docs.gramLens.at(slot))
 }
 
 // maybeCompactLocked drops dead documents' postings once they are a third of the slots, so
 // deletes cost amortized constant time and memory stays proportional to live documents.
 func (s *Scope) maybeCompactLocked() {
-	if s.dead < 64 || s.dead*3 < len(s.docs) {
+	if s.dead < 64 || s.dead*3 < len(s.docs.ids) {
 		return
 	}
-	remap := make([]int32, len(s.docs))
-	docs := make([]docEntry, 0, s.live)
-	for i := range s.docs {
-		if !s.docs[i].live {
-			remap[i] = -1
-			continue
-		}
-		remap[i] = int32(len(docs))
-		docs = append(docs, s.docs[i])
-		s.slots[s.docs[i].id] = remap[i]
+	remap := make([]int32, len(s.docs.ids))
+	docs := s.docs.compact(remap, s.live)
+	for id, slot := range s.slots {
+		s.slots[id] = remap[slot]
 	}
-	for _, t := range s.terms {
-		var ps []posting
-		var pos []uint32
-		for j, p := range t.postings {
-			if remap[p.slot] < 0 {
-				continue
-			}
-			end := len(t.positions)
-			if j+1 < len(t.postings) {
-				end = int(t.postings[j+1].pos)
-			}
-			start := len(pos)
-			pos = append(pos, t.positions[p.pos:end]...)
-			ps = append(ps, posting{slot: remap[p.slot], content: p.content, author: p.author, pos: uint32(start)})
-		}
-		t.postings, t.positions = ps, pos
-	}
-	for _, g := range s.grams {
-		ps := g.postings[:0]
-		for _, p := range g.postings {
-			if remap[p.slot] >= 0 {
-				ps = append(ps, gramPosting{slot: remap[p.slot], tf: p.tf})
-			}
-		}
-		g.postings = ps
-	}
+	s.terms.remap(remap)
+	s.grams.remap(remap)
 	s.docs, s.dead = docs, 0
 }
 
@@ -330,7 +286,7 @@ func (s *Scope) Holds(word string) bool {
 	defer s.mu.RUnlock()
 	if grams := bigrams(word); len(grams) > 0 {
 		for _, g := range grams {
-			if e := s.grams[g]; e == nil || e.live == 0 {
+			if s.grams.lookup(g) == nil {
 				return false
 			}
 		}
@@ -340,7 +296,7 @@ func (s *Scope) Holds(word string) bool {
 		return false
 	}
 	for _, tok := range p {
-		if t := s.terms[tok]; t == nil || t.live == 0 {
+		if s.terms.lookup(tok) == nil {
 			return false
 		}
 	}
@@ -351,63 +307,18 @@ func (s *Scope) Holds(word string) bool {
 func (s *Scope) Size() (docs, terms int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.live, len(s.terms)
-}
-
-// compactMeta is vecindex.Meta with its strings interned in the scope's table: a scope's
-// memories share a handful of guilds, channels, types and authors, so the index keeps four
-// small numbers per memory instead of four strings.
-type compactMeta struct {
-	createdAt                     int64
-	importance                    float64
-	guild, channel, typ, authorID uint32
-	pinned                        bool
-	tags                          []string
-}
-
-func (s *Scope) intern(v string) uint32 {
-	if id, ok := s.strIDs[v]; ok {
-		return id
-	}
-	if s.strIDs == nil {
-		s.strIDs = map[string]uint32{}
-	}
-	id := uint32(len(s.strs))
-	s.strs = append(s.strs, v)
-	s.strIDs[v] = id
-	return id
-}
-
-func (s *Scope) compact(m *vecindex.Meta) compactMeta {
-	return compactMeta{createdAt: m.CreatedAt, importance: m.Importance, guild: s.intern(m.OriginGuild),
-		channel: s.intern(m.Channel), typ: s.intern(m.Type), authorID: s.intern(m.AuthorID), pinned: m.Pinned, tags: m.Tags}
-}
-
-// expand rebuilds the metadata a filter checks; it allocates nothing (the strings are the
-// table's).
-func (s *Scope) expand(c *compactMeta) vecindex.Meta {
-	return vecindex.Meta{OriginGuild: s.strs[c.guild], Channel: s.strs[c.channel], CreatedAt: c.createdAt, Type: s.strs[c.typ],
-		Pinned: c.pinned, Importance: c.importance, Tags: c.tags, AuthorID: s.strs[c.authorID]}
+	return s.live, len(s.terms.ids)
 }
 
 // bulkPut is the batch size from which Put trims the slack appends left in the postings:
 // a scope's build puts every memory at once.
 const bulkPut = 1024
 
-// trimLocked copies every posting list to its exact length, returning the capacity that
-// growth by appending left unused (a quarter of the lists' memory on average).
+// trimLocked copies every posting list and per-document table to its exact length,
+// returning the capacity that growth by appending left unused (a quarter of their memory on
+// average).
 func (s *Scope) trimLocked() {
-	for _, t := range s.terms {
-		if cap(t.postings) > len(t.postings) {
-			t.postings = slices.Clone(t.postings)
-		}
-		if cap(t.positions) > len(t.positions) {
-			t.positions = slices.Clone(t.positions)
-		}
-	}
-	for _, g := range s.grams {
-		if cap(g.postings) > len(g.postings) {
-			g.postings = slices.Clone(g.postings)
-		}
-	}
+	s.terms.trim()
+	s.grams.trim()
+	s.docs.trim()
 }

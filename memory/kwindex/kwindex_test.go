@@ -2,8 +2,10 @@ package kwindex_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kioku-bot/kioku/memory/kwindex"
@@ -172,5 +174,39 @@ func TestCJKBigrams(t *testing.T) {
 	}
 	if hits := idx.SearchCJK(kwindex.CJKQuery{Grams: []string{"旅行"}}); len(hits) != 0 {
 		t.Errorf("a removed memory still matches: %v", hits)
+	}
+}
+
+// TestPhrasesStopAtUnsegmentedText checks that a CJK token, which the word index never
+// matches, still stands between two words: they are not a phrase across it.
+func TestPhrasesStopAtUnsegmentedText(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(kwindex.Doc{ID: 1, Content: "game 日本 night"}, kwindex.Doc{ID: 2, Content: "game night"})
+	hits := idx.Search(kwindex.Query{Pairs: [][2]string{{"game", "night"}}})
+	if len(hits) != 1 || hits[0].ID != 2 {
+		t.Fatalf("the pair matched across unsegmented text: %v", hits)
+	}
+}
+
+// TestLongDocumentKeepsItsExactLength checks the BM25 score of a memory longer than the
+// lengths kept in two bytes against the formula: its length must not be rounded.
+func TestLongDocumentKeepsItsExactLength(t *testing.T) {
+	long := strings.Repeat("filler ", 70_000) + "needle"
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	idx.Put(kwindex.Doc{ID: 1, Content: long}, kwindex.Doc{ID: 2, Content: "needle in a haystack"})
+	hits := idx.Search(kwindex.Query{Terms: []string{"needle"}})
+	if len(hits) != 2 {
+		t.Fatalf("want both memories, got %v", hits)
+	}
+	p := kwindex.DefaultParams
+	n, df := 2.0, 2.0
+	avgdl := (70_001 + 4) / n
+	idf := math.Log1p((n - df + 0.5) / (df + 0.5))
+	score := func(d float64) float64 { return idf * (p.K1 + 1) / (1 + p.K1*(1-p.B+p.B*d/avgdl)) }
+	want := map[int64]float64{1: score(70_001), 2: score(4)}
+	for _, h := range hits {
+		if h.Score != want[h.ID] {
+			t.Errorf("memory %d scores %v, want %v", h.ID, h.Score, want[h.ID])
+		}
 	}
 }

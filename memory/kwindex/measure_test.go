@@ -30,8 +30,8 @@ func TestIndexBytesPerMemory(t *testing.T) {
 	perDoc := held / float64(n)
 	t.Logf("%d memories, %d terms, %.1f words each: %.0f bytes per memory, %.1f per word", n, terms,
 		float64(tokens)/float64(n), perDoc, held/float64(tokens))
-	if perDoc > 700 {
-		t.Errorf("the index holds %.0f bytes per memory; the budget is 700", perDoc)
+	if perDoc > 180 {
+		t.Errorf("the index holds %.0f bytes per memory; the budget is 180", perDoc)
 	}
 	runtime.KeepAlive(idx)
 }

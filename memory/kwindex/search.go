@@ -1,6 +1,7 @@
 package kwindex
 
 import (
+	"bytes"
 	"container/heap"
 	"math"
 	"sync"
@@ -58,6 +59,13 @@ type accumulator struct {
 	touched []int32
 	freq    []float64 // one phrase's weighted frequency per slot
 	fTouch  []int32
+	// A pruned search's buffers: the documents it scores in full, the best scores so far
+	// (a min-heap), its phrases as rescoring reads them, its words and their bounds' sums.
+	cand  []int32
+	heap  []float64
+	exact []exactPhrase
+	words []termBound
+	rest  []float64
 }
 
 var accumulators = sync.Pool{New: func() any { return &accumulator{} }}
@@ -90,32 +98,53 @@ func (s *Scope) Search(q Query) []Hit {
 	if s.live == 0 {
 		return nil
 	}
+	bm := s.bm25()
+	if q.Limit > 0 && len(phrases) == 1 && len(phrases[0]) == 1 {
+		return s.searchWord(phrases[0][0], q.Filter, q.Limit, bm)
+	}
 	acc := accumulators.Get().(*accumulator)
 	defer accumulators.Put(acc)
-	acc.reset(len(s.docs))
+	acc.reset(len(s.docs.ids))
 	defer acc.clear()
-
-	n := float64(s.live)
-	avgdl := float64(s.totalLen) / n
-	k1, b, w := s.params.K1, s.params.B, s.params.AuthorWeight
+	if q.Limit > 0 && prunable(phrases) {
+		return s.searchPruned(phrases, q.Filter, q.Limit, bm, acc)
+	}
 	for _, p := range phrases {
-		df := s.phraseFreqs(p, w, acc)
+		df := s.phraseFreqs(p, bm.w, acc)
 		if df == 0 {
 			continue
 		}
-		idf := idfOf(n, float64(df), s.params.SmoothIDF)
-		for _, slot := range acc.fTouch {
-			f := acc.freq[slot]
-			acc.freq[slot] = 0
-			d := float64(s.docs[slot].length)
-			if acc.score[slot] == 0 {
-				acc.touched = append(acc.touched, slot)
-			}
-			acc.score[slot] += idf * f * (k1 + 1) / (f + k1*(1-b+b*d/avgdl))
-		}
-		acc.fTouch = acc.fTouch[:0]
+		s.accumulate(acc, bm, idfOf(bm.n, float64(df), s.params.SmoothIDF))
 	}
 	return s.topLocked(acc, q.Filter, q.Limit)
+}
+
+// bm25 is what scoring a phrase in a document needs besides the phrase.
+type bm25 struct{ n, avgdl, k1, b, w float64 }
+
+func (s *Scope) bm25() bm25 {
+	n := float64(s.live)
+	return bm25{n: n, avgdl: float64(s.totalLen) / n, k1: s.params.K1, b: s.params.B, w: s.params.AuthorWeight}
+}
+
+// score is one phrase's part of a document's score: f its weighted frequency in the
+// document, d the document's length.
+func (bm *bm25) score(idf, f, d float64) float64 {
+	return idf * f * (bm.k1 + 1) / (f + bm.k1*(1-bm.b+bm.b*d/bm.avgdl))
+}
+
+// accumulate adds the phrase whose frequencies acc.freq holds to the touched documents'
+// scores.
+func (s *Scope) accumulate(acc *accumulator, bm bm25, idf float64) {
+	for _, slot := range acc.fTouch {
+		f := acc.freq[slot]
+		acc.freq[slot] = 0
+		if acc.score[slot] == 0 {
+			acc.touched = append(acc.touched, slot)
+		}
+		acc.score[slot] += bm.score(idf, f, float64(s.docs.lens.at(slot)))
+	}
+	acc.fTouch = acc.fTouch[:0]
 }
 
 func idfOf(n, df float64, smooth bool) float64 {
@@ -133,121 +162,143 @@ func idfOf(n, df float64, smooth bool) float64 {
 // document holding it, and returns their number (p's document frequency).
 func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 	if len(p) == 1 {
-		t := s.terms[p[0]]
+		t := s.terms.lookup(p[0])
 		if t == nil {
 			return 0
 		}
-		for _, ps := range t.postings {
-			if !s.docs[ps.slot].live {
+		c := newCursor(&t.postingList)
+		for c.next() {
+			if !s.docs.live(c.slot) {
 				continue
 			}
-			acc.freq[ps.slot] = float64(ps.content) + w*float64(ps.author)
-			acc.fTouch = append(acc.fTouch, ps.slot)
+			acc.freq[c.slot] = float64(c.content) + w*float64(c.author)
+			acc.fTouch = append(acc.fTouch, c.slot)
 		}
 		return len(acc.fTouch)
 	}
-	lists := make([]*termEntry, len(p))
+	// Walk the shortest posting list, find the same slot in the others' (postings are in
+	// slot order), then count where the whole phrase stands in the document's record.
+	var pat []byte
+	cursors := make([]postingCursor, len(p))
+	lead := 0
 	for i, tok := range p {
-		if lists[i] = s.terms[tok]; lists[i] == nil {
+		id, ok := s.terms.ids[tok]
+		if !ok {
 			return 0
 		}
+		pat = appendUvarint(pat, uint64(id)+1)
+		cursors[i] = newCursor(&s.terms.entries[id].postingList)
+		if len(cursors[i].data) < len(cursors[lead].data) {
+			lead = i
+		}
 	}
-	// Walk the first term's postings and find the same slot in the others (postings are in
-	// slot order), then count the positions where the whole phrase starts.
-	cursor := make([]int, len(p))
-	for _, first := range lists[0].postings {
-		slot := first.slot
-		if !s.docs[slot].live {
+	driver := &cursors[lead]
+	for driver.next() {
+		slot := driver.slot
+		if !s.docs.live(slot) {
 			continue
 		}
 		found := true
-		for i := 1; i < len(p); i++ {
-			ps := lists[i].postings
-			c := cursor[i]
-			for c < len(ps) && ps[c].slot < slot {
-				c++
+		want := [2]bool{true, true}
+		for i := range cursors {
+			c := &cursors[i]
+			if i != lead && !c.jump(slot) {
+				return len(acc.fTouch)
 			}
-			cursor[i] = c
-			if c == len(ps) || ps[c].slot != slot {
+			if c.slot != slot {
 				found = false
 				break
 			}
+			want[0] = want[0] && c.content > 0
+			want[1] = want[1] && c.author > 0
 		}
 		if !found {
 			continue
 		}
-		var content, author int
-		for _, start := range positionsOf(lists[0], first) {
-			all := true
-			for i := 1; i < len(p); i++ {
-				if !hasPosition(positionsOf(lists[i], lists[i].postings[cursor[i]]), start+uint32(i)) {
-					all = false
-					break
-				}
-			}
-			if all {
-				if start&authorBit != 0 {
-					author++
-				} else {
-					content++
-				}
-			}
-		}
-		if content+author == 0 {
+		counts := countPhrase(s.docs.record(slot), pat, want)
+		if counts[0]+counts[1] == 0 {
 			continue
 		}
-		acc.freq[slot] = float64(content) + w*float64(author)
+		acc.freq[slot] = float64(counts[0]) + w*float64(counts[1])
 		acc.fTouch = append(acc.fTouch, slot)
 	}
 	return len(acc.fTouch)
 }
 
-// positionsOf returns the positions of posting p of term t.
-func positionsOf(t *termEntry, p posting) []uint32 {
-	n := int(p.content) + int(p.author)
-	end := int(p.pos) + n
-	if end > len(t.positions) {
-		end = len(t.positions)
-	}
-	return t.positions[p.pos:end]
-}
-
-// hasPosition reports whether x is in ps, which is ascending (content positions, then author
-// positions with authorBit set).
-func hasPosition(ps []uint32, x uint32) bool {
-	for _, p := range ps {
-		if p >= x {
-			return p == x
+// countPhrase counts where the phrase whose encoded term numbers are pat stands in the
+// content and in the author name of the document whose record is rec; a column the postings
+// say lacks one of the terms (want false) is not searched.
+func countPhrase(rec, pat []byte, want [2]bool) (counts [2]int) {
+	off := 0
+	for col := range 2 {
+		n, start := uvarint(rec, off)
+		off = start + int(n)
+		if want[col] {
+			counts[col] = countEncoded(rec[start:off], pat)
 		}
 	}
-	return false
+	return counts
+}
+
+// countEncoded counts the occurrences of pat, a run of whole varints, in enc, a run of
+// varints: a byte match counts where it starts a varint, right after a byte without the
+// continuation bit.
+func countEncoded(enc, pat []byte) int {
+	n := 0
+	for from := 0; ; {
+		i := bytes.Index(enc[from:], pat)
+		if i < 0 {
+			return n
+		}
+		i += from
+		if i == 0 || enc[i-1] < 0x80 {
+			n++
+		}
+		from = i + 1
+	}
 }
 
 // topLocked returns the best limit (all when 0) touched documents that pass f.
 func (s *Scope) topLocked(acc *accumulator, f *vecindex.Filter, limit int) []Hit {
 	h := &hitHeap{}
 	for _, slot := range acc.touched {
-		d := &s.docs[slot]
-		if f != nil {
-			if m := s.expand(&d.meta); !f.Keep(&m) {
-				continue
-			}
-		}
-		hit := Hit{ID: d.id, Score: acc.score[slot]}
-		if limit <= 0 || h.Len() < limit {
-			heap.Push(h, hit)
+		if !s.keeps(f, slot) {
 			continue
 		}
-		if better(hit, (*h)[0]) {
-			(*h)[0] = hit
-			heap.Fix(h, 0)
-		}
+		h.offer(Hit{ID: s.docs.ids[slot], Score: acc.score[slot]}, limit)
 	}
+	return h.sorted()
+}
+
+// offer keeps hit when the heap holds fewer than limit hits (limit 0 for no limit) or hit
+// is better than the worst.
+func (h *hitHeap) offer(hit Hit, limit int) {
+	if limit <= 0 || h.Len() < limit {
+		heap.Push(h, hit)
+		return
+	}
+	if better(hit, (*h)[0]) {
+		(*h)[0] = hit
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted empties the heap into a slice, best first.
+func (h *hitHeap) sorted() []Hit {
 	out := make([]Hit, h.Len())
 	for i := len(out) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(h).(Hit)
 	}
 	return out
+}
+
+// keeps reports whether the document in slot passes f (nil for none).
+func (s *Scope) keeps(f *vecindex.Filter, slot int32) bool {
+	if f == nil {
+		return true
+	}
+	m := s.profiles.meta(s.docs.profile[slot], s.docs.created[slot])
+	return f.Keep(&m)
 }
 
 // better orders hits best first: higher score, then lower id.
