@@ -131,6 +131,20 @@ type table struct {
 	dropped []string
 }
 
+// selectAll reads every copied column of the table, in the order the copy and the hash
+// take them; the same statement reads the source and, afterwards, the target.
+func (t table) selectAll() string {
+	return `SELECT ` + quoteIdents(t.columnNames()) + ` FROM ` + quoteIdent(t.name)
+}
+
+func (t table) columnNames() []string {
+	names := make([]string, len(t.columns))
+	for i, c := range t.columns {
+		names[i] = c.name
+	}
+	return names
+}
+
 type column struct {
 	name string
 	kind valueKind
@@ -311,11 +325,7 @@ func copyTable(ctx context.Context, source *sql.Tx, tx pgx.Tx, t table) (tableHa
 	if len(t.columns) == 0 {
 		return h, nil
 	}
-	names := make([]string, len(t.columns))
-	for i, c := range t.columns {
-		names[i] = c.name
-	}
-	rows, err := source.QueryContext(ctx, `SELECT `+quoteIdents(names)+` FROM `+quoteIdent(t.name))
+	rows, err := source.QueryContext(ctx, t.selectAll())
 	if err != nil {
 		return h, fmt.Errorf("couldn't read %s: %w", t.name, err)
 	}
@@ -324,7 +334,7 @@ func copyTable(ctx context.Context, source *sql.Tx, tx pgx.Tx, t table) (tableHa
 		return h, fmt.Errorf("couldn't pause the triggers of %s: %w", t.name, err)
 	}
 	src := &rowSource{rows: rows, table: t, hash: &h}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, names, src); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, t.columnNames(), src); err != nil {
 		return h, fmt.Errorf("couldn't copy %s: %w", t.name, err)
 	}
 	if _, err := tx.Exec(ctx, `ALTER TABLE `+quoteIdent(t.name)+` ENABLE TRIGGER USER`); err != nil {
@@ -389,11 +399,7 @@ func hashTarget(ctx context.Context, dst *pgxpool.Pool, t table) (tableHash, err
 	if len(t.columns) == 0 {
 		return h, nil
 	}
-	names := make([]string, len(t.columns))
-	for i, c := range t.columns {
-		names[i] = c.name
-	}
-	rows, err := dst.Query(ctx, `SELECT `+quoteIdents(names)+` FROM `+quoteIdent(t.name))
+	rows, err := dst.Query(ctx, t.selectAll())
 	if err != nil {
 		return h, fmt.Errorf("couldn't read back %s: %w", t.name, err)
 	}
