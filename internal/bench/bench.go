@@ -463,7 +463,6 @@ func (r *run) load(ctx context.Context, store *ltm.Store, members []int, rep *Re
 // alone loads the hot guild by itself into its own database and times its recall there:
 // the same queries as in the shared database, so the two p99s compare.
 func (r *run) alone(ctx context.Context, path string, rep *Report) error {
-	r.progress("hot guild alone: loading %d memories", len(r.c.scopes[0].members))
 	store, err := r.open(ctx, path)
 	if err != nil {
 		return err
@@ -475,6 +474,7 @@ func (r *run) alone(ctx context.Context, path string, rep *Report) error {
 		}
 	}()
 	if !rep.Reused {
+		r.progress("hot guild alone: loading %d memories", len(r.c.scopes[0].members))
 		if _, err := r.load(ctx, store, r.c.scopes[0].members, rep); err != nil {
 			return err
 		}
