@@ -64,6 +64,9 @@ type Config struct {
 	KeywordIndexMemories int // memories the in-memory keyword indexes hold together
 	// VectorCacheMB bounds the in-process vector index (docs/operations.md); 0: no bound.
 	VectorCacheMB int
+	// MemoryLimitMB is the Go runtime's soft memory limit (memlimit.go): -1 derives it from
+	// the index bounds, 0 sets none.
+	MemoryLimitMB int
 
 	// Sharding (README "Scaling out"): this process runs shard ShardID of ShardCount
 	// (0 of 1 unless KIOKU_SHARD_ID and KIOKU_SHARD_COUNT are set), or with ShardsAuto
@@ -195,6 +198,18 @@ var settings = []setting{
 	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
 	{"KIOKU_KEYWORD_INDEX_MEMORIES", "1000000", "Memories the in-memory keyword indexes hold together (about 9 bytes per word, 140 for a 15-word message); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
 	{"KIOKU_VECTOR_CACHE_MB", strconv.Itoa(ltm.DefaultVectorCacheBytes >> 20), "Memory for the in-process vector index, in MB; past it the servers recalled least recently leave it and are loaded again on their next recall (0 = no bound).", nonNegativeInt(func(c *Config) *int { return &c.VectorCacheMB })},
+	{"KIOKU_MEMORY_LIMIT_MB", "auto", "Soft limit on the process's Go memory, in MB, so the garbage collector keeps the heap near what the indexes hold instead of letting it double; auto derives it from KIOKU_VECTOR_CACHE_MB and KIOKU_KEYWORD_INDEX_MEMORIES (none when the vector cache is unbounded), 0 = no limit; GOMEMLIMIT, when set, wins.", func(c *Config, v string) error {
+		if v == "auto" {
+			c.MemoryLimitMB = -1
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want auto or a whole number of MB, got %q", v)
+		}
+		c.MemoryLimitMB = n
+		return nil
+	}},
 	{"KIOKU_MAX_MEMORIES_PER_MEMBER", "5000", "Live personal memories one member may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxMemberMemories })},
 	{"KIOKU_SHARD_ID", "", "This process's shard, 0 to KIOKU_SHARD_COUNT-1 (set both or neither; README \"Scaling out\").", func(c *Config, v string) error {
 		c.ShardID = -1 // unset

@@ -36,6 +36,7 @@ func TestConfigErrorsNameTheSetting(t *testing.T) {
 		"KIOKU_LOG_LEVEL":         "loud",
 		"KIOKU_LLM_TIMEOUT":       "soon",
 		"KIOKU_MAX_OUTPUT_TOKENS": "999999",
+		"KIOKU_MEMORY_LIMIT_MB":   "lots",
 	}
 	for name, value := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -143,6 +143,8 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		defer f.Close()
 		opt.CPUProfile = f
 	}
+	// The bench measures a fresh bot process's memory, under the limit a bot sets.
+	applyMemoryLimit(app.config, app.logger)
 	rep, err := bench.Run(ctx, opt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
