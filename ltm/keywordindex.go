@@ -31,8 +31,9 @@ const (
 	DefaultKeywordSyncBuild = 256
 	// DefaultKeywordIndexMax bounds the memories held by all keyword indexes of a process;
 	// past it the least recently searched scopes are dropped and rebuilt on their next use.
-	// At about 570 bytes a memory (15 words; docs/recall.md), a million is under 600 MB.
-	DefaultKeywordIndexMax = 1_000_000
+	// At about 140 bytes a memory (15 words; docs/recall.md), 1.5 million take about
+	// 210 MB: a deployment of 1.1M memories stays resident.
+	DefaultKeywordIndexMax = 1_500_000
 	// changeLogKeep is how many change rows retention leaves (the newest); a process that
 	// falls further behind rebuilds its indexes.
 	changeLogKeep = 200_000

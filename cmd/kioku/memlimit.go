@@ -14,8 +14,8 @@ import (
 
 const (
 	// keywordBytesPerMemory is what the keyword index holds per memory, with margin: 136
-	// bytes at 15 words (memory/kwindex TestIndexBytesPerMemory) plus its maps.
-	keywordBytesPerMemory = 200
+	// bytes at 15 words (memory/kwindex TestIndexBytesPerMemory).
+	keywordBytesPerMemory = 160
 	// baseHeapBytes is the rest of a running bot: caches, short-term memory, buffers of
 	// the turns and the pipeline in flight.
 	baseHeapBytes = 128 << 20

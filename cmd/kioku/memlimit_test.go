@@ -5,13 +5,15 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"testing"
+
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 // The limit follows the index bounds unless the operator names one; an unbounded vector
 // cache gives nothing to derive it from, and GOMEMLIMIT wins over kioku's setting.
 func TestMemoryLimit(t *testing.T) {
-	base := Config{VectorCacheMB: 512, KeywordIndexMemories: 1_000_000, MemoryLimitMB: -1}
-	if got, want := memoryLimitBytes(base), int64(512<<20+200_000_000+128<<20); got != want {
+	base := Config{VectorCacheMB: int(ltm.DefaultVectorCacheBytes >> 20), KeywordIndexMemories: ltm.DefaultKeywordIndexMax, MemoryLimitMB: -1}
+	if got, want := memoryLimitBytes(base), ltm.DefaultVectorCacheBytes+int64(ltm.DefaultKeywordIndexMax)*160+128<<20; got != want {
 		t.Errorf("auto limit = %d, want %d", got, want)
 	}
 	if got := memoryLimitBytes(base) >> 20; got >= 1024 {

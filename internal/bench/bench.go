@@ -277,8 +277,13 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	if err := r.warm(ctx, store); err != nil {
 		return Report{}, err
 	}
+	// Every vector is resident when the corpus fits the vector cache's bound (int8 rows of
+	// dims + 156 bytes); past it the scopes warmed first have given way, as in a bot.
 	if st := store.Recall.EmbedStatus(); st.Vectors != opt.Memories {
-		return Report{}, fmt.Errorf("vector index holds %d memories, want %d", st.Vectors, opt.Memories)
+		if int64(opt.Memories)*int64(opt.Dims+156) <= ltm.DefaultVectorCacheBytes {
+			return Report{}, fmt.Errorf("vector index holds %d memories, want %d", st.Vectors, opt.Memories)
+		}
+		r.progress("vector index holds %d of %d memories within its bound", st.Vectors, opt.Memories)
 	}
 	index := make(map[int64]int, len(ids))
 	for i, id := range ids {
