@@ -82,10 +82,8 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 }
 
 // DefaultVectorCacheBytes bounds the memory of the in-process vector index (SetVectorCache,
-// KIOKU_VECTOR_CACHE_MB): about 1M vectors at 384 dimensions (540 bytes each), chosen so
-// that a process with both default index bounds stays under 1 GB (cmd/kioku's memory
-// limit); past it the least recently used scopes are evicted and loaded again on their
-// next recall.
+// KIOKU_VECTOR_CACHE_MB): about 1M vectors at 384 dimensions (540 bytes each); past it the
+// least recently used scopes are evicted and loaded again on their next recall.
 const DefaultVectorCacheBytes = 512 << 20
 
 // vectorLoadWait is how long a recall waits for its scope's vectors to load. A scope of a

@@ -14,11 +14,15 @@ import (
 
 const (
 	// keywordBytesPerMemory is what the keyword index holds per memory, with margin: 136
-	// bytes at 15 words (memory/kwindex TestIndexBytesPerMemory).
-	keywordBytesPerMemory = 160
+	// bytes at 15 words (memory/kwindex TestIndexBytesPerMemory), and about 400 for the
+	// longer memories of kioku bench's corpus (names, dates, decisions), whose live heap at
+	// 1.1M memories was 1.1 GB with both default bounds. A limit below the live heap makes
+	// the collector run back to back (it then takes up to half the CPU and recall's p99
+	// rose tenfold), so the estimate errs high.
+	keywordBytesPerMemory = 400
 	// baseHeapBytes is the rest of a running bot: caches, short-term memory, buffers of
 	// the turns and the pipeline in flight.
-	baseHeapBytes = 128 << 20
+	baseHeapBytes = 256 << 20
 )
 
 // memoryLimitBytes is the soft limit cfg asks for: KIOKU_MEMORY_LIMIT_MB when set, else the
