@@ -112,7 +112,7 @@ func TestLeaseExclusiveAcrossStores(t *testing.T) {
 	})
 }
 
-// TestOpenConcurrently starts two stores on one new database file at the same moment, as two
+// TestOpenConcurrently starts four stores on one new database file at the same moment, as two
 // shard processes started together do: both apply (or find applied) every migration, and
 // neither fails on the other's tables.
 func TestOpenConcurrently(t *testing.T) {
@@ -120,7 +120,7 @@ func TestOpenConcurrently(t *testing.T) {
 		path := filepath.Join(t.TempDir(), fmt.Sprintf("kioku-%d.db", round))
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		stores := make([]*ltm.Store, 2)
+		stores := make([]*ltm.Store, 4)
 		for i := range stores {
 			wg.Go(func() {
 				<-start

@@ -51,6 +51,12 @@ func storageError(err error) error {
 	return &memory.Error{Code: memory.EUNAVAILABLE, Message: text, Err: err}
 }
 
+// isBusy reports whether err is SQLite's SQLITE_BUSY (or one of its extended codes).
+func isBusy(err error) bool {
+	e, ok := errors.AsType[*sqlite.Error](err)
+	return ok && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
 // WriterPragma runs "PRAGMA pragma" on the writer connection, between writes, and returns
 // the first value it reports ("" when it reports none). The setting lasts as long as the
 // connection, which the store keeps open. It is the seam through which tests put the

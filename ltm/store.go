@@ -204,7 +204,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	if err := write.PingContext(ctx); err != nil {
+	if err := pingWriter(ctx, write); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
@@ -221,6 +221,25 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
 	return newStore(path, write, read), nil
+}
+
+// pingWriter opens the writer's connection. Its pragmas switch a new file to WAL, and
+// while another process does the same to the same new file SQLite can answer SQLITE_BUSY
+// without calling the busy handler (two shards started together on a fresh database). So
+// a busy open is tried again, for as long as the busy timeout would have waited.
+func pingWriter(ctx context.Context, write *sql.DB) error {
+	deadline := time.Now().Add(DefaultBusyTimeout)
+	for {
+		err := write.PingContext(ctx)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // newStore builds a Store over its writer and reader pools with the default tunables.
