@@ -430,6 +430,7 @@ type recallState struct {
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
 	r.vectors.SetLoader(d.loadScopeVectors, DefaultVectorCacheBytes)
+	r.vectors.SetSizer(d.liveMemories)
 	r.keywords.init()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)

@@ -475,3 +475,22 @@ func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) e
 	}
 	return nil
 }
+
+// Settle waits until the background loads that recalls started have finished: keyword
+// index builds and vector loads. It is for measuring a process at rest (kioku bench reads
+// resident memory after it); callers stop recalling first, since loads started while it
+// waits may or may not be waited for.
+func (s *Recall) Settle(ctx context.Context) error {
+	k := &s.db.recall.keywords
+	built := make(chan struct{})
+	go func() {
+		k.wg.Wait()
+		close(built)
+	}()
+	select {
+	case <-built:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return s.db.recall.vectors.Settle(ctx)
+}

@@ -183,6 +183,23 @@ func TestLargeScopeAnswersWhileItsIndexBuilds(t *testing.T) {
 	}
 }
 
+// Settle waits for the background build a search started: afterwards the scope's index
+// holds its words without anyone warming it.
+func TestSettleWaitsForBackgroundBuild(t *testing.T) {
+	s := testkit.MustOpenStore(t)
+	s.KeywordSyncBuild = 3
+	owner := memory.ServerOwner("gSettle")
+	fill(t, s, "gSettle", 3000)
+	testkit.MustRemember(t, s, server("gSettle", "the rowing club meets on thursdays"))
+	mustSearch(t, s, memory.SearchQuery{Text: "rowing club", Owners: []memory.Owner{owner}})
+	if err := s.Recall.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Recall.KeywordIndexHolds("thursdays") {
+		t.Fatal("after Settle the scope's index does not hold its words: the background build was not waited for")
+	}
+}
+
 // Neighbourhood smoothing lifts the messages around a strong match into recall; a search
 // that asks for matches only (forget by query, /memory search) never returns them.
 func TestMatchesOnlyLeavesNeighboursOut(t *testing.T) {

@@ -3,6 +3,7 @@ package ltm
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -122,7 +123,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	defer rows.Close()
 	var (
 		buf  []float32
-		blob []byte
+		blob sql.RawBytes // decoded at once: no copy of each vector's bytes
 	)
 	for rows.Next() {
 		var (
@@ -150,6 +151,14 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
 	}
 	return nil
+}
+
+// liveMemories returns the scope's live memory count (memory_counts), an upper bound of
+// the vectors a load puts: the vector index sizes a loading scope from it.
+func (s *db) liveMemories(ctx context.Context, key string) (int, error) {
+	var n int
+	err := s.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n)
+	return n, err
 }
 
 // vectorSyncLoad is the largest scope whose vectors a recall loads before it answers. A

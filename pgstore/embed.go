@@ -68,6 +68,7 @@ func (r *recallState) init(d *db) {
 	r.vectors = vecindex.New()
 	r.d = d
 	r.vectors.SetLoader(r.loadScopeVectors, ltm.DefaultVectorCacheBytes)
+	r.vectors.SetSizer(r.liveMemories)
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.stale.init()
 }

@@ -126,6 +126,14 @@ func scanVectorRow(row scanner, r *vectorRow) error {
 	return nil
 }
 
+// liveMemories returns the scope's live memory count, an upper bound of the vectors a load
+// puts: the vector index sizes a loading scope from it.
+func (r *recallState) liveMemories(ctx context.Context, key string) (int, error) {
+	var n int
+	err := r.d.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n)
+	return n, err
+}
+
 // loadScopeVectors is the vector index's loader: the stored vectors of the configured model
 // for the live memories of scope key, in one query. It reads the columns the index filters
 // on, not the contents.

@@ -85,7 +85,7 @@ func parseCutoffs(s string) ([]int, error) {
 }
 
 // runBench is `kioku bench [--memories N] [--dims D] [--queries Q] [--scopes N] [--turns N]
-// [--cpuprofile FILE] [--keep DIR] [--json]` (SPEC §8): a seeded synthetic corpus through the real write
+// [--cpuprofile FILE] [--memprofile FILE] [--keep DIR] [--json]` (SPEC §8): a seeded synthetic corpus through the real write
 // path and the real recall, with the brute-force and plain-FTS baselines measured in the
 // same run. It needs no network.
 func runBench(ctx context.Context, app *App, args []string) error {
@@ -97,6 +97,7 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	scopes := fs.Int("scopes", 1, "guilds to spread the corpus over (one hot guild with 1/11 of it, the rest smaller, some personal memory)")
 	turns := fs.Int("turns", 0, "whole chat turns to time with an in-process model that answers at once")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile of the restarted process, every scope asked, to this file")
 	keep := fs.String("keep", "", "keep the databases in this directory, and reuse them when it holds the same corpus (no load, no write rates)")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	store := fs.String("store", "sqlite", "sqlite: the full benchmark; postgres: SQLite and PostgreSQL side by side on one corpus")
@@ -142,6 +143,14 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		}
 		defer f.Close()
 		opt.CPUProfile = f
+	}
+	if *memProfile != "" {
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			return fmt.Errorf("couldn't create heap profile: %w", err)
+		}
+		defer f.Close()
+		opt.MemProfile = f
 	}
 	// The bench measures a fresh bot process's memory, under the limit a bot sets.
 	applyMemoryLimit(app.config, app.logger)

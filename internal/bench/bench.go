@@ -65,6 +65,10 @@ type Options struct {
 	Progress io.Writer
 	// CPUProfile, when set, receives a CPU profile (runtime/pprof) of the timed queries.
 	CPUProfile io.Writer
+	// MemProfile, when set, receives a heap profile (runtime/pprof) of the restarted
+	// process once every scope has been asked and its loads have finished: what the
+	// resident memory (rss_mb) is made of.
+	MemProfile io.Writer
 	// Reference, when set, is the reference keyword ranking: the run reports the mean
 	// overlap of keyword-only recall's top 10 with it (keyword_overlap_at10).
 	Reference ReferenceFunc
@@ -776,6 +780,19 @@ func (r *run) restart(ctx context.Context, path string, rep *Report) (*ltm.Store
 		}
 	}
 	rep.AllScopesMs = ms(time.Since(start))
+	// The sweep started background loads (vectors and keyword indexes of large scopes):
+	// memory is read once they have finished, as a bot's would be a moment later.
+	if err := store.Recall.Settle(ctx); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if r.opt.MemProfile != nil {
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(r.opt.MemProfile); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("couldn't write heap profile: %w", err)
+		}
+	}
 	st, err := procStatus()
 	if err == nil {
 		rep.RSSMB = mb(st.rss)

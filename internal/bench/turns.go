@@ -52,8 +52,19 @@ func (r *run) turns(ctx context.Context, store *ltm.Store, rep *Report) error {
 	if err != nil {
 		return err
 	}
-	r.progress("timing %d chat turns", r.opt.Turns)
 	guild := r.c.scopes[0].id
+	// A turn's own cost is timed in a warm hot guild, as in a bot where it is asked all
+	// the time; a cold scope's first answer is cold_recall's measure.
+	asker := []memory.Owner{memory.ServerOwner(guild), memory.PersonalOwner(userID(0))}
+	if err := store.Recall.WarmKeywordIndex(ctx, asker...); err != nil {
+		return err
+	}
+	for _, o := range asker {
+		if err := store.Recall.WarmVectors(ctx, o); err != nil {
+			return err
+		}
+	}
+	r.progress("timing %d chat turns", r.opt.Turns)
 	var turn, inRecall []time.Duration
 	for i := range r.opt.Turns {
 		q := r.c.queries[i%len(r.c.queries)]

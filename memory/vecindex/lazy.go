@@ -33,13 +33,23 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 	sv.loading, sv.removed, sv.written = true, map[int64]bool{}, map[int64]bool{}
 	sv.used.Store(x.clock.Add(1))
 	x.scopes[key] = sv
-	load := x.loader
+	load, size := x.loader, x.sizer
 	x.mu.Unlock()
 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		hint := 0
+		if size != nil {
+			if n, err := size(context.WithoutCancel(ctx), key); err == nil {
+				hint = n
+			}
+		}
 		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
+			if hint > 0 {
+				x.reserve(sv, hint, len(vec)) // the first row gives the width
+				hint = 0
+			}
 			x.put(sv, id, hash, meta, vec, true)
 			x.fitLoading(key)
 		})
@@ -59,6 +69,51 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 		return sv.loadErr
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// Sizer returns how many rows the Loader will put for scope key (an estimate will do).
+// A load sizes the scope's arrays from it once, instead of growing them by appends: each
+// growth copies the scope and holds the old and the new arrays at once, so a 100k-row scope
+// used to reach more than twice its final size while it loaded.
+type Sizer func(ctx context.Context, key string) (int, error)
+
+// SetSizer sets the Sizer loads consult; nil (the default) lets arrays grow as rows come.
+func (x *Index) SetSizer(s Sizer) {
+	x.mu.Lock()
+	x.sizer = s
+	x.mu.Unlock()
+}
+
+// reserve gives the loading scope sv room for n rows (and a little more for the writes
+// that arrive while it loads). The float32 copies get room only when they fit in the
+// index's bound next to what it holds, since otherwise they would be dropped for room.
+func (x *Index) reserve(sv *scope, n, dims int) {
+	x.mu.RLock()
+	limit, width := x.limit, x.dims
+	x.mu.RUnlock()
+	if dims == 0 || (width != 0 && width != dims) {
+		return
+	}
+	n += n/32 + 16
+	exact := limit == 0 || x.heldBytes(dims)+int64(n)*(rowBytes(dims)+exactRowBytes(dims)) <= limit
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.dims == 0 && len(sv.ids) == 0 {
+		sv.dims, sv.words = dims, (dims+63)/64
+	}
+	if sv.dims != dims || len(sv.ids) > 0 {
+		return
+	}
+	sv.ids = make([]int64, 0, n)
+	sv.hashes = make([]uint64, 0, n)
+	sv.meta = make([]rowMeta, 0, n)
+	sv.q8 = make([]int8, 0, n*dims)
+	sv.scale = make([]float32, 0, n)
+	sv.codes = make([]uint64, 0, n*sv.words)
+	sv.pos = make(map[int64]int32, n)
+	if sv.exact && exact {
+		sv.f32 = make([]float32, 0, n*dims)
 	}
 }
 
@@ -118,4 +173,27 @@ func (x *Index) evict(keep string) {
 		x.retire(victim)
 		victim.mu.Unlock()
 	}
+}
+
+// Settle waits until every scope that is loading has finished, or ctx ends. Loads started
+// while it waits are not waited for.
+func (x *Index) Settle(ctx context.Context) error {
+	x.mu.RLock()
+	var pending []chan struct{}
+	for _, sv := range x.scopes {
+		select {
+		case <-sv.ready:
+		default:
+			pending = append(pending, sv.ready)
+		}
+	}
+	x.mu.RUnlock()
+	for _, ready := range pending {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	return nil
 }

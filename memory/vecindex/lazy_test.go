@@ -383,3 +383,79 @@ func TestLoadFailureRetried(t *testing.T) {
 		t.Fatalf("retry: err %v, rows %v", err, x.IDs("g:a"))
 	}
 }
+
+// TestSettleWaitsForLoads: Settle returns once a load in flight has finished, and not
+// before; with ctx ended it returns ctx's error instead of waiting.
+func TestSettleWaitsForLoads(t *testing.T) {
+	const dims = 32
+	rng := rand.New(rand.NewPCG(5, 5))
+	st := newStore()
+	for i := range 100 {
+		st.set("g:slow", int64(i), unit(rng, dims))
+	}
+	hold := make(chan struct{})
+	st.hold["g:slow"] = hold
+	x := vecindex.New()
+	x.SetLoader(st.load, 0)
+
+	started, cancel := context.WithCancel(t.Context())
+	cancel() // Ensure starts the load and returns at once
+	_ = x.Ensure(started, "g:slow")
+	st.waitLoad("g:slow")
+
+	ended, stop := context.WithCancel(t.Context())
+	stop()
+	if err := x.Settle(ended); err == nil {
+		t.Fatal("Settle with an ended context returned nil while a load was held")
+	}
+	if x.Ready("g:slow") {
+		t.Fatal("scope ready while its load is held")
+	}
+	settled := make(chan error, 1)
+	go func() { settled <- x.Settle(t.Context()) }()
+	close(hold)
+	if err := <-settled; err != nil {
+		t.Fatal(err)
+	}
+	if !x.Ready("g:slow") || len(x.IDs("g:slow")) != 100 {
+		t.Fatalf("after Settle: ready %v, %d rows, want ready with 100", x.Ready("g:slow"), len(x.IDs("g:slow")))
+	}
+}
+
+// TestSizedLoadAllocatesOnce: with a Sizer a load allocates the scope's arrays once rather
+// than growing them row by row, and answers exactly as an unsized load does.
+func TestSizedLoadAllocatesOnce(t *testing.T) {
+	const dims, n = 128, 20_000
+	rng := rand.New(rand.NewPCG(11, 11))
+	st := newStore()
+	for i := range n {
+		st.set("g:big", int64(i), unit(rng, dims))
+	}
+	query := unit(rng, dims)
+	loadAndSearch := func(sized bool) (uint64, []vecindex.Hit) {
+		x := vecindex.New()
+		x.SetLoader(st.load, 0)
+		if sized {
+			x.SetSizer(func(_ context.Context, key string) (int, error) { return n, nil })
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if err := x.Ensure(t.Context(), "g:big"); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		if got := len(x.IDs("g:big")); got != n {
+			t.Fatalf("sized %v: %d rows loaded, want %d", sized, got, n)
+		}
+		return after.TotalAlloc - before.TotalAlloc, x.Search("g:big", query, 20, nil, true) // exact: the load order (a map) varies
+	}
+	grown, want := loadAndSearch(false)
+	sized, got := loadAndSearch(true)
+	if !slices.Equal(got, want) {
+		t.Fatalf("a sized load answers %v, an unsized one %v", got, want)
+	}
+	if sized*2 > grown {
+		t.Fatalf("a sized load allocated %d bytes, an unsized one %d: want less than half", sized, grown)
+	}
+	t.Logf("allocated by a load of %d rows: %d MB grown, %d MB sized", n, grown>>20, sized>>20)
+}

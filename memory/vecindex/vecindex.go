@@ -121,6 +121,7 @@ type Index struct {
 	scopes map[string]*scope
 	strs   strtab
 	loader Loader
+	sizer  Sizer
 	limit  int64 // bytes of resident vectors; 0 is no bound
 
 	rows  atomic.Int64  // rows held by resident scopes
@@ -363,8 +364,12 @@ func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, 
 	if len(vec) != dims || len(vec) == 0 {
 		return false
 	}
-	unit := make([]float32, len(vec))
-	copy(unit, vec)
+	// The unit vector is only copied into the scope's arrays, so its buffer is reused:
+	// a load puts every row of a scope through here.
+	up := unitBuffers.Get().(*[]float32)
+	defer unitBuffers.Put(up)
+	unit := append((*up)[:0], vec...)
+	*up = unit
 	if !Normalize(unit) {
 		return false
 	}
@@ -424,6 +429,8 @@ func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, 
 	}
 	return true
 }
+
+var unitBuffers = sync.Pool{New: func() any { return new([]float32) }}
 
 func (sv *scope) setTags(id int64, tags []uint32) {
 	if len(tags) == 0 {
