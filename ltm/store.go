@@ -83,6 +83,9 @@ type db struct {
 	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
 	// cannot write and Close does not checkpoint.
 	readOnly bool
+	// checkpoints copies the log into the database file in the background (nil for a
+	// read-only store).
+	checkpoints *checkpointer
 	// stmts are the single-write statements kept prepared on write.
 	stmts writeStmts
 
@@ -197,7 +200,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("couldn't open database: empty path")
 	}
-	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB))
+	// The writer never checkpoints the log inside a commit: the checkpointer does, in the
+	// background (checkpoint.go).
+	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB)+
+		"&_pragma=wal_autocheckpoint(0)")
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
@@ -220,7 +226,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	return newStore(path, write, read), nil
+	cp, err := startCheckpointer(path)
+	if err != nil {
+		read.Close()
+		write.Close()
+		return nil, err
+	}
+	s := newStore(path, write, read)
+	s.checkpoints = cp
+	return s, nil
 }
 
 // pingWriter opens the writer's connection. Its pragmas switch a new file to WAL, and
@@ -306,6 +320,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.recall.close()
 		s.stmts.close()
+		s.checkpoints.close()
 		if !s.readOnly {
 			_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		}

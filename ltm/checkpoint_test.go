@@ -1,0 +1,88 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// rememberFillers writes n memories of about 300 bytes each to guild g.
+func rememberFillers(t *testing.T, s *Store, g string, n int) {
+	t.Helper()
+	mems := make([]memory.Memory, n)
+	for i := range mems {
+		mems[i] = memory.Memory{Scope: memory.ScopeServer, GuildID: g, Type: memory.TypeFact,
+			Content: fmt.Sprintf("note %d: the %s committee keeps minutes of every meeting, the budget, who volunteered, "+
+				"which venue was booked and what was decided about the spring festival's food stalls and music", i, g)}
+	}
+	if _, err := s.Transfer.RememberMany(context.Background(), mems, "test"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// The writer's commits never checkpoint: with the background loop stopped the log grows
+// past SQLite's automatic threshold (1,000 pages) instead of starting over, and a passive
+// checkpoint on another connection then copies all of it.
+func TestWriterLeavesCheckpointsToTheBackground(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.checkpoints.close()
+	rememberFillers(t, s, "gWal", 6000)
+	const autoThreshold = 1000 * 4096
+	if wal := fileSize(t, path+"-wal"); wal <= 2*autoThreshold {
+		t.Fatalf("the log holds %d bytes after the writes: a commit checkpointed it (automatic threshold %d)", wal, autoThreshold)
+	}
+	conn, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var busy, frames, copied int
+	if err := conn.QueryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames == 0 || copied != frames {
+		t.Fatalf("passive checkpoint copied %d of %d frames, want all", copied, frames)
+	}
+}
+
+// The background loop copies the log into the database file by itself: the file, which
+// holds only the schema after Open, grows to hold the memories written.
+func TestCheckpointerCopiesTheLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := fileSize(t, path)
+	rememberFillers(t, s, "gCp", 2000)
+	wal := fileSize(t, path + "-wal")
+	deadline := time.Now().Add(20 * checkpointInterval)
+	for fileSize(t, path) < before+wal/2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("database file still %d bytes (%d before the writes, log %d) after %v: no background checkpoint ran",
+				fileSize(t, path), before, wal, 20*checkpointInterval)
+		}
+		time.Sleep(checkpointInterval / 10)
+	}
+}
