@@ -102,27 +102,45 @@ func (s *Recall) FlushAccess(ctx context.Context) error {
 	a.pending, a.last = make(map[int64]int, len(pending)), 0
 	a.mu.Unlock()
 
-	obj := make(map[string]int, len(pending))
-	for id, n := range pending {
-		obj[strconv.FormatInt(id, 10)] = n
+	// The counts go in transactions of accessWriteBatch memories: the write lock is then
+	// free between them, so a chat turn's transcript write waits for one small UPDATE at
+	// most, not for all of them (512 rows held it for 10-20 ms).
+	ids := make([]int64, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	for start := 0; start < len(ids); start += accessWriteBatch {
+		batch := ids[start:min(start+accessWriteBatch, len(ids))]
+		if err := s.writeAccess(ctx, pending, batch, last); err != nil {
+			// Put back the counts not written yet, so the next flush retries them.
+			a.mu.Lock()
+			for _, id := range ids[start:] {
+				a.pending[id] += pending[id]
+			}
+			a.last = max(a.last, last)
+			a.mu.Unlock()
+			return fmt.Errorf("couldn't record memory access: %w", err)
+		}
+	}
+	return nil
+}
+
+// accessWriteBatch is how many memories' access counts one transaction writes.
+const accessWriteBatch = 64
+
+// writeAccess adds the pending counts of ids and moves their last access to last, in one
+// statement.
+func (s *Recall) writeAccess(ctx context.Context, pending map[int64]int, ids []int64, last int64) error {
+	obj := make(map[string]int, len(ids))
+	for _, id := range ids {
+		obj[strconv.FormatInt(id, 10)] = pending[id]
 	}
 	body, _ := json.Marshal(obj) // a map of ints always marshals
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET access_count = access_count + a.n,
 			accessed_at = max(accessed_at, ?)
 			FROM (SELECT CAST(key AS INTEGER) AS id, value AS n FROM json_each(?)) AS a
 			WHERE memories.id = a.id AND memories.deleted_at IS NULL`, last, string(body))
 		return err
 	})
-	if err != nil {
-		// Put the counts back so the next flush retries them.
-		a.mu.Lock()
-		for id, n := range pending {
-			a.pending[id] += n
-		}
-		a.last = max(a.last, last)
-		a.mu.Unlock()
-		return fmt.Errorf("couldn't record memory access: %w", err)
-	}
-	return nil
 }

@@ -236,8 +236,13 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		args = append(args, strings.ToLower(opt.Tag))
 	}
 	if opt.Pinned != nil {
-		where = append(where, "pinned = ?")
-		args = append(args, boolInt(*opt.Pinned))
+		// Written out rather than bound, so the planner sees that the pinned rows' partial
+		// index (memories_pinned_live) applies.
+		if *opt.Pinned {
+			where = append(where, "pinned <> 0")
+		} else {
+			where = append(where, "pinned = 0")
+		}
 	}
 	if opt.GuildID != "" {
 		where = append(where, "guild_id = ?")

@@ -1,0 +1,42 @@
+package migrations_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kioku-bot/kioku/migrations"
+)
+
+// TestPinnedLookupUsesItsIndex: the pinned memories of a scope (ltm's Memories.List with
+// Pinned, which every chat turn's prompt cache runs) are found through 0016's partial index,
+// not by walking the scope's rows; the count and the page both.
+func TestPinnedLookupUsesItsIndex(t *testing.T) {
+	db := openDB(t)
+	if _, err := migrations.Apply(context.Background(), db, migrations.FS()); err != nil {
+		t.Fatal(err)
+	}
+	const where = `scope_key = ? AND deleted_at IS NULL AND pinned <> 0`
+	for _, q := range []string{
+		`SELECT count(*) FROM memories WHERE ` + where,
+		`SELECT id FROM memories WHERE ` + where + ` ORDER BY id DESC LIMIT ? OFFSET ?`,
+	} {
+		rows, err := db.Query(`EXPLAIN QUERY PLAN `+q, "g:1", 20, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if got := strings.Join(plan, "; "); !strings.Contains(got, "memories_pinned_live") {
+			t.Errorf("%s plans as %q, want memories_pinned_live", q, got)
+		}
+	}
+}
