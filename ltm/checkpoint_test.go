@@ -76,7 +76,7 @@ func TestCheckpointerCopiesTheLog(t *testing.T) {
 	defer s.Close()
 	before := fileSize(t, path)
 	rememberFillers(t, s, "gCp", 2000)
-	wal := fileSize(t, path + "-wal")
+	wal := fileSize(t, path+"-wal")
 	deadline := time.Now().Add(20 * checkpointInterval)
 	for fileSize(t, path) < before+wal/2 {
 		if time.Now().After(deadline) {
