@@ -373,9 +373,11 @@ func openRaw(path string) (*sql.DB, error) {
 	return raw, nil
 }
 
-// warm builds the vector and keyword indexes of every scope of the corpus in store.
+// warm builds the vector and keyword indexes of every scope of the corpus in store, the
+// hot guild last: when the indexes' bounds cannot hold every scope, the least recently
+// used give way, and in a bot the guild asked most is never that one.
 func (r *run) warm(ctx context.Context, store *ltm.Store) error {
-	for i := range r.c.scopes {
+	for i := len(r.c.scopes) - 1; i >= 0; i-- {
 		owner := r.owner(i)
 		if err := store.Recall.WarmVectors(ctx, owner); err != nil {
 			return err
