@@ -66,8 +66,8 @@ type dict struct {
 	tableShift uint // 64 − log2(len(table))
 }
 
-// hashSeed seeds the dictionaries' hashes; one per process is enough, the keys are not
-// chosen by an adversary who could see it.
+// hashSeed seeds the dictionaries' hashes: random for each process, so no chat text can be
+// written to make keys collide.
 var hashSeed = maphash.MakeSeed()
 
 // key returns entry id's key, as a view of the arena.
@@ -231,6 +231,7 @@ func (d *dict) release(id uint32) {
 	}
 }
 
+// uvarintLen is the length of x's varint.
 func uvarintLen(x uint64) int {
 	n := 1
 	for ; x >= 0x80; x >>= 7 {

@@ -36,8 +36,8 @@ func TestSmallScopesBytesPerMemory(t *testing.T) {
 	perDoc := held / float64(n)
 	t.Logf("%d scopes of %d memories, %.0f terms each: %.0f bytes per memory, %.0f per term", scopes, perScope,
 		float64(terms)/scopes, perDoc, held/float64(terms))
-	if perDoc > 400 {
-		t.Errorf("the index holds %.0f bytes per memory in scopes of %d; the budget is 400", perDoc, perScope)
+	if perDoc > 360 {
+		t.Errorf("the index holds %.0f bytes per memory in scopes of %d; the budget is 360", perDoc, perScope)
 	}
 	runtime.KeepAlive(idxs)
 }
