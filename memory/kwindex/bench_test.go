@@ -132,3 +132,16 @@ func BenchmarkBuild100k(b *testing.B) {
 		idx.Put(docs...)
 	}
 }
+
+// BenchmarkBuildSmallScopes builds 100 scopes of 1,000 memories each, as a server's index
+// is built on its first search.
+func BenchmarkBuildSmallScopes(b *testing.B) {
+	docs, _ := benchCorpus(100_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range 100 {
+			idx := kwindex.NewScope(kwindex.DefaultParams)
+			idx.Put(docs[i*1000 : (i+1)*1000]...)
+		}
+	}
+}

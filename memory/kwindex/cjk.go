@@ -57,26 +57,28 @@ func (s *Scope) SearchCJK(q CJKQuery) []Hit {
 		acc.score[slot] += idfOf(n, float64(df), true) * f * (k1 + 1) / (f + k1*(1-b+b*d/avg))
 	}
 	for _, g := range q.Grams {
-		e := s.grams.lookup(g)
-		if e == nil {
+		id, ok := s.grams.find(g)
+		if !ok {
 			continue
 		}
-		c := newCursor(&e.postingList)
+		df := int(s.grams.entries[id].live)
+		c := s.grams.cursor(id)
 		for c.next() {
 			if s.docs.live(c.slot) {
-				add(c.slot, int(c.content), int(e.live))
+				add(c.slot, int(c.content), df)
 			}
 		}
 	}
 	for _, w := range words {
-		t := s.terms.lookup(w)
-		if t == nil {
+		id, ok := s.terms.find(w)
+		if !ok {
 			continue
 		}
-		c := newCursor(&t.postingList)
+		df := int(s.terms.entries[id].live)
+		c := s.terms.cursor(id)
 		for c.next() {
 			if s.docs.live(c.slot) {
-				add(c.slot, int(c.content)+int(c.author), int(t.live))
+				add(c.slot, int(c.content)+int(c.author), df)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func TestRemovedTagsLeaveTheIndex(t *testing.T) {
 func TestRemovedMemoryLeavesNoRecord(t *testing.T) {
 	idx := NewScope(DefaultParams)
 	idx.Put(Doc{ID: 41, Content: "quokkazebra secret", Author: "alice"}, Doc{ID: 42, Content: "secret plans", Author: "bob"})
-	slot := idx.slots[41]
+	slot, _ := idx.slots.find(idx.docs.ids, 41)
 	idx.Remove(41)
 	for _, b := range idx.docs.record(slot) {
 		if b != 0 {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/kioku-bot/kioku/memory/kwindex"
@@ -207,6 +208,67 @@ func TestLongDocumentKeepsItsExactLength(t *testing.T) {
 	for _, h := range hits {
 		if h.Score != want[h.ID] {
 			t.Errorf("memory %d scores %v, want %v", h.ID, h.Score, want[h.ID])
+		}
+	}
+}
+
+// TestConcurrentSearchesAndWrites searches, asks Has and Holds from several goroutines
+// while another puts and removes documents (run with -race to check the locking), then
+// checks the index ranks as a fresh build of the surviving documents.
+func TestConcurrentSearchesAndWrites(t *testing.T) {
+	idx := kwindex.NewScope(kwindex.DefaultParams)
+	r := rand.New(rand.NewPCG(11, 12))
+	live := map[int64]kwindex.Doc{}
+	for id := int64(1); id <= 300; id++ {
+		live[id] = randomDoc(r, id)
+		idx.Put(live[id])
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				w := words[(g+i)%len(words)]
+				idx.Search(kwindex.Query{Terms: []string{w, "night"}, Pairs: [][2]string{{w, "night"}}, Limit: 5})
+				idx.SearchCJK(kwindex.CJKQuery{Words: []string{w}, Limit: 5})
+				idx.Has(int64(i % 400))
+				idx.Holds(w)
+			}
+		})
+	}
+	for step := range 2000 {
+		id := int64(1 + r.IntN(400))
+		if step%3 == 0 {
+			idx.Remove(id)
+			delete(live, id)
+			continue
+		}
+		live[id] = randomDoc(r, id)
+		idx.Put(live[id])
+	}
+	close(done)
+	wg.Wait()
+	fresh := kwindex.NewScope(kwindex.DefaultParams)
+	for _, d := range live {
+		fresh.Put(d)
+	}
+	for _, w := range words {
+		q := kwindex.Query{Terms: []string{w, "night"}, Pairs: [][2]string{{w, "night"}}}
+		got, want := idx.Search(q), fresh.Search(q)
+		if !slices.EqualFunc(got, want, func(a, b kwindex.Hit) bool {
+			return a.ID == b.ID && fmt.Sprintf("%.9f", a.Score) == fmt.Sprintf("%.9f", b.Score)
+		}) {
+			t.Fatalf("%q: %v, fresh %v", w, got, want)
+		}
+	}
+	for id := int64(1); id <= 400; id++ {
+		if _, ok := live[id]; idx.Has(id) != ok {
+			t.Errorf("Has(%d) = %v, want %v", id, !ok, ok)
 		}
 	}
 }

@@ -25,6 +25,7 @@ const slack = 1e-9
 
 // termBound is a single-word phrase of the query with its weight and score bound.
 type termBound struct {
+	id       uint32
 	t        *termEntry
 	idf, max float64
 }
@@ -49,15 +50,14 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 	for i, p := range phrases {
 		var df int
 		if len(p) == 1 {
-			id, ok := s.terms.ids[p[0]]
+			id, ok := s.terms.find(p[0])
 			if !ok {
 				continue
 			}
 			t := &s.terms.entries[id]
 			df = int(t.live)
 			idf := idfOf(bm.n, float64(df), s.params.SmoothIDF)
-			fmax := float64(t.maxContent) + bm.w*float64(t.maxAuthor)
-			words = append(words, termBound{t: t, idf: idf, max: bm.score(idf, fmax, float64(t.minLen)) * (1 + slack)})
+			words = append(words, termBound{id: id, t: t, idf: idf, max: t.bound(&bm, idf)})
 		} else {
 			if df = s.phraseFreqs(p, bm.w, acc); df > 0 {
 				s.accumulate(acc, bm, idfOf(bm.n, float64(df), s.params.SmoothIDF))
@@ -93,7 +93,7 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 				break
 			}
 		}
-		c := newCursor(&t.postingList)
+		c := s.terms.cursor(words[j].id)
 		for c.next() {
 			if s.docs.live(c.slot) {
 				acc.freq[c.slot] = float64(c.content) + bm.w*float64(c.author)
@@ -117,7 +117,7 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 	if j < len(words) {
 		slices.Sort(cand)
 		for _, wb := range words[j:] {
-			c := newCursor(&wb.t.postingList)
+			c := s.terms.cursor(wb.id)
 			for _, slot := range cand {
 				if !c.jump(slot) {
 					break
@@ -137,13 +137,13 @@ func (s *Scope) searchPruned(phrases []phrase, f *vecindex.Filter, limit int, bm
 // alone, so each posting goes straight to the top k, and only one that would enter it is
 // checked against the filter.
 func (s *Scope) searchWord(word string, f *vecindex.Filter, limit int, bm bm25) []Hit {
-	t := s.terms.lookup(word)
-	if t == nil {
+	id, ok := s.terms.find(word)
+	if !ok {
 		return nil
 	}
-	idf := idfOf(bm.n, float64(t.live), s.params.SmoothIDF)
+	idf := idfOf(bm.n, float64(s.terms.entries[id].live), s.params.SmoothIDF)
 	top := &hitHeap{}
-	c := newCursor(&t.postingList)
+	c := s.terms.cursor(id)
 	for c.next() {
 		if !s.docs.live(c.slot) {
 			continue
@@ -228,7 +228,8 @@ type exactPhrase struct {
 func (s *Scope) exactPhrase(p phrase, idf float64) exactPhrase {
 	pat := make([]byte, 0, 3*len(p))
 	for _, tok := range p {
-		pat = appendUvarint(pat, uint64(s.terms.ids[tok])+1)
+		id, _ := s.terms.find(tok) // every word of a phrase some document holds is there
+		pat = appendUvarint(pat, uint64(id)+1)
 	}
 	return exactPhrase{pat: pat, idf: idf}
 }

@@ -18,13 +18,13 @@ const (
 )
 
 // postingList is one term's postings, dead documents' included until the next compaction.
+// Every skipEvery-th posting starts a block, whose skip (in the dictionary's side map, as
+// only long lists have any) lets a cursor jump over the blocks before the slot it looks
+// for.
 type postingList struct {
 	data []byte
 	last int32 // slot of the last posting; −1 when empty
 	n    int32 // postings
-	// skips mark every skipEvery-th posting, so a cursor can jump over blocks of a long
-	// list to the slot it looks for.
-	skips []skip
 }
 
 // skip is where a block of postings starts in a list: its byte offset, and the slot of the
@@ -36,25 +36,20 @@ type skip struct {
 
 const skipEvery = 128
 
-func (l *postingList) add(slot int32, content, author uint32) {
-	if l.n > 0 && l.n%skipEvery == 0 {
-		l.skips = append(l.skips, skip{off: uint32(len(l.data)), base: l.last})
-	}
-	l.n++
-	gap := uint64(slot - l.last)
-	l.last = slot
+// appendPosting appends the posting of a document gap slots after the previous posting.
+func appendPosting(data []byte, gap int32, content, author uint32) []byte {
+	g := uint64(gap)
 	switch {
 	case content == 1 && author == 0:
-		l.data = appendUvarint(l.data, gap<<2|kindOneContent)
+		return appendUvarint(data, g<<2|kindOneContent)
 	case content == 0 && author == 1:
-		l.data = appendUvarint(l.data, gap<<2|kindOneAuthor)
+		return appendUvarint(data, g<<2|kindOneAuthor)
 	case content == 2 && author == 0:
-		l.data = appendUvarint(l.data, gap<<2|kindTwoContent)
-	default:
-		l.data = appendUvarint(l.data, gap<<2|kindCounts)
-		l.data = appendUvarint(l.data, uint64(content))
-		l.data = appendUvarint(l.data, uint64(author))
+		return appendUvarint(data, g<<2|kindTwoContent)
 	}
+	data = appendUvarint(data, g<<2|kindCounts)
+	data = appendUvarint(data, uint64(content))
+	return appendUvarint(data, uint64(author))
 }
 
 // postingCursor walks a posting list from the start.
@@ -65,10 +60,6 @@ type postingCursor struct {
 	slot    int32
 	content uint32
 	author  uint32
-}
-
-func newCursor(l *postingList) postingCursor {
-	return postingCursor{data: l.data, skips: l.skips, slot: -1}
 }
 
 // next moves to the next posting and reports whether there was one.
@@ -153,17 +144,4 @@ func (c *postingCursor) jump(slot int32) bool {
 		c.skips = c.skips[1:]
 	}
 	return c.seek(slot)
-}
-
-// remapPostings rewrites l without dead slots (remap < 0) and with live ones renumbered; the
-// remap keeps slot order, so the gaps stay positive.
-func remapPostings(l *postingList, remap []int32) {
-	out := postingList{last: -1}
-	c := newCursor(l)
-	for c.next() {
-		if r := remap[c.slot]; r >= 0 {
-			out.add(r, c.content, c.author)
-		}
-	}
-	*l = out
 }

@@ -162,11 +162,11 @@ func idfOf(n, df float64, smooth bool) float64 {
 // document holding it, and returns their number (p's document frequency).
 func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 	if len(p) == 1 {
-		t := s.terms.lookup(p[0])
-		if t == nil {
+		id, ok := s.terms.find(p[0])
+		if !ok {
 			return 0
 		}
-		c := newCursor(&t.postingList)
+		c := s.terms.cursor(id)
 		for c.next() {
 			if !s.docs.live(c.slot) {
 				continue
@@ -182,12 +182,12 @@ func (s *Scope) phraseFreqs(p phrase, w float64, acc *accumulator) int {
 	cursors := make([]postingCursor, len(p))
 	lead := 0
 	for i, tok := range p {
-		id, ok := s.terms.ids[tok]
+		id, ok := s.terms.find(tok)
 		if !ok {
 			return 0
 		}
 		pat = appendUvarint(pat, uint64(id)+1)
-		cursors[i] = newCursor(&s.terms.entries[id].postingList)
+		cursors[i] = s.terms.cursor(id)
 		if len(cursors[i].data) < len(cursors[lead].data) {
 			lead = i
 		}
