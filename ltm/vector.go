@@ -83,9 +83,11 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 }
 
 // DefaultVectorCacheBytes bounds the memory of the in-process vector index (SetVectorCache,
-// KIOKU_VECTOR_CACHE_MB): about 1M vectors at 384 dimensions (540 bytes each); past it the
-// least recently used scopes are evicted and loaded again on their next recall.
-const DefaultVectorCacheBytes = 512 << 20
+// KIOKU_VECTOR_CACHE_MB): about 500,000 vectors at 384 dimensions (540 bytes each), or a
+// 100,000-memory server with the float32 copies of its vectors (2,076 bytes each); past it
+// the least recently used scopes are evicted and loaded again on their next recall. With
+// the keyword index it keeps a bot of 1.1M memories in 1,000 servers under 1 GB resident.
+const DefaultVectorCacheBytes = 256 << 20
 
 // vectorLoadWait is how long a recall waits for its scope's vectors to load. A scope of a
 // few thousand memories loads well within it; a very large one (100,000 memories take

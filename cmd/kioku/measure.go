@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -153,7 +154,11 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		opt.MemProfile = f
 	}
 	// The bench measures a fresh bot process's memory, under the limit a bot sets.
-	applyMemoryLimit(app.config, app.logger)
+	if limit := applyMemoryLimit(app.config, app.logger); limit > 0 {
+		watchCtx, stopWatch := context.WithCancel(ctx)
+		defer stopWatch()
+		go watchMemoryLimit(watchCtx, limit, 5*time.Second, app.logger)
+	}
 	rep, err := bench.Run(ctx, opt)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

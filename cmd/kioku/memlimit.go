@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // The in-process indexes are bounded (KIOKU_VECTOR_CACHE_MB, KIOKU_KEYWORD_INDEX_MEMORIES),
@@ -13,16 +16,14 @@ import (
 // what the operator sees in the process's resident memory.
 
 const (
-	// keywordBytesPerMemory is what the keyword index holds per memory, with margin: 136
-	// bytes at 15 words (memory/kwindex TestIndexBytesPerMemory), and about 400 for the
-	// longer memories of kioku bench's corpus (names, dates, decisions), whose live heap at
-	// 1.1M memories was 1.1 GB with both default bounds. A limit below the live heap makes
-	// the collector run back to back (it then takes up to half the CPU and recall's p99
-	// rose tenfold), so the estimate errs high.
-	keywordBytesPerMemory = 400
+	// keywordBytesPerMemory is what the keyword index holds per memory, with margin: 105
+	// bytes in one scope of 100,000 memories and 345 in scopes of 1,000 (memory/kwindex
+	// TestIndexBytesPerMemory and TestSmallScopesBytesPerMemory), about 260 for kioku
+	// bench's corpus in scopes of 1,000 (kioku bench --memprofile).
+	keywordBytesPerMemory = 280
 	// baseHeapBytes is the rest of a running bot: caches, short-term memory, buffers of
 	// the turns and the pipeline in flight.
-	baseHeapBytes = 256 << 20
+	baseHeapBytes = 128 << 20
 )
 
 // memoryLimitBytes is the soft limit cfg asks for: KIOKU_MEMORY_LIMIT_MB when set, else the
@@ -36,6 +37,54 @@ func memoryLimitBytes(cfg Config) int64 {
 		return 0
 	}
 	return int64(cfg.VectorCacheMB)<<20 + int64(cfg.KeywordIndexMemories)*keywordBytesPerMemory + baseHeapBytes
+}
+
+// A soft limit below the live heap makes the collector run back to back: it then takes up
+// to half the CPU and recall slows tenfold. The auto limit is an estimate, so a running bot
+// watches the live heap and raises the limit when the live heap comes near it
+// (raisedMemoryLimit), logging what it did: the limit then costs no latency even when the
+// indexes hold more than estimated, and an operator's own limit is treated the same way.
+
+// memoryLimitHeadroom: the limit is raised once the live heap passes this share of it, to
+// the live heap over this share.
+const memoryLimitHeadroom = 0.8
+
+// raisedMemoryLimit returns the limit to set when live bytes are live under limit, and
+// whether it changed.
+func raisedMemoryLimit(limit, live int64) (int64, bool) {
+	if limit <= 0 || float64(live) <= memoryLimitHeadroom*float64(limit) {
+		return limit, false
+	}
+	return int64(float64(live) / memoryLimitHeadroom), true
+}
+
+// watchMemoryLimit raises the soft limit, every interval until ctx ends, whenever the live
+// heap (runtime/metrics /gc/heap/live:bytes, as of the last collection) nears it.
+func watchMemoryLimit(ctx context.Context, limit int64, interval time.Duration, logger *slog.Logger) {
+	if limit <= 0 {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		live := int64(sample[0].Value.Uint64())
+		if next, raised := raisedMemoryLimit(limit, live); raised {
+			debug.SetMemoryLimit(next)
+			logger.Warn("the live heap came near the memory limit; raised the limit so the collector does not run back to back",
+				"live_mb", live>>20, "old_limit_mb", limit>>20, "limit_mb", next>>20)
+			limit = next
+		}
+	}
 }
 
 // applyMemoryLimit sets the runtime's soft memory limit from cfg, unless GOMEMLIMIT is set
