@@ -25,8 +25,7 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 	}
 	var id int64
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
-			content, message_id, created_at, can_edit_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		return s.db.stmts.on(tx).QueryRowContext(ctx, appendTurnSQL,
 			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
 			created, boolInt(t.CanEditServer)).Scan(&id)
 	})
@@ -35,6 +34,11 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 	}
 	return id, nil
 }
+
+// appendTurnSQL stores one turn; every chat turn runs it twice, so the writer keeps it
+// prepared (writeStmts).
+const appendTurnSQL = `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
+	content, message_id, created_at, can_edit_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
 
 // RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
 // (guildID "") only turns of userID are returned; in a guild channel every participant's
@@ -74,7 +78,9 @@ func (s *Transcripts) TurnsAfter(ctx context.Context, guildID, channelID string,
 }
 
 func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any) ([]memory.Turn, error) {
-	rows, err := s.db.read.QueryContext(ctx, query, args...)
+	// Kept prepared per reader (the statement texts are few and fixed): every chat turn
+	// reads its channel's recent turns.
+	rows, err := s.db.recall.stmts.query(ctx, s.db.read, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read transcript: %w", err)
 	}
