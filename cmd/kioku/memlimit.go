@@ -87,6 +87,25 @@ func watchMemoryLimit(ctx context.Context, limit int64, interval time.Duration, 
 	}
 }
 
+// startMemoryLimit applies cfg's memory limit and watches it every interval until the
+// returned stop, which waits for the watcher to end, is called or ctx ends.
+func startMemoryLimit(ctx context.Context, cfg Config, interval time.Duration, logger *slog.Logger) (stop func()) {
+	limit := applyMemoryLimit(cfg, logger)
+	if limit <= 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		watchMemoryLimit(ctx, limit, interval, logger)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // applyMemoryLimit sets the runtime's soft memory limit from cfg, unless GOMEMLIMIT is set
 // (the operator's own setting wins) or cfg asks for none. It returns the limit in force
 // from kioku's side, 0 when it set none.

@@ -93,3 +93,22 @@ func TestWatchMemoryLimitRaisesTheRuntimeLimit(t *testing.T) {
 	}
 	runtime.KeepAlive(ballast)
 }
+
+// startMemoryLimit sets the configured limit, and its stop returns once the watcher ended,
+// so a restarted bench sets the bot's limit again without an old watcher raising it.
+func TestStartMemoryLimitStops(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	t.Setenv("GOMEMLIMIT", "")
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	stop := startMemoryLimit(t.Context(), Config{MemoryLimitMB: 900}, time.Hour, logger)
+	if got := debug.SetMemoryLimit(-1); got != 900<<20 {
+		t.Errorf("runtime limit %d MB, want 900", got>>20)
+	}
+	stop()
+	stop = startMemoryLimit(t.Context(), Config{MemoryLimitMB: 700}, time.Hour, logger)
+	defer stop()
+	if got := debug.SetMemoryLimit(-1); got != 700<<20 {
+		t.Errorf("after a restart the runtime limit is %d MB, want 700", got>>20)
+	}
+}

@@ -52,9 +52,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if cfg.DiscordToken == "" {
 		return errors.New("invalid KIOKU_DISCORD_TOKEN: empty; set it to the bot token from the Discord Developer Portal (Bot → Reset Token)")
 	}
-	if limit := applyMemoryLimit(cfg, log); limit > 0 {
-		go watchMemoryLimit(ctx, limit, 15*time.Second, log)
-	}
+	defer startMemoryLimit(ctx, cfg, 15*time.Second, log)()
 
 	store, err := app.openStore(ctx)
 	if err != nil {

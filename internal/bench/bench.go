@@ -65,6 +65,10 @@ type Options struct {
 	Progress io.Writer
 	// CPUProfile, when set, receives a CPU profile (runtime/pprof) of the timed queries.
 	CPUProfile io.Writer
+	// Restarted, when set, is called when the store is closed for the restart, before it
+	// is opened again as a fresh process would: kioku bench sets the bot's memory limit
+	// there, since the load before it holds the whole corpus.
+	Restarted func()
 	// MemProfile, when set, receives a heap profile (runtime/pprof) of the restarted
 	// process once every scope has been asked and its loads have finished: what the
 	// resident memory (rss_mb) is made of.
@@ -713,6 +717,9 @@ func (r *run) restart(ctx context.Context, path string, rep *Report) (*ltm.Store
 	r.c.release()
 	runtime.GC()
 	debug.FreeOSMemory()
+	if r.opt.Restarted != nil {
+		r.opt.Restarted()
+	}
 	base, _ := procStatus()
 	rep.BaseRSSMB = mb(base.rss)
 	rep.RSSPeak = resetPeakRSS() == nil
