@@ -1,15 +1,11 @@
 package vecindex
 
-import "math"
-
 // Exact float32 copies. Recall re-scores the int8 index's candidates with the exact float32
 // vectors; reading them from the database costs a page read each, most of a hybrid recall's
 // time. So a scope keeps a float32 copy of its unit vectors (4 bytes a coordinate, 1,536
-// at 384 dimensions) for as long as the copies fit in the index's byte bound next to every
-// resident scope's int8 rows: a scope is evicted only when the int8 rows alone pass the
-// bound, and room beyond that is made by dropping the copies of the least recently used
-// scopes, because a scope without copies still answers (its re-scoring reads the
-// database, as before) while an evicted one must be reloaded.
+// at 384 dimensions) within the index's byte bound. When the bound is passed, the least
+// recently used scope gives up its copies first and then its rows (evict, lazy.go), so the
+// scopes asked most keep their copies.
 // A scope whose copies were dropped gets them back only when it is loaded again.
 
 // exactRowBytes is the memory of one row's float32 copy at dims.
@@ -90,39 +86,5 @@ func (x *Index) fitLoading(key string) {
 	x.mu.RUnlock()
 	if limit > 0 && x.heldBytes(dims) > limit {
 		x.evict(key)
-	}
-}
-
-// dropExact drops the float32 copies of the least recently used scopes until the index
-// fits in limit or holds no copies; keep's go last.
-func (x *Index) dropExact(keep string, limit int64, dims int) {
-	for x.exact.Load() > 0 && x.heldBytes(dims) > limit {
-		x.mu.RLock()
-		var (
-			victim *scope
-			oldest uint64 = math.MaxUint64
-		)
-		for k, sv := range x.scopes {
-			sv.mu.RLock()
-			has := sv.exact && len(sv.ids) > 0
-			sv.mu.RUnlock()
-			if !has {
-				continue
-			}
-			u := sv.used.Load()
-			if k == keep {
-				u = math.MaxUint64 - 1 // last, but still a candidate
-			}
-			if u < oldest || victim == nil {
-				victim, oldest = sv, u
-			}
-		}
-		x.mu.RUnlock()
-		if victim == nil {
-			return
-		}
-		victim.mu.Lock()
-		victim.dropExact(x)
-		victim.mu.Unlock()
 	}
 }

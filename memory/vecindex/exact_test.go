@@ -45,10 +45,10 @@ func TestExactVectorIsNormalizedCopy(t *testing.T) {
 	}
 }
 
-// TestExactCopiesGiveWayBeforeScopes: past the byte bound the float32 copies of the least
-// recently used scopes go first; scopes are evicted only once no copy is left, and a scope
-// without copies still answers from its int8 rows.
-func TestExactCopiesGiveWayBeforeScopes(t *testing.T) {
+// TestLeastRecentlyUsedGivesWayCopiesFirst: past the bound the least recently used scope
+// gives up its float32 copies, then its rows, before a more recent scope loses anything;
+// the scope used last keeps its copies, and a scope without copies still answers.
+func TestLeastRecentlyUsedGivesWayCopiesFirst(t *testing.T) {
 	const dims = 8
 	st := newStore()
 	for s, key := range []string{"g:a", "g:b", "g:c"} {
@@ -63,8 +63,9 @@ func TestExactCopiesGiveWayBeforeScopes(t *testing.T) {
 		t.Fatalf("a copy costs %d bytes, want %d", exact, 4*dims)
 	}
 	x := vecindex.New()
-	// Room for 30 rows and 10 copies: all three scopes, copies for one of them.
-	x.SetLoader(st.load, 30*row+10*exact)
+	// Room for 30 rows and 20 copies: after g:c loads, g:a (used least recently) gives up
+	// its copies and everything fits.
+	x.SetLoader(st.load, 30*row+20*exact)
 	ctx := t.Context()
 	for _, key := range []string{"g:a", "g:b", "g:c"} {
 		if err := x.Ensure(ctx, key); err != nil {
@@ -72,31 +73,38 @@ func TestExactCopiesGiveWayBeforeScopes(t *testing.T) {
 		}
 	}
 	s := x.Stats()
-	if s.Scopes != 3 || s.Vectors != 30 || s.ExactVectors != 10 {
-		t.Fatalf("stats %+v, want 3 scopes, 30 rows, 10 copies", s)
-	}
-	if _, ok := x.ExactVector("g:c", 200, "", nil); !ok {
-		t.Fatal("the most recently loaded scope lost its copies")
+	if s.Scopes != 3 || s.Vectors != 30 || s.ExactVectors != 20 {
+		t.Fatalf("stats %+v, want 3 scopes, 30 rows, 20 copies", s)
 	}
 	if _, ok := x.ExactVector("g:a", 0, "", nil); ok {
 		t.Fatal("the least recently used scope kept its copies")
+	}
+	for _, id := range []int64{100, 200} {
+		if _, ok := x.ExactVector(fmt.Sprintf("g:%c", 'a'+id/100), id, "", nil); !ok {
+			t.Fatalf("a more recently used scope lost the copy of %d", id)
+		}
 	}
 	// Rows 0 and 8 of g:a lie on axis 0.
 	if hits := x.Search("g:a", axis(dims, 0), 2, nil, false); len(hits) != 2 || hits[0].ID+hits[1].ID != 8 {
 		t.Fatalf("g:a without copies answers %v", hits)
 	}
-	if s.Bytes+s.ExactBytes > 30*row+10*exact {
+	if s.Bytes+s.ExactBytes > 30*row+20*exact {
 		t.Fatalf("index holds %d bytes over its bound", s.Bytes+s.ExactBytes)
 	}
 
-	// A bound for 15 rows: the two scopes used least recently (g:b, then g:c; g:a was just
-	// searched) leave whole, and the count of copies follows them out.
-	x.SetLimit(15 * row)
-	if s := x.Stats(); s.Scopes != 1 || s.Vectors != 10 || s.ExactVectors != 0 || s.ExactBytes != 0 {
-		t.Fatalf("stats %+v under a 15-row bound, want one scope without copies", s)
+	// A bound for 20 rows and 10 copies: g:b is now the least recently used (g:a was just
+	// searched): its copies go, then its rows, and the rest fits; g:c keeps its copies.
+	x.SetLimit(20*row + 10*exact)
+	s = x.Stats()
+	if s.Scopes != 2 || s.Vectors != 20 || s.Bytes+s.ExactBytes > 20*row+10*exact {
+		t.Fatalf("stats %+v under a 20-row bound, want two scopes within it", s)
 	}
-	if !x.Resident("g:a") {
-		t.Fatal("the most recently used scope was evicted")
+	if x.Resident("g:b") || !x.Resident("g:a") || !x.Resident("g:c") {
+		t.Fatalf("resident a %v, b %v, c %v; want the least recently used (g:b) evicted",
+			x.Resident("g:a"), x.Resident("g:b"), x.Resident("g:c"))
+	}
+	if _, ok := x.ExactVector("g:c", 200, "", nil); !ok {
+		t.Fatal("g:c lost its copies although evicting g:b made room")
 	}
 }
 

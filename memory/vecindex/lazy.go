@@ -96,7 +96,9 @@ func (x *Index) reserve(sv *scope, n, dims int) {
 		return
 	}
 	n += n/32 + 16
-	exact := limit == 0 || x.heldBytes(dims)+int64(n)*(rowBytes(dims)+exactRowBytes(dims)) <= limit
+	// Other scopes give way to the one loading (evict), so its copies get room when they
+	// fit the bound by themselves.
+	exact := limit == 0 || int64(n)*(rowBytes(dims)+exactRowBytes(dims)) <= limit
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dims == 0 && len(sv.ids) == 0 {
@@ -129,9 +131,13 @@ func (x *Index) drop(key string, sv *scope) {
 	sv.mu.Unlock()
 }
 
-// evict drops least recently used scopes other than keep while the rows held pass the
-// bound, then float32 copies while the copies and rows together pass it. A scope still loading is never evicted; a single scope larger than the bound
-// stays (it cannot be served otherwise).
+// evict makes the index fit its bound, in order of recency: the least recently used scope
+// other than keep gives up its float32 copies first, then its rows, before a more recent
+// scope loses anything; keep's copies go only when no other scope is left. So the servers
+// asked most keep their exact re-rank (without copies a recall reads each candidate's
+// vector from SQLite, which made a busy server's recall 2.4× slower than alone), and the
+// rarely asked ones reload on their next recall. A scope still loading is never evicted;
+// a single scope larger than the bound stays (it cannot be served otherwise).
 func (x *Index) evict(keep string) {
 	x.mu.RLock()
 	limit, dims := x.limit, x.dims
@@ -139,11 +145,7 @@ func (x *Index) evict(keep string) {
 	if limit <= 0 || dims == 0 {
 		return
 	}
-	// Scopes leave only while their int8 rows alone pass the bound; the float32 copies
-	// then give way to whatever room is left (dropExact).
-	defer x.dropExact(keep, limit, dims)
-	per := rowBytes(dims)
-	for x.rows.Load()*per > limit {
+	for x.heldBytes(dims) > limit {
 		x.mu.Lock()
 		var (
 			victim *scope
@@ -164,12 +166,24 @@ func (x *Index) evict(keep string) {
 			}
 		}
 		if victim == nil {
+			kept := x.scopes[keep]
 			x.mu.Unlock()
+			if kept != nil {
+				kept.mu.Lock()
+				kept.dropExact(x)
+				kept.mu.Unlock()
+			}
 			return
+		}
+		victim.mu.Lock()
+		if victim.exact && len(victim.ids) > 0 {
+			victim.dropExact(x)
+			victim.mu.Unlock()
+			x.mu.Unlock()
+			continue
 		}
 		delete(x.scopes, vkey)
 		x.mu.Unlock()
-		victim.mu.Lock()
 		x.retire(victim)
 		victim.mu.Unlock()
 	}
