@@ -47,7 +47,7 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 		}
 		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
 			if hint > 0 {
-				x.reserve(sv, hint, len(vec)) // the first row gives the width
+				x.reserve(key, sv, hint, len(vec)) // the first row gives the width
 				hint = 0
 			}
 			x.put(sv, id, hash, meta, vec, true)
@@ -88,7 +88,7 @@ func (x *Index) SetSizer(s Sizer) {
 // reserve gives the loading scope sv room for n rows (and a little more for the writes
 // that arrive while it loads). The float32 copies get room only when they fit in the
 // index's bound next to what it holds, since otherwise they would be dropped for room.
-func (x *Index) reserve(sv *scope, n, dims int) {
+func (x *Index) reserve(key string, sv *scope, n, dims int) {
 	x.mu.RLock()
 	limit, width := x.limit, x.dims
 	x.mu.RUnlock()
@@ -97,8 +97,13 @@ func (x *Index) reserve(sv *scope, n, dims int) {
 	}
 	n += n/32 + 16
 	// Other scopes give way to the one loading (evict), so its copies get room when they
-	// fit the bound by themselves.
-	exact := limit == 0 || int64(n)*(rowBytes(dims)+exactRowBytes(dims)) <= limit
+	// fit the bound by themselves; they give way now, before the arrays are allocated.
+	need := int64(n) * rowBytes(dims)
+	exact := limit == 0 || need+int64(n)*exactRowBytes(dims) <= limit
+	if exact {
+		need += int64(n) * exactRowBytes(dims)
+	}
+	x.makeRoom(key, min(need, limit))
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dims == 0 && len(sv.ids) == 0 {
@@ -138,14 +143,19 @@ func (x *Index) drop(key string, sv *scope) {
 // vector from SQLite, which made a busy server's recall 2.4× slower than alone), and the
 // rarely asked ones reload on their next recall. A scope still loading is never evicted;
 // a single scope larger than the bound stays (it cannot be served otherwise).
-func (x *Index) evict(keep string) {
+func (x *Index) evict(keep string) { x.makeRoom(keep, 0) }
+
+// makeRoom is evict for extra bytes more than the index holds: a load makes room for the
+// scope it is about to allocate before allocating it, so the scopes that give way are
+// released first rather than held next to the new arrays.
+func (x *Index) makeRoom(keep string, extra int64) {
 	x.mu.RLock()
 	limit, dims := x.limit, x.dims
 	x.mu.RUnlock()
 	if limit <= 0 || dims == 0 {
 		return
 	}
-	for x.heldBytes(dims) > limit {
+	for x.heldBytes(dims)+extra > limit {
 		x.mu.Lock()
 		var (
 			victim *scope

@@ -459,3 +459,52 @@ func TestSizedLoadAllocatesOnce(t *testing.T) {
 	}
 	t.Logf("allocated by a load of %d rows: %d MB grown, %d MB sized", n, grown>>20, sized>>20)
 }
+
+// TestSizedLoadMakesRoomFirst: a sized load into a full index evicts the scopes that must
+// give way before it allocates, not row by row as it fills: the old scope is gone by the
+// time the first row is in.
+func TestSizedLoadMakesRoomFirst(t *testing.T) {
+	const dims, n = 16, 60
+	rng := rand.New(rand.NewPCG(13, 13))
+	st := newStore()
+	for i := range n {
+		st.set("g:old", int64(i), unit(rng, dims))
+		st.set("g:new", int64(1000+i), unit(rng, dims))
+	}
+	probe := vecindex.New()
+	probe.Upsert("g:probe", 1, "", vecindex.Meta{}, unit(rng, dims))
+	perRow := probe.Stats().Bytes + probe.Stats().ExactBytes
+	x := vecindex.New()
+	var oldAfterFirstRow atomic.Int32 // 1: resident, 2: gone
+	first := true
+	x.SetLoader(func(ctx context.Context, key string, put func(int64, string, vecindex.Meta, []float32)) error {
+		if key != "g:new" {
+			return st.load(ctx, key, put)
+		}
+		return st.load(ctx, key, func(id int64, hash string, m vecindex.Meta, v []float32) {
+			put(id, hash, m, v)
+			if first {
+				first = false
+				if x.Resident("g:old") {
+					oldAfterFirstRow.Store(1)
+				} else {
+					oldAfterFirstRow.Store(2)
+				}
+			}
+		})
+	}, perRow*(n+n/2)) // room for one scope and its copies, not two
+	x.SetSizer(func(context.Context, string) (int, error) { return n, nil })
+	ctx := t.Context()
+	if err := x.Ensure(ctx, "g:old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Ensure(ctx, "g:new"); err != nil {
+		t.Fatal(err)
+	}
+	if got := oldAfterFirstRow.Load(); got != 2 {
+		t.Fatalf("g:old still resident after g:new's first row (state %d): the load allocated before making room", got)
+	}
+	if !x.Resident("g:new") || len(x.IDs("g:new")) != n {
+		t.Fatalf("g:new holds %d rows, want %d", len(x.IDs("g:new")), n)
+	}
+}
