@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A flush of more memories than one write batch holds writes every count, each batch in
@@ -41,5 +42,47 @@ func TestFlushAccessWritesEveryBatch(t *testing.T) {
 	}
 	if total != n+10 || moved != n {
 		t.Fatalf("after the flush: %d accesses counted (want %d), %d memories accessed at the last time (want %d)", total, n+10, moved, n)
+	}
+}
+
+// A full batch of pending counts is written at once, not at the next tick of the flush
+// interval (15 s by default): a crash loses at most one batch, and the flush a chat turn
+// may meet is one small transaction.
+func TestFullAccessBatchFlushesEarly(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rememberFillers(t, s, "gEarly", accessFlushBatch+5)
+	var ids []int64
+	if err := queryEach(ctx, s.read, `SELECT id FROM memories ORDER BY id`, nil, func(rows *sql.Rows) error {
+		var id int64
+		err := rows.Scan(&id)
+		ids = append(ids, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.recall.access.record(ids[:accessFlushBatch-1], 1_000)
+	counted := func() int {
+		var n int
+		if err := s.read.QueryRow(`SELECT count(*) FROM memories WHERE access_count > 0`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := counted(); n != 0 {
+		t.Fatalf("%d memories counted before the batch was full, want 0", n)
+	}
+	s.recall.access.record(ids[accessFlushBatch-1:accessFlushBatch], 1_000)
+	// The flush interval is far longer than this wait: only the early flush can pass.
+	deadline := time.Now().Add(DefaultAccessFlushInterval / 3)
+	for counted() < accessFlushBatch {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d memories counted: the full batch was not flushed early", counted(), accessFlushBatch)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
