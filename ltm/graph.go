@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -47,19 +48,67 @@ func (s *db) linkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) err
 	if len(ents) == 0 {
 		return nil
 	}
-	ids, err := resolveEntitiesTx(ctx, tx, m.Owner().Key(), ents, s.nowMillis())
+	q := s.stmts.on(tx)
+	ids, err := resolveEntitiesTx(ctx, q, m.Owner().Key(), ents, s.nowMillis())
 	if err != nil {
 		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
-	args := make([]any, 0, 2*len(ids))
-	for _, id := range ids {
-		args = append(args, m.ID, id)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_entities (memory_id, entity_id) VALUES `+
-		strings.TrimSuffix(strings.Repeat("(?, ?),", len(ids)), ",")+` ON CONFLICT (memory_id, entity_id) DO NOTHING`, args...); err != nil {
+	if _, err := q.ExecContext(ctx, linkEntitiesSQL, m.ID, jsonIDs(ids)); err != nil {
 		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
 	return nil
+}
+
+// The statements that link a memory have fixed texts, the lists they carry passed as one
+// JSON array, so the writer keeps them prepared (writeStmts): every write links its memory,
+// and compiling a statement whose text changes with the number of names cost about a third
+// of linking.
+const (
+	linkEntitiesSQL = `INSERT INTO memory_entities (memory_id, entity_id)
+	SELECT ?, value FROM json_each(?) WHERE true ON CONFLICT (memory_id, entity_id) DO NOTHING`
+	lookupAliasesSQL = `SELECT a.alias, e.id, e.kind, e.mentions FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+	WHERE a.scope_key = ? AND a.alias IN (SELECT value FROM json_each(?))`
+	lookupAliasSQL = `SELECT e.id, e.kind FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
+	WHERE a.scope_key = ? AND a.alias IN (SELECT value FROM json_each(?))
+	ORDER BY e.kind = ? DESC, e.mentions DESC, e.id LIMIT 1`
+	// addAliasesSQL takes the scope and a JSON array of [entity id, alias] pairs.
+	addAliasesSQL = `INSERT INTO entity_aliases (entity_id, scope_key, alias)
+	SELECT value ->> 0, ?, value ->> 1 FROM json_each(?) WHERE true ON CONFLICT (entity_id, alias) DO NOTHING`
+	memberEntitySQL = `SELECT id, name FROM entities WHERE scope_key = ? AND user_id = ?`
+	insertEntitySQL = `INSERT INTO entities (scope_key, name, normalized, kind, user_id, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`
+)
+
+// graphQueries are the linking statements writeStmts keeps prepared.
+var graphQueries = []string{linkEntitiesSQL, lookupAliasesSQL, lookupAliasSQL, addAliasesSQL, memberEntitySQL, insertEntitySQL}
+
+// jsonIDs is ids as a JSON array.
+func jsonIDs(ids []int64) string {
+	b := make([]byte, 0, 8*len(ids)+2)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// jsonStrings is ss as a JSON array.
+func jsonStrings(ss []string) string {
+	b, _ := json.Marshal(ss) // strings always marshal
+	return string(b)
+}
+
+// aliasPairs builds addAliasesSQL's array of [entity id, alias] pairs.
+type aliasPairs []any
+
+func (p *aliasPairs) add(id int64, alias string) { *p = append(*p, []any{id, alias}) }
+
+func (p aliasPairs) String() string {
+	b, _ := json.Marshal([]any(p)) // ids and strings always marshal
+	return string(b)
 }
 
 // aliasHit is an entity that one of the looked-up names already finds.
@@ -71,23 +120,20 @@ type aliasHit struct {
 
 // resolveEntitiesTx returns, in order, the id of the entity of scopeKey each of ents names
 // (see resolveEntityTx), looking up the names of all of them at once.
-func resolveEntitiesTx(ctx context.Context, tx *sql.Tx, scopeKey string, ents []graph.Entity, now int64) ([]int64, error) {
+func resolveEntitiesTx(ctx context.Context, tx querier, scopeKey string, ents []graph.Entity, now int64) ([]int64, error) {
 	ids := make([]int64, len(ents))
 	aliases := make([][]string, len(ents))
-	var all []any
+	var all []string
 	for i, e := range ents {
 		if e.UserID != "" {
 			continue
 		}
 		aliases[i] = e.Aliases()
-		for _, a := range aliases[i] {
-			all = append(all, a)
-		}
+		all = append(all, aliases[i]...)
 	}
 	hits := map[string][]aliasHit{}
 	if len(all) > 0 {
-		if err := queryEach(ctx, tx, `SELECT a.alias, e.id, e.kind, e.mentions FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-			WHERE a.scope_key = ? AND a.alias IN (`+placeholders(len(all))+`)`, append([]any{scopeKey}, all...), func(rows *sql.Rows) error {
+		if err := queryEach(ctx, tx, lookupAliasesSQL, []any{scopeKey, jsonStrings(all)}, func(rows *sql.Rows) error {
 			var (
 				alias string
 				h     aliasHit
@@ -99,7 +145,7 @@ func resolveEntitiesTx(ctx context.Context, tx *sql.Tx, scopeKey string, ents []
 			return nil, fmt.Errorf("couldn't look up entities: %w", err)
 		}
 	}
-	var missing []any // (entity id, scope key, alias) of names an entity does not have yet
+	var missing aliasPairs // names an entity does not have yet
 	for i, e := range ents {
 		if e.UserID != "" {
 			id, err := resolveEntityTx(ctx, tx, scopeKey, e, now)
@@ -133,15 +179,13 @@ func resolveEntitiesTx(ctx context.Context, tx *sql.Tx, scopeKey string, ents []
 		}
 		for _, a := range aliases[i] {
 			if !slices.ContainsFunc(hits[a], func(h aliasHit) bool { return h.id == ids[i] }) {
-				missing = append(missing, ids[i], scopeKey, a)
+				missing.add(ids[i], a)
 				hits[a] = append(hits[a], aliasHit{id: ids[i], kind: e.Kind})
 			}
 		}
 	}
 	if len(missing) > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO entity_aliases (entity_id, scope_key, alias) VALUES `+
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(missing)/3), ",")+` ON CONFLICT (entity_id, alias) DO NOTHING`,
-			missing...); err != nil {
+		if _, err := tx.ExecContext(ctx, addAliasesSQL, scopeKey, missing.String()); err != nil {
 			return nil, fmt.Errorf("couldn't record the names of entities: %w", err)
 		}
 	}
@@ -184,7 +228,7 @@ func (s *db) relinkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) e
 // resolveEntityTx returns the id of the entity of scopeKey that e names, creating it when
 // there is none: by user id for a member, else by any of its aliases (an entity of the same
 // kind first), else, for a person, by a spelling variant of a known name.
-func resolveEntityTx(ctx context.Context, tx *sql.Tx, scopeKey string, e graph.Entity, now int64) (int64, error) {
+func resolveEntityTx(ctx context.Context, tx querier, scopeKey string, e graph.Entity, now int64) (int64, error) {
 	aliases := e.Aliases()
 	var (
 		id   int64
@@ -192,7 +236,7 @@ func resolveEntityTx(ctx context.Context, tx *sql.Tx, scopeKey string, e graph.E
 		kind graph.Kind
 	)
 	if e.UserID != "" {
-		err := tx.QueryRowContext(ctx, `SELECT id, name FROM entities WHERE scope_key = ? AND user_id = ?`, scopeKey, e.UserID).Scan(&id, &name)
+		err := tx.QueryRowContext(ctx, memberEntitySQL, scopeKey, e.UserID).Scan(&id, &name)
 		switch {
 		case err == nil:
 			if name != e.Name && !strings.HasPrefix(e.Name, "<@") {
@@ -208,10 +252,7 @@ func resolveEntityTx(ctx context.Context, tx *sql.Tx, scopeKey string, e graph.E
 		}
 		return insertEntityTx(ctx, tx, scopeKey, e, aliases, now)
 	}
-	err := tx.QueryRowContext(ctx, `SELECT e.id, e.kind FROM entity_aliases a JOIN entities e ON e.id = a.entity_id
-		WHERE a.scope_key = ? AND a.alias IN (`+placeholders(len(aliases))+`)
-		ORDER BY e.kind = ? DESC, e.mentions DESC, e.id LIMIT 1`,
-		append(append([]any{scopeKey}, anySlice(aliases)...), e.Kind)...).Scan(&id, &kind)
+	err := tx.QueryRowContext(ctx, lookupAliasSQL, scopeKey, jsonStrings(aliases), e.Kind).Scan(&id, &kind)
 	if errors.Is(err, sql.ErrNoRows) && e.Kind == graph.KindPerson {
 		id, kind, err = findSpellingVariantTx(ctx, tx, scopeKey, e.Key())
 	}
@@ -232,7 +273,7 @@ func resolveEntityTx(ctx context.Context, tx *sql.Tx, scopeKey string, e graph.E
 
 // findSpellingVariantTx finds a person of the scope with a name that is a spelling variant
 // of key (Katia, Katya): among the person aliases that start with key's first letter.
-func findSpellingVariantTx(ctx context.Context, tx *sql.Tx, scopeKey, key string) (int64, graph.Kind, error) {
+func findSpellingVariantTx(ctx context.Context, tx querier, scopeKey, key string) (int64, graph.Kind, error) {
 	if key == "" || key[0] >= utf8.RuneSelf || strings.Contains(key, " ") {
 		return 0, "", sql.ErrNoRows
 	}
@@ -261,25 +302,23 @@ func findSpellingVariantTx(ctx context.Context, tx *sql.Tx, scopeKey, key string
 	return 0, "", sql.ErrNoRows
 }
 
-func insertEntityTx(ctx context.Context, tx *sql.Tx, scopeKey string, e graph.Entity, aliases []string, now int64) (int64, error) {
+func insertEntityTx(ctx context.Context, tx querier, scopeKey string, e graph.Entity, aliases []string, now int64) (int64, error) {
 	var id int64
-	if err := tx.QueryRowContext(ctx, `INSERT INTO entities (scope_key, name, normalized, kind, user_id, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, scopeKey, e.Name, e.Key(), e.Kind, e.UserID, now, now).Scan(&id); err != nil {
+	if err := tx.QueryRowContext(ctx, insertEntitySQL, scopeKey, e.Name, e.Key(), e.Kind, e.UserID, now, now).Scan(&id); err != nil {
 		return 0, fmt.Errorf("couldn't add entity %q: %w", e.Name, err)
 	}
 	return id, addAliasesTx(ctx, tx, scopeKey, id, aliases)
 }
 
-func addAliasesTx(ctx context.Context, tx *sql.Tx, scopeKey string, id int64, aliases []string) error {
-	args := make([]any, 0, 3*len(aliases))
-	for _, a := range aliases {
-		args = append(args, id, scopeKey, a)
-	}
-	if len(args) == 0 {
+func addAliasesTx(ctx context.Context, tx querier, scopeKey string, id int64, aliases []string) error {
+	if len(aliases) == 0 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO entity_aliases (entity_id, scope_key, alias) VALUES `+
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(aliases)), ",")+` ON CONFLICT (entity_id, alias) DO NOTHING`, args...); err != nil {
+	var pairs aliasPairs
+	for _, a := range aliases {
+		pairs.add(id, a)
+	}
+	if _, err := tx.ExecContext(ctx, addAliasesSQL, scopeKey, pairs.String()); err != nil {
 		return fmt.Errorf("couldn't record the names of entity %d: %w", id, err)
 	}
 	return nil
@@ -360,15 +399,16 @@ func (g *Graph) AddTriples(ctx context.Context, b graph.Batch) (int, error) {
 			return err
 		}
 		now := g.db.nowMillis()
+		q := g.db.stmts.on(tx)
 		for _, e := range edges {
 			if fenced[e.src.UserID] || fenced[e.dst.UserID] || private[e.src.UserID] || private[e.dst.UserID] {
 				continue
 			}
-			srcID, err := resolveEntityTx(ctx, tx, scopeKey, e.src, now)
+			srcID, err := resolveEntityTx(ctx, q, scopeKey, e.src, now)
 			if err != nil {
 				return err
 			}
-			dstID, err := resolveEntityTx(ctx, tx, scopeKey, e.dst, now)
+			dstID, err := resolveEntityTx(ctx, q, scopeKey, e.dst, now)
 			if err != nil {
 				return err
 			}

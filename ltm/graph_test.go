@@ -355,3 +355,47 @@ func TestGuildPurgeRemovesGraph(t *testing.T) {
 		t.Errorf("another guild's graph: %v", got)
 	}
 }
+
+// Linking passes names to SQLite as JSON arrays (so its statements stay prepared): names
+// that JSON escapes (quotes, backslashes, <, >, &) or that are not ASCII are stored and found
+// as they are.
+func TestGraphNamesSurviveJSON(t *testing.T) {
+	ctx := t.Context()
+	s := testkit.MustOpenStore(t)
+	g := memory.ServerOwner("g1")
+	author := memory.Provenance{AuthorID: "88", Author: `Zoë "Z" <\o> & 田中`}
+	var ids []int64
+	for _, c := range []string{"Zoë will bring the projector", "Zoë booked the room for Friday"} {
+		ids = append(ids, mustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: c,
+			Provenance: author}).ID)
+	}
+	res, err := s.Transfer.RememberMany(ctx, []memory.Memory{{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Zoë is the treasurer", Provenance: author}}, memory.UserActor("1"))
+	if err != nil || res.Created != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	ids = append(ids, res.IDs[0])
+	var entity int64
+	for _, id := range ids {
+		ns, err := s.Graph.MemoryEntities(ctx, g, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(ns, func(n graph.Node) bool { return n.UserID == "88" })
+		if i < 0 {
+			t.Fatalf("memory %d links %+v: not its author", id, ns)
+		}
+		if ns[i].Name != author.Author {
+			t.Errorf("the author's entity is named %q, want %q", ns[i].Name, author.Author)
+		}
+		if entity == 0 {
+			entity = ns[i].ID
+		} else if ns[i].ID != entity {
+			t.Errorf("memory %d links the author as entity %d, the first memory as %d", id, ns[i].ID, entity)
+		}
+	}
+	nb, err := s.Graph.Neighbourhood(ctx, g, author.Author)
+	if err != nil || nb.Entity.ID != entity || nb.Entity.Mentions < len(ids) {
+		t.Fatalf("looked up by its display name: %+v %v, want entity %d mentioned %d times", nb.Entity, err, entity, len(ids))
+	}
+}

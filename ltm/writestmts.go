@@ -20,7 +20,7 @@ type writeStmts struct {
 
 // preparedQueries are the statements writeStmts keeps.
 func preparedQueries() []string {
-	return []string{
+	return append([]string{
 		findLiveByHashSQL,
 		liveCountSQL,
 		insertMemorySQL(1),
@@ -28,7 +28,7 @@ func preparedQueries() []string {
 		crossServerSQL,
 		storeVectorSQL,
 		appendTurnSQL,
-	}
+	}, graphQueries...)
 }
 
 // prepare prepares the statements on write, once; call it outside any transaction.
