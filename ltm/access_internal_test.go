@@ -31,8 +31,18 @@ func TestFlushAccessWritesEveryBatch(t *testing.T) {
 	if len(ids) != n {
 		t.Fatalf("%d memories stored, want %d", len(ids), n)
 	}
-	s.recall.access.record(ids, 1_000)
-	s.recall.access.record(ids[:10], 2_000)
+	// Pending counts are set directly: record would start a flush in the background as
+	// soon as a batch is full (TestFullAccessBatchFlushesEarly), splitting them in two.
+	a := &s.recall.access
+	a.mu.Lock()
+	for _, id := range ids {
+		a.pending[id]++
+	}
+	for _, id := range ids[:10] {
+		a.pending[id]++
+	}
+	a.last = 2_000
+	a.mu.Unlock()
 	if err := s.Recall.FlushAccess(ctx); err != nil {
 		t.Fatal(err)
 	}

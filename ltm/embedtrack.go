@@ -149,11 +149,11 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 			}
 		}
 	}
-	// Both sides are key-only indexes walked in content-hash order (memories_hash, which
-	// has no deleted_at: the full reads below drop forgotten rows), so the check reads
-	// neither the memories' rows nor any vector: about 2 s at 1.1M memories.
-	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m INDEXED BY memories_hash
-		WHERE NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_keys
+	// Both sides are key-only indexes walked in content-hash order (memories_hash_live and
+	// embeddings_keys), so the check reads neither the memories' rows nor any vector:
+	// about 2 s at 1.1M memories.
+	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m INDEXED BY memories_hash_live
+		WHERE m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_keys
 		WHERE e.model = ? AND e.content_hash = m.content_hash)`, e.model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
@@ -237,10 +237,10 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 
 // syncResident compares resident scope key with the database: it drops from the index the
 // ids no longer live there and returns the live ids the index lacks or holds with older
-// content. It reads ids and content hashes only (the memories_live_hash index).
+// content. It reads ids and content hashes only (the memories_scope_live index).
 func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) {
 	r := &s.db.recall
-	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories INDEXED BY memories_live_hash
+	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories INDEXED BY memories_scope_live
 		WHERE scope_key = ? AND deleted_at IS NULL`, key)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)

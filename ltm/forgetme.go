@@ -206,7 +206,7 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
-		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM memories)`, nil, nil},
+		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
 		{"finished jobs", `UPDATE memory_jobs SET payload = ` + jobIDsPayload + `, last_error = CASE WHEN instr(last_error, '{') > 0
 			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND payload <> ` + jobIDsPayload, nil, &sum.Jobs},
 	}

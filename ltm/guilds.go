@@ -237,7 +237,7 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID s
 	if len(hashes) > 0 {
 		// Vectors are shared by content across scopes: one another memory still uses stays.
 		embeddings, err = execCount(ctx, tx, `DELETE FROM embeddings WHERE content_hash IN (SELECT value FROM json_each(?))
-			AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = embeddings.content_hash)`,
+			AND NOT `+memoryHoldsHash("embeddings.content_hash"),
 			string(mustJSON(distinctIDs(hashes))))
 		if err != nil {
 			return 0, 0, err

@@ -220,6 +220,7 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		opt.Limit = 20
 	}
 	opt.Limit = min(opt.Limit, 500)
+	from := "memories"
 	where := []string{"scope_key = ?"}
 	args := []any{owner.Key()}
 	if opt.Deleted {
@@ -236,10 +237,14 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		args = append(args, strings.ToLower(opt.Tag))
 	}
 	if opt.Pinned != nil {
-		// Written out rather than bound, so the planner sees that the pinned rows' partial
-		// index (memories_pinned_live) applies.
+		// Written out rather than bound, so the pinned rows' partial index applies. It is
+		// named too: without statistics SQLite sees it and memories_scope_live as equally
+		// good and may walk the scope's every live row (30-130 ms at 100k memories).
 		if *opt.Pinned {
 			where = append(where, "pinned <> 0")
+			if !opt.Deleted {
+				from = "memories INDEXED BY memories_pinned_live"
+			}
 		} else {
 			where = append(where, "pinned = 0")
 		}
@@ -262,10 +267,10 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 	}
 	cond := strings.Join(where, " AND ")
 	var total int
-	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&total); err != nil {
+	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM `+from+` WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
 	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+cond+
+	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM `+from+` WHERE `+cond+
 		` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("couldn't list memories: %w", err)

@@ -232,8 +232,8 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 				content, memory.Normalize(content), hash, storedSearchText(content), dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?
-				AND NOT EXISTS (SELECT 1 FROM memories WHERE content_hash = ?)`, r.hash, r.hash); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?1
+				AND NOT `+memoryHoldsHash("?1"), r.hash); err != nil {
 				return 0, false, fmt.Errorf("couldn't drop the vector of memory %d: %w", r.id, err)
 			}
 			if err := s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,

@@ -82,7 +82,9 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 			return execCount(ctx, tx, `DELETE FROM embeddings WHERE (content_hash, model) IN (
 				SELECT e.content_hash, e.model FROM embeddings e
 				WHERE e.created_at < ? AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash
-					AND (m.deleted_at IS NULL OR m.deleted_at >= ?))
+					AND m.deleted_at IS NULL)
+				AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash
+					AND m.deleted_at IS NOT NULL AND m.deleted_at >= ?)
 				LIMIT ?)`, millis(now.Add(-orphanEmbeddingGrace)), tombstoneCut, limit)
 		}},
 		{"tombstones", &res.Tombstones, func(tx *sql.Tx, limit int) (int, error) {

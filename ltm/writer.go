@@ -175,7 +175,7 @@ func liveIDsByHash(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batc
 		for lo := 0; lo < len(hashes); lo += 500 {
 			part := hashes[lo:min(lo+500, len(hashes))]
 			// No ORDER BY: with one, SQLite walks the scope's whole live index in id order
-			// (memories_scope_live) instead of seeking each hash (memories_live_hash), which
+			// (memories_scope_live) instead of seeking each hash (memories_hash_live), which
 			// made a bulk write's dedup cost grow with the scope. Oldest first is restored here.
 			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
 				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`)`,

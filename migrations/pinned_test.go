@@ -10,7 +10,9 @@ import (
 
 // TestPinnedLookupUsesItsIndex: the pinned memories of a scope (ltm's Memories.List with
 // Pinned, which every chat turn's prompt cache runs) are found through 0016's partial index,
-// not by walking the scope's rows; the count and the page both.
+// not by walking the scope's rows; the count and the page both. List names the index (later
+// indexes on the scope's live rows tie with it for a planner without statistics), so the
+// index must stay usable for its conditions: SQLite refuses the query otherwise.
 func TestPinnedLookupUsesItsIndex(t *testing.T) {
 	db := openDB(t)
 	if _, err := migrations.Apply(context.Background(), db, migrations.FS()); err != nil {
@@ -18,8 +20,8 @@ func TestPinnedLookupUsesItsIndex(t *testing.T) {
 	}
 	const where = `scope_key = ? AND deleted_at IS NULL AND pinned <> 0`
 	for _, q := range []string{
-		`SELECT count(*) FROM memories WHERE ` + where,
-		`SELECT id FROM memories WHERE ` + where + ` ORDER BY id DESC LIMIT ? OFFSET ?`,
+		`SELECT count(*) FROM memories INDEXED BY memories_pinned_live WHERE ` + where,
+		`SELECT id FROM memories INDEXED BY memories_pinned_live WHERE ` + where + ` ORDER BY id DESC LIMIT ? OFFSET ?`,
 	} {
 		rows, err := db.Query(`EXPLAIN QUERY PLAN `+q, "g:1", 20, 0)
 		if err != nil {
