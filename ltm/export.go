@@ -215,18 +215,22 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 	var res ImportResult
 	embeds := bulkEmbed{db: s.db}
 	defer embeds.finish(ctx)
+	analysed := analyseBulk(prepared)
+	defer analysed.close()
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
-		batch := prepared[start:min(start+batchSize, len(prepared))]
+		end := min(start+batchSize, len(prepared))
+		batch := prepared[start:end]
 		var (
 			created []*memory.Memory
 			ids     []int64
 		)
 		// The previous batch's vectors go in with this batch (see bulkEmbed).
 		prev := embeds.wait()
+		analysed.wait(start, end)
 		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 			var err error
-			if created, ids, err = s.insertBatchTx(ctx, tx, w, batch, actor); err != nil {
+			if created, ids, err = s.insertBatchTx(ctx, tx, w, batch, analysed.ents[start:end], actor); err != nil {
 				return err
 			}
 			return embeds.storeTx(ctx, tx, prev)
@@ -267,11 +271,13 @@ const insertRowsPerStatement = 500
 type hashSlot struct{ scopeKey, hash string }
 
 // insertBatchTx writes the memories of batch that are not already live in their scope
-// (or earlier in batch), with their history rows, in multi-row statements. It returns
-// the created memories and, in batch order, the id each memory of batch now has: its new
-// id, or the id of the live memory that already held its content. With a writer, only
-// memories the writer can see count as already there (WriteContext).
-func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory, actor memory.Actor) ([]*memory.Memory, []int64, error) {
+// (or earlier in batch), with their history rows and their links to ents (the entities
+// each names, by index in batch), in multi-row statements. It returns the created
+// memories and, in batch order, the id each memory of batch now has: its new id, or the id
+// of the live memory that already held its content. With a writer, only memories the
+// writer can see count as already there (WriteContext). The batch has been through
+// bulkAnalysis: decisions are marked.
+func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory, ents [][]graph.Entity, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
 	existing, err := liveIDsByHash(ctx, tx, w, batch)
 	if err != nil {
@@ -301,7 +307,6 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
 		args := make([]any, 0, insertArgsPerRow*len(chunk))
 		for _, i := range chunk {
-			graph.ProtectDecision(&batch[i])
 			args = appendInsertArgs(args, &batch[i], now)
 		}
 		rows, err := tx.QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
@@ -336,7 +341,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		return nil, nil, err
 	}
 	for _, m := range created {
-		if err := s.db.linkMemoryTx(ctx, tx, m); err != nil {
+		if err := s.db.linkEntitiesTx(ctx, tx, m, ents[firstAt[hashSlot{m.Owner().Key(), m.Hash}]]); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -44,7 +44,11 @@ func linkContext(m *memory.Memory) graph.Context {
 // not grow with the number of entities a memory names: one lookup of all their names, one
 // insert of the names they lacked and one of the links.
 func (s *db) linkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) error {
-	ents := graph.Link(m.Content, linkContext(m))
+	return s.linkEntitiesTx(ctx, tx, m, graph.Link(m.Content, linkContext(m)))
+}
+
+// linkEntitiesTx is linkMemoryTx with the entities m's content names already found.
+func (s *db) linkEntitiesTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ents []graph.Entity) error {
 	if len(ents) == 0 {
 		return nil
 	}

@@ -2,7 +2,9 @@ package ltm_test
 
 import (
 	"database/sql"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -397,5 +399,59 @@ func TestGraphNamesSurviveJSON(t *testing.T) {
 	nb, err := s.Graph.Neighbourhood(ctx, g, author.Author)
 	if err != nil || nb.Entity.ID != entity || nb.Entity.Mentions < len(ids) {
 		t.Fatalf("looked up by its display name: %+v %v, want entity %d mentioned %d times", nb.Entity, err, entity, len(ids))
+	}
+}
+
+// A bulk write analyses its memories (decisions, entities) on another core ahead of its
+// batches: every batch gets its own analysis, a memory repeated in a later batch is
+// stored once, and a write refused part-way keeps the batches before the refusal whole.
+func TestBulkWriteAnalysesEveryBatch(t *testing.T) {
+	ctx := t.Context()
+	s := testkit.MustOpenStore(t)
+	g := memory.ServerOwner("g1")
+	const n = 1_205 // three batches of RememberMany
+	mems := make([]memory.Memory, 0, n+1)
+	decisions := 0
+	for i := range n {
+		content := fmt.Sprintf("Kate logged entry %d of the Falcon build", i)
+		if i%100 == 7 {
+			content = fmt.Sprintf("We decided to ship build %d of Falcon on Friday", i)
+			decisions++
+		}
+		mems = append(mems, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content})
+	}
+	mems = append(mems, mems[3]) // the last batch repeats a memory of the first
+	res, err := s.Transfer.RememberMany(ctx, mems, memory.UserActor("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created != n || res.Duplicates != 1 || res.IDs[n] != res.IDs[3] {
+		t.Fatalf("created %d, duplicates %d, the repeat has id %d (first %d); want %d, 1 and the same id",
+			res.Created, res.Duplicates, res.IDs[n], res.IDs[3], n)
+	}
+	stored, total, err := s.Memories.List(ctx, g, memory.ListOptions{Type: memory.TypeDecision, Limit: 500})
+	if err != nil || total != decisions {
+		t.Fatalf("%d decisions stored (%v), want %d", total, err, decisions)
+	}
+	for _, m := range stored {
+		if m.Importance != graph.DecisionImportance || !strings.HasPrefix(m.Content, "We decided") {
+			t.Errorf("stored as a decision: %q with importance %v", m.Content, m.Importance)
+		}
+	}
+	if got := topMentions(t, s, g); got["Falcon"] != n || got["Katherine"] != n-decisions {
+		t.Errorf("mentions after the bulk write: Falcon %d (want %d), Katherine %d (want %d)",
+			got["Falcon"], n, got["Katherine"], n-decisions)
+	}
+
+	// A cap that refuses the second batch: the first is stored, linked, and the analysis of
+	// the rest stops with the write.
+	const firstBatch = 500 // RememberMany's batch
+	s2 := testkit.MustOpenStore(t)
+	s2.MaxServerMemories = 700
+	if _, err := s2.Transfer.RememberMany(ctx, mems[:n], memory.UserActor("1")); memory.ErrorCode(err) != memory.ELIMIT {
+		t.Fatalf("bulk write past the cap: %v, want a limit error", err)
+	}
+	if got := topMentions(t, s2, g); got["Falcon"] != firstBatch {
+		t.Errorf("after the refusal Falcon has %d mentions, want the first batch's %d", got["Falcon"], firstBatch)
 	}
 }
