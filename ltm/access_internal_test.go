@@ -19,15 +19,7 @@ func TestFlushAccessWritesEveryBatch(t *testing.T) {
 	defer s.Close()
 	const n = 3*accessWriteBatch + 7
 	rememberFillers(t, s, "gAccess", n)
-	var ids []int64
-	if err := queryEach(ctx, s.read, `SELECT id FROM memories ORDER BY id`, nil, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		ids = append(ids, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ids := memoryIDs(t, s)
 	if len(ids) != n {
 		t.Fatalf("%d memories stored, want %d", len(ids), n)
 	}
@@ -66,15 +58,7 @@ func TestFullAccessBatchFlushesEarly(t *testing.T) {
 	}
 	defer s.Close()
 	rememberFillers(t, s, "gEarly", accessFlushBatch+5)
-	var ids []int64
-	if err := queryEach(ctx, s.read, `SELECT id FROM memories ORDER BY id`, nil, func(rows *sql.Rows) error {
-		var id int64
-		err := rows.Scan(&id)
-		ids = append(ids, id)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	ids := memoryIDs(t, s)
 	s.recall.access.record(ids[:accessFlushBatch-1], 1_000)
 	counted := func() int {
 		var n int
@@ -95,4 +79,19 @@ func TestFullAccessBatchFlushesEarly(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// memoryIDs is the id of every memory of s, in order.
+func memoryIDs(t *testing.T, s *Store) []int64 {
+	t.Helper()
+	var ids []int64
+	if err := queryEach(context.Background(), s.read, `SELECT id FROM memories ORDER BY id`, nil, func(rows *sql.Rows) error {
+		var id int64
+		err := rows.Scan(&id)
+		ids = append(ids, id)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -57,7 +56,7 @@ func (s *db) linkEntitiesTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, e
 	if err != nil {
 		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
-	if _, err := q.ExecContext(ctx, linkEntitiesSQL, m.ID, jsonIDs(ids)); err != nil {
+	if _, err := q.ExecContext(ctx, linkEntitiesSQL, m.ID, idArray(ids)); err != nil {
 		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
 	return nil
@@ -85,19 +84,6 @@ const (
 
 // graphQueries are the linking statements writeStmts keeps prepared.
 var graphQueries = []string{linkEntitiesSQL, lookupAliasesSQL, lookupAliasSQL, addAliasesSQL, memberEntitySQL, insertEntitySQL}
-
-// jsonIDs is ids as a JSON array.
-func jsonIDs(ids []int64) string {
-	b := make([]byte, 0, 8*len(ids)+2)
-	b = append(b, '[')
-	for i, id := range ids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, id, 10)
-	}
-	return string(append(b, ']'))
-}
 
 // jsonStrings is ss as a JSON array.
 func jsonStrings(ss []string) string {
