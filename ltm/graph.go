@@ -85,21 +85,12 @@ const (
 // graphQueries are the linking statements writeStmts keeps prepared.
 var graphQueries = []string{linkEntitiesSQL, lookupAliasesSQL, lookupAliasSQL, addAliasesSQL, memberEntitySQL, insertEntitySQL}
 
-// jsonStrings is ss as a JSON array.
-func jsonStrings(ss []string) string {
-	b, _ := json.Marshal(ss) // strings always marshal
-	return string(b)
-}
-
 // aliasPairs builds addAliasesSQL's array of [entity id, alias] pairs.
 type aliasPairs []any
 
 func (p *aliasPairs) add(id int64, alias string) { *p = append(*p, []any{id, alias}) }
 
-func (p aliasPairs) String() string {
-	b, _ := json.Marshal([]any(p)) // ids and strings always marshal
-	return string(b)
-}
+func (p aliasPairs) String() string { return string(mustJSON([]any(p))) }
 
 // aliasHit is an entity that one of the looked-up names already finds.
 type aliasHit struct {
@@ -123,7 +114,7 @@ func resolveEntitiesTx(ctx context.Context, tx querier, scopeKey string, ents []
 	}
 	hits := map[string][]aliasHit{}
 	if len(all) > 0 {
-		if err := queryEach(ctx, tx, lookupAliasesSQL, []any{scopeKey, jsonStrings(all)}, func(rows *sql.Rows) error {
+		if err := queryEach(ctx, tx, lookupAliasesSQL, []any{scopeKey, string(mustJSON(all))}, func(rows *sql.Rows) error {
 			var (
 				alias string
 				h     aliasHit
@@ -242,7 +233,7 @@ func resolveEntityTx(ctx context.Context, tx querier, scopeKey string, e graph.E
 		}
 		return insertEntityTx(ctx, tx, scopeKey, e, aliases, now)
 	}
-	err := tx.QueryRowContext(ctx, lookupAliasSQL, scopeKey, jsonStrings(aliases), e.Kind).Scan(&id, &kind)
+	err := tx.QueryRowContext(ctx, lookupAliasSQL, scopeKey, string(mustJSON(aliases)), e.Kind).Scan(&id, &kind)
 	if errors.Is(err, sql.ErrNoRows) && e.Kind == graph.KindPerson {
 		id, kind, err = findSpellingVariantTx(ctx, tx, scopeKey, e.Key())
 	}
