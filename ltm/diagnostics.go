@@ -27,6 +27,15 @@ const (
 	trigramIndex = "memories_tri"
 )
 
+// trigramHolds is the condition under which the trigram index holds a live memory m
+// (migration 0018): its content has a character beyond ASCII (more bytes than
+// characters), or the memory was written before the index left plain ASCII to the word
+// index. The triggers test the same condition.
+const trigramHolds = `(length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
+
+// trigramLegacyTable holds the highest id of the memories written before migration 0018.
+const trigramLegacyTable = "memories_tri_legacy"
+
 // Diagnose reads the store's health (queue, storage, indexes, recent mutations and the
 // self-repair audit) with the embedding model recall uses in this process. It only reads.
 // The provider part is left unknown: only the process calling the provider can fill it.
@@ -137,18 +146,27 @@ func autoVacuumMode(n int) string {
 }
 
 func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *maintenance.Index) error {
+	// A database not yet migrated to 0018 (read, not migrated, by `kioku doctor`) holds
+	// every live memory in both indexes.
+	triHolds := trigramHolds
+	if ok, err := s.hasTable(ctx, trigramLegacyTable); err != nil {
+		return err
+	} else if !ok {
+		triHolds = "1"
+	}
 	for _, idx := range []struct {
 		table string
+		holds string // the condition under which the index holds live memory m
 		dst   *maintenance.IndexSync
-	}{{wordIndex, &x.Words}, {trigramIndex, &x.Trigrams}} {
+	}{{wordIndex, "1", &x.Words}, {trigramIndex, triHolds, &x.Trigrams}} {
 		idx.dst.Table = idx.table
 		docs := idx.table + "_docsize"
 		err := s.db.read.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM `+docs+`),
-			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL
+			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+idx.holds+`
 				AND NOT EXISTS (SELECT 1 FROM `+docs+` d WHERE d.id = m.id)),
 			(SELECT count(*) FROM `+docs+` d WHERE NOT EXISTS (
-				SELECT 1 FROM memories m WHERE m.id = d.id AND m.deleted_at IS NULL))`).Scan(&idx.dst.Rows, &idx.dst.Missing, &idx.dst.Extra)
+				SELECT 1 FROM memories m WHERE m.id = d.id AND m.deleted_at IS NULL AND `+idx.holds+`))`).Scan(&idx.dst.Rows, &idx.dst.Missing, &idx.dst.Extra)
 		if err != nil {
 			return fmt.Errorf("couldn't compare %s with the memories: %w", idx.table, err)
 		}

@@ -15,7 +15,7 @@ import (
 func seedGuild(t *testing.T, s *ltm.Store, guild string) []*memory.Memory {
 	t.Helper()
 	db := rawDB(t, s)
-	srv := testkit.MustRemember(t, s, withSource(server(guild, "Raids of "+guild+" are on Friday"), memory.SourcePipeline))
+	srv := testkit.MustRemember(t, s, withSource(server(guild, "Raids of "+guild+" are on Friday (金曜日)"), memory.SourcePipeline))
 	forgotten := testkit.MustRemember(t, s, server(guild, "Old rule of "+guild))
 	if _, err := s.Memories.Forget(ctx, forgotten.Owner(), []int64{forgotten.ID}, "test", "test"); err != nil {
 		t.Fatal(err)

@@ -79,7 +79,8 @@ type ReindexReport struct {
 	Memories int `json:"memories"`
 	// SearchText counts the rows whose stored search text was missing or out of date.
 	SearchText int `json:"search_text"`
-	// Words and Trigrams count the live memories now in the word and trigram indexes.
+	// Words and Trigrams count the live memories now in the word and trigram indexes (the
+	// trigram index holds those with text beyond ASCII).
 	Words    int `json:"words"`
 	Trigrams int `json:"trigrams"`
 }
@@ -88,7 +89,8 @@ type ReindexReport struct {
 // search text from its content and author, then rebuilds the word index in batches of id
 // ranges (each batch deletes whatever the index holds for its range and re-inserts the
 // range's live rows, so the index is complete outside the batch being written and a
-// concurrent writer never sees it half empty), then the trigram index in one transaction.
+// concurrent writer never sees it half empty), then the trigram index in one transaction,
+// for the memories whose text goes beyond ASCII.
 // It is safe to run while the bot serves. On error (a cancelled ctx included) it returns
 // what was done so far; running it again starts over.
 func (s *Maintenance) Reindex(ctx context.Context) (ReindexReport, error) {
@@ -121,11 +123,18 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
 		// Not the 'rebuild' command: it would index every row of memories, forgotten ones
 		// too, and the triggers never remove a forgotten row's entry again.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_tri (memories_tri) VALUES ('delete-all')`); err != nil {
-			return err
+		// Rebuilt by the content rule alone: the entries older memories kept when plain
+		// ASCII left the index (migration 0018) go.
+		for _, stmt := range []string{
+			`INSERT INTO memories_tri (memories_tri) VALUES ('delete-all')`,
+			`UPDATE ` + trigramLegacyTable + ` SET max_id = 0`,
+		} {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return err
+			}
 		}
 		n, err := execCount(ctx, tx, `INSERT INTO memories_tri (rowid, content)
-			SELECT id, content FROM memories WHERE deleted_at IS NULL`)
+			SELECT id, content FROM memories m WHERE deleted_at IS NULL AND `+trigramHolds)
 		if err != nil {
 			return err
 		}

@@ -101,7 +101,7 @@ func TestDoctorUnhealthy(t *testing.T) {
 	}
 	for i := range 10 {
 		if _, err := store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
-			Content: fmt.Sprintf("Release train number %d leaves on Friday", i)}, "cli"); err != nil {
+			Content: fmt.Sprintf("Release train number %d leaves on Friday (金曜日)", i)}, "cli"); err != nil {
 			t.Fatal(err)
 		}
 	}
