@@ -140,7 +140,10 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
 	defer cancel()
-	vecs, err := s.vectorsFor(ctx, e, embedItems(need), 0)
+	// What the provider returned is stored in the background (vectorwrite.go), also when a
+	// later call failed: the vectors are paid for.
+	vecs, got, err := s.fetchVectors(ctx, e, embedItems(need), 0)
+	s.recall.vectorWrites.add(e.model, got)
 	if err != nil {
 		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
 	}
@@ -271,19 +274,29 @@ func (s *db) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, tim
 	return nil
 }
 
-// cachedVectors reads stored vectors of model for hashes from the read pool.
+// cachedVectorsSQL reads the stored vectors of a model (?1) for a JSON array of content
+// hashes (?2). Its text is fixed, so recall's statement cache keeps it prepared: a single
+// write asks it for one hash, and compiling the statement cost more than running it.
+const cachedVectorsSQL = `SELECT content_hash, vector FROM embeddings
+	WHERE model = ?1 AND content_hash IN (SELECT value FROM json_each(?2))`
+
+// cachedVectors returns the vectors of model for hashes that are waiting to be stored or
+// stored (read from the read pool).
 func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
 	out := make(map[string][]float32, len(hashes))
+	stored := hashes[:0:0]
+	for _, h := range hashes {
+		if v := s.recall.vectorWrites.lookup(model, h); v != nil {
+			out[h] = v
+		} else {
+			stored = append(stored, h)
+		}
+	}
+	hashes = stored
 	const chunk = 500
 	for start := 0; start < len(hashes); start += chunk {
 		part := hashes[start:min(start+chunk, len(hashes))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, model)
-		for _, h := range part {
-			args = append(args, h)
-		}
-		rows, err := s.read.QueryContext(ctx, `SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN (`+
-			placeholders(len(part))+`)`, args...)
+		rows, err := s.recall.stmts.query(ctx, s.read, cachedVectorsSQL, model, string(mustJSON(part)))
 		if err != nil {
 			return out, fmt.Errorf("couldn't read embeddings: %w", err)
 		}
@@ -421,7 +434,8 @@ type recallState struct {
 	lastBulkErr   string // a bulk write's embedding failure, which marks nothing down
 	lastBulkErrAt time.Time
 
-	access accessTracker
+	access       accessTracker
+	vectorWrites vectorWriter
 
 	keywords keywordIndexes
 	stmts    stmtCache
@@ -434,9 +448,11 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.keywords.init()
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
+	r.vectorWrites.start(d.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
 }
 
 func (r *recallState) close() {
+	r.vectorWrites.stop()
 	r.access.stop()
 	r.keywords.close()
 	r.stmts.close()

@@ -332,17 +332,9 @@ func (s *db) storeLiveVectors(ctx context.Context, model string, vecs map[string
 	}
 	now := s.nowMillis()
 	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
-		// The WHERE clause also keeps SQLite from reading ON CONFLICT as a join constraint.
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
-			SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE content_hash = ? AND deleted_at IS NULL)
-			ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
-			vector = excluded.vector, created_at = excluded.created_at`)
-		if err != nil {
-			return fmt.Errorf("couldn't store embeddings: %w", err)
-		}
-		defer stmt.Close()
+		q := s.stmts.on(tx)
 		for h, v := range vecs {
-			res, err := stmt.ExecContext(ctx, h, model, len(v), encodeVector(v), now, h)
+			res, err := q.ExecContext(ctx, storeLiveVectorSQL, h, model, len(v), encodeVector(v), now)
 			if err != nil {
 				return fmt.Errorf("couldn't store embedding: %w", err)
 			}

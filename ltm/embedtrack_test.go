@@ -78,6 +78,9 @@ func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 	for _, c := range []string{"Tea is served at four", "The printer is on floor two", "Backups run on Sunday"} {
 		testkit.MustRemember(t, s, server("g1", c))
 	}
+	if err := s.Recall.FlushVectors(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	if c := mustCoverage(t, s); c.Embedded != 3 {
 		t.Fatalf("coverage %+v after writes with the provider up", c)
 	}
@@ -118,6 +121,9 @@ func TestTrackEmbeddingsLoadsCachedVectors(t *testing.T) {
 		}
 	}
 	if _, err := s.Memories.Modify(t.Context(), memory.ServerOwner("g1"), tea.ID, memory.Change{Content: &edited}, "user:u1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recall.FlushVectors(t.Context()); err != nil { // as the other process does shortly after, or on exit
 		t.Fatal(err)
 	}
 	if res := mustTrack(t, s2, memory.EmbedTrackOptions{}); res != (memory.EmbedTrackResult{Loaded: 2}) {
@@ -191,6 +197,9 @@ func TestTrackEmbeddingsRaces(t *testing.T) {
 		res := mustTrack(t, s, memory.EmbedTrackOptions{})
 		if res.Embedded != 0 || res.Missing != 0 || res.Calls != 1 {
 			t.Fatalf("run %+v, want the stale batch dropped and nothing missing", res)
+		}
+		if err := s.Recall.FlushVectors(t.Context()); err != nil { // the edit's vector
+			t.Fatal(err)
 		}
 		if n := embeddingRows(t, s); n != 1 {
 			t.Fatalf("%d embedding rows, want only the edited content's", n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/memory"
@@ -15,6 +16,7 @@ import (
 func TestExactCopiesRankAsStoredVectors(t *testing.T) {
 	ctx := t.Context()
 	s := cacheStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	s.VectorWriteDelay = time.Hour // read first while waiting to be stored, then stored
 	g1 := memory.ServerOwner("g1")
 	topics := []string{"kiln", "glaze", "clay", "wheel", "studio", "firing", "bisque", "slip"}
 	for i := range 120 {
@@ -44,16 +46,23 @@ func TestExactCopiesRankAsStoredVectors(t *testing.T) {
 	if st := s.Recall.VectorIndexStats(); st.ExactVectors != 0 || st.Vectors != 120 {
 		t.Fatalf("index stats %+v, want 120 rows without copies", st)
 	}
-	fromStore := search()
-	for i := range queries {
-		a, b := withCopies[i], fromStore[i]
-		if len(a) != len(b) {
-			t.Fatalf("%q: %d results with copies, %d from the store", queries[i], len(a), len(b))
+	for _, stored := range []bool{false, true} {
+		if stored {
+			if err := s.Recall.FlushVectors(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
-		for j := range a {
-			if a[j].Memory.ID != b[j].Memory.ID || a[j].Score != b[j].Score || a[j].Vector != b[j].Vector {
-				t.Fatalf("%q result %d: #%d %v/%v with copies, #%d %v/%v from the store", queries[i], j,
-					a[j].Memory.ID, a[j].Score, a[j].Vector, b[j].Memory.ID, b[j].Score, b[j].Vector)
+		fromStore := search()
+		for i := range queries {
+			a, b := withCopies[i], fromStore[i]
+			if len(a) != len(b) {
+				t.Fatalf("%q: %d results with copies, %d from the store (stored %v)", queries[i], len(a), len(b), stored)
+			}
+			for j := range a {
+				if a[j].Memory.ID != b[j].Memory.ID || a[j].Score != b[j].Score || a[j].Vector != b[j].Vector {
+					t.Fatalf("%q result %d: #%d %v/%v with copies, #%d %v/%v from the store (stored %v)", queries[i], j,
+						a[j].Memory.ID, a[j].Score, a[j].Vector, b[j].Memory.ID, b[j].Score, b[j].Vector, stored)
+				}
 			}
 		}
 	}

@@ -162,9 +162,15 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	if err != nil {
 		return ForgetMeSummary{}, err
 	}
+	hashes := make([]string, 0, len(removed))
 	for _, m := range removed {
 		s.db.unindexMemory(m)
+		hashes = append(hashes, m.Hash)
 	}
+	// Vectors of their words waiting to be stored leave memory now (the store would skip
+	// them anyway, with no live memory holding the words; one a remaining memory shares
+	// is fetched again by the embedding tracker).
+	s.db.recall.vectorWrites.drop(hashes)
 	// Recent queries (theirs included) are cached as text; the cache refills itself.
 	s.db.recall.clearQueryCache()
 	return sum, nil

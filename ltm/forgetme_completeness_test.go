@@ -34,6 +34,8 @@ func TestForgetMeCompleteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Every vector fetched for a new memory waits to be stored until the check below.
+	s.VectorWriteDelay = time.Hour
 	var embedCalls atomic.Int32
 	s.Recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
 		embedCalls.Add(1)
@@ -282,6 +284,24 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 		if embedCalls.Load() == before {
 			t.Error("the query vector of a search made before forget-me was still cached")
+		}
+	})
+
+	t.Run("WaitingVectorsOfTheirWordsAreNotStored", func(t *testing.T) {
+		if err := s.Recall.FlushVectors(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var orphans, stored int
+		if err := raw.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM memories)),
+			(SELECT count(*) FROM embeddings)`).Scan(&orphans, &stored); err != nil {
+			t.Fatal(err)
+		}
+		if orphans != 0 {
+			t.Errorf("%d vectors stored of content no memory holds", orphans)
+		}
+		if stored == 0 {
+			t.Error("no vector was stored at all, so the check proves nothing")
 		}
 	})
 

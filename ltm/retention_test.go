@@ -35,6 +35,9 @@ func TestRetention(t *testing.T) {
 	if _, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g2", Content: "Shared text in two guilds"}, "user:u1"); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Recall.FlushVectors(ctx); err != nil { // stored while the memories are live
+		t.Fatal(err)
+	}
 	for range 5 {
 		if _, err := s.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: "g1", ChannelID: "c1", UserID: "u1", Role: memory.RoleUser, Content: "old turn"}); err != nil {
 			t.Fatal(err)

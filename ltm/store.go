@@ -126,6 +126,10 @@ type db struct {
 	// AccessFlushInterval is how often access counts gathered by recall are written; it
 	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
 	AccessFlushInterval time.Duration
+	// VectorWriteDelay is how long a vector fetched for a new memory waits for others to
+	// be stored with (vectorwrite.go); set it before the first write. Default
+	// DefaultVectorWriteDelay.
+	VectorWriteDelay time.Duration
 	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
 	// one member's personal memory (caps.go); zero means DefaultMaxServerMemories and
 	// DefaultMaxMemberMemories, negative no cap.
@@ -274,6 +278,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Stages:              DefaultStages,
 		GraphDeadline:       DefaultGraphDeadline,
 		AccessFlushInterval: DefaultAccessFlushInterval,
+		VectorWriteDelay:    DefaultVectorWriteDelay,
 		KeywordParams:       kwindex.DefaultParams,
 		KeywordSyncBuild:    DefaultKeywordSyncBuild,
 		KeywordIndexMax:     DefaultKeywordIndexMax,

@@ -113,19 +113,21 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 		return nil
 	}
 	// The vectors are read in content-hash order, the embeddings table's key order: at a
-	// million vectors that is about 3× faster than probing it in row order.
+	// million vectors that is about 3× faster than probing it in row order. A memory
+	// without a stored vector may have one waiting to be stored (vectorwrite.go).
 	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.content_hash, m.guild_id, m.channel_id, m.created_at, m.type,
 		m.pinned, m.importance, m.tags, m.author_id, e.vector
 		FROM (SELECT id, content_hash, guild_id, channel_id, created_at, type, pinned, importance, tags, author_id
 			FROM memories WHERE scope_key = ? AND deleted_at IS NULL ORDER BY content_hash) m
-		JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?`, key, e.model)
+		LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?`, key, e.model)
 	if err != nil {
 		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
 	}
 	defer rows.Close()
 	var (
-		buf  []float32
-		blob sql.RawBytes // decoded at once: no copy of each vector's bytes
+		buf      []float32
+		blob     sql.RawBytes // decoded at once: no copy of each vector's bytes
+		unstored []waitingRow
 	)
 	for rows.Next() {
 		var (
@@ -145,6 +147,10 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 				return fmt.Errorf("couldn't decode tags of memory %d: %w", id, err)
 			}
 		}
+		if blob == nil {
+			unstored = append(unstored, waitingRow{id, hash, meta})
+			continue
+		}
 		if buf = decodeVectorInto(buf, blob); buf != nil {
 			put(id, hash, meta, buf)
 		}
@@ -152,7 +158,40 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
 	}
-	return nil
+	if len(unstored) == 0 {
+		return nil
+	}
+	rows.Close() // the read below is a new one
+	hashes := make([]string, len(unstored))
+	for i, r := range unstored {
+		hashes[i] = r.hash
+	}
+	vecs, err := s.unstoredVectors(ctx, e.model, hashes)
+	for _, r := range unstored {
+		if v := vecs[r.hash]; v != nil {
+			put(r.id, r.hash, r.meta, v)
+		}
+	}
+	return err
+}
+
+// waitingRow is a memory a scope's load found without a stored vector.
+type waitingRow struct {
+	id   int64
+	hash string
+	meta vecindex.Meta
+}
+
+// unstoredVectors returns the vectors of hashes, which a read found without a stored
+// vector, that are waiting to be stored or were stored after that read began:
+// cachedVectors looks at the waiting vectors before it reads the table anew, and a batch
+// leaves the waiting ones only once committed, so none falls between the two.
+func (s *db) unstoredVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+	vecs, err := s.cachedVectors(ctx, model, hashes)
+	if err != nil {
+		return vecs, fmt.Errorf("couldn't read vectors waiting to be stored: %w", err)
+	}
+	return vecs, nil
 }
 
 // liveMemories returns the scope's live memory count (memory_counts), an upper bound of
@@ -238,6 +277,7 @@ const rescoreExtra = 16
 // exactVectors reads the stored float32 vectors of model for the live memories ids.
 func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
 	out := make(map[int64][]float32, len(ids))
+	unstored := map[int64]string{} // id → content hash of those without a stored vector
 	const chunk = 500
 	for start := 0; start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
@@ -246,8 +286,9 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 		for _, id := range part {
 			args = append(args, id)
 		}
-		rows, err := s.read.QueryContext(ctx, `SELECT m.id, e.vector FROM memories m
-			JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
+		// A memory without a stored vector may have one waiting to be stored.
+		rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.content_hash, e.vector FROM memories m
+			LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 			WHERE m.id IN (`+placeholders(len(part))+`) AND m.deleted_at IS NULL`, args...)
 		if err != nil {
 			return out, fmt.Errorf("couldn't read vectors: %w", err)
@@ -255,11 +296,16 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 		for rows.Next() {
 			var (
 				id   int64
+				hash string
 				blob []byte
 			)
-			if err := rows.Scan(&id, &blob); err != nil {
+			if err := rows.Scan(&id, &hash, &blob); err != nil {
 				rows.Close()
 				return out, fmt.Errorf("couldn't read a vector: %w", err)
+			}
+			if blob == nil {
+				unstored[id] = hash
+				continue
 			}
 			if v := decodeVector(blob); v != nil && vecindex.Normalize(v) {
 				out[id] = v
@@ -269,7 +315,20 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 			return out, fmt.Errorf("couldn't read vectors: %w", err)
 		}
 	}
-	return out, nil
+	if len(unstored) == 0 {
+		return out, nil
+	}
+	hashes := make([]string, 0, len(unstored))
+	for _, h := range unstored {
+		hashes = append(hashes, h)
+	}
+	vecs, err := s.unstoredVectors(ctx, model, hashes)
+	for id, h := range unstored {
+		if v := vecs[h]; len(v) > 0 && vecindex.Normalize(v) {
+			out[id] = v
+		}
+	}
+	return out, err
 }
 
 // rescore returns the best k of hits (rows of scope key), unless QuantizedCosines after

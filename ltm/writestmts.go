@@ -27,6 +27,7 @@ func preparedQueries() []string {
 		addHistorySQL,
 		crossServerSQL,
 		storeVectorSQL,
+		storeLiveVectorSQL,
 		appendTurnSQL,
 	}, graphQueries...)
 }

@@ -88,6 +88,10 @@ type embedState struct {
 
 func (e *env) embedState(model string) embedState {
 	e.t.Helper()
+	// Vectors fetched by writes are stored shortly after them; the state counts them stored.
+	if err := e.store.Recall.FlushVectors(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
 	cov, err := e.store.Recall.EmbeddingCoverage(e.t.Context(), model)
 	if err != nil {
 		e.t.Fatal(err)

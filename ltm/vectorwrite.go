@@ -1,0 +1,207 @@
+package ltm
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The vectors fetched for memories just written are stored (the embeddings table, keyed by
+// content hash) a batch at a time in the background, not in a transaction of their own
+// after each write: that transaction was a sixth of a single write's time. The memory is
+// committed before any embedding work, and its vector is in the in-memory index as soon as
+// the provider answers, so recall does not wait for the store. The table is a cache: a
+// vector lost to a crash before it was stored is fetched again by the embedding tracker.
+const (
+	// DefaultVectorWriteDelay is how long a fetched vector waits for others to be stored
+	// with: at a hundred writes a second, five of them share a transaction.
+	DefaultVectorWriteDelay = 50 * time.Millisecond
+	// vectorWriteBatch is how many vectors one transaction stores; as many pending are
+	// stored at once, without waiting.
+	vectorWriteBatch = 256
+)
+
+// storeLiveVectorSQL caches a vector (?1 hash, ?2 model, ?3 dims, ?4 vector, ?5 time) only
+// while a live memory has that content: a memory forgotten or edited between its write and
+// the store leaves no vector of its old words. The WHERE clause also keeps SQLite from
+// reading ON CONFLICT as a join constraint.
+const storeLiveVectorSQL = `INSERT INTO embeddings (content_hash, model, dims, vector, created_at)
+	SELECT ?1, ?2, ?3, ?4, ?5 WHERE EXISTS (SELECT 1 FROM memories WHERE content_hash = ?1 AND deleted_at IS NULL)
+	ON CONFLICT (content_hash, model) DO UPDATE SET dims = excluded.dims,
+	vector = excluded.vector, created_at = excluded.created_at`
+
+type vectorKey struct{ hash, model string }
+
+// vectorWriter holds fetched vectors until they are stored.
+type vectorWriter struct {
+	flushMu sync.Mutex // one flush at a time
+
+	mu      sync.Mutex
+	pending map[vectorKey][]float32
+	writing map[vectorKey][]float32 // taken by the flush under way, not committed yet
+	kick    chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+	store   func(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error
+	delay   func() time.Duration
+}
+
+func (w *vectorWriter) start(store func(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error, delay func() time.Duration) {
+	w.store, w.delay = store, delay
+	w.pending = map[vectorKey][]float32{}
+	w.kick = make(chan struct{}, 1)
+	w.quit = make(chan struct{})
+	w.done = make(chan struct{})
+	go w.loop()
+}
+
+func (w *vectorWriter) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.kick:
+		}
+		if !w.full() {
+			select {
+			case <-w.quit:
+				return // stop stores what is pending
+			case <-time.After(w.delay()):
+			}
+		}
+		if err := w.flush(context.Background()); err != nil {
+			slog.Warn("couldn't store embeddings", slog.Any("err", err))
+		}
+	}
+}
+
+func (w *vectorWriter) full() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending) >= vectorWriteBatch
+}
+
+// stop ends the background loop and stores what is pending.
+func (w *vectorWriter) stop() {
+	close(w.quit)
+	<-w.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.flush(ctx); err != nil {
+		slog.Warn("couldn't store embeddings", slog.Any("err", err))
+	}
+}
+
+// add queues the vectors of model, by content hash, to be stored.
+func (w *vectorWriter) add(model string, vecs map[string][]float32) {
+	if len(vecs) == 0 {
+		return
+	}
+	w.mu.Lock()
+	for h, v := range vecs {
+		w.pending[vectorKey{h, model}] = v
+	}
+	w.mu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// lookup returns a copy of the pending vector of hash for model (callers normalize what
+// they read in place), or nil.
+func (w *vectorWriter) lookup(model, hash string) []float32 {
+	k := vectorKey{hash, model}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v, ok := w.pending[k]; ok {
+		return slices.Clone(v)
+	}
+	return slices.Clone(w.writing[k])
+}
+
+// drop forgets the pending vectors of hashes, of every model (forget-me: nothing derived
+// from the words waits in memory to be stored). A batch being stored is left alone: its
+// statement stores a vector only while a live memory has the content.
+func (w *vectorWriter) drop(hashes []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.pending {
+		if slices.Contains(hashes, k.hash) {
+			delete(w.pending, k)
+		}
+	}
+}
+
+// flush stores every pending vector, vectorWriteBatch per transaction. A batch that fails
+// is put back (unless a newer vector of its content came meanwhile) for the next flush.
+func (w *vectorWriter) flush(ctx context.Context) error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	if len(w.pending) == 0 {
+		w.mu.Unlock()
+		return nil
+	}
+	// Until the batch commits, lookups find its vectors in writing: they are in neither
+	// pending nor (for another connection) the table.
+	pending := w.pending
+	w.pending, w.writing = make(map[vectorKey][]float32, len(pending)), pending
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		w.writing = nil
+		w.mu.Unlock()
+	}()
+	keys := make([]vectorKey, 0, len(pending))
+	for k := range pending {
+		keys = append(keys, k)
+	}
+	// In hash order a batch meets the embeddings index in its own order.
+	slices.SortFunc(keys, func(a, b vectorKey) int {
+		return cmp.Or(cmp.Compare(a.hash, b.hash), cmp.Compare(a.model, b.model))
+	})
+	for start := 0; start < len(keys); start += vectorWriteBatch {
+		batch := keys[start:min(start+vectorWriteBatch, len(keys))]
+		if err := w.store(ctx, batch, pending); err != nil {
+			w.mu.Lock()
+			for _, k := range keys[start:] {
+				if _, newer := w.pending[k]; !newer {
+					w.pending[k] = pending[k]
+				}
+			}
+			w.mu.Unlock()
+			return err
+		}
+	}
+	return nil
+}
+
+// storePendingVectors stores the vectors of keys in one write transaction, each only while
+// a live memory has its content.
+func (s *db) storePendingVectors(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error {
+	now := s.nowMillis()
+	return s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		q := s.stmts.on(tx)
+		for _, k := range keys {
+			v := vecs[k]
+			if _, err := q.ExecContext(ctx, storeLiveVectorSQL, k.hash, k.model, len(v), encodeVector(v), now); err != nil {
+				return fmt.Errorf("couldn't store embedding: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// FlushVectors stores the vectors fetched for new memories that are still waiting to be
+// stored. The store does it in the background shortly after each write and on Close; tests
+// call it to observe the table deterministically.
+func (s *Recall) FlushVectors(ctx context.Context) error {
+	return s.db.recall.vectorWrites.flush(ctx)
+}
