@@ -136,8 +136,8 @@ type Report struct {
 	// small, personal); only with several scopes.
 	ByScopeSize []BucketReport `json:"by_scope_size,omitempty"`
 	// AloneRecallP99Ms is the hot guild's recall p99 when it is alone in its database
-	// (same queries, same run) and SharedVsAlone RecallP99Ms / AloneRecallP99Ms; only
-	// with several scopes.
+	// (the same queries, each asked there right after the shared database) and
+	// SharedVsAlone RecallP99Ms / AloneRecallP99Ms; only with several scopes.
 	AloneRecallP50Ms float64 `json:"alone_recall_p50_ms,omitempty"`
 	AloneRecallP99Ms float64 `json:"alone_recall_p99_ms,omitempty"`
 	AloneFTSP99Ms    float64 `json:"alone_fts_only_p99_ms,omitempty"`
@@ -254,10 +254,14 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	}
 	rep.Reused = kept != nil
 
+	// The hot guild alone in a database of its own, asked the same queries as the shared
+	// one, one after the other (hot): what a machine's noise does to one it does to both.
+	var alone *aloneDB
 	if opt.Scopes > 1 {
-		if err := r.alone(ctx, filepath.Join(dir, "alone.db"), &rep); err != nil {
+		if alone, err = r.openAlone(ctx, filepath.Join(dir, "alone.db"), &rep); err != nil {
 			return Report{}, err
 		}
+		defer func() { alone.close() }()
 	}
 
 	path := filepath.Join(dir, "bench.db")
@@ -314,7 +318,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			return Report{}, fmt.Errorf("couldn't start CPU profile: %w", err)
 		}
 	}
-	err = r.hot(ctx, store, raw, index, &rep)
+	err = r.hot(ctx, store, raw, alone, index, &rep)
 	if err == nil && opt.Scopes > 1 {
 		err = r.buckets(ctx, store, raw, &rep)
 	}
@@ -325,6 +329,12 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		return Report{}, err
 	}
 
+	// Nothing of it may stay reachable: the restart measures the process's memory.
+	err = alone.close()
+	alone = nil
+	if err != nil {
+		return Report{}, err
+	}
 	// Restart: close everything, hand the load's memory back, and open the database as a
 	// fresh process would.
 	raw.Close()
@@ -475,67 +485,85 @@ func (r *run) load(ctx context.Context, store *ltm.Store, members []int, rep *Re
 	return ids, nil
 }
 
-// alone loads the hot guild by itself into its own database and times its recall there:
-// the same queries as in the shared database, so the two p99s compare.
-func (r *run) alone(ctx context.Context, path string, rep *Report) error {
+// aloneDB is the hot guild by itself in its own database, open beside the shared one.
+type aloneDB struct {
+	store  *ltm.Store
+	raw    *sql.DB
+	path   string
+	remove bool // the database goes when closed (not kept)
+	closed bool
+	recall []time.Duration
+	fts    []time.Duration
+}
+
+// openAlone loads the hot guild by itself into its own database (or reuses a kept one) and
+// warms it as the shared database is warmed.
+func (r *run) openAlone(ctx context.Context, path string, rep *Report) (*aloneDB, error) {
 	store, err := r.open(ctx, path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			store.Close()
-		}
-	}()
+	a := &aloneDB{store: store, path: path, remove: r.opt.Keep == ""}
 	if !rep.Reused {
 		r.progress("hot guild alone: loading %d memories", len(r.c.scopes[0].members))
 		if _, err := r.load(ctx, store, r.c.scopes[0].members, rep); err != nil {
-			return err
+			a.close()
+			return nil, err
 		}
 	}
 	hot := r.owner(0)
 	if err := store.Recall.WarmVectors(ctx, hot); err != nil {
-		return err
+		a.close()
+		return nil, err
 	}
 	if err := store.Recall.WarmKeywordIndex(ctx, hot); err != nil {
-		return err
+		a.close()
+		return nil, err
 	}
-	raw, err := openRaw(path)
-	if err != nil {
-		return err
+	if a.raw, err = openRaw(path); err != nil {
+		a.close()
+		return nil, err
 	}
-	defer raw.Close()
 	for _, q := range r.c.queries[:min(20, len(r.c.queries))] {
 		if _, err := store.Recall.Search(ctx, r.search(q, false)); err != nil {
-			return err
+			a.close()
+			return nil, err
 		}
 	}
-	r.progress("hot guild alone: running %d queries", len(r.c.queries))
-	var recall, fts []time.Duration
-	for _, q := range r.c.queries {
-		t := time.Now()
-		if _, err := store.Recall.Search(ctx, r.search(q, false)); err != nil {
-			return err
-		}
-		recall = append(recall, time.Since(t))
-		t = time.Now()
-		if err := ftsOnly(ctx, raw, q.text, ""); err != nil {
-			return err
-		}
-		fts = append(fts, time.Since(t))
+	return a, nil
+}
+
+// time times q's recall and plain FTS5 query in the hot guild's own database.
+func (a *aloneDB) time(ctx context.Context, r *run, q query) error {
+	t := time.Now()
+	if _, err := a.store.Recall.Search(ctx, r.search(q, false)); err != nil {
+		return err
 	}
-	rep.AloneRecallP50Ms, rep.AloneRecallP99Ms = pct(recall, 0.50), pct(recall, 0.99)
-	rep.AloneFTSP99Ms = pct(fts, 0.99)
-	raw.Close()
-	closed = true
-	if err := store.Close(); err != nil {
-		return fmt.Errorf("couldn't close bench store: %w", err)
+	a.recall = append(a.recall, time.Since(t))
+	t = time.Now()
+	if err := ftsOnly(ctx, a.raw, q.text, ""); err != nil {
+		return err
 	}
-	if r.opt.Keep != "" {
+	a.fts = append(a.fts, time.Since(t))
+	return nil
+}
+
+// close closes the database (removing it unless kept); a second call does nothing.
+func (a *aloneDB) close() error {
+	if a == nil || a.closed {
 		return nil
 	}
-	return os.Remove(path)
+	a.closed = true
+	if a.raw != nil {
+		a.raw.Close()
+	}
+	if err := a.store.Close(); err != nil {
+		return fmt.Errorf("couldn't close bench store: %w", err)
+	}
+	if a.remove {
+		return os.Remove(a.path)
+	}
+	return nil
 }
 
 // scopeKey is the baseline's scope restriction: none with one scope (the plain query over
@@ -548,7 +576,7 @@ func (r *run) scopeKey(s int) string {
 }
 
 // hot times every leg and both baselines for the hot guild's queries.
-func (r *run) hot(ctx context.Context, store *ltm.Store, raw *sql.DB, index map[int64]int, rep *Report) error {
+func (r *run) hot(ctx context.Context, store *ltm.Store, raw *sql.DB, alone *aloneDB, index map[int64]int, rep *Report) error {
 	c := r.c
 	var recall, keyword, vector, brute, fts []time.Duration
 	kinds := map[string]*[3][]time.Duration{}
@@ -562,6 +590,11 @@ func (r *run) hot(ctx context.Context, store *ltm.Store, raw *sql.DB, index map[
 		dRecall := time.Since(t)
 		if err != nil {
 			return err
+		}
+		if alone != nil {
+			if err := alone.time(ctx, r, q); err != nil {
+				return err
+			}
 		}
 		if q.source >= 0 && q.kind != "short" {
 			hybridCounted++
@@ -651,7 +684,11 @@ func (r *run) hot(ctx context.Context, store *ltm.Store, raw *sql.DB, index map[
 	rep.VectorSpeedup = ratio(rep.BruteforceP50Ms, rep.VectorP50Ms)
 	rep.RecallVsFTS = ratio(rep.RecallP99Ms, rep.FTSOnlyP99Ms)
 	rep.KeywordVsFTS = ratio(rep.KeywordP99Ms, rep.FTSOnlyP99Ms)
-	rep.SharedVsAlone = ratio(rep.RecallP99Ms, rep.AloneRecallP99Ms)
+	if alone != nil {
+		rep.AloneRecallP50Ms, rep.AloneRecallP99Ms = pct(alone.recall, 0.50), pct(alone.recall, 0.99)
+		rep.AloneFTSP99Ms = pct(alone.fts, 0.99)
+		rep.SharedVsAlone = ratio(rep.RecallP99Ms, rep.AloneRecallP99Ms)
+	}
 	ns := float64(max(withSource, 1))
 	rep.SourceAt10 = round4(srcANN / ns)
 	rep.ExactSourceAt10 = round4(srcExact / ns)
