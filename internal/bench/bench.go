@@ -168,13 +168,15 @@ type Report struct {
 	AllScopesMs float64 `json:"all_scopes_ms"`
 	// Turns, TurnP50Ms and TurnP99Ms time whole chat turns in the hot guild (intent gate,
 	// context build with recall, tool loop with an in-process model that answers at once,
-	// transcript writes, short-term capture); TurnRecallP99Ms is the recall inside them and
-	// TurnVsRecall TurnP99Ms / RecallP99Ms. Only with Options.Turns.
-	Turns           int     `json:"turns,omitempty"`
-	TurnP50Ms       float64 `json:"turn_p50_ms,omitempty"`
-	TurnP99Ms       float64 `json:"turn_p99_ms,omitempty"`
-	TurnRecallP99Ms float64 `json:"turn_recall_p99_ms,omitempty"`
-	TurnVsRecall    float64 `json:"turn_vs_recall_p99,omitempty"`
+	// transcript writes, short-term capture); TurnRecallP99Ms is the recall inside them,
+	// TurnPlainRecallP99Ms the same queries asked as plain recalls between the turns, and
+	// TurnVsRecall TurnP99Ms / TurnPlainRecallP99Ms. Only with Options.Turns.
+	Turns                int     `json:"turns,omitempty"`
+	TurnP50Ms            float64 `json:"turn_p50_ms,omitempty"`
+	TurnP99Ms            float64 `json:"turn_p99_ms,omitempty"`
+	TurnRecallP99Ms      float64 `json:"turn_recall_p99_ms,omitempty"`
+	TurnPlainRecallP99Ms float64 `json:"turn_plain_recall_p99_ms,omitempty"`
+	TurnVsRecall         float64 `json:"turn_vs_recall_p99,omitempty"`
 	// VectorIndex names the index used for the vector leg.
 	VectorIndex string  `json:"vector_index"`
 	LoadSeconds float64 `json:"load_s"`
