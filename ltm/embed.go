@@ -281,7 +281,9 @@ const cachedVectorsSQL = `SELECT content_hash, vector FROM embeddings
 	WHERE model = ?1 AND content_hash IN (SELECT value FROM json_each(?2))`
 
 // cachedVectors returns the vectors of model for hashes that are waiting to be stored or
-// stored (read from the read pool).
+// stored (read from the read pool). It looks at the waiting ones before it reads the
+// table, and a batch stops waiting only once committed, so a reader that found no stored
+// vector for a hash and asks here finds one stored since its own read began.
 func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
 	out := make(map[string][]float32, len(hashes))
 	stored := hashes[:0:0]

@@ -127,7 +127,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	var (
 		buf      []float32
 		blob     sql.RawBytes // decoded at once: no copy of each vector's bytes
-		unstored []waitingRow
+		unstored []unstoredRow
 	)
 	for rows.Next() {
 		var (
@@ -148,7 +148,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 			}
 		}
 		if blob == nil {
-			unstored = append(unstored, waitingRow{id, hash, meta})
+			unstored = append(unstored, unstoredRow{id, hash, meta})
 			continue
 		}
 		if buf = decodeVectorInto(buf, blob); buf != nil {
@@ -166,7 +166,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	for i, r := range unstored {
 		hashes[i] = r.hash
 	}
-	vecs, err := s.unstoredVectors(ctx, e.model, hashes)
+	vecs, err := s.cachedVectors(ctx, e.model, hashes) // waiting, or stored since the read began
 	for _, r := range unstored {
 		if v := vecs[r.hash]; v != nil {
 			put(r.id, r.hash, r.meta, v)
@@ -175,23 +175,11 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	return err
 }
 
-// waitingRow is a memory a scope's load found without a stored vector.
-type waitingRow struct {
+// unstoredRow is a memory a scope's load found without a stored vector.
+type unstoredRow struct {
 	id   int64
 	hash string
 	meta vecindex.Meta
-}
-
-// unstoredVectors returns the vectors of hashes, which a read found without a stored
-// vector, that are waiting to be stored or were stored after that read began:
-// cachedVectors looks at the waiting vectors before it reads the table anew, and a batch
-// leaves the waiting ones only once committed, so none falls between the two.
-func (s *db) unstoredVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
-	vecs, err := s.cachedVectors(ctx, model, hashes)
-	if err != nil {
-		return vecs, fmt.Errorf("couldn't read vectors waiting to be stored: %w", err)
-	}
-	return vecs, nil
 }
 
 // liveMemories returns the scope's live memory count (memory_counts), an upper bound of
@@ -322,7 +310,7 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 	for _, h := range unstored {
 		hashes = append(hashes, h)
 	}
-	vecs, err := s.unstoredVectors(ctx, model, hashes)
+	vecs, err := s.cachedVectors(ctx, model, hashes) // waiting, or stored since the read began
 	for id, h := range unstored {
 		if v := vecs[h]; len(v) > 0 && vecindex.Normalize(v) {
 			out[id] = v
