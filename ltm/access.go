@@ -144,7 +144,7 @@ func (s *Recall) writeAccess(ctx context.Context, pending map[int64]int, ids []i
 		obj[strconv.FormatInt(id, 10)] = pending[id]
 	}
 	body, _ := json.Marshal(obj) // a map of ints always marshals
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withBookkeepingTx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET access_count = access_count + a.n,
 			accessed_at = max(accessed_at, ?)
 			FROM (SELECT CAST(key AS INTEGER) AS id, value AS n FROM json_each(?)) AS a

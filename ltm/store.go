@@ -337,21 +337,36 @@ func (s *Store) Close() error {
 // Path returns the database file path.
 func (s *Store) Path() string { return s.path }
 
-// InWriteTx reports whether a write transaction is open right now. Tests use it to prove
-// that no model or embedding call happens while the write lock is held.
+// InWriteTx reports whether a write transaction is open right now, other than the store's
+// own background bookkeeping (withBookkeepingTx). Tests use it to prove that no model or
+// embedding call happens while the write lock is held.
 func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 
 // withWriteTx runs fn inside a write transaction on the single writer connection and
 // commits when fn returns nil. Keep fn short and free of network calls. A write the
 // database refused for its own state (full, read-only, locked) is an EUNAVAILABLE error.
 func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.writeTx(ctx, true, fn)
+}
+
+// withBookkeepingTx is withWriteTx for the store's own background writes (access counts,
+// vectors waiting to be stored), whose fixed statements never call out: they are not
+// counted by InWriteTx, which proves that no caller holds the write lock while it calls a
+// model or an embedder, and would otherwise see them at any moment.
+func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.writeTx(ctx, false, fn)
+}
+
+func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) error) error {
 	s.stmts.prepare(ctx, s.write)
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return storageError(fmt.Errorf("couldn't begin write: %w", err))
 	}
-	s.writeDepth.Add(1)
-	defer s.writeDepth.Add(-1)
+	if counted {
+		s.writeDepth.Add(1)
+		defer s.writeDepth.Add(-1)
+	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
 		return storageError(err)
