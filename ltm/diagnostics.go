@@ -148,10 +148,12 @@ func autoVacuumMode(n int) string {
 func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *maintenance.Index) error {
 	// A database not yet migrated to 0018 (read, not migrated, by `kioku doctor`) holds
 	// every live memory in both indexes.
-	triHolds := trigramHolds
-	if ok, err := s.hasTable(ctx, trigramLegacyTable); err != nil {
+	migrated, err := s.hasTable(ctx, trigramLegacyTable)
+	if err != nil {
 		return err
-	} else if !ok {
+	}
+	triHolds := trigramHolds
+	if !migrated {
 		triHolds = "1"
 	}
 	for _, idx := range []struct {
@@ -175,7 +177,7 @@ func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *m
 	if embedModel == "" {
 		return nil
 	}
-	err := s.db.read.QueryRowContext(ctx, `SELECT
+	err = s.db.read.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND EXISTS (
 			SELECT 1 FROM embeddings e WHERE e.content_hash = m.content_hash AND e.model = ?)),
 		(SELECT count(*) FROM embeddings),

@@ -500,35 +500,35 @@ type aloneDB struct {
 
 // openAlone loads the hot guild by itself into its own database (or reuses a kept one) and
 // warms it as the shared database is warmed.
-func (r *run) openAlone(ctx context.Context, path string, rep *Report) (*aloneDB, error) {
+func (r *run) openAlone(ctx context.Context, path string, rep *Report) (_ *aloneDB, err error) {
 	store, err := r.open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	a := &aloneDB{store: store, path: path, remove: r.opt.Keep == ""}
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
 	if !rep.Reused {
 		r.progress("hot guild alone: loading %d memories", len(r.c.scopes[0].members))
 		if _, err := r.load(ctx, store, r.c.scopes[0].members, rep); err != nil {
-			a.close()
 			return nil, err
 		}
 	}
 	hot := r.owner(0)
 	if err := store.Recall.WarmVectors(ctx, hot); err != nil {
-		a.close()
 		return nil, err
 	}
 	if err := store.Recall.WarmKeywordIndex(ctx, hot); err != nil {
-		a.close()
 		return nil, err
 	}
 	if a.raw, err = openRaw(path); err != nil {
-		a.close()
 		return nil, err
 	}
 	for _, q := range r.c.queries[:min(20, len(r.c.queries))] {
 		if _, err := store.Recall.Search(ctx, r.search(q, false)); err != nil {
-			a.close()
 			return nil, err
 		}
 	}
