@@ -86,3 +86,32 @@ func TestCheckpointerCopiesTheLog(t *testing.T) {
 		time.Sleep(checkpointInterval / 10)
 	}
 }
+
+// The writer keeps statement journals (the pages a multi-row statement of a bulk write
+// changed, kept to undo that statement alone) in memory: in a temporary file they were
+// written out for every statement, and the file held page images of what was being
+// deleted or overwritten. A VACUUM, whose copy of the whole database is a temporary one,
+// builds it in a file and leaves the setting as it was.
+func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	check := func(when string) {
+		t.Helper()
+		if got, err := s.WriterPragma(ctx, "temp_store"); err != nil || got != "2" {
+			t.Fatalf("%s: writer temp_store = %q (%v), want 2 (memory)", when, got, err)
+		}
+	}
+	check("after Open")
+	rememberFillers(t, s, "gVac", 500)
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM memories`); err != nil {
+		t.Fatal(err)
+	}
+	if freed, err := s.Maintenance.Compact(ctx); err != nil || freed == 0 {
+		t.Fatalf("compact freed %d bytes (%v)", freed, err)
+	}
+	check("after a VACUUM")
+}

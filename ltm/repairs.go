@@ -413,14 +413,7 @@ func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
 	}); err != nil {
 		return err
 	}
-	s.db.writeDepth.Add(1)
-	_, err := s.db.write.ExecContext(ctx, `VACUUM`)
-	if err == nil {
-		// The old pages are also in the WAL until a checkpoint copies the new ones over.
-		_, err = s.db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	}
-	s.db.writeDepth.Add(-1)
-	if err != nil {
+	if err := s.db.vacuumFile(ctx); err != nil {
 		return fmt.Errorf("couldn't vacuum the database: %w", err)
 	}
 	rep.Vacuumed = true
