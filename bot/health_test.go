@@ -33,6 +33,9 @@ func TestStatusHealthForManagers(t *testing.T) {
 		}
 		ids = append(ids, res.Memory.ID)
 	}
+	if err := tb.store.Memories.FlushIndex(ctx); err != nil { // in the word index before it is broken
+		t.Fatal(err)
+	}
 	raw, err := sql.Open("sqlite", ltm.DSN(tb.store.Path()))
 	if err != nil {
 		t.Fatal(err)

@@ -27,11 +27,19 @@ const (
 	trigramIndex = "memories_tri"
 )
 
+// wordHolds is the condition under which the word index holds a live memory m (migration
+// 0019): it is not waiting to be indexed (indexwrite.go).
+const wordHolds = `m.index_pending = 0`
+
 // trigramHolds is the condition under which the trigram index holds a live memory m
-// (migration 0018): its content has a character beyond ASCII (more bytes than
-// characters), or the memory was written before the index left plain ASCII to the word
-// index. The triggers test the same condition.
-const trigramHolds = `(length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
+// (migrations 0018 and 0019): the word index holds it, and its content has a character
+// beyond ASCII (more bytes than characters) or the memory was written before the index left
+// plain ASCII to the word index. The triggers test the same condition.
+const trigramHolds = wordHolds + ` AND (length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
+
+// trigramRuleHolds is trigramHolds as migration 0018 left it, for a database not yet
+// migrated to 0019.
+const trigramRuleHolds = `(length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
 
 // trigramLegacyTable holds the highest id of the memories written before migration 0018.
 const trigramLegacyTable = "memories_tri_legacy"
@@ -146,21 +154,28 @@ func autoVacuumMode(n int) string {
 }
 
 func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *maintenance.Index) error {
-	// A database not yet migrated to 0018 (read, not migrated, by `kioku doctor`) holds
-	// every live memory in both indexes.
-	migrated, err := s.hasTable(ctx, trigramLegacyTable)
+	// A database a migration or two behind (read, not migrated, by `kioku doctor`): before
+	// 0019 no memory waits to be indexed, before 0018 the trigram index holds every live one.
+	pendingKnown, err := s.hasColumn(ctx, "memories", "index_pending")
 	if err != nil {
 		return err
 	}
-	triHolds := trigramHolds
-	if !migrated {
-		triHolds = "1"
+	ruleKnown, err := s.hasTable(ctx, trigramLegacyTable)
+	if err != nil {
+		return err
+	}
+	wordsHold, triHolds := wordHolds, trigramHolds
+	switch {
+	case !ruleKnown:
+		wordsHold, triHolds = "1", "1"
+	case !pendingKnown:
+		wordsHold, triHolds = "1", trigramRuleHolds
 	}
 	for _, idx := range []struct {
 		table string
 		holds string // the condition under which the index holds live memory m
 		dst   *maintenance.IndexSync
-	}{{wordIndex, "1", &x.Words}, {trigramIndex, triHolds, &x.Trigrams}} {
+	}{{wordIndex, wordsHold, &x.Words}, {trigramIndex, triHolds, &x.Trigrams}} {
 		idx.dst.Table = idx.table
 		docs := idx.table + "_docsize"
 		err := s.db.read.QueryRowContext(ctx, `SELECT

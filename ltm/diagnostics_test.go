@@ -50,6 +50,10 @@ func rememberN(t *testing.T, s *ltm.Store, guild string, n int) []*memory.Memory
 		}
 		out = append(out, res.Memory)
 	}
+	// The diagnostics read the full-text indexes, which take single writes a moment later.
+	if err := s.Memories.FlushIndex(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

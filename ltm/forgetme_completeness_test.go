@@ -34,8 +34,16 @@ func TestForgetMeCompleteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	// Every vector fetched for a new memory waits to be stored until the check below.
+	// Every vector fetched for a new memory waits to be stored until the check below, and
+	// every memory a single write makes waits for the full-text indexes unless flushed.
 	s.VectorWriteDelay = time.Hour
+	s.IndexWriteDelay = time.Hour
+	indexed := func() {
+		t.Helper()
+		if err := s.Memories.FlushIndex(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var embedCalls atomic.Int32
 	s.Recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
 		embedCalls.Add(1)
@@ -119,11 +127,13 @@ func TestForgetMeCompleteness(t *testing.T) {
 		Provenance: aliceSays}, memory.UserActor(alice))
 	gone := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I once said " + secret["personal-deleted"]},
 		memory.UserActor(alice))
+	indexed() // forgotten and edited after they are in the full-text indexes; the rest waits
 	if _, err := s.Memories.Forget(ctx, aliceMe, []int64{gone.ID}, memory.UserActor(alice), ""); err != nil {
 		t.Fatal(err)
 	}
 	edited := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: alice, Content: "I like " + secret["edited-away"]},
 		memory.ModelActor(alice))
+	indexed()
 	to := "I like " + secret["edited-to"]
 	if _, err := s.Memories.Modify(ctx, aliceMe, edited.ID, memory.Change{Content: &to}, memory.UserActor(alice)); err != nil {
 		t.Fatal(err)
@@ -303,6 +313,17 @@ func TestForgetMeCompleteness(t *testing.T) {
 		if stored == 0 {
 			t.Error("no vector was stored at all, so the check proves nothing")
 		}
+	})
+
+	t.Run("WaitingMemoriesOfTheirWordsAreNotIndexed", func(t *testing.T) {
+		var waiting int
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE index_pending <> 0`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting == 0 {
+			t.Fatal("no memory was waiting for the full-text indexes, so the checks below prove nothing of them")
+		}
+		indexed() // NoTermsLeft reads the indexes with every survivor in them
 	})
 
 	t.Run("KeywordIndexForgetsTheirWords", func(t *testing.T) {

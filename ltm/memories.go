@@ -99,7 +99,12 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, a
 		return memory.WriteResult{}, err
 	}
 	meta := decisionMeta(m)
-	row := q.QueryRowContext(ctx, insertMemorySQL(1), appendInsertArgs(nil, m, s.nowMillis())...)
+	insert := insertMemorySQL(1)
+	if s.deferIndexing() {
+		insert = insertPendingMemorySQL
+		s.indexWrites.wake() // its flush waits for this transaction: there is one writer
+	}
+	row := q.QueryRowContext(ctx, insert, appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
@@ -116,11 +121,17 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, a
 
 // insertMemorySQL inserts rows new memories (version 1), taking the values of
 // appendInsertArgs for each, and returns them.
-func insertMemorySQL(rows int) string {
+func insertMemorySQL(rows int) string { return insertMemoriesSQL(rows, "0") }
+
+// insertPendingMemorySQL is insertMemorySQL(1) for a memory the full-text indexes take a
+// moment later, with others (indexwrite.go).
+var insertPendingMemorySQL = insertMemoriesSQL(1, "1")
+
+func insertMemoriesSQL(rows int, pending string) string {
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version, index_pending) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, "+pending+"),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 

@@ -391,6 +391,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 // when the visible scopes are a small part of a large database, the full join runs; small
 // says so beforehand (smallShare), and the global list is then not ranked at all.
 func (s *Recall) wordLeg(ctx context.Context, expr string, small bool, where string, args []any, limit int, out map[int64]float64) error {
+	s.db.indexBeforeQuery(ctx)
 	full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
 		JOIN memories m ON m.id = memories_fts.rowid
 		WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
@@ -521,6 +522,7 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 		if len(terms) == 0 {
 			return nil
 		}
+		s.db.indexBeforeQuery(ctx)
 		query := `SELECT m.id, -bm25(memories_tri) FROM memories_tri JOIN memories m ON m.id = memories_tri.rowid
 			WHERE memories_tri MATCH ? AND m.deleted_at IS NULL AND ` + where + ` ORDER BY 2 DESC LIMIT ?`
 		return s.collectScores(ctx, query, strings.Join(terms, " OR "), args, limit, cjkWeight, out)

@@ -99,6 +99,11 @@ func (s *Maintenance) Reindex(ctx context.Context) (ReindexReport, error) {
 
 func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
 	var rep ReindexReport
+	// What single writes left waiting goes in first, so the rebuilt indexes hold every live
+	// memory.
+	if err := s.db.indexPending(ctx); err != nil {
+		return rep, err
+	}
 	fill := fillSearchText(&rep.Memories, &rep.SearchText)
 	for after, more := int64(0), true; more; {
 		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
@@ -172,7 +177,7 @@ func rebuildWords(ctx context.Context, tx *sql.Tx, after int64, limit int, count
 	inserted, err := execCount(ctx, tx, `INSERT INTO memories_fts (rowid, content, author_name)
 		SELECT id, CASE WHEN search_text <> '' THEN search_text ELSE content END,
 			CASE WHEN search_author <> '' THEN search_author ELSE author_name END
-		FROM memories WHERE deleted_at IS NULL AND `+strings.ReplaceAll(upper, "rowid", "id"), args...)
+		FROM memories m WHERE deleted_at IS NULL AND `+wordHolds+` AND `+strings.ReplaceAll(upper, "rowid", "id"), args...)
 	if err != nil {
 		return 0, false, err
 	}

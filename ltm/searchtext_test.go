@@ -175,6 +175,9 @@ func TestSearchTextOnWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := saved.Memory.ID
+	if err := s.Memories.FlushIndex(ctx); err != nil { // the word index takes single writes a moment later
+		t.Fatal(err)
+	}
 	if got := matchWords(t, s, "memories_fts", "api AND mari"); !slices.Equal(got, []int64{id}) {
 		t.Errorf("after a save, %v", got)
 	}

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,9 @@ type db struct {
 	checkpoints *checkpointer
 	// stmts are the single-write statements kept prepared on write.
 	stmts writeStmts
+	// indexWrites puts single writes' memories in the full-text indexes in the background
+	// (not started for a read-only store).
+	indexWrites indexWriter
 
 	// Now returns the current time; tests replace it to move through retention windows.
 	Now func() time.Time
@@ -130,6 +134,10 @@ type db struct {
 	// be stored with (vectorwrite.go); set it before the first write. Default
 	// DefaultVectorWriteDelay.
 	VectorWriteDelay time.Duration
+	// IndexWriteDelay is how long a single write's memory waits for others to enter the
+	// full-text indexes with (indexwrite.go); zero or less indexes each in its own write.
+	// Set it before the first write. Default DefaultIndexWriteDelay.
+	IndexWriteDelay time.Duration
 	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
 	// one member's personal memory (caps.go); zero means DefaultMaxServerMemories and
 	// DefaultMaxMemberMemories, negative no cap.
@@ -247,6 +255,12 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s := newStore(path, write, read)
 	s.checkpoints = cp
+	// What a process that stopped without closing left waiting for the full-text indexes
+	// goes in now: at most a few hundred memories, found by their own index.
+	if err := s.indexPending(ctx); err != nil {
+		slog.Warn("couldn't index memories left waiting; the next write's flush tries again", slog.Any("err", err))
+	}
+	s.indexWrites.start(s.indexPending, func() time.Duration { return s.IndexWriteDelay })
 	return s, nil
 }
 
@@ -288,6 +302,7 @@ func newStore(path string, write, read *sql.DB) *Store {
 		GraphDeadline:       DefaultGraphDeadline,
 		AccessFlushInterval: DefaultAccessFlushInterval,
 		VectorWriteDelay:    DefaultVectorWriteDelay,
+		IndexWriteDelay:     DefaultIndexWriteDelay,
 		KeywordParams:       kwindex.DefaultParams,
 		KeywordSyncBuild:    DefaultKeywordSyncBuild,
 		KeywordIndexMax:     DefaultKeywordIndexMax,
@@ -332,6 +347,7 @@ func ReadOnlyDSN(path string) string {
 // A second Close returns the first one's result and does nothing else.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.indexWrites.stop()
 		s.recall.close()
 		s.stmts.close()
 		s.checkpoints.close()

@@ -24,6 +24,8 @@ func preparedQueries() []string {
 		findLiveByHashSQL,
 		liveCountSQL,
 		insertMemorySQL(1),
+		insertPendingMemorySQL,
+		indexPendingSQL,
 		addHistorySQL,
 		crossServerSQL,
 		storeVectorSQL,

@@ -59,9 +59,13 @@ func (m *maintEnv) remember(n int) []*memory.Memory {
 	return out
 }
 
-// dropFromWordIndex deletes memories' word-index rows directly.
+// dropFromWordIndex deletes memories' word-index rows directly (once single writes' memories
+// are in it).
 func (m *maintEnv) dropFromWordIndex(mems ...*memory.Memory) {
 	m.t.Helper()
+	if err := m.store.Memories.FlushIndex(m.t.Context()); err != nil {
+		m.t.Fatal(err)
+	}
 	for _, mem := range mems {
 		if _, err := m.raw.Exec(`DELETE FROM memories_fts WHERE rowid = ?`, mem.ID); err != nil {
 			m.t.Fatal(err)

@@ -1,0 +1,177 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// A single write leaves its memory out of the full-text indexes (index_pending, migration
+// 0019) and the indexes take it a moment later, a batch at a time: every commit that writes
+// the word index adds a segment to it and merges older ones, about 60% of the pages a
+// single write put in the log and a third of its time. This process's recall does not
+// wait, since its in-memory keyword index is kept current on every write from the rows
+// themselves; a keyword query answered from the full-text index (a large scope whose
+// in-memory index is still building, another process, a CJK query in a scope past the
+// trigram threshold) misses the memory for that moment.
+//
+// The waiting list is the rows themselves (memories_index_pending), not memory: a memory
+// forgotten or deleted before its turn simply has no row to index, a crash loses nothing,
+// and any process opening the database indexes what another left waiting.
+const (
+	// DefaultIndexWriteDelay is how long a single write's memory waits for others to be
+	// indexed with.
+	DefaultIndexWriteDelay = 50 * time.Millisecond
+	// indexWriteBatch is how many waiting memories one transaction indexes.
+	indexWriteBatch = 256
+)
+
+// indexPendingSQL indexes up to indexWriteBatch waiting memories: the update's trigger
+// (memories_au) puts each in the indexes the rule says hold it.
+var indexPendingSQL = fmt.Sprintf(`UPDATE memories SET index_pending = 0 WHERE id IN (
+	SELECT id FROM memories WHERE index_pending <> 0 ORDER BY id LIMIT %d)`, indexWriteBatch)
+
+// indexWriter indexes waiting memories in the background.
+type indexWriter struct {
+	flushMu sync.Mutex // one flush at a time
+	// waiting is set by a write that leaves its memory waiting and cleared when a flush
+	// begins: while it is clear, nothing this process wrote is missing from the indexes.
+	waiting  atomic.Bool
+	kick     chan struct{}
+	quit     chan struct{}
+	done     chan struct{}
+	flushAll func(ctx context.Context) error
+	delay    func() time.Duration
+}
+
+// start runs the loop.
+func (w *indexWriter) start(flushAll func(ctx context.Context) error, delay func() time.Duration) {
+	w.flushAll, w.delay = flushAll, delay
+	w.kick = make(chan struct{}, 1)
+	w.quit = make(chan struct{})
+	w.done = make(chan struct{})
+	go w.loop()
+}
+
+func (w *indexWriter) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.kick:
+		}
+		select {
+		case <-w.quit:
+			return // stop indexes what is waiting
+		case <-time.After(w.delay()):
+		}
+		if err := w.flush(context.Background()); err != nil {
+			slog.Warn("couldn't index new memories; the next write or start tries again", slog.Any("err", err))
+		}
+	}
+}
+
+// started reports whether the loop runs (a read-only store has none).
+func (w *indexWriter) started() bool { return w.kick != nil }
+
+// wake asks the loop to index what is waiting after its delay.
+func (w *indexWriter) wake() {
+	w.waiting.Store(true)
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the loop and indexes what is waiting.
+func (w *indexWriter) stop() {
+	if !w.started() {
+		return
+	}
+	close(w.quit)
+	<-w.done
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.flush(ctx); err != nil {
+		slog.Warn("couldn't index new memories; the next start does", slog.Any("err", err))
+	}
+}
+
+// flush indexes every waiting memory. A write that set waiting before it began has
+// committed by the time its transaction runs: the writer connection is one.
+func (w *indexWriter) flush(ctx context.Context) error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.waiting.Store(false)
+	if err := w.flushAll(ctx); err != nil {
+		w.waiting.Store(true)
+		return err
+	}
+	return nil
+}
+
+// indexPending indexes every waiting memory, indexWriteBatch per transaction.
+func (s *db) indexPending(ctx context.Context) error {
+	for {
+		n, err := s.indexPendingBatch(ctx)
+		if err != nil {
+			return err
+		}
+		if n < indexWriteBatch {
+			return nil
+		}
+	}
+}
+
+// indexPendingBatch indexes up to indexWriteBatch waiting memories in one transaction and
+// says how many.
+func (s *db) indexPendingBatch(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.withBookkeepingTx(ctx, func(tx *sql.Tx) error {
+		res, err := s.stmts.on(tx).ExecContext(ctx, indexPendingSQL)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("couldn't index new memories: %w", err)
+	}
+	return n, nil
+}
+
+// deferIndexing reports whether a single write leaves its memory for the index writer. A
+// store that answers every keyword query from the full-text index (KeywordIndexOff) indexes
+// at once, and so does one whose IndexWriteDelay is zero or less.
+func (s *db) deferIndexing() bool {
+	return s.IndexWriteDelay > 0 && !s.KeywordIndexOff && s.indexWrites.started()
+}
+
+// indexBeforeQuery indexes what this process's writes left waiting before a keyword query
+// that reads the full-text indexes, so a memory just written is found there too. It is
+// rare: such queries serve a large scope only until its in-memory index is built. A flush
+// that fails leaves the query to run without the waiting memories.
+func (s *db) indexBeforeQuery(ctx context.Context) {
+	if !s.indexWrites.waiting.Load() {
+		return
+	}
+	if err := s.indexWrites.flush(ctx); err != nil {
+		slog.Warn("couldn't index new memories before a full-text query", slog.Any("err", err))
+	}
+}
+
+// FlushIndex indexes the memories single writes left waiting for the full-text indexes. The
+// store does it in the background shortly after each write and on Close; tests call it to
+// observe the indexes deterministically.
+func (s *Memories) FlushIndex(ctx context.Context) error {
+	if !s.db.indexWrites.started() {
+		return nil
+	}
+	return s.db.indexWrites.flush(ctx)
+}
