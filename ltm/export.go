@@ -340,8 +340,9 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 	if err := s.addImportHistory(ctx, tx, created, actor); err != nil {
 		return nil, nil, err
 	}
+	members := memberEntities{}
 	for _, m := range created {
-		if err := s.db.linkEntitiesTx(ctx, tx, m, ents[firstAt[hashSlot{m.Owner().Key(), m.Hash}]]); err != nil {
+		if err := s.db.linkEntitiesTx(ctx, tx, m, ents[firstAt[hashSlot{m.Owner().Key(), m.Hash}]], members); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -43,16 +43,17 @@ func linkContext(m *memory.Memory) graph.Context {
 // not grow with the number of entities a memory names: one lookup of all their names, one
 // insert of the names they lacked and one of the links.
 func (s *db) linkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) error {
-	return s.linkEntitiesTx(ctx, tx, m, graph.Link(m.Content, linkContext(m)))
+	return s.linkEntitiesTx(ctx, tx, m, graph.Link(m.Content, linkContext(m)), nil)
 }
 
-// linkEntitiesTx is linkMemoryTx with the entities m's content names already found.
-func (s *db) linkEntitiesTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ents []graph.Entity) error {
+// linkEntitiesTx is linkMemoryTx with the entities m's content names already found. members,
+// when not nil, carries the members' entities already resolved in tx (a bulk write's batch).
+func (s *db) linkEntitiesTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ents []graph.Entity, members memberEntities) error {
 	if len(ents) == 0 {
 		return nil
 	}
 	q := s.stmts.on(tx)
-	ids, err := resolveEntitiesTx(ctx, q, m.Owner().Key(), ents, s.nowMillis())
+	ids, err := resolveEntitiesTx(ctx, q, m.Owner().Key(), ents, s.nowMillis(), members)
 	if err != nil {
 		return fmt.Errorf("couldn't link memory %d: %w", m.ID, err)
 	}
@@ -99,9 +100,23 @@ type aliasHit struct {
 	mentions int
 }
 
+// memberEntities remembers, within one transaction, the entity each member of a scope
+// resolved to and the display name it then had. Resolving the same member under the same
+// name again finds that entity, renames nothing and adds no alias it lacks, so a bulk write
+// skips those statements for the author's next memories in the batch; a different name
+// takes the whole way (the entity is renamed) and is remembered instead.
+type memberEntities map[memberKey]memberEntity
+
+type memberKey struct{ scope, user string }
+
+type memberEntity struct {
+	id   int64
+	name string
+}
+
 // resolveEntitiesTx returns, in order, the id of the entity of scopeKey each of ents names
-// (see resolveEntityTx), looking up the names of all of them at once.
-func resolveEntitiesTx(ctx context.Context, tx querier, scopeKey string, ents []graph.Entity, now int64) ([]int64, error) {
+// (see resolveEntityTx), looking up the names of all of them at once. members may be nil.
+func resolveEntitiesTx(ctx context.Context, tx querier, scopeKey string, ents []graph.Entity, now int64, members memberEntities) ([]int64, error) {
 	ids := make([]int64, len(ents))
 	aliases := make([][]string, len(ents))
 	var all []string
@@ -129,11 +144,19 @@ func resolveEntitiesTx(ctx context.Context, tx querier, scopeKey string, ents []
 	var missing aliasPairs // names an entity does not have yet
 	for i, e := range ents {
 		if e.UserID != "" {
+			key := memberKey{scopeKey, e.UserID}
+			if known, ok := members[key]; ok && known.name == e.Name {
+				ids[i] = known.id
+				continue
+			}
 			id, err := resolveEntityTx(ctx, tx, scopeKey, e, now)
 			if err != nil {
 				return nil, err
 			}
 			ids[i] = id
+			if members != nil && !strings.HasPrefix(e.Name, "<@") {
+				members[key] = memberEntity{id, e.Name}
+			}
 			continue
 		}
 		best, found := bestHit(hits, aliases[i], e.Kind)
