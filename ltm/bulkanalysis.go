@@ -19,7 +19,7 @@ type bulkAnalysis struct {
 }
 
 // bulkAnalysisChunk is how many memories are analysed between two hand-overs; a bulk write
-// batch of RememberMany (rememberManyBatch) is one chunk.
+// batch of RememberMany (rememberManyBatch) is two chunks.
 const bulkAnalysisChunk = 500
 
 // analyseBulk starts analysing mems in order. Until close, the caller reads a memory only

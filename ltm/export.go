@@ -208,8 +208,10 @@ func ImportLimitError(err error) error {
 }
 
 // rememberManyBatch bounds each write transaction of RememberMany so a bulk load never holds
-// the write lock long enough to stall chat turns.
-const rememberManyBatch = 500
+// the write lock long enough to stall chat turns: about 0.1 s at 10,000 memories a second.
+// Each transaction writes most leaves of the indexes keyed by content hash (random places),
+// so fewer, larger ones write less: 500 a transaction loaded 100k memories about 13% slower.
+const rememberManyBatch = 1000
 
 func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
 	var res ImportResult
@@ -263,9 +265,9 @@ func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
 // disk (it does so at every statement savepoint) and compiles the memories table's triggers
-// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 500 rows × 22
-// values stays well below SQLite's limit of 32,766 variables.
-const insertRowsPerStatement = 500
+// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 1,000 rows × 22
+// values stays below SQLite's limit of 32,766 variables.
+const insertRowsPerStatement = 1000
 
 // hashSlot is where a content can live only once: its scope and its content hash.
 type hashSlot struct{ scopeKey, hash string }

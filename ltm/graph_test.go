@@ -409,7 +409,7 @@ func TestBulkWriteAnalysesEveryBatch(t *testing.T) {
 	ctx := t.Context()
 	s := testkit.MustOpenStore(t)
 	g := memory.ServerOwner("g1")
-	const n = 1_205 // three batches of RememberMany
+	const n = 2_205 // three batches of RememberMany
 	mems := make([]memory.Memory, 0, n+1)
 	decisions := 0
 	for i := range n {
@@ -445,9 +445,9 @@ func TestBulkWriteAnalysesEveryBatch(t *testing.T) {
 
 	// A cap that refuses the second batch: the first is stored, linked, and the analysis of
 	// the rest stops with the write.
-	const firstBatch = 500 // RememberMany's batch
+	const firstBatch = 1_000 // RememberMany's batch
 	s2 := testkit.MustOpenStore(t)
-	s2.MaxServerMemories = 700
+	s2.MaxServerMemories = 1_400
 	if _, err := s2.Transfer.RememberMany(ctx, mems[:n], memory.UserActor("1")); memory.ErrorCode(err) != memory.ELIMIT {
 		t.Fatalf("bulk write past the cap: %v, want a limit error", err)
 	}

@@ -64,7 +64,8 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ltm.Expor
 	return res, nil
 }
 
-// rememberManyBatch bounds each transaction of RememberMany, as ltm's does.
+// rememberManyBatch bounds each transaction of RememberMany so a bulk load never holds one
+// open long (ltm's, with SQLite's single writer, is measured there).
 const rememberManyBatch = 500
 
 // RememberMany stores already-built memories in batched transactions, for callers that have
