@@ -37,70 +37,31 @@ var indexPendingSQL = fmt.Sprintf(`UPDATE memories SET index_pending = 0 WHERE i
 
 // indexWriter indexes waiting memories in the background.
 type indexWriter struct {
+	loop    flushLoop
 	flushMu sync.Mutex // one flush at a time
 	// waiting is set by a write that leaves its memory waiting and cleared when a flush
 	// begins: while it is clear, nothing this process wrote is missing from the indexes.
 	waiting  atomic.Bool
-	kick     chan struct{}
-	quit     chan struct{}
-	done     chan struct{}
 	flushAll func(ctx context.Context) error
-	delay    func() time.Duration
 }
 
 // start runs the loop.
 func (w *indexWriter) start(flushAll func(ctx context.Context) error, delay func() time.Duration) {
-	w.flushAll, w.delay = flushAll, delay
-	w.kick = make(chan struct{}, 1)
-	w.quit = make(chan struct{})
-	w.done = make(chan struct{})
-	go w.loop()
-}
-
-func (w *indexWriter) loop() {
-	defer close(w.done)
-	for {
-		select {
-		case <-w.quit:
-			return
-		case <-w.kick:
-		}
-		select {
-		case <-w.quit:
-			return // stop indexes what is waiting
-		case <-time.After(w.delay()):
-		}
-		if err := w.flush(context.Background()); err != nil {
-			slog.Warn("couldn't index new memories; the next write or start tries again", slog.Any("err", err))
-		}
-	}
+	w.flushAll = flushAll
+	w.loop.start(w.flush, delay, nil, "couldn't index new memories; the next write, or the next start, tries again")
 }
 
 // started reports whether the loop runs (a read-only store has none).
-func (w *indexWriter) started() bool { return w.kick != nil }
+func (w *indexWriter) started() bool { return w.loop.started() }
 
 // wake asks the loop to index what is waiting after its delay.
 func (w *indexWriter) wake() {
 	w.waiting.Store(true)
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.loop.wake()
 }
 
 // stop ends the loop and indexes what is waiting.
-func (w *indexWriter) stop() {
-	if !w.started() {
-		return
-	}
-	close(w.quit)
-	<-w.done
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.flush(ctx); err != nil {
-		slog.Warn("couldn't index new memories; the next start does", slog.Any("err", err))
-	}
-}
+func (w *indexWriter) stop() { w.loop.stop() }
 
 // flush indexes every waiting memory. A write that set waiting before it began has
 // committed by the time its transaction runs: the writer connection is one.

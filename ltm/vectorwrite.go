@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -39,46 +38,19 @@ type vectorKey struct{ hash, model string }
 
 // vectorWriter holds fetched vectors until they are stored.
 type vectorWriter struct {
+	loop    flushLoop
 	flushMu sync.Mutex // one flush at a time
 
 	mu      sync.Mutex
 	pending map[vectorKey][]float32
 	writing map[vectorKey][]float32 // taken by the flush under way, not committed yet
-	kick    chan struct{}
-	quit    chan struct{}
-	done    chan struct{}
 	store   func(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error
-	delay   func() time.Duration
 }
 
 func (w *vectorWriter) start(store func(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error, delay func() time.Duration) {
-	w.store, w.delay = store, delay
+	w.store = store
 	w.pending = map[vectorKey][]float32{}
-	w.kick = make(chan struct{}, 1)
-	w.quit = make(chan struct{})
-	w.done = make(chan struct{})
-	go w.loop()
-}
-
-func (w *vectorWriter) loop() {
-	defer close(w.done)
-	for {
-		select {
-		case <-w.quit:
-			return
-		case <-w.kick:
-		}
-		if !w.full() {
-			select {
-			case <-w.quit:
-				return // stop stores what is pending
-			case <-time.After(w.delay()):
-			}
-		}
-		if err := w.flush(context.Background()); err != nil {
-			slog.Warn("couldn't store embeddings", slog.Any("err", err))
-		}
-	}
+	w.loop.start(w.flush, delay, w.full, "couldn't store embeddings")
 }
 
 func (w *vectorWriter) full() bool {
@@ -88,15 +60,7 @@ func (w *vectorWriter) full() bool {
 }
 
 // stop ends the background loop and stores what is pending.
-func (w *vectorWriter) stop() {
-	close(w.quit)
-	<-w.done
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.flush(ctx); err != nil {
-		slog.Warn("couldn't store embeddings", slog.Any("err", err))
-	}
-}
+func (w *vectorWriter) stop() { w.loop.stop() }
 
 // add queues the vectors of model, by content hash, to be stored.
 func (w *vectorWriter) add(model string, vecs map[string][]float32) {
@@ -108,10 +72,7 @@ func (w *vectorWriter) add(model string, vecs map[string][]float32) {
 		w.pending[vectorKey{h, model}] = v
 	}
 	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	w.loop.wake()
 }
 
 // lookup returns a copy of the pending vector of hash for model (callers normalize what

@@ -2,7 +2,6 @@ package migrations_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"testing"
@@ -68,7 +67,7 @@ func TestTrigramIndexUpgrade(t *testing.T) {
 		{"rows deleted", func() { exec(`DELETE FROM memories WHERE id IN (3, 5, 6)`) }, []int64{1, 2}},
 	} {
 		step.do()
-		if got := trigramDocs(t, db); !slices.Equal(got, step.want) {
+		if got := indexDocs(t, db, "memories_tri"); !slices.Equal(got, step.want) {
 			t.Errorf("%s: trigram index holds %v, want %v", step.name, got, step.want)
 		}
 		if n := trigramDifference(t, db); n != 0 {
@@ -78,61 +77,4 @@ func TestTrigramIndexUpgrade(t *testing.T) {
 	if _, err := db.Exec(`INSERT INTO memories_tri (memories_tri) VALUES ('integrity-check')`); err != nil {
 		t.Errorf("trigram index integrity: %v", err)
 	}
-}
-
-// trigramDocs lists the ids the trigram index holds.
-func trigramDocs(t *testing.T, db *sql.DB) []int64 {
-	t.Helper()
-	rows, err := db.Query(`SELECT id FROM memories_tri_docsize ORDER BY id`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids
-}
-
-// trigramDifference counts the term instances (term, memory, position) that the trigram
-// index and one built afresh from the live memories by 0018's rule (and 0019's: not
-// waiting) do not share: an entry
-// the triggers failed to remove, or one removed that was never there, shows here.
-func trigramDifference(t *testing.T, db *sql.DB) int {
-	t.Helper()
-	for _, q := range []string{
-		`DROP TABLE IF EXISTS temp.want_tri`,
-		`CREATE VIRTUAL TABLE temp.want_tri USING fts5 (content, tokenize = 'trigram')`,
-		`INSERT INTO temp.want_tri (rowid, content) SELECT id, content FROM memories WHERE deleted_at IS NULL AND index_pending = 0
-			AND (length(CAST(content AS BLOB)) > length(content) OR id <= (SELECT max_id FROM memories_tri_legacy))`,
-		`CREATE VIRTUAL TABLE IF NOT EXISTS temp.got_terms USING fts5vocab(main, memories_tri, instance)`,
-		`CREATE VIRTUAL TABLE IF NOT EXISTS temp.want_terms USING fts5vocab(temp, want_tri, instance)`,
-	} {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	var n int
-	if err := db.QueryRow(`SELECT
-		(SELECT count(*) FROM (SELECT term, doc, offset FROM temp.got_terms EXCEPT SELECT term, doc, offset FROM temp.want_terms)) +
-		(SELECT count(*) FROM (SELECT term, doc, offset FROM temp.want_terms EXCEPT SELECT term, doc, offset FROM temp.got_terms))`).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	// A removal of an entry that was never there leaves no term behind but miscounts the
-	// index's totals (rows and tokens, which BM25 reads): record 1 of the data table. An
-	// index built afresh from nothing has an empty record; one emptied keeps its, all zeros.
-	var same bool
-	if err := db.QueryRow(`SELECT got IS want OR (coalesce(length(want), 0) = 0 AND replace(hex(got), '0', '') = '')
-		FROM (SELECT (SELECT block FROM memories_tri_data WHERE id = 1) AS got, (SELECT block FROM temp.want_tri_data WHERE id = 1) AS want)`).Scan(&same); err != nil {
-		t.Fatal(err)
-	}
-	if !same {
-		n++
-	}
-	return n
 }
