@@ -31,15 +31,14 @@ const (
 // 0019): it is not waiting to be indexed (indexwrite.go).
 const wordHolds = `m.index_pending = 0`
 
-// trigramHolds is the condition under which the trigram index holds a live memory m
-// (migrations 0018 and 0019): the word index holds it, and its content has a character
-// beyond ASCII (more bytes than characters) or the memory was written before the index left
-// plain ASCII to the word index. The triggers test the same condition.
-const trigramHolds = wordHolds + ` AND (length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
-
-// trigramRuleHolds is trigramHolds as migration 0018 left it, for a database not yet
-// migrated to 0019.
+// trigramRuleHolds is migration 0018's condition under which the trigram index holds a
+// live memory m: its content has a character beyond ASCII (more bytes than characters), or
+// the memory was written before the index left plain ASCII to the word index.
 const trigramRuleHolds = `(length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
+
+// trigramHolds is the condition since 0019: the word index holds m, and 0018's rule holds.
+// The triggers test the same condition.
+const trigramHolds = wordHolds + ` AND ` + trigramRuleHolds
 
 // trigramLegacyTable holds the highest id of the memories written before migration 0018.
 const trigramLegacyTable = "memories_tri_legacy"

@@ -413,7 +413,7 @@ func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
 	}); err != nil {
 		return err
 	}
-	if err := s.db.vacuumFile(ctx); err != nil {
+	if err := s.db.freePages(ctx, `VACUUM`); err != nil {
 		return fmt.Errorf("couldn't vacuum the database: %w", err)
 	}
 	rep.Vacuumed = true

@@ -119,17 +119,7 @@ func (s *Maintenance) Compact(ctx context.Context) (int64, error) {
 	default:
 		stmt = `VACUUM`
 	}
-	if stmt == `VACUUM` {
-		err = s.db.vacuumFile(ctx)
-	} else {
-		s.db.writeDepth.Add(1)
-		_, err = s.db.write.ExecContext(ctx, stmt)
-		if err == nil {
-			// The old pages stay in the WAL until a checkpoint copies the new ones over.
-			_, err = s.db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-		}
-		s.db.writeDepth.Add(-1)
-	}
+	err = s.db.freePages(ctx, stmt)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't compact the database: %w", err)
 	}

@@ -402,11 +402,11 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) erro
 	return nil
 }
 
-// vacuumFile rewrites the database file without its free pages (VACUUM, which cannot run
-// inside a transaction, so alone on the writer) and checkpoints the log, where the old
-// pages stay until then. The copy VACUUM builds is a temporary database, which the writer's
-// temp_store (memory) would hold in memory whole: it goes to a file for the duration.
-func (s *db) vacuumFile(ctx context.Context) error {
+// freePages runs stmt, VACUUM or PRAGMA incremental_vacuum (neither can run inside a
+// transaction, so alone on the writer), and checkpoints the log, where the freed pages stay
+// until then. The copy VACUUM builds is a temporary database, which the writer's temp_store
+// (memory) would hold in memory whole: it goes to a file for the duration.
+func (s *db) freePages(ctx context.Context, stmt string) error {
 	s.writeDepth.Add(1)
 	defer s.writeDepth.Add(-1)
 	conn, err := s.write.Conn(ctx)
@@ -417,7 +417,7 @@ func (s *db) vacuumFile(ctx context.Context) error {
 	if _, err := conn.ExecContext(ctx, `PRAGMA temp_store = file`); err != nil {
 		return err
 	}
-	_, err = conn.ExecContext(ctx, `VACUUM`)
+	_, err = conn.ExecContext(ctx, stmt)
 	if err == nil {
 		_, err = conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	}
