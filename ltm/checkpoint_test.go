@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,4 +115,52 @@ func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
 		t.Fatalf("compact freed %d bytes (%v)", freed, err)
 	}
 	check("after a VACUUM")
+}
+
+// A bulk write's batches commit back to back, so the log never starts over on its own and
+// would hold the whole load; past the bound each batch waits for a checkpoint first, the
+// log starts over, and its file stays a few batches long. The writer cuts a file grown
+// past logFileBytes back to that size when the log starts over.
+func TestBulkWritesKeepTheLogBounded(t *testing.T) {
+	logFile := func(bounded bool) int64 {
+		path := filepath.Join(t.TempDir(), "kioku.db")
+		s, err := Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if limit, err := s.WriterPragma(context.Background(), "journal_size_limit"); err != nil || limit != fmt.Sprint(logFileBytes) {
+			t.Fatalf("writer's journal_size_limit = %q, %v; want %d", limit, err, logFileBytes)
+		}
+		s.checkpoints.close()
+		if bounded {
+			// Checkpoints every millisecond measure the log between this test's batches, as the
+			// one-second ones do between a large load's.
+			if s.checkpoints, err = startCheckpointer(path, time.Millisecond); err != nil {
+				t.Fatal(err)
+			}
+			s.checkpoints.logBound = 50
+		} else {
+			// No checkpoint at all: the log holds every page the load wrote.
+			s.checkpoints = nil
+		}
+		mems := make([]memory.Memory, 2000)
+		for i := range mems {
+			mems[i] = memory.Memory{Scope: memory.ScopeServer, GuildID: "gBulk", Type: memory.TypeFact,
+				Content: fmt.Sprintf("note %d: the committee keeps minutes of every meeting, the budget and the venue", i)}
+			if err := mems[i].Prepare(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Twenty batches of 100 (RememberMany's are 1,000) keep the test short.
+		if _, err := s.Transfer.importPrepared(context.Background(), nil, mems, "test", 100); err != nil {
+			t.Fatal(err)
+		}
+		return fileSize(t, path+"-wal")
+	}
+	whole, bounded := logFile(false), logFile(true)
+	t.Logf("log file after 20 batches: %d bytes, %d with the bound", whole, bounded)
+	if bounded*3 > whole {
+		t.Fatalf("the bounded load's log grew to %d bytes, %d without a checkpoint: it did not start over", bounded, whole)
+	}
 }

@@ -241,6 +241,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			embeds.unstored = prev // stored by finish: its memories are committed
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
+		s.db.checkpoints.afterBulkCommit(ctx)
 		embeds.index(prev)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)

@@ -206,6 +206,10 @@ type Maintenance struct{ db *db }
 // fit in this. The readers keep the default: there are several of them.
 const writerCacheKiB = 32 << 10
 
+// logFileBytes is the size the log's file is cut back to when the log starts over
+// (journal_size_limit): a chat's steady writes fit in it many times over.
+const logFileBytes = 64 << 20
+
 // Open opens (creating if needed) the database at path, applies pending migrations and
 // returns a ready store.
 func Open(ctx context.Context, path string) (*Store, error) {
@@ -213,9 +217,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, errors.New("couldn't open database: empty path")
 	}
 	// The writer never checkpoints the log inside a commit: the checkpointer does, in the
-	// background (checkpoint.go).
+	// background (checkpoint.go). When the log starts over, the writer cuts its file back
+	// to logFileBytes: a bulk load may have grown it to hundreds of megabytes.
 	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB)+
-		"&_pragma=wal_autocheckpoint(0)")
+		fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", logFileBytes))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
@@ -247,7 +252,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	read.SetMaxOpenConns(n)
 	read.SetMaxIdleConns(n)
-	cp, err := startCheckpointer(path)
+	cp, err := startCheckpointer(path, checkpointInterval)
 	if err != nil {
 		read.Close()
 		write.Close()
