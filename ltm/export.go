@@ -219,6 +219,9 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 	defer embeds.finish(ctx)
 	analysed := analyseBulk(prepared)
 	defer analysed.close()
+	if len(prepared) >= insertRowsPerStatement {
+		s.db.prepareBulk(ctx)
+	}
 	batchSize = max(batchSize, 1)
 	for start := 0; start < len(prepared); start += batchSize {
 		end := min(start+batchSize, len(prepared))
@@ -312,7 +315,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 		for _, i := range chunk {
 			args = appendInsertArgs(args, &batch[i], now)
 		}
-		rows, err := tx.QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
+		rows, err := s.db.stmts.on(tx).QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("couldn't insert memories: %w", err)
 		}
@@ -352,6 +355,13 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 	return created, ids, nil
 }
 
+// importHistorySQL inserts the creation history rows of rows memories (addImportHistory).
+func importHistorySQL(rows int) string {
+	return `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
+		new_content, version, actor, reason, metadata, created_at) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?),", rows), ",")
+}
+
 // addImportHistory records the creation of each memory of created, in multi-row
 // statements: the same rows rememberTx writes one at a time.
 func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
@@ -362,9 +372,7 @@ func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*
 		for _, m := range chunk {
 			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-			new_content, version, actor, reason, metadata, created_at) VALUES `+
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?),", len(chunk)), ","), args...); err != nil {
+		if _, err := s.db.stmts.on(tx).ExecContext(ctx, importHistorySQL(len(chunk)), args...); err != nil {
 			return fmt.Errorf("couldn't record history: %w", err)
 		}
 	}

@@ -387,6 +387,13 @@ func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *sql.Tx) error) e
 	return s.writeTx(ctx, false, fn)
 }
 
+// prepareBulk prepares the statements of a bulk write's full batches (bulkQueries) on the
+// writer; call it outside any transaction.
+func (s *db) prepareBulk(ctx context.Context) {
+	s.stmts.prepare(ctx, s.write)
+	s.stmts.prepareBulk(ctx, s.write)
+}
+
 func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) error) error {
 	s.stmts.prepare(ctx, s.write)
 	tx, err := s.write.BeginTx(ctx, nil)
