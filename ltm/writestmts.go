@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// writeStmts keeps the statements that every single write runs prepared on the writer
-// connection. SQLite compiles a statement's triggers with it, and the memories INSERT has
+// writeStmts keeps the statements that every single write runs, and those of a bulk
+// write's full batches once one has run (bulkQueries), prepared on the writer connection. SQLite compiles a statement's triggers with it, and the memories INSERT has
 // seven (two full-text indexes, the change log, counts, pinned versions): compiling it
 // anew cost about as much as running it. They are prepared before the first write
 // transaction, since the one writer connection is busy during one; a statement that could
@@ -53,14 +53,9 @@ func (w *writeStmts) prepareBulk(ctx context.Context, write *sql.DB) {
 		kept := w.m != nil
 		w.mu.Unlock()
 		if !kept {
-			return // closed, or read-only
+			return // closed
 		}
-		added := map[string]*sql.Stmt{}
-		for _, q := range bulkQueries() {
-			if st, err := write.PrepareContext(context.WithoutCancel(ctx), q); err == nil {
-				added[q] = st
-			}
-		}
+		added := prepareEach(ctx, write, bulkQueries())
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.m == nil { // closed meanwhile
@@ -80,16 +75,22 @@ func (w *writeStmts) prepareBulk(ctx context.Context, write *sql.DB) {
 // prepare prepares the statements on write, once; call it outside any transaction.
 func (w *writeStmts) prepare(ctx context.Context, write *sql.DB) {
 	w.once.Do(func() {
-		m := map[string]*sql.Stmt{}
-		for _, q := range preparedQueries() {
-			if st, err := write.PrepareContext(context.WithoutCancel(ctx), q); err == nil {
-				m[q] = st
-			}
-		}
+		m := prepareEach(ctx, write, preparedQueries())
 		w.mu.Lock()
 		w.m = m
 		w.mu.Unlock()
 	})
+}
+
+// prepareEach prepares queries on write, leaving out any that cannot be prepared.
+func prepareEach(ctx context.Context, write *sql.DB, queries []string) map[string]*sql.Stmt {
+	m := make(map[string]*sql.Stmt, len(queries))
+	for _, q := range queries {
+		if st, err := write.PrepareContext(context.WithoutCancel(ctx), q); err == nil {
+			m[q] = st
+		}
+	}
+	return m
 }
 
 // on returns a querier over tx that runs the kept statements prepared.
