@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
 	"os"
 	"path/filepath"
 	"testing"
@@ -119,8 +118,8 @@ func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
 
 // A bulk write's batches commit back to back, so the log never starts over on its own and
 // would hold the whole load; past the bound each batch waits for a checkpoint first, the
-// log starts over, and its file stays a few batches long. The writer cuts a file grown
-// past logFileBytes back to that size when the log starts over.
+// log starts over, and its file stays a few batches long. The writer is set to cut a file
+// grown past logFileBytes back to that size when the log starts over (journal_size_limit).
 func TestBulkWritesKeepTheLogBounded(t *testing.T) {
 	logFile := func(bounded bool) int64 {
 		path := filepath.Join(t.TempDir(), "kioku.db")
