@@ -122,6 +122,9 @@ func (c *checkpointer) afterBulkCommit(ctx context.Context) {
 	if frames <= c.logBound {
 		return
 	}
+	// One request is enough: a checkpoint under way leaves it waiting in nudge, and the
+	// loop runs the next one as soon as that ends.
+	c.soon()
 	for {
 		c.mu.Lock()
 		done, ended := c.finished >= want, c.ended
@@ -134,7 +137,6 @@ func (c *checkpointer) afterBulkCommit(ctx context.Context) {
 		if done {
 			return
 		}
-		c.soon()
 		select {
 		case <-ended:
 		case <-ctx.Done():
