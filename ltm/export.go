@@ -358,8 +358,8 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.Writ
 // importHistorySQL inserts the creation history rows of rows memories (addImportHistory).
 func importHistorySQL(rows int) string {
 	return `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-		new_content, version, actor, reason, metadata, created_at) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?),", rows), ",")
+		new_content, version, actor, reason, metadata, created_at, new_origin_guild, new_origin_channel) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?, ?, ?),", rows), ",")
 }
 
 // addImportHistory records the creation of each memory of created, in multi-row
@@ -368,9 +368,10 @@ func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*
 	now := s.db.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]
-		args := make([]any, 0, 7*len(chunk))
+		args := make([]any, 0, 9*len(chunk))
 		for _, m := range chunk {
-			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now)
+			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now,
+				m.GuildID, m.Provenance.ChannelID) // the memory's origin, as rememberTx records it
 		}
 		if _, err := s.db.stmts.on(tx).ExecContext(ctx, importHistorySQL(len(chunk)), args...); err != nil {
 			return fmt.Errorf("couldn't record history: %w", err)

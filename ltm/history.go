@@ -11,7 +11,8 @@ import (
 )
 
 const addHistorySQL = `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-	new_content, version, actor, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	new_content, version, actor, reason, metadata, created_at, ` + historyOriginColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
@@ -33,9 +34,9 @@ func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent)
 	if ev.MemoryID != 0 {
 		memoryID = ev.MemoryID
 	}
-	_, err := s.stmts.on(tx).ExecContext(ctx, addHistorySQL,
-		memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
-		string(ev.Metadata), s.nowMillis())
+	args := []any{memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
+		string(ev.Metadata), s.nowMillis()}
+	_, err := s.stmts.on(tx).ExecContext(ctx, addHistorySQL, append(args, OriginArgs(ev)...)...)
 	if err != nil {
 		return fmt.Errorf("couldn't record history: %w", err)
 	}
@@ -89,7 +90,7 @@ func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit i
 	return collectHistory(rows)
 }
 
-const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at`
+const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at, ` + historyOriginColumns
 
 func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 	defer rows.Close()
@@ -99,13 +100,16 @@ func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 			ev      memory.HistoryEvent
 			meta    string
 			created int64
+			origins OriginScan
 		)
-		if err := rows.Scan(&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
-			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created); err != nil {
+		dest := []any{&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
+			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created}
+		if err := rows.Scan(append(dest, origins.Targets()...)...); err != nil {
 			return nil, fmt.Errorf("couldn't read history row: %w", err)
 		}
 		ev.Metadata = []byte(meta)
 		ev.CreatedAt = fromMillis(created)
+		origins.SetOn(&ev)
 		out = append(out, ev)
 	}
 	return out, rows.Err()

@@ -110,7 +110,7 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, a
 		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: stored.ID, ScopeKey: owner.Key(), Action: createAction(m),
-		NewContent: stored.Content, Version: 1, Actor: actor, Reason: reason, Metadata: meta}); err != nil {
+		NewContent: stored.Content, NewOrigin: memory.OriginOf(stored), Version: 1, Actor: actor, Reason: reason, Metadata: meta}); err != nil {
 		return memory.WriteResult{}, err
 	}
 	if err := s.linkMemoryTx(ctx, tx, stored); err != nil {
@@ -412,8 +412,8 @@ func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, o
 		meta["tags"] = [][]string{nonNilTags(cur.Tags), nonNilTags(updated.Tags)}
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionUpdate,
-		OldContent: cur.Content, NewContent: updated.Content, Version: updated.Version, Actor: actor,
-		Reason: ch.Reason, Metadata: mustJSON(meta)}); err != nil {
+		OldContent: cur.Content, NewContent: updated.Content, OldOrigin: memory.OriginOf(cur), NewOrigin: memory.OriginOf(updated),
+		Version: updated.Version, Actor: actor, Reason: ch.Reason, Metadata: mustJSON(meta)}); err != nil {
 		return nil, err
 	}
 	return updated, nil
@@ -463,7 +463,7 @@ func (s *db) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids [
 			return nil, fmt.Errorf("couldn't forget memory %d: %w", id, err)
 		}
 		if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionDelete,
-			OldContent: cur.Content, Version: m.Version, Actor: actor, Reason: reason}); err != nil {
+			OldContent: cur.Content, OldOrigin: memory.OriginOf(cur), Version: m.Version, Actor: actor, Reason: reason}); err != nil {
 			return nil, err
 		}
 		out = append(out, m)
@@ -529,7 +529,7 @@ func (s *db) recoverTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, 
 		return nil, fmt.Errorf("couldn't recover memory %d: %w", id, err)
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
-		NewContent: restored.Content, Version: restored.Version, Actor: actor, Reason: reason}); err != nil {
+		NewContent: restored.Content, NewOrigin: memory.OriginOf(restored), Version: restored.Version, Actor: actor, Reason: reason}); err != nil {
 		return nil, err
 	}
 	return restored, nil

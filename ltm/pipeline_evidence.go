@@ -28,10 +28,11 @@ func AuthoredByEvidence(m *memory.Memory, evidence []memory.MessageRef) bool {
 }
 
 // ProposalEvent is the history row of a proposal that changed nothing: its decision, note
-// and metadata, and unless it is redacted the content it proposed. The store adds what the
-// target says now (OldContent, Version), or clears MemoryID when the target is not in the
-// proposal's scope; a redacted proposal never points at a memory.
-func ProposalEvent(p memory.Proposal, action memory.Action, note string) memory.HistoryEvent {
+// and metadata, and unless it is redacted the content it proposed, said where the batch came
+// from. The store adds what the target says now (OldContent, OldOrigin, Version), or clears
+// MemoryID when the target is not in the proposal's scope; a redacted proposal never points
+// at a memory.
+func ProposalEvent(p memory.Proposal, from memory.Origin, action memory.Action, note string) memory.HistoryEvent {
 	meta := make(map[string]any, len(p.Metadata)+3)
 	for k, v := range p.Metadata {
 		meta[k] = v
@@ -51,14 +52,14 @@ func ProposalEvent(p memory.Proposal, action memory.Action, note string) memory.
 	if p.Redact {
 		ev.MemoryID = 0
 	} else {
-		ev.NewContent = memory.CollapseSpace(p.Memory.Content)
+		ev.NewContent, ev.NewOrigin = memory.CollapseSpace(p.Memory.Content), &from
 	}
 	return ev
 }
 
 // ContradictionEvents are the two review_needed rows that flag m and other, a memory p
-// says m contradicts, each pointing at the other. Nothing is changed: a person decides
-// which statement is right.
+// says m contradicts, each pointing at the other and quoting it with its origin. Nothing is
+// changed: a person decides which statement is right.
 func ContradictionEvents(p memory.Proposal, other, m *memory.Memory) []memory.HistoryEvent {
 	out := make([]memory.HistoryEvent, 0, 2)
 	for _, pair := range [][2]*memory.Memory{{other, m}, {m, other}} {
@@ -68,6 +69,7 @@ func ContradictionEvents(p memory.Proposal, other, m *memory.Memory) []memory.Hi
 		}
 		out = append(out, memory.HistoryEvent{MemoryID: pair[0].ID, ScopeKey: p.Owner.Key(),
 			Action: memory.ActionReview, OldContent: pair[0].Content, NewContent: pair[1].Content,
+			OldOrigin: memory.OriginOf(pair[0]), NewOrigin: memory.OriginOf(pair[1]),
 			Version: pair[0].Version, Actor: memory.ActorPipeline,
 			Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)})
 	}

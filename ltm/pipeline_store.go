@@ -53,7 +53,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 				out = append(out, memory.ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
 				continue
 			}
-			o, err := s.applyProposalTx(ctx, tx, b.GuildID, b.ChannelID, p)
+			o, err := s.applyProposalTx(ctx, tx, memory.Origin{GuildID: b.GuildID, ChannelID: b.ChannelID}, p)
 			if err != nil {
 				return err
 			}
@@ -87,27 +87,27 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	return out, nil
 }
 
-func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
 	if p.Record != "" {
-		return s.recordProposalTx(ctx, tx, p, p.Record, "")
+		return s.recordProposalTx(ctx, tx, from, p, p.Record, "")
 	}
 	switch p.Action {
 	case memory.ProposeAdd:
-		return s.applyAddTx(ctx, tx, p)
+		return s.applyAddTx(ctx, tx, from, p)
 	case memory.ProposeUpdate, memory.ProposeDelete:
-		return s.applyChangeTx(ctx, tx, guildID, channelID, p)
+		return s.applyChangeTx(ctx, tx, from, p)
 	case memory.ProposeNone:
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "")
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "")
 	}
-	return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "unknown action")
+	return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "unknown action")
 }
 
-func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
 	m := p.Memory
 	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
 	m.Source = memory.SourcePipeline
 	if err := m.Prepare(); err != nil {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
 	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), m.Hash)
 	if err != nil {
@@ -115,13 +115,13 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 	}
 	if dup != nil {
 		p.TargetID = dup.ID
-		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
 	res, err := s.db.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
 	if memory.ErrorCode(err) == memory.ELIMIT {
 		// The scope is full: nothing is dropped to make room, and the proposal stays in
 		// history as blocked with the reason, for people to decide what to forget.
-		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, memory.ErrorMessage(err))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionBlock, memory.ErrorMessage(err))
 	}
 	if err != nil {
 		return memory.ProposalOutcome{}, err
@@ -138,10 +138,11 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, p memory.Proposal) (
 	return memory.ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
+	guildID, channelID := from.GuildID, from.ChannelID
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target is gone")
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "target is gone")
 	}
 	if err != nil {
 		return memory.ProposalOutcome{}, err
@@ -151,14 +152,14 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		// is not visible in this conversation, so it cannot change it, whatever id the
 		// model named. The row does not point at the target or quote it.
 		p.TargetID = 0
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, "target not visible here")
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "target not visible here")
 	}
 	if target.Pinned {
 		// Pinned memories are the people's word; the pipeline never changes them.
-		return s.recordProposalTx(ctx, tx, p, memory.ActionBlock, "target is pinned")
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionBlock, "target is pinned")
 	}
 	if target.Scope == memory.ScopeServer && !p.MayEditServer && !AuthoredByEvidence(target, p.Evidence) {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionReview, NoteNeedsEditor)
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionReview, NoteNeedsEditor)
 	}
 	if p.Action == memory.ProposeDelete {
 		gone, err := s.db.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
@@ -168,22 +169,25 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 		if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
 			return memory.ProposalOutcome{}, err
 		}
+		if _, err := tx.ExecContext(ctx, DecisionOriginSQL, from.GuildID, from.ChannelID, target.ID); err != nil {
+			return memory.ProposalOutcome{}, fmt.Errorf("couldn't record where the deletion of memory %d was decided: %w", target.ID, err)
+		}
 		return memory.ProposalOutcome{Action: memory.ActionDelete, MemoryID: target.ID, Memory: gone[0]}, nil
 	}
 	content, err := memory.CleanContent(p.Memory.Content)
 	if err != nil {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
 	hash := memory.Hash(content)
 	if hash == target.Hash {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("#%d already says this", target.ID))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionDedup, fmt.Sprintf("#%d already says this", target.ID))
 	}
 	dup, err := findLiveByHash(ctx, tx, p.Owner.Key(), hash)
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	if dup != nil {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
 	change := memory.Change{Content: &content, Reason: p.Reason}
 	if channelID != "" && channelID != target.Provenance.ChannelID {
@@ -193,7 +197,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 	}
 	updated, err := s.db.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
-		return s.recordProposalTx(ctx, tx, p, memory.ActionSkip, memory.ErrorMessage(err))
+		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
 	if err != nil {
 		return memory.ProposalOutcome{}, err
@@ -207,12 +211,13 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, guildID, channelI
 	return memory.ProposalOutcome{Action: memory.ActionUpdate, MemoryID: target.ID, Memory: updated}, nil
 }
 
-// recordProposalTx writes the history row of a proposal that changed nothing.
-func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
-	ev := ProposalEvent(p, action, note)
+// recordProposalTx writes the history row of a proposal that changed nothing; its words
+// were said where the batch came from.
+func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
+	ev := ProposalEvent(p, from, action, note)
 	if ev.MemoryID != 0 {
 		if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
-			ev.OldContent, ev.Version = t.Content, t.Version
+			ev.OldContent, ev.OldOrigin, ev.Version = t.Content, memory.OriginOf(t), t.Version
 		} else if memory.ErrorCode(err) != memory.ENOTFOUND {
 			return memory.ProposalOutcome{}, err
 		} else {

@@ -38,6 +38,46 @@ type HistoryEvent struct {
 	Reason     string          `json:"reason,omitempty"`
 	Metadata   json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt  time.Time       `json:"created_at"`
+	// OldOrigin and NewOrigin are where OldContent and NewContent were said. They differ
+	// when a change moved the memory, and a row may quote another memory or a proposal's
+	// words from elsewhere. nil is unknown (rows written before origins were recorded). A
+	// pipeline deletion's row has no new text; its NewOrigin is where the deletion was
+	// decided, which its reason speaks of.
+	OldOrigin *Origin `json:"old_origin,omitempty"`
+	NewOrigin *Origin `json:"new_origin,omitempty"`
+}
+
+// Origin is where a text was said: the guild ("" for a DM) and channel ("" when none was
+// recorded) of the memory or conversation it came from.
+type Origin struct {
+	GuildID   string `json:"guild_id,omitempty"`
+	ChannelID string `json:"channel_id,omitempty"`
+}
+
+// OriginOf is the origin of m's content: the guild and channel it was learned in.
+func OriginOf(m *Memory) *Origin {
+	return &Origin{GuildID: m.GuildID, ChannelID: m.Provenance.ChannelID}
+}
+
+// ShownTo returns the row as a view under audience a may show it, and whether its text was
+// withheld. Each text it carries must come from an origin a allows (AllowsText); when one
+// does not, the row keeps what it did (action, version, actor, time) and loses its text and
+// its reason, which may quote the same words.
+func (ev HistoryEvent) ShownTo(a *Audience) (HistoryEvent, bool) {
+	if shownSide(a, ev.OldContent, ev.OldOrigin) && shownSide(a, ev.NewContent, ev.NewOrigin) {
+		return ev, false
+	}
+	ev.OldContent, ev.NewContent, ev.Reason = "", "", ""
+	return ev, true
+}
+
+// shownSide reports whether one side of a row may be shown: a side with no text is, unless
+// it records an origin the audience does not allow (a decision's reason spoke of it).
+func shownSide(a *Audience, text string, o *Origin) bool {
+	if text == "" && o == nil {
+		return true
+	}
+	return a.AllowsText(o)
 }
 
 // Undone says what an undo did.

@@ -300,8 +300,25 @@ type Audience struct {
 // Allows reports whether m may be used under the audience. Memories with no recorded origin
 // channel (older rows) and memories learned in DMs (no guild) follow their scope rules only.
 func (a *Audience) Allows(m *Memory) bool {
-	if a == nil || m.Provenance.ChannelID == "" || m.GuildID == "" {
+	return a.AllowsOrigin(m.GuildID, m.Provenance.ChannelID)
+}
+
+// AllowsOrigin reports whether words said in channelID of guildID may be used under the
+// audience: the one rule for memories (Allows) and the texts history rows quote (AllowsText).
+// No channel, or no guild (a DM), leaves the decision to scope rules.
+func (a *Audience) AllowsOrigin(guildID, channelID string) bool {
+	if a == nil || channelID == "" || guildID == "" {
 		return true
 	}
-	return a.Channels[m.Provenance.ChannelID]
+	return a.Channels[channelID]
+}
+
+// AllowsText reports whether a text recorded with origin o may be shown under the audience.
+// An unknown origin (nil: history written before origins were recorded) is shown only
+// where nothing is restricted (the operator's nil audience).
+func (a *Audience) AllowsText(o *Origin) bool {
+	if a == nil {
+		return true
+	}
+	return o != nil && a.AllowsOrigin(o.GuildID, o.ChannelID)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -29,10 +30,11 @@ func (s *db) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) er
 	if ev.MemoryID != 0 {
 		memoryID = ev.MemoryID
 	}
+	args := []any{memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
+		string(ev.Metadata), s.nowMillis()}
 	_, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-		new_content, version, actor, reason, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		memoryID, ev.ScopeKey, ev.Action, ev.OldContent, ev.NewContent, ev.Version, ev.Actor, ev.Reason,
-		string(ev.Metadata), s.nowMillis())
+		new_content, version, actor, reason, metadata, created_at, `+ltm.HistoryOriginColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, append(args, ltm.OriginArgs(ev)...)...)
 	if err != nil {
 		return fmt.Errorf("couldn't record history: %w", err)
 	}
@@ -86,7 +88,7 @@ func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit i
 	return collectHistory(rows)
 }
 
-const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at`
+const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at, ` + ltm.HistoryOriginColumns
 
 func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 	defer rows.Close()
@@ -96,13 +98,16 @@ func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
 			ev      memory.HistoryEvent
 			meta    string
 			created int64
+			origins ltm.OriginScan
 		)
-		if err := rows.Scan(&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
-			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created); err != nil {
+		dest := []any{&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
+			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created}
+		if err := rows.Scan(append(dest, origins.Targets()...)...); err != nil {
 			return nil, fmt.Errorf("couldn't read history row: %w", err)
 		}
 		ev.Metadata = []byte(meta)
 		ev.CreatedAt = fromMillis(created)
+		origins.SetOn(&ev)
 		out = append(out, ev)
 	}
 	return out, rows.Err()

@@ -252,13 +252,14 @@ func (s *db) addImportHistoryTx(ctx context.Context, tx *txn, created []*memory.
 	now := s.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]
-		args := make([]any, 0, 7*len(chunk))
+		args := make([]any, 0, 9*len(chunk))
 		for _, m := range chunk {
-			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now)
+			args = append(args, m.ID, m.Owner().Key(), createAction(m), m.Content, actor, "import", now,
+				m.GuildID, m.Provenance.ChannelID) // the memory's origin, as rememberTx records it
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
-			new_content, version, actor, reason, metadata, created_at) VALUES `+
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?),", len(chunk)), ","), args...); err != nil {
+			new_content, version, actor, reason, metadata, created_at, new_origin_guild, new_origin_channel) VALUES `+
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, '', ?, 1, ?, ?, '{}', ?, ?, ?),", len(chunk)), ","), args...); err != nil {
 			return fmt.Errorf("couldn't record history: %w", err)
 		}
 	}
