@@ -264,9 +264,18 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 		events = events[len(events)-maxEvents:]
 	}
 	l := c.locale()
+	aud := c.audience(ctx)
 	var sb strings.Builder
 	for _, ev := range events {
+		// A row may quote words from another channel than the memory's (its text before a
+		// move, a proposal, a statement it may contradict): those rows keep only what
+		// happened, when and by whom.
+		ev, withheld := ev.ShownTo(aud)
 		sb.WriteString(i18n.T(l, "history.event", ev.Version, ev.Action, describeActorIn(l, ev.Actor), ev.CreatedAt.Unix()))
+		if withheld {
+			sb.WriteString(" " + i18n.T(l, "history.withheld") + "\n")
+			continue
+		}
 		if ev.Reason != "" {
 			fmt.Fprintf(&sb, " (%s)", oneLine(ev.Reason, 80))
 		}

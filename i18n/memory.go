@@ -54,6 +54,7 @@ func init() {
 		"history.title":          {EN: "History of #%d (%s)", JA: "#%d の履歴(%s)"},
 		"history.event":          {EN: "**v%d %s** by %s, <t:%d:f>", JA: "**v%d %s** 実行者 %s、<t:%d:f>"},
 		"history.may_contradict": {EN: "may contradict: %s", JA: "矛盾の可能性:%s"},
+		"history.withheld":       {EN: "(its text was said in a channel you can't view)", JA: "(閲覧できないチャンネルでの内容のため非表示)"},
 		"history.not_applied":    {EN: "not applied: %s", JA: "未適用:%s"},
 
 		// /memory forget and forget-me
