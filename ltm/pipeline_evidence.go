@@ -1,7 +1,9 @@
 package ltm
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -74,4 +76,59 @@ func ContradictionEvents(p memory.Proposal, other, m *memory.Memory) []memory.Hi
 			Reason: fmt.Sprintf("may contradict #%d", pair[1].ID), Metadata: mustJSON(meta)})
 	}
 	return out
+}
+
+// ChangeMetadata is what a pipeline UPDATE adds to its history row: the proposal's
+// metadata and, under "evidence", the messages the new content was written from. The
+// memory's evidence rows say which messages a memory rests on; this row says which of them
+// wrote its words now, so that deleting those messages undoes the update
+// (UpdateSourcesGone) and the forget-me of their only author removes the memory.
+func ChangeMetadata(p memory.Proposal) map[string]any {
+	meta := make(map[string]any, len(p.Metadata)+1)
+	for k, v := range p.Metadata {
+		meta[k] = v
+	}
+	var refs []map[string]string
+	for _, e := range p.Evidence {
+		if e.MessageID != "" {
+			refs = append(refs, map[string]string{"message_id": e.MessageID, "user_id": e.AuthorID})
+		}
+	}
+	if len(refs) > 0 {
+		meta["evidence"] = refs
+	}
+	return meta
+}
+
+// UpdateSourcesGone reports whether every message a pipeline update's history metadata
+// names as its source is deleted: among deleted now, or no longer among the memory's
+// evidence rows (remaining) because it was deleted before. A row naming no source (written
+// before updates recorded them) reports false: nothing is known to undo.
+func UpdateSourcesGone(metadata []byte, deleted, remaining []string) bool {
+	var meta struct {
+		Evidence []struct {
+			MessageID string `json:"message_id"`
+		} `json:"evidence"`
+	}
+	if json.Unmarshal(metadata, &meta) != nil || len(meta.Evidence) == 0 {
+		return false
+	}
+	for _, e := range meta.Evidence {
+		if !slices.Contains(deleted, e.MessageID) && slices.Contains(remaining, e.MessageID) {
+			return false
+		}
+	}
+	return true
+}
+
+// UpdateChannelBefore returns the channel a pipeline update moved the memory away from,
+// as its history metadata records it, or "" when it did not move it.
+func UpdateChannelBefore(metadata []byte) string {
+	var meta struct {
+		ChannelID []string `json:"channel_id"`
+	}
+	if json.Unmarshal(metadata, &meta) != nil || len(meta.ChannelID) != 2 {
+		return ""
+	}
+	return meta.ChannelID[0]
 }

@@ -202,7 +202,12 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, from memory.Origi
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}
-	if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
+	if err := annotateLastHistory(ctx, tx, target.ID, ChangeMetadata(p)); err != nil {
+		return memory.ProposalOutcome{}, err
+	}
+	// The new content is the speakers' words: deleting their messages or their forget-me
+	// finds it as it finds a memory created from them.
+	if err := addEvidenceTx(ctx, tx, target.ID, p.Evidence); err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	if err := s.recordContradictionsTx(ctx, tx, p, updated); err != nil {

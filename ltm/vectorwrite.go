@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // The vectors fetched for memories just written are stored (the embeddings table, keyed by
@@ -165,4 +167,28 @@ func (s *db) storePendingVectors(ctx context.Context, keys []vectorKey, vecs map
 // call it to observe the table deterministically.
 func (s *Recall) FlushVectors(ctx context.Context) error {
 	return s.db.recall.vectorWrites.flush(ctx)
+}
+
+// VectorWaiting reports whether a vector of content (of any model) waits in memory to be
+// stored; forget-me tests use it to prove a member's words left memory too.
+func (s *Recall) VectorWaiting(content string) bool {
+	c, err := memory.CleanContent(content)
+	if err != nil {
+		return false
+	}
+	hash := memory.Hash(c)
+	w := &s.db.recall.vectorWrites
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for k := range w.pending {
+		if k.hash == hash {
+			return true
+		}
+	}
+	for k := range w.writing {
+		if k.hash == hash {
+			return true
+		}
+	}
+	return false
 }

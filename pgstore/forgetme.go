@@ -13,13 +13,27 @@ import (
 type ForgetMeSummary = ltm.ForgetMeSummary
 
 // forgetMeMemories selects every memory forget-me removes, with its category (0 personal,
-// 1 about the member, 2 learned only from the member's messages). Arguments: the member's
-// personal scope key and user id.
-const forgetMeMemories = `SELECT id, scope, guild_id, user_id,
+// 1 about the member, 2 learned only from the member's messages: created from them, or
+// rewritten from them by a pipeline update, whose history row names its messages) and its
+// content hash. Arguments: the member's personal scope key and user id.
+const forgetMeMemories = `SELECT id, scope, guild_id, user_id, content_hash,
 	CASE WHEN scope_key = ?1 THEN 0 WHEN subject_id = ?2 THEN 1 ELSE 2 END
 	FROM memories WHERE scope_key = ?1 OR subject_id = ?2 OR id IN (
 		SELECT e.memory_id FROM memory_evidence e WHERE e.user_id = ?2 AND NOT EXISTS (
-			SELECT 1 FROM memory_evidence o WHERE o.memory_id = e.memory_id AND o.user_id <> ?2))`
+			SELECT 1 FROM memory_evidence o WHERE o.memory_id = e.memory_id AND o.user_id <> ?2))
+	OR id IN (SELECT h.memory_id FROM memory_history h
+		WHERE h.memory_id IN (SELECT memory_id FROM memory_evidence WHERE user_id = ?2)
+			AND h.action = 'update' AND h.actor = 'pipeline' AND h.metadata LIKE '%"evidence"%'
+			AND EXISTS (SELECT 1 FROM jsonb_array_elements(h.metadata::jsonb -> 'evidence') j WHERE j ->> 'user_id' = ?2)
+			AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(h.metadata::jsonb -> 'evidence') j WHERE j ->> 'user_id' <> ?2))`
+
+// forgetMeUpdateSources takes the member out of the sources that the history rows of
+// pipeline updates written from several members' messages name (ltm.ChangeMetadata).
+const forgetMeUpdateSources = `UPDATE memory_history SET metadata = jsonb_set(metadata::jsonb, '{evidence}',
+		(SELECT coalesce(jsonb_agg(j), '[]'::jsonb) FROM jsonb_array_elements(metadata::jsonb -> 'evidence') j
+			WHERE j ->> 'user_id' <> ?1))::text
+	WHERE action = 'update' AND actor = 'pipeline' AND metadata LIKE '%"evidence"%'
+		AND EXISTS (SELECT 1 FROM jsonb_array_elements(metadata::jsonb -> 'evidence') j WHERE j ->> 'user_id' = ?1)`
 
 // forgetMeJobs is the condition of the jobs whose content forget-me clears: unfinished
 // jobs with a checkpoint or a lease, finished jobs holding more than their ids.
@@ -89,7 +103,7 @@ func forgetMeList(ctx context.Context, q querier, owner memory.Owner, userID str
 	for rows.Next() {
 		m := &memory.Memory{}
 		var category int
-		if err := rows.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &category); err != nil {
+		if err := rows.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Hash, &category); err != nil {
 			return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
 		}
 		removed = append(removed, m)
@@ -180,6 +194,7 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		{"authorship", `UPDATE memories SET author_id = '', author_name = '', search_author = '', message_id = '' WHERE author_id = ?`,
 			[]any{userID}, &sum.Anonymised},
 		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
+		{"update sources", forgetMeUpdateSources, []any{userID}, nil},
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (SELECT content_hash FROM memories)`, nil, nil},

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"github.com/kioku-bot/kioku/ltm"
 	"slices"
@@ -12,7 +13,8 @@ import (
 
 // Deleted and edited Discord messages (SPEC §2 "Deleted messages"): the message leaves, or
 // is replaced in, the transcript and pending extraction; a pipeline memory learned only
-// from deleted messages is soft-deleted. Deliberate saves (tool, command, Remember this)
+// from deleted messages is soft-deleted, and a pipeline update written only from deleted
+// messages is undone. Deliberate saves (tool, command, Remember this)
 // stay even when their message goes.
 
 // ReasonSourceDeleted is the history reason of a pipeline memory soft-deleted because every
@@ -67,13 +69,15 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 				return err
 			}
 		}
-		res.Forgotten, err = s.forgetUnsourcedTx(ctx, tx, string(list))
+		applied, err := s.forgetUnsourcedTx(ctx, tx, string(list), ids)
+		res.Forgotten, res.Reverted = applied.Forgotten, applied.Reverted
 		return err
 	})
 	if err != nil {
 		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
 	}
 	s.db.recall.unindexMemories(res.Forgotten...)
+	s.db.recall.indexMemories(ctx, res.Reverted...)
 	return res, nil
 }
 
@@ -155,39 +159,111 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 // forgetUnsourcedTx applies deleted messages (a JSON list of ids) to the memories they are
 // evidence of. A pipeline memory whose every evidence row is among them is soft-deleted;
 // a pipeline memory with evidence left loses the rows of the deleted messages, so that the
-// deletion of its last message later finds it. Deliberate saves keep their rows: forget-me
-// still needs to know whose words they were.
-func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list string) ([]*memory.Memory, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE source = ? AND id IN (
-		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb))) ORDER BY id`,
-		memory.SourcePipeline, list)
+// deletion of its last message later finds it. A memory whose current content a pipeline
+// update wrote from messages that are now all deleted gets back the content it had before
+// (revertUnsourcedUpdateTx). Deliberate saves keep their rows: forget-me still needs to
+// know whose words they were.
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list string, deleted []string) (MessageChange, error) {
+	var res MessageChange
+	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (
+		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT jsonb_array_elements_text(?::jsonb))) ORDER BY id`, list)
 	if err != nil {
-		return nil, fmt.Errorf("couldn't read memories of deleted messages: %w", err)
+		return res, fmt.Errorf("couldn't read memories of deleted messages: %w", err)
 	}
 	mems, err := collectMemories(rows)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
-	var forgotten []*memory.Memory
 	for _, m := range mems {
-		var left int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_evidence WHERE memory_id = ?
-			AND message_id NOT IN (SELECT jsonb_array_elements_text(?::jsonb))`, m.ID, list).Scan(&left); err != nil {
-			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", m.ID, err)
+		remaining, err := evidenceMessagesTx(ctx, tx, m.ID)
+		if err != nil {
+			return res, err
 		}
-		if left == 0 && !m.Deleted() {
+		pipeline := m.Source == memory.SourcePipeline
+		left := slices.DeleteFunc(slices.Clone(remaining), func(id string) bool { return slices.Contains(deleted, id) })
+		reverted := false
+		switch {
+		case m.Deleted():
+		case pipeline && len(left) == 0:
 			done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
-			forgotten = append(forgotten, done...)
+			res.Forgotten = append(res.Forgotten, done...)
+		default:
+			if reverted, err = s.revertUnsourcedUpdateTx(ctx, tx, m, deleted, remaining, &res); err != nil {
+				return res, err
+			}
+		}
+		if !pipeline && !reverted {
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?
 			AND message_id IN (SELECT jsonb_array_elements_text(?::jsonb))`, m.ID, list); err != nil {
-			return nil, fmt.Errorf("couldn't remove evidence of memory %d: %w", m.ID, err)
+			return res, fmt.Errorf("couldn't remove evidence of memory %d: %w", m.ID, err)
 		}
 	}
-	return forgotten, nil
+	return res, nil
+}
+
+// revertUnsourcedUpdateTx undoes the pipeline update that wrote m's current content when
+// every message it was written from is deleted (ltm.UpdateSourcesGone): the words it took
+// from them go, as a memory created from them goes. m gets back the content (and channel)
+// the update replaced, as a new version; when another live memory holds that content now,
+// m is soft-deleted instead. It reports whether it changed m.
+func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *memory.Memory, deleted, remaining []string, res *MessageChange) (bool, error) {
+	var (
+		before string
+		meta   []byte
+	)
+	err := tx.QueryRowContext(ctx, `SELECT old_content, metadata FROM memory_history WHERE memory_id = ? AND action = ?
+		AND actor = ? AND new_content = ? AND old_content <> new_content ORDER BY id DESC LIMIT 1`,
+		m.ID, memory.ActionUpdate, memory.ActorPipeline, m.Content).Scan(&before, &meta)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("couldn't read the last update of memory %d: %w", m.ID, err)
+	}
+	if !ltm.UpdateSourcesGone(meta, deleted, remaining) {
+		return false, nil
+	}
+	change := memory.Change{Content: &before, Reason: ReasonSourceDeleted}
+	if ch := ltm.UpdateChannelBefore(meta); ch != "" && ch != m.Provenance.ChannelID {
+		change.ChannelID = &ch
+	}
+	back, err := s.db.modifyTx(ctx, tx, nil, m.Owner(), m.ID, change, memory.ActorDiscord)
+	if memory.ErrorCode(err) == memory.ECONFLICT {
+		done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
+		res.Forgotten = append(res.Forgotten, done...)
+		return true, err
+	}
+	if err != nil {
+		return false, err
+	}
+	res.Reverted = append(res.Reverted, back)
+	return true, nil
+}
+
+// evidenceMessagesTx returns the ids of the messages memory id rests on.
+func evidenceMessagesTx(ctx context.Context, tx *txn, id int64) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT message_id FROM memory_evidence WHERE memory_id = ?`, id)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", id, err)
+		}
+		out = append(out, msg)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", id, err)
+	}
+	return out, nil
 }
 
 // countMaxID drains rows of ids, counting them into n and returning the largest.

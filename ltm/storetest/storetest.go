@@ -191,6 +191,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("PipelineEvidenceAndReview", func(t *testing.T) { testPipelineEvidenceAndReview(t, opener) })
 	t.Run("PipelineForgetMe", func(t *testing.T) { testPipelineForgetMe(t, opener) })
 	t.Run("HistoryOrigins", func(t *testing.T) { testHistoryOrigins(t, opener) })
+	t.Run("PipelineUpdateEvidence", func(t *testing.T) { testPipelineUpdateEvidence(t, opener) })
 	t.Run("Channels", func(t *testing.T) { testChannels(t, opener) })
 	t.Run("GuildPurge", func(t *testing.T) { testGuildPurge(t, opener) })
 	t.Run("GuildDepartures", func(t *testing.T) { testGuildDepartures(t, opener) })
