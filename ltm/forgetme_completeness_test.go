@@ -80,6 +80,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"pipeline-own":     "lemurfalcon8846",
 		"pipeline-server":  "mongoosetapir1175",
 		"pipeline-shadow":  "ocelotpuffin9962",
+		"pipeline-update":  "anteaterbrolga4093",
 		"author-name":      "rhinocerosgecko4480",
 		"turn":             "sealionwalrus7204",
 		"reply":            "tortoiseunicorn3391",
@@ -168,6 +169,22 @@ func TestForgetMeCompleteness(t *testing.T) {
 		t.Fatal(err)
 	}
 	evidence(outcomes[1].MemoryID, "m-alice-3", alice)
+	// A server fact learned from Bob's message, which the pipeline then rewrote from hers.
+	fromBob, err := s.Facts.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []memory.Proposal{
+		{Action: memory.ProposeAdd, Owner: server, Memory: memory.Memory{Content: "The picnic is in the park"},
+			Evidence: []memory.MessageRef{{MessageID: "m-bob-3", AuthorID: bob}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewrite, err := s.Facts.ApplyPipelineBatch(ctx, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", Proposals: []memory.Proposal{
+		{Action: memory.ProposeUpdate, Owner: server, TargetID: fromBob[0].MemoryID, MayEditServer: true,
+			Memory:   memory.Memory{Content: "The picnic is in the park by " + secret["pipeline-update"]},
+			Evidence: []memory.MessageRef{{MessageID: "m-alice-4", AuthorID: alice}}},
+	}})
+	if err != nil || rewrite[0].Action != memory.ActionUpdate {
+		t.Fatalf("pipeline update: %+v %v", rewrite, err)
+	}
 	// Transcripts: Alice's message and the bot's reply to her.
 	for _, turn := range []memory.Turn{
 		{GuildID: guild, ChannelID: "c1", UserID: alice, AuthorName: "Alice", Role: memory.RoleUser, Content: "hi " + secret["turn"]},
@@ -254,6 +271,11 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 	}
 
+	personalWords := "My word is " + secret["personal"]
+	if !s.Recall.VectorWaiting(personalWords) {
+		t.Fatal("the vector of her personal memory is not waiting to be stored, so the check below proves nothing")
+	}
+
 	preview, err := s.Confirmations.PreviewForgetMe(ctx, alice)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +284,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ltm.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
+	want := ltm.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 2, Anonymised: 1, Turns: 2, Jobs: 2}
 	for _, got := range []ltm.ForgetMeSummary{preview, sum} {
 		got.Token, got.ExpiresAt = "", time.Time{}
 		if got != want {
@@ -297,6 +319,11 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 	})
 
+	t.Run("WaitingVectorsOfTheirWordsAreDropped", func(t *testing.T) {
+		if s.Recall.VectorWaiting(personalWords) {
+			t.Error("the vector of her personal memory still waits in memory to be stored")
+		}
+	})
 	t.Run("WaitingVectorsOfTheirWordsAreNotStored", func(t *testing.T) {
 		if err := s.Recall.FlushVectors(ctx); err != nil {
 			t.Fatal(err)

@@ -19,7 +19,9 @@ func testPipelineUpdateEvidence(t *testing.T, open func(*testing.T) Stores) {
 	ctx := t.Context()
 	const alice, bob, carol, guild = "100000000000000001", "200000000000000002", "300000000000000003", "400000000000000004"
 	srv := memory.ServerOwner(guild)
-	from := func(msg, user string) []memory.MessageRef { return []memory.MessageRef{{MessageID: msg, AuthorID: user}} }
+	from := func(msg, user string) []memory.MessageRef {
+		return []memory.MessageRef{{MessageID: msg, AuthorID: user}}
+	}
 	cursor := 0
 	apply := func(ps ...memory.Proposal) []memory.ProposalOutcome {
 		t.Helper()
