@@ -120,15 +120,20 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 		dst  *int
 		run  func(tx *sql.Tx) (int, error)
 	}{
-		{"jobs", &res.Jobs, func(tx *sql.Tx) (int, error) {
-			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (`+jobsOfGuild+` LIMIT ?)`, guildID, purgeBatch)
-		}},
 		{"history", &res.History, func(tx *sql.Tx) (int, error) {
-			// Rows of the guild's memories, and rows of proposals about its server memory
-			// that never became a memory.
+			// Rows of the guild's memories, rows of proposals about its server memory that
+			// never became a memory, and rows of the pipeline's work on its conversations
+			// (proposals kept in members' personal scopes): those name the guild
+			// (BatchMetadata), older ones only their job, so this step runs before the
+			// jobs go.
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
 				SELECT id FROM memory_history WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?)
-					OR scope_key = ? LIMIT ?)`, guildID, serverKey, purgeBatch)
+					OR scope_key = ? OR (actor = ? AND json_valid(metadata) AND (json_extract(metadata, '$.guild') = ?
+						OR json_extract(metadata, '$.job') IN (`+jobsOfGuild+`))) LIMIT ?)`,
+				guildID, serverKey, memory.ActorPipeline, guildID, guildID, purgeBatch)
+		}},
+		{"jobs", &res.Jobs, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (`+jobsOfGuild+` LIMIT ?)`, guildID, purgeBatch)
 		}},
 		{"evidence", &res.Evidence, func(tx *sql.Tx) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_evidence WHERE (memory_id, message_id) IN (

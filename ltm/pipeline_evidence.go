@@ -132,3 +132,18 @@ func UpdateChannelBefore(metadata []byte) string {
 	}
 	return meta.ChannelID[0]
 }
+
+// BatchMetadata is meta with the guild the batch's conversation happened in ("guild"), so
+// that every history row of the batch, the rows of proposals that never became a memory
+// in a member's personal scope included, can be found when that guild is purged.
+func BatchMetadata(meta map[string]any, guildID string) map[string]any {
+	if guildID == "" {
+		return meta
+	}
+	out := make(map[string]any, len(meta)+1)
+	for k, v := range meta {
+		out[k] = v
+	}
+	out["guild"] = guildID
+	return out
+}
