@@ -49,7 +49,10 @@ func (c *ChannelRule) readMask() int64 {
 	return discordgo.PermissionViewChannel
 }
 
-// GuildRules is a snapshot of one guild's roles and channels.
+// GuildRules is a snapshot of one guild's roles and channels. Rules without the guild's
+// roles (RolesKnown false: a guild the process never received, or one in an outage) decide
+// nothing: nobody is known to view anything, and "everyone who views y views x" would hold
+// vacuously. So unknown means not visible: such rules only ever allow a channel for itself.
 type GuildRules struct {
 	GuildID string
 	OwnerID string
@@ -58,6 +61,13 @@ type GuildRules struct {
 	// Channels are the guild's channels and threads by id, deleted ones included with the
 	// overwrites they last had.
 	Channels map[string]*ChannelRule
+}
+
+// RolesKnown reports whether the rules hold the guild's roles: at least its @everyone
+// role, whose id is the guild's.
+func (g *GuildRules) RolesKnown() bool {
+	_, ok := g.Roles[g.GuildID]
+	return ok
 }
 
 // Permissions computes a member's permissions in ch the way Discord does: the guild owner
@@ -122,7 +132,7 @@ func (g *GuildRules) unit(id string) *ChannelRule {
 // parent channel.
 func (g *GuildRules) MemberCanView(id string, roles []string, memberID string, postedIn func(threadID string) bool) bool {
 	ch := g.Channels[id]
-	if ch == nil {
+	if ch == nil || !g.RolesKnown() {
 		return false
 	}
 	if ch.privateThread() {
@@ -142,7 +152,7 @@ func (g *GuildRules) MemberCanView(id string, roles []string, memberID string, p
 // @everyone may view it, and no role (short of Administrator) or member overwrite on it
 // takes that away from anyone. A private thread never is.
 func (g *GuildRules) FullyPublic(id string) bool {
-	if ch := g.Channels[id]; ch == nil || ch.privateThread() {
+	if ch := g.Channels[id]; ch == nil || ch.privateThread() || !g.RolesKnown() {
 		return false
 	}
 	u := g.unit(id)
@@ -169,7 +179,8 @@ func (g *GuildRules) FullyPublic(id string) bool {
 
 // ViewersWithin reports whether everyone who can view channel y can also view channel x,
 // so that what was learned in x may be said in y. It holds when x is y, when x is fully
-// public, and when y is a public thread of x; otherwise every combination of the roles
+// public, and when y is a public thread of x (never, beyond x is y, without the guild's
+// roles); otherwise every combination of the roles
 // that matter to the two channels is tried, for a member without a member overwrite and
 // for each member that has one. A private thread x is only within itself; a private
 // thread y is treated as its parent, whose viewers include all of its members.
@@ -178,7 +189,7 @@ func (g *GuildRules) ViewersWithin(y, x string) bool {
 		return true
 	}
 	xc := g.Channels[x]
-	if xc == nil || xc.privateThread() {
+	if xc == nil || xc.privateThread() || !g.RolesKnown() {
 		return false
 	}
 	if g.FullyPublic(x) {

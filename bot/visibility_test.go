@@ -304,3 +304,47 @@ func overwrites(g *bot.GuildRules, id string) []discordgo.PermissionOverwrite {
 	}
 	return out
 }
+
+// TestRulesWithoutRolesDecideNothing: without the guild's roles (a guild another process
+// received, an outage, the window after a restart) nobody is known to view anything, so
+// "everyone who views y views x" would hold vacuously. Unknown means not visible: a channel
+// is allowed for itself only.
+func TestRulesWithoutRolesDecideNothing(t *testing.T) {
+	for name, drop := range map[string]func(g *bot.GuildRules){
+		"NoRoles":        func(g *bot.GuildRules) { g.Roles = map[string]int64{} },
+		"NilRoles":       func(g *bot.GuildRules) { g.Roles = nil },
+		"NoEveryoneRole": func(g *bot.GuildRules) { delete(g.Roles, gGuild) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := testGuild()
+			drop(g)
+			if g.RolesKnown() {
+				t.Error("rules without the @everyone role say the roles are known")
+			}
+			for _, c := range [][2]string{{"general", "mods"}, {"general", "staff"}, {"mods", "general"},
+				{"thread-general", "general"}, {"general", "thread-general"}, {"private-mods", "mods"}} {
+				if g.ViewersWithin(c[0], c[1]) {
+					t.Errorf("ViewersWithin(y=%s, x=%s) without roles", c[0], c[1])
+				}
+			}
+			if !g.ViewersWithin("mods", "mods") {
+				t.Error("a channel is not within itself")
+			}
+			if g.FullyPublic("general") || len(g.PublicChannels()) != 0 {
+				t.Errorf("public without roles: %v", g.PublicChannels())
+			}
+			if got := g.ReplyAudience("general"); len(got) != 1 || !got["general"] {
+				t.Errorf("#general audience without roles = %v", got)
+			}
+			if got := g.MemberAudience("7", []string{roleMod}, true, nil); len(got) != 0 {
+				t.Errorf("a moderator's audience without the guild's roles = %v", got)
+			}
+			if got := g.MemberAudience("7", nil, false, nil); len(got) != 0 {
+				t.Errorf("an unknown member's audience without the guild's roles = %v", got)
+			}
+			if g.MemberCanView("mods", []string{roleMod}, "7", nil) {
+				t.Error("a role overwrite alone lets a member view #mods")
+			}
+		})
+	}
+}
