@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -138,4 +139,80 @@ func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*m
 		return nil, err
 	}
 	return findMemory(ctx, s.db.read, owner, id, true)
+}
+
+// GuildRoles is what kioku last saw of a guild's roles and owner (SPEC §2 "Channel-aware
+// memory"): with the guild's channels it decides who can view what, so any process decides
+// as the one that receives the guild's events. Roles maps role ids to their permission
+// bits; the @everyone role's id is the guild's.
+type GuildRoles struct {
+	GuildID   string
+	OwnerID   string
+	Roles     map[string]int64
+	UpdatedAt time.Time
+}
+
+// SaveGuildRoles records a guild's roles and owner as they are now, replacing what was
+// stored. Roles without the @everyone role are refused: they would say the roles are known
+// when they are not.
+func (s *Channels) SaveGuildRoles(ctx context.Context, r GuildRoles) error {
+	raw, err := EncodeGuildRoles(r)
+	if err != nil {
+		return err
+	}
+	now := s.db.nowMillis()
+	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO guild_roles (guild_id, owner_id, roles, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (guild_id) DO UPDATE SET owner_id = excluded.owner_id, roles = excluded.roles,
+				updated_at = excluded.updated_at`, r.GuildID, r.OwnerID, raw, now); err != nil {
+			return fmt.Errorf("couldn't save the roles of guild %s: %w", r.GuildID, err)
+		}
+		return nil
+	})
+}
+
+// GuildRoles returns a guild's stored roles and owner; ok is false when none are stored.
+func (s *Channels) GuildRoles(ctx context.Context, guildID string) (r GuildRoles, ok bool, err error) {
+	var raw string
+	var updatedAt int64
+	err = s.db.read.QueryRowContext(ctx, `SELECT owner_id, roles, updated_at FROM guild_roles WHERE guild_id = ?`,
+		guildID).Scan(&r.OwnerID, &raw, &updatedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return GuildRoles{}, false, nil
+	}
+	if err != nil {
+		return GuildRoles{}, false, fmt.Errorf("couldn't read the roles of guild %s: %w", guildID, err)
+	}
+	r.GuildID, r.UpdatedAt = guildID, fromMillis(updatedAt)
+	if err := DecodeGuildRoles(raw, &r); err != nil {
+		return GuildRoles{}, false, err
+	}
+	return r, true, nil
+}
+
+// EncodeGuildRoles checks a guild's roles for saving and encodes them as stored (shared
+// with the PostgreSQL store).
+func EncodeGuildRoles(r GuildRoles) (string, error) {
+	if r.GuildID == "" {
+		return "", errors.New("couldn't save guild roles: the guild id is required")
+	}
+	if _, ok := r.Roles[r.GuildID]; !ok {
+		return "", fmt.Errorf("couldn't save the roles of guild %s: the @everyone role is missing", r.GuildID)
+	}
+	raw, err := json.Marshal(r.Roles)
+	if err != nil {
+		return "", fmt.Errorf("couldn't encode the roles of guild %s: %w", r.GuildID, err)
+	}
+	return string(raw), nil
+}
+
+// DecodeGuildRoles reads stored roles into r (shared with the PostgreSQL store).
+func DecodeGuildRoles(raw string, r *GuildRoles) error {
+	if err := json.Unmarshal([]byte(raw), &r.Roles); err != nil {
+		return fmt.Errorf("couldn't decode the roles of guild %s: %w", r.GuildID, err)
+	}
+	if r.Roles == nil {
+		r.Roles = map[string]int64{}
+	}
+	return nil
 }

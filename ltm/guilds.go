@@ -168,6 +168,9 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			return execCount(ctx, tx, `DELETE FROM guild_channels WHERE (guild_id, channel_id) IN (
 				SELECT guild_id, channel_id FROM guild_channels WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
 		}},
+		{"roles", &res.Settings, func(tx *sql.Tx) (int, error) {
+			return execCount(ctx, tx, `DELETE FROM guild_roles WHERE guild_id = ?`, guildID)
+		}},
 		{"confirmations", &res.Settings, func(tx *sql.Tx) (int, error) {
 			// A pending forget preview of server memory lists the memories it would forget.
 			return execCount(ctx, tx, `DELETE FROM confirmations WHERE rowid IN (
@@ -310,6 +313,7 @@ func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
 			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''
 			UNION SELECT guild_id FROM guild_settings
 			UNION SELECT guild_id FROM guild_channels
+			UNION SELECT guild_id FROM guild_roles
 			UNION SELECT guild_id FROM guild_departures)
 		SELECT ids.guild_id,
 			(SELECT count(*) FROM memories m WHERE m.guild_id = ids.guild_id AND m.scope = 'server' AND m.deleted_at IS NULL),

@@ -110,3 +110,37 @@ func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*m
 	}
 	return findMemory(ctx, s.db.read, owner, id, true)
 }
+
+// SaveGuildRoles records a guild's roles and owner as they are now, replacing what was
+// stored, as ltm.Channels.SaveGuildRoles: roles without the @everyone role are refused.
+func (s *Channels) SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error {
+	raw, err := ltm.EncodeGuildRoles(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.read.ExecContext(ctx, `INSERT INTO guild_roles (guild_id, owner_id, roles, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (guild_id) DO UPDATE SET owner_id = excluded.owner_id, roles = excluded.roles,
+			updated_at = excluded.updated_at`, r.GuildID, r.OwnerID, raw, s.db.nowMillis()); err != nil {
+		return fmt.Errorf("couldn't save the roles of guild %s: %w", r.GuildID, err)
+	}
+	return nil
+}
+
+// GuildRoles returns a guild's stored roles and owner; ok is false when none are stored.
+func (s *Channels) GuildRoles(ctx context.Context, guildID string) (r ltm.GuildRoles, ok bool, err error) {
+	var raw string
+	var updatedAt int64
+	err = s.db.read.QueryRowContext(ctx, `SELECT owner_id, roles, updated_at FROM guild_roles WHERE guild_id = ?`,
+		guildID).Scan(&r.OwnerID, &raw, &updatedAt)
+	if errNoRows(err) {
+		return ltm.GuildRoles{}, false, nil
+	}
+	if err != nil {
+		return ltm.GuildRoles{}, false, fmt.Errorf("couldn't read the roles of guild %s: %w", guildID, err)
+	}
+	r.GuildID, r.UpdatedAt = guildID, fromMillis(updatedAt)
+	if err := ltm.DecodeGuildRoles(raw, &r); err != nil {
+		return ltm.GuildRoles{}, false, err
+	}
+	return r, true, nil
+}

@@ -112,6 +112,7 @@ func (s *Guilds) Guilds(ctx context.Context) ([]ltm.GuildSummary, error) {
 			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''
 			UNION SELECT guild_id FROM guild_settings
 			UNION SELECT guild_id FROM guild_channels
+			UNION SELECT guild_id FROM guild_roles
 			UNION SELECT guild_id FROM guild_departures)
 		SELECT ids.guild_id,
 			(SELECT count(*) FROM memories m WHERE m.guild_id = ids.guild_id AND m.scope = 'server' AND m.deleted_at IS NULL),

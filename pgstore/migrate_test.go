@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
@@ -94,4 +95,57 @@ func migrationNames(t *testing.T) []string {
 		names[i] = filepath.Base(p)
 	}
 	return names
+}
+
+// TestPostgresGuildRolesUpgrade: 0007 adds the stored roles beside a database's stored
+// channels, which it keeps as they were; no guild has roles until its next GUILD_CREATE.
+func TestPostgresGuildRolesUpgrade(t *testing.T) {
+	cfg := pgtest.Schema(t)
+	ctx := t.Context()
+	p, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	before, all := fstest.MapFS{}, fstest.MapFS{}
+	for _, name := range migrationNames(t) {
+		data, err := os.ReadFile(filepath.Join("migrations", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		all[name] = &fstest.MapFile{Data: data}
+		if name < "0007" {
+			before[name] = &fstest.MapFile{Data: data}
+		}
+	}
+	if _, err := pgstore.Migrate(ctx, p, before); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Exec(ctx, `INSERT INTO guild_channels (guild_id, channel_id, overwrites, updated_at)
+		VALUES ('1', '10', '[{"id":"1","type":0,"allow":0,"deny":1024}]', 5)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgstore.Migrate(ctx, p, all); err != nil {
+		t.Fatal(err)
+	}
+	var overwrites string
+	if err := p.QueryRow(ctx, `SELECT overwrites FROM guild_channels WHERE guild_id = '1' AND channel_id = '10'`).Scan(&overwrites); err != nil ||
+		overwrites != `[{"id":"1","type":0,"allow":0,"deny":1024}]` {
+		t.Errorf("stored channel after the upgrade: %q %v", overwrites, err)
+	}
+	var n int
+	if err := p.QueryRow(ctx, `SELECT count(*) FROM guild_roles`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("roles after the upgrade: %d %v, want none", n, err)
+	}
+	s, err := pgstore.OpenConfig(ctx, cfg.Copy())
+	if err != nil {
+		t.Fatalf("open after the upgrade: %v", err)
+	}
+	defer s.Close()
+	if err := s.Channels.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: "1", OwnerID: "9", Roles: map[string]int64{"1": 1024}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.Channels.GuildRoles(ctx, "1"); err != nil || !ok || got.OwnerID != "9" || got.Roles["1"] != 1024 {
+		t.Errorf("roles saved on the upgraded schema: %+v %v %v", got, ok, err)
+	}
 }

@@ -73,6 +73,7 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			SELECT guild_id, channel_id FROM pipeline_cursors WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch),
 		deleteIn(&res.Settings, "channels", `DELETE FROM guild_channels WHERE (guild_id, channel_id) IN (
 			SELECT guild_id, channel_id FROM guild_channels WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch),
+		deleteIn(&res.Settings, "roles", `DELETE FROM guild_roles WHERE guild_id = ?`, guildID),
 		// A pending forget preview of server memory lists the memories it would forget.
 		deleteIn(&res.Settings, "confirmations", `DELETE FROM confirmations WHERE token IN (
 			SELECT token FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch),

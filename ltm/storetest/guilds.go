@@ -14,6 +14,8 @@ type ChannelStore interface {
 	GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error)
 	SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error
 	MarkChannelDeleted(ctx context.Context, guildID, channelID string) error
+	SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error
+	GuildRoles(ctx context.Context, guildID string) (ltm.GuildRoles, bool, error)
 	Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 }
 
@@ -108,6 +110,42 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 			t.Fatalf("a refused call saved %+v", got)
 		}
 	})
+	t.Run("RolesRoundTrip", func(t *testing.T) {
+		if _, ok, err := ch.GuildRoles(ctx, "g1"); err != nil || ok {
+			t.Fatalf("roles of a guild never saved: ok %v %v", ok, err)
+		}
+		roles := ltm.GuildRoles{GuildID: "g1", OwnerID: "u-owner", Roles: map[string]int64{"g1": 1024 | 2048, "r-mod": 1024, "r-admin": 8}}
+		if err := ch.SaveGuildRoles(ctx, roles); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := ch.GuildRoles(ctx, "g1")
+		if err != nil || !ok || got.OwnerID != "u-owner" || len(got.Roles) != 3 || got.Roles["g1"] != 3072 ||
+			got.Roles["r-admin"] != 8 || !got.UpdatedAt.Equal(s.Clock.Now()) {
+			t.Fatalf("roles of g1 = %+v ok %v %v", got, ok, err)
+		}
+		// A role deleted and the ownership handed over: the new set replaces the old.
+		s.Clock.Advance(time.Minute)
+		roles = ltm.GuildRoles{GuildID: "g1", OwnerID: "u-new", Roles: map[string]int64{"g1": 1024}}
+		if err := ch.SaveGuildRoles(ctx, roles); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, _ := ch.GuildRoles(ctx, "g1"); got.OwnerID != "u-new" || len(got.Roles) != 1 || !got.UpdatedAt.Equal(s.Clock.Now()) {
+			t.Fatalf("roles of g1 after an update = %+v", got)
+		}
+		if _, ok, _ := ch.GuildRoles(ctx, "g2"); ok {
+			t.Error("another guild has g1's roles")
+		}
+		// Roles without @everyone would claim to know what they do not.
+		if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: "g2", Roles: map[string]int64{"r-mod": 1024}}); err == nil {
+			t.Error("roles without the @everyone role were saved")
+		}
+		if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{Roles: map[string]int64{"": 1024}}); err == nil {
+			t.Error("roles without a guild id were saved")
+		}
+		if _, ok, _ := ch.GuildRoles(ctx, "g2"); ok {
+			t.Error("a refused save stored roles")
+		}
+	})
 	t.Run("LookupReadsForgottenInScopeOnly", func(t *testing.T) {
 		m := mustRemember(t, s, server("g1", "The mods meet on Mondays"))
 		mustForget(t, s, m.Owner(), m.ID)
@@ -140,6 +178,9 @@ func seedGuild(t *testing.T, s Stores, guild string) []*memory.Memory {
 		t.Fatal(err)
 	}
 	if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: guild, ChannelID: guild + "-c1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: guild, OwnerID: "owner-" + guild, Roles: map[string]int64{guild: 1024}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
@@ -182,6 +223,11 @@ func guildHolds(t *testing.T, s Stores, guild string, mems []*memory.Memory) map
 		t.Fatal(err)
 	}
 	n["channels"] = len(chans)
+	if _, ok, err := ch.GuildRoles(ctx, guild); err != nil {
+		t.Fatal(err)
+	} else if ok {
+		n["roles"] = 1
+	}
 	gs, err := s.Settings.GuildSettings(ctx, guild)
 	if err != nil {
 		t.Fatal(err)
@@ -208,7 +254,7 @@ func guildHolds(t *testing.T, s Stores, guild string, mems []*memory.Memory) map
 }
 
 // testGuildPurge: a purge deletes everything of the guild that any read shows (memories of
-// every state, transcripts, jobs, channels, settings, the model-call count, the welcome),
+// every state, transcripts, jobs, channels, roles, settings, the model-call count, the welcome),
 // leaves other guilds and the same members' DM-origin memories alone, and finds nothing the
 // second time.
 func testGuildPurge(t *testing.T, open func(*testing.T) Stores) {
@@ -219,7 +265,7 @@ func testGuildPurge(t *testing.T, open func(*testing.T) Stores) {
 	kept := seedGuild(t, s, "g2")
 	dm := mustRemember(t, s, personal("alice", "", "Alice told me in a DM that she mains healer"))
 	before := guildHolds(t, s, "g2", kept)
-	for _, what := range []string{"memories", "transcripts", "jobs", "channels", "settings", "model calls", "listed"} {
+	for _, what := range []string{"memories", "transcripts", "jobs", "channels", "roles", "settings", "model calls", "listed"} {
 		if before[what] == 0 {
 			t.Fatalf("seeding left no %s: %v", what, before)
 		}
