@@ -311,7 +311,7 @@ func (b *Bot) Open() error {
 	ce := b.channelEvs
 	for _, h := range []any{ce.onGuildCreate, ce.onGuildUpdate, ce.onRoleCreate, ce.onRoleUpdate, ce.onRoleDelete,
 		ce.onChannelCreate, ce.onChannelUpdate, ce.onChannelDelete, ce.onThreadCreate, ce.onThreadUpdate,
-		ce.onThreadDelete, ce.onThreadListSync} {
+		ce.onThreadDelete, ce.onThreadListSync, ce.onMemberUpdate, ce.onMemberRemove} {
 		b.session.AddHandler(h)
 	}
 	b.session.AddHandler(b.onReady)

@@ -31,9 +31,9 @@ type channelWatch struct {
 	writeMu sync.Mutex
 
 	mu sync.Mutex
-	// roles are the last roles seen per guild member: messages and interactions carry them,
-	// and a DM carries none.
-	roles map[memberKey][]string
+	// roles are the last roles seen per guild member, and when (roles.go): messages and
+	// interactions carry them, and a DM carries none.
+	roles map[memberKey]roleSnapshot
 	// posters are the members seen posting in each private thread: its members, as far as
 	// kioku can know them without the member list.
 	posters map[string]map[string]bool
@@ -54,29 +54,8 @@ type guildAudiences struct {
 }
 
 func newChannelWatch() *channelWatch {
-	return &channelWatch{roles: map[memberKey][]string{}, posters: map[string]map[string]bool{},
+	return &channelWatch{roles: map[memberKey]roleSnapshot{}, posters: map[string]map[string]bool{},
 		guilds: map[string]*guildAudiences{}}
-}
-
-// noteRoles records a member's roles as a message or interaction showed them.
-func (w *channelWatch) noteRoles(guildID, userID string, roles []string) {
-	if guildID == "" || userID == "" || roles == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.roles) >= maxWatched {
-		clear(w.roles)
-	}
-	w.roles[memberKey{guildID, userID}] = append([]string(nil), roles...)
-}
-
-// rolesOf returns a member's last seen roles and whether any were seen.
-func (w *channelWatch) rolesOf(guildID, userID string) ([]string, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	r, ok := w.roles[memberKey{guildID, userID}]
-	return r, ok
 }
 
 // notePost records that a member posted in a private thread, which makes them one of its
@@ -116,7 +95,7 @@ func (b channelVisibility) observe(m *discordgo.Message) {
 		return
 	}
 	if m.Member != nil {
-		b.channels.noteRoles(m.GuildID, m.Author.ID, m.Member.Roles)
+		b.channels.noteRoles(m.GuildID, m.Author.ID, m.Member.Roles, b.now())
 	}
 	if b.session.State == nil {
 		return
@@ -129,18 +108,21 @@ func (b channelVisibility) observe(m *discordgo.Message) {
 // replyAudience is the audience of a reply posted in a guild channel: the channels of its
 // guild whose viewers include everyone who can view it, and the channels of other guilds
 // every member there can read (for personal memories of members who opted into
-// cross-server use). In a DM it is the DM's one reader's (memberAudience).
+// cross-server use). In a DM it is the DM's one reader's (memberAudience). Without its
+// guild's roles it is the channel alone, and says the rules are unknown.
 func (b channelVisibility) replyAudience(ctx context.Context, guildID, channelID string) *memory.Audience {
 	out := map[string]bool{channelID: true}
+	unknown := false
 	for _, gid := range b.stateGuilds(guildID) {
 		ga := b.audiences(ctx, gid)
 		if gid != guildID {
 			maps.Copy(out, ga.public)
 			continue
 		}
+		unknown = !ga.rules.RolesKnown()
 		maps.Copy(out, b.channels.reply(ga, channelID))
 	}
-	return &memory.Audience{Channels: out}
+	return &memory.Audience{Channels: out, RulesUnknown: unknown}
 }
 
 // reply returns the cached audience of a reply in channel y of the guild.
@@ -159,9 +141,10 @@ func (w *channelWatch) reply(ga *guildAudiences, y string) map[string]bool {
 }
 
 // memberAudience is the audience of a reply only userID reads (a DM, an ephemeral answer):
-// every channel they can view, in every guild, from the roles last seen for them there
-// (hereRoles in the guild the interaction came from; only channels every member can read
-// where no roles were ever seen). The channel they are asking in is theirs to read.
+// every channel they can view, in every guild whose roles are known, from their roles
+// there (hereRoles in the guild the interaction came from; else the last seen, fetched
+// again past memberRolesMaxAge; only channels every member can read where their roles are
+// unknown; nothing of a guild they left). The channel they are asking in is theirs to read.
 func (b channelVisibility) memberAudience(ctx context.Context, userID, hereGuild, hereChannel string, hereRoles []string) *memory.Audience {
 	out := map[string]bool{}
 	if hereGuild != "" && hereChannel != "" {
@@ -170,33 +153,22 @@ func (b channelVisibility) memberAudience(ctx context.Context, userID, hereGuild
 	posted := b.channels.postedIn(userID)
 	for _, gid := range b.stateGuilds(hereGuild) {
 		ga := b.audiences(ctx, gid)
-		roles, known := hereRoles, hereRoles != nil && gid == hereGuild
-		if !known {
-			roles, known = b.rolesOf(gid, userID)
+		if !ga.rules.RolesKnown() {
+			continue // nothing is certain there, and nobody is asked about it
 		}
-		if !known {
+		roles, status := hereRoles, memberSeen
+		if hereRoles == nil || gid != hereGuild {
+			roles, status = b.memberRoles(ctx, gid, userID)
+		}
+		switch status {
+		case memberGone:
+		case memberUnseen:
 			maps.Copy(out, ga.public)
-			continue
+		default:
+			maps.Copy(out, ga.rules.MemberAudience(userID, roles, true, posted))
 		}
-		maps.Copy(out, ga.rules.MemberAudience(userID, roles, true, posted))
 	}
 	return &memory.Audience{Channels: out}
-}
-
-// rolesOf returns a member's roles as last seen in a message or interaction, else as the
-// state's member cache knows them.
-func (b channelVisibility) rolesOf(guildID, userID string) ([]string, bool) {
-	if roles, ok := b.channels.rolesOf(guildID, userID); ok {
-		return roles, true
-	}
-	if b.session.State == nil {
-		return nil, false
-	}
-	m, err := b.session.State.Member(guildID, userID)
-	if err != nil || m == nil {
-		return nil, false
-	}
-	return append([]string(nil), m.Roles...), true
 }
 
 // stateGuilds returns the ids of the guilds in the state, and also always must (the guild
@@ -231,6 +203,9 @@ func (b channelVisibility) audiences(ctx context.Context, guildID string) *guild
 	}
 	w.mu.Unlock()
 
+	if !inState {
+		b.applyStoredRoles(ctx, rules)
+	}
 	// Channels gone from the state keep the rule they last had.
 	stored, err := b.store.Channels.GuildChannels(ctx, guildID)
 	if err != nil {
@@ -258,8 +233,8 @@ func (b channelVisibility) audiences(ctx context.Context, guildID string) *guild
 }
 
 // snapshot copies a guild's roles, channels and threads out of the state, with a
-// fingerprint of everything that decides who can view what. A guild the state does not know
-// gives empty rules: no roles, so no channel is readable by everyone.
+// fingerprint of everything that decides who can view what. A guild the state does not hold
+// with its roles (unknown, or unavailable) gives empty rules and inState false.
 func (b channelVisibility) snapshot(guildID string) (*GuildRules, uint64, bool) {
 	rules := &GuildRules{GuildID: guildID, Roles: map[string]int64{}, Channels: map[string]*ChannelRule{}}
 	st := b.session.State
@@ -276,6 +251,9 @@ func (b channelVisibility) snapshot(guildID string) (*GuildRules, uint64, bool) 
 
 	st.RLock()
 	defer st.RUnlock()
+	if g.Unavailable || !hasRole(g.Roles, guildID) {
+		return rules, 0, false
+	}
 	rules.OwnerID = g.OwnerID
 	put(g.OwnerID)
 	for _, r := range g.Roles {
@@ -300,6 +278,16 @@ func (b channelVisibility) snapshot(guildID string) (*GuildRules, uint64, bool) 
 		}
 	}
 	return rules, h.Sum64(), true
+}
+
+// hasRole reports whether roles hold id.
+func hasRole(roles []*discordgo.Role, id string) bool {
+	for _, r := range roles {
+		if r != nil && r.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // ruleOf copies what decides a channel's visibility.
@@ -359,29 +347,34 @@ func (b channelEvents) onGuildCreate(_ *discordgo.Session, e *discordgo.GuildCre
 		}
 	}
 	b.storeSeen(e.ID, ids)
+	b.storeRoles(e.ID)
 }
 
 func (b channelEvents) onGuildUpdate(_ *discordgo.Session, e *discordgo.GuildUpdate) {
 	if e != nil && e.Guild != nil {
 		b.channels.invalidate(e.ID)
+		b.storeRoles(e.ID)
 	}
 }
 
 func (b channelEvents) onRoleCreate(_ *discordgo.Session, e *discordgo.GuildRoleCreate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
+		b.storeRoles(e.GuildID)
 	}
 }
 
 func (b channelEvents) onRoleUpdate(_ *discordgo.Session, e *discordgo.GuildRoleUpdate) {
 	if e != nil && e.GuildRole != nil {
 		b.channels.invalidate(e.GuildID)
+		b.storeRoles(e.GuildID)
 	}
 }
 
 func (b channelEvents) onRoleDelete(_ *discordgo.Session, e *discordgo.GuildRoleDelete) {
 	if e != nil {
 		b.channels.invalidate(e.GuildID)
+		b.storeRoles(e.GuildID)
 	}
 }
 

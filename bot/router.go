@@ -215,7 +215,7 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 		return
 	}
 	if c.member != nil {
-		b.channels.noteRoles(c.guildID(), c.userID(), c.member.Roles)
+		b.channels.noteRoles(c.guildID(), c.userID(), c.member.Roles, b.now())
 	}
 	b.stats.interactions.Add(1)
 	if !b.begin() {

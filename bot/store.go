@@ -124,9 +124,11 @@ type Transfer interface {
 // from gateway events. *ltm.Channels satisfies it.
 type Channels interface {
 	GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error)
+	GuildRoles(ctx context.Context, guildID string) (ltm.GuildRoles, bool, error)
 	Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	MarkChannelDeleted(ctx context.Context, guildID, channelID string) error
 	SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error
+	SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error
 }
 
 // Guilds are the servers the bot left, and their grace period before the

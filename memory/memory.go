@@ -295,6 +295,11 @@ func (m *Memory) String() string {
 type Audience struct {
 	// Channels are the guild channels whose memories may be used here.
 	Channels map[string]bool
+	// RulesUnknown says the guild's roles were not known when the audience was computed (a
+	// guild another process receives and no process stored yet, an outage, the window after
+	// a restart): Channels is then only what needs no rules, the channel itself. Unknown
+	// means not visible; work that can wait (the pipeline) waits for the rules instead.
+	RulesUnknown bool
 }
 
 // Allows reports whether m may be used under the audience. Memories with no recorded origin
