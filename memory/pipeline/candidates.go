@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -51,4 +53,27 @@ func (p *worker) audience(ctx context.Context, ch memory.Channel) *memory.Audien
 		return nil
 	}
 	return p.cfg.Audience(ctx, ch.GuildID, ch.ChannelID)
+}
+
+// errRulesUnknown stops a job whose conversation's audience is unknown (its server's roles
+// are not known to this process nor stored): unknown means not visible, so rather than
+// decide without candidates the job is put back, without spending an attempt, until the
+// roles are known.
+var errRulesUnknown = errors.New("the server's roles are not known")
+
+// rulesWaitBase and rulesWaitMax bound the wait of a job for its server's roles: it doubles
+// with each postponement, from a moment (a restart before the server's GUILD_CREATE) to a
+// long outage.
+const (
+	rulesWaitBase = 30 * time.Second
+	rulesWaitMax  = 30 * time.Minute
+)
+
+// rulesWait is the wait before the job's nth try since its server's roles were unknown.
+func rulesWait(n int) time.Duration {
+	wait := rulesWaitBase
+	for i := 1; i < n && wait < rulesWaitMax; i++ {
+		wait *= 2
+	}
+	return min(wait, rulesWaitMax)
 }

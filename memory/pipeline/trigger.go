@@ -17,6 +17,9 @@ type jobPayload struct {
 	// Checkpoint keeps a run's model results when the run is postponed (budget spent,
 	// shutdown) or crashes after extracting, so the next run does not pay for them again.
 	Checkpoint *checkpoint `json:"checkpoint,omitempty"`
+	// RulesWaits counts the times the job was put back because its server's roles were not
+	// known; the wait grows with it (rulesWait).
+	RulesWaits int `json:"rules_waits,omitempty"`
 }
 
 // checkpoint is the model work done for one batch of turns.

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
@@ -496,5 +498,71 @@ func TestDecisionPromptQuotesMemories(t *testing.T) {
 	}
 	if !slices.Equal(ids, []string{"[id:5]", "[id:6]", "[id:7]"}) {
 		t.Errorf("memory lines %v, want exactly the three candidates", ids)
+	}
+}
+
+// TestJobWaitsForUnknownRules: while the conversation's server roles are unknown (its
+// audience says so), a job is put back without spending an attempt and without a model
+// call, each time a little later, so no memory of another channel can become its
+// candidate; once the roles are known it runs, and a #mods memory is still no candidate
+// of a #general conversation.
+func TestJobWaitsForUnknownRules(t *testing.T) {
+	var known atomic.Bool
+	e := newEnv(t, pipeline.Config{Audience: func(_ context.Context, guildID, channelID string) *memory.Audience {
+		if !known.Load() {
+			return &memory.Audience{Channels: map[string]bool{channelID: true}, RulesUnknown: true}
+		}
+		return &memory.Audience{Channels: map[string]bool{"general": true}}
+	}})
+	ctx := t.Context()
+	mods, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+		Content: "Globex is banned for fraud", Provenance: memory.Provenance{ChannelID: "mods"}}, "user:u9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.sayAsEditor("g1", "general", "u1", "Alice", "Globex is banned from the picnic")
+
+	var waits []time.Duration
+	r := e.idleTick()
+	for i := 0; ; i++ {
+		if r.Postponed != 1 || r.Done != 0 || r.Retried != 0 {
+			t.Fatalf("tick %d with unknown rules %+v\n%s", i, r, e.logs)
+		}
+		js := e.jobs()
+		if len(js) != 1 || js[0].Attempts != 0 {
+			t.Fatalf("jobs after a wait for the rules: %+v, want one with no attempt spent", js)
+		}
+		waits = append(waits, js[0].RunAfter.Sub(e.clock.Now()))
+		if r := e.tick(); r.Postponed+r.Done != 0 {
+			t.Fatalf("the job ran again before its wait: %+v", r)
+		}
+		e.clock.Advance(waits[i])
+		if i == 2 {
+			break
+		}
+		r = e.tick()
+	}
+	if waits[0] <= 0 || waits[1] <= waits[0] || waits[2] <= waits[1] {
+		t.Errorf("waits for the rules %v, want growing", waits)
+	}
+	if n := len(e.fake.ChatRequests()); n != 0 {
+		t.Fatalf("%d model calls while the rules were unknown", n)
+	}
+
+	known.Store(true)
+	e.fake.Script(extraction(fact{Content: "Globex is banned from the picnic", Type: "decision", Confidence: 0.9, Scope: "server", Evidence: []int{1}}))
+	if r := e.tick(); r.Done != 1 {
+		t.Fatalf("tick with known rules %+v\n%s", r, e.logs)
+	}
+	for _, req := range e.fake.ChatRequests() {
+		if !isExtraction(req) && strings.Contains(req.Messages[1].Content, "[id:"+itoa(mods.Memory.ID)+"]") {
+			t.Errorf("the #mods memory was a candidate in #general:\n%s", req.Messages[1].Content)
+		}
+	}
+	if got, err := e.store.Memories.Get(ctx, memory.ServerOwner("g1"), mods.Memory.ID); err != nil || got.Version != 1 || got.Provenance.ChannelID != "mods" {
+		t.Errorf("the #mods memory changed: %+v %v", got, err)
+	}
+	if got := e.contents(memory.ServerOwner("g1")); !slices.Contains(got, "Globex is banned from the picnic") {
+		t.Errorf("server memories %q: the fact was not added", got)
 	}
 }

@@ -128,6 +128,12 @@ func (p *worker) runJob(ctx context.Context, job *memory.Job, res *TickResult) {
 	case ctx.Err() != nil:
 		p.postpone(bctx, run, p.now(), res)
 		run.log.Info("pipeline job interrupted by shutdown; requeued", elapsed)
+	case errors.Is(err, errRulesUnknown):
+		run.payload.RulesWaits++
+		wait := rulesWait(run.payload.RulesWaits)
+		p.postpone(bctx, run, p.now().Add(wait), res)
+		run.log.Info("pipeline job waits: its server's roles are not known yet, so nobody can tell which memories it may see",
+			slog.Int("waits", run.payload.RulesWaits), slog.Duration("retry_in", wait), elapsed)
 	case errors.Is(err, memory.ErrCursorMoved):
 		run.payload.Checkpoint = nil
 		p.postpone(bctx, run, p.now(), res)
@@ -232,6 +238,13 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 		// out): move the cursor past these turns so they are never mined later.
 		return p.commit(ctx, run, ch, batch)
 	}
+	// Decisions compare facts with the memories the conversation may see; without its
+	// server's roles nobody can tell which, so the job waits for them (before paying for
+	// the extraction).
+	aud := p.audience(ctx, ch)
+	if aud != nil && aud.RulesUnknown {
+		return errRulesUnknown
+	}
 	if cp == nil {
 		reply, err := p.complete(ctx, run, memory.PurposeExtraction, ExtractionMessages(selected, ch.GuildID))
 		if err != nil {
@@ -258,7 +271,6 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 	if !cp.StartedAt.IsZero() && cp.StartedAt.Before(batch.StartedAt) {
 		batch.StartedAt = cp.StartedAt
 	}
-	aud := p.audience(ctx, ch)
 	for i, f := range cp.Extraction.Facts {
 		att, warnings, why, ok := recs.attribute(f, ch.GuildID == "")
 		for _, w := range warnings {
