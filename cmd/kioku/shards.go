@@ -68,7 +68,8 @@ type shardedBot struct {
 
 // forGuild returns the bot whose shard receives guildID's events (DMs: shard 0, or the only
 // bot). A guild of a shard another process runs gets this process's first bot, whose state
-// does not know the guild: its channel rule then narrows to the conversation's channel.
+// does not know the guild: its channel rule then comes from the roles and channels the
+// owning process stored, and until those exist it says the rules are unknown.
 func (s *shardedBot) forGuild(guildID string) *bot.Bot {
 	if len(s.bots) == 1 || guildID == "" {
 		return s.bots[0]
