@@ -104,6 +104,11 @@ func (s *Recall) EmbedStatus() EmbedStatus {
 func (r *recallState) down(now time.Time) bool { return now.UnixMilli() < r.downUntil.Load() }
 
 func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, err error) {
+	if errors.Is(err, memory.ErrSpendLimited) {
+		// One payer's spent budget or rate says nothing about the provider: the others'
+		// calls go on.
+		return
+	}
 	r.downUntil.Store(now.Add(retryAfter).UnixMilli())
 	r.mu.Lock()
 	r.lastErr, r.lastErrAt = err.Error(), now
@@ -138,7 +143,8 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	if len(need) == 0 || s.recall.down(s.Now()) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.EmbedTimeout)
+	// A write whose caller named no payer (the CLI) charges the memory's own.
+	ctx, cancel := context.WithTimeout(memory.EnsurePayer(ctx, memory.PayerOf(need[0])), s.EmbedTimeout)
 	defer cancel()
 	// What the provider returned is stored in the background (vectorwrite.go), also when a
 	// later call failed: the vectors are paid for.
@@ -369,9 +375,10 @@ func decodeVector(b []byte) []float32 {
 var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
-func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
+func (s *Recall) queryVector(ctx context.Context, e *embedder, q *memory.SearchQuery) ([]float32, error) {
 	r := &s.db.recall
-	key := e.model + "\x00" + text
+	text := q.Text
+	key := memory.QueryCacheKey(ctx, e.model, q)
 	r.mu.Lock()
 	v, ok := r.qcache.Get(key)
 	r.mu.Unlock()

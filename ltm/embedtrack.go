@@ -66,8 +66,18 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 	}
 
 	filled, vanished := 0, 0
-	for start := 0; start < len(gaps) && (opt.MaxCalls <= 0 || res.Calls < opt.MaxCalls); start += batch {
-		part := gaps[start:min(start+batch, len(gaps))]
+	// Each call embeds one payer's memories and is charged to that payer (ctx); a payer
+	// whose budget or rate is spent waits for a later run while the others' go on.
+	spent := map[string]bool{}
+	for _, pb := range memory.BatchByPayer(gaps, batch, gapPayer) {
+		if opt.MaxCalls > 0 && res.Calls >= opt.MaxCalls {
+			break
+		}
+		part := pb.Items
+		if spent[pb.Payer.Key()] {
+			res.Deferred += len(part)
+			continue
+		}
 		if r.emb.Load() != e {
 			res.Skipped = "the embedding model changed during the run"
 			break
@@ -76,7 +86,12 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 			res.Skipped = s.downReason()
 			break
 		}
-		vecs, err := s.embedGaps(ctx, e, part, timeout)
+		vecs, err := s.embedGaps(memory.WithPayer(ctx, pb.Payer), e, part, timeout)
+		if errors.Is(err, memory.ErrSpendLimited) {
+			spent[pb.Payer.Key()] = true
+			res.Deferred += len(part)
+			continue
+		}
 		res.Calls++
 		if err != nil {
 			if ctx.Err() != nil {
@@ -107,6 +122,9 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 	res.Missing = max(0, len(gaps)+more-filled-vanished)
 	return res, nil
 }
+
+// gapPayer is who pays for embedding g's memory.
+func gapPayer(g gap) memory.Payer { return memory.PayerOf(g.m) }
 
 // downReason says why embedding is skipped while the provider is marked down.
 func (s *Recall) downReason() string {

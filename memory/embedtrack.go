@@ -34,6 +34,10 @@ type EmbedTrackResult struct {
 	Missing int `json:"missing"`
 	// Calls counts embedding calls made.
 	Calls int `json:"calls"`
+	// Deferred counts memories left for a later run because the daily model budget or the
+	// embedding rate of their server (or member, for DM memories) was spent; they are in
+	// Missing too.
+	Deferred int `json:"deferred,omitempty"`
 	// Skipped, when not empty, says why the run stopped before filling what it could: the
 	// provider failed or timed out, or it is marked down after a recent failure.
 	Skipped string `json:"skipped,omitempty"`
@@ -43,6 +47,9 @@ type EmbedTrackResult struct {
 func (r EmbedTrackResult) String() string {
 	s := fmt.Sprintf("embedded=%d refreshed=%d missing=%d calls=%d loaded=%d",
 		r.Embedded, r.Refreshed, r.Missing, r.Calls, r.Loaded)
+	if r.Deferred > 0 {
+		s += fmt.Sprintf(" deferred=%d", r.Deferred)
+	}
 	if r.Skipped != "" {
 		s = "skipped: " + r.Skipped + "; " + s
 	}

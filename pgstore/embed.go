@@ -116,6 +116,11 @@ func (s *Recall) EmbedStatus() EmbedStatus {
 func (r *recallState) down(now time.Time) bool { return now.UnixMilli() < r.downUntil.Load() }
 
 func (r *recallState) noteEmbedError(now time.Time, retryAfter time.Duration, err error) {
+	if errors.Is(err, memory.ErrSpendLimited) {
+		// One payer's spent budget or rate says nothing about the provider: the others'
+		// calls go on.
+		return
+	}
 	r.downUntil.Store(now.Add(retryAfter).UnixMilli())
 	r.mu.Lock()
 	r.lastErr, r.lastErrAt = err.Error(), now
@@ -159,7 +164,8 @@ func (r *recallState) indexMemories(ctx context.Context, mems ...*memory.Memory)
 	if len(need) == 0 || r.down(r.d.Now()) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, r.d.EmbedTimeout)
+	// A write whose caller named no payer (the CLI) charges the memory's own.
+	ctx, cancel := context.WithTimeout(memory.EnsurePayer(ctx, memory.PayerOf(need[0])), r.d.EmbedTimeout)
 	defer cancel()
 	items := make([]embedItem, len(need))
 	for i, m := range need {
@@ -345,9 +351,10 @@ func decodeVectorInto(buf []float32, b []byte) []float32 {
 var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
-func (s *Recall) queryVector(ctx context.Context, e *embedder, text string) ([]float32, error) {
+func (s *Recall) queryVector(ctx context.Context, e *embedder, q *memory.SearchQuery) ([]float32, error) {
 	r := &s.db.recall
-	key := e.model + "\x00" + text
+	text := q.Text
+	key := memory.QueryCacheKey(ctx, e.model, q)
 	r.mu.Lock()
 	v, ok := r.qcache.Get(key)
 	r.mu.Unlock()

@@ -274,7 +274,7 @@ type vectorLegResult struct {
 // vectorLeg embeds the query and searches the index of every visible scope, as ltm's does.
 // Any failure leaves the result empty: recall then runs on keywords alone.
 func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
-	qv, err := s.queryVector(ctx, e, q.Text)
+	qv, err := s.queryVector(ctx, e, q)
 	if err != nil {
 		return vectorLegResult{}
 	}
