@@ -122,11 +122,18 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		return nil, err
 	}
 	l := c.locale()
+	// Over the budget or rate of this server (or member), the query had no vector and the
+	// search ran on keywords alone: the answer says so rather than fail.
+	var keywordOnly string
+	if memory.SpendLimited(ctx) {
+		keywordOnly = i18n.T(l, "search.keyword_only")
+	}
 	if len(results) == 0 {
+		key := i18n.Key("search.none")
 		if filtered(&q) {
-			return &response{content: i18n.T(l, "search.none.filtered", describeIn(l, owner), oneLine(query, 100))}, nil
+			key = "search.none.filtered"
 		}
-		return &response{content: i18n.T(l, "search.none", describeIn(l, owner), oneLine(query, 100))}, nil
+		return &response{content: joinNote(i18n.T(l, key, describeIn(l, owner), oneLine(query, 100)), "\n", keywordOnly)}, nil
 	}
 	var sb strings.Builder
 	for _, r := range results {
@@ -137,8 +144,16 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		Title:       i18n.T(l, "search.title", capitalize(describeIn(l, owner)), oneLine(query, 60)),
 		Description: sb.String(),
 		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "search.footer", len(results))},
+		Footer:      &discordgo.MessageEmbedFooter{Text: joinNote(i18n.T(l, "search.footer", len(results)), " · ", keywordOnly)},
 	}}}, nil
+}
+
+// joinNote appends note to text after sep, when there is a note.
+func joinNote(text, sep, note string) string {
+	if note == "" {
+		return text
+	}
+	return text + sep + note
 }
 
 // ownerAndID reads the scope and the required id option.

@@ -231,6 +231,9 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
+	// Whatever the provider is asked for this interaction (a search's query vector, a new
+	// memory's vector, an import's) is charged to this server, or in DMs to this member.
+	ctx = memory.WithPayer(ctx, memory.Payer{GuildID: c.guildID(), ChannelID: c.i.ChannelID, UserID: c.userID()})
 	if c.i.Type == discordgo.InteractionApplicationCommandAutocomplete {
 		b.autocomplete(ctx, c)
 		return

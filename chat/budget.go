@@ -77,11 +77,17 @@ func (b *DailyBudget) UsedToday(ctx context.Context, guildID string) (used, limi
 // Take spends one call of the budget of the conversation in guildID and channelID, if one
 // is left; resetAt is the next 00:00 UTC.
 func (b *DailyBudget) Take(ctx context.Context, guildID, channelID string) (ok bool, resetAt time.Time, err error) {
+	return b.TakeKey(ctx, budgetKey(guildID, channelID))
+}
+
+// TakeKey is Take for the budget named key (memory.Payer's Key): the embedding calls of
+// searches and of the embedding tracker draw on the same budgets as chat turns.
+func (b *DailyBudget) TakeKey(ctx context.Context, key string) (ok bool, resetAt time.Time, err error) {
 	if b.limit <= 0 {
 		return true, time.Time{}, nil
 	}
 	now := b.now().UTC()
-	_, ok, err = b.store.AddModelCalls(ctx, budgetKey(guildID, channelID), now.Format(time.DateOnly), 1, b.limit)
+	_, ok, err = b.store.AddModelCalls(ctx, key, now.Format(time.DateOnly), 1, b.limit)
 	if err != nil {
 		return false, time.Time{}, fmt.Errorf("couldn't check the daily model budget: %w", err)
 	}

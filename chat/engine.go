@@ -400,6 +400,9 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	}
 	log := e.log.With(slog.String("guild_id", req.GuildID), slog.String("channel_id", req.ChannelID),
 		slog.String("user_id", req.UserID), slog.String("message_id", req.MessageID))
+	// The turn's embedding calls (recall's query vectors, memories its tools write) are
+	// charged to the budget its model calls draw on.
+	ctx = memory.WithPayer(ctx, memory.Payer{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID})
 
 	// 1. Eligibility and privacy: a user at the full level is not answered and nothing of
 	// the message is kept, so this comes before anything that writes.

@@ -45,6 +45,7 @@ func init() {
 		"search.none.filtered": {EN: "Nothing in %s matches “%s” with these filters.", JA: "この条件では、%sに「%s」に合うものはありません。"},
 		"search.title":         {EN: "%s matching “%s”", JA: "%s:「%s」の検索結果"},
 		"search.footer":        {EN: "%d best matches", JA: "上位 %d 件"},
+		"search.keyword_only":  {EN: "Matched by keywords only: the model budget or rate limit here is spent for now.", JA: "キーワードだけで探しました:ここでのモデルの利用枠(1日の上限か回数制限)に達しています。"},
 
 		// /memory add, edit, recover, history
 		"add.already":            {EN: "I already remember that as #%d: %s", JA: "すでに #%d として覚えています:%s"},

@@ -58,6 +58,7 @@ type Config struct {
 	MaxConcurrentTurns  int // chat turns running at once
 	TurnQueue           int // messages waiting for a turn; 0: none
 	GuildDailyLLMCalls  int // model calls per server (or member's DMs) and UTC day; 0: unlimited
+	EmbedCallsPerMinute int // embedding calls per server (or member's DMs) and minute; 0: unlimited
 	MaxServerMemories   int // live memories per server
 	MaxMemberMemories   int // live personal memories per member
 
@@ -195,6 +196,7 @@ var settings = []setting{
 	{"KIOKU_MAX_CONCURRENT_TURNS", "16", "Chat turns that run at once; further messages wait in the turn queue.", positiveInt(func(c *Config) *int { return &c.MaxConcurrentTurns })},
 	{"KIOKU_TURN_QUEUE", "64", "Messages that may wait for a turn; when it is full the bot answers that it is busy (0: no waiting).", nonNegativeInt(func(c *Config) *int { return &c.TurnQueue })},
 	{"KIOKU_GUILD_DAILY_LLM_CALLS", "2000", "Model calls per UTC day for each server (and each member's DMs), chat and background pipeline together; 0 = unlimited.", nonNegativeInt(func(c *Config) *int { return &c.GuildDailyLLMCalls })},
+	{"KIOKU_EMBED_CALLS_PER_MINUTE", "60", "Embedding calls per minute for each server (and each member's DMs): searches, chat recall, new memories and the embedding tracker; past it searches answer from keywords (0 = unlimited).", nonNegativeInt(func(c *Config) *int { return &c.EmbedCallsPerMinute })},
 	{"KIOKU_MAX_MEMORIES_PER_SERVER", "200000", "Live memories one server may hold; a save past it is refused until some are forgotten.", positiveInt(func(c *Config) *int { return &c.MaxServerMemories })},
 	{"KIOKU_KEYWORD_INDEX_MEMORIES", strconv.Itoa(ltm.DefaultKeywordIndexMax), "Memories the in-memory keyword indexes hold together (about 105 bytes for a 15-word message in a large server, 345 in a server of 1,000 memories); past it the least recently searched servers and members are dropped and rebuilt on their next search.", positiveInt(func(c *Config) *int { return &c.KeywordIndexMemories })},
 	{"KIOKU_VECTOR_CACHE_MB", strconv.Itoa(ltm.DefaultVectorCacheBytes >> 20), "Memory for the in-process vector index, in MB; past it the servers recalled least recently leave it and are loaded again on their next recall (0 = no bound).", nonNegativeInt(func(c *Config) *int { return &c.VectorCacheMB })},

@@ -12,6 +12,7 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/contextbuild"
+	"github.com/kioku-bot/kioku/internal/spend"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
@@ -150,7 +151,10 @@ func chatDeps(store *backend, model chat.ChatModel, short *stm.Store, onTurn cha
 func (app *App) newEngine(store *backend, model *llm.Client, short *stm.Store, onTurn chat.TurnHook) (*chat.Engine, error) {
 	cfg := app.config
 	if cfg.EmbedModel != "" {
-		store.Recall.SetEmbedder(model.Embed, cfg.EmbedModel)
+		// Every embedding call is charged to the server (or member's DMs) whose work it
+		// is, and passes that payer's rate limit (internal/spend).
+		meter := spend.New(app.dailyBudget(store), cfg.EmbedCallsPerMinute, app.logger.With("component", "spend"))
+		store.Recall.SetEmbedder(meter.Embedder(model.Embed), cfg.EmbedModel)
 		store.Recall.SetVectorCache(int64(cfg.VectorCacheMB) << 20)
 	}
 	return chat.New(chat.Config{

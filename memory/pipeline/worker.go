@@ -189,6 +189,9 @@ func (p *worker) runSafely(ctx context.Context, run *jobRun) (err error) {
 		return fmt.Errorf("%w: %s", errBadPayload, string(run.job.Payload))
 	}
 	run.log = run.log.With(slog.String(memory.LogGuildID, run.payload.GuildID), slog.String(memory.LogChannelID, run.payload.ChannelID))
+	// The job's embedding calls (its candidates' recall, the vectors of what it writes) are
+	// charged to the conversation's budget, as its model calls are.
+	ctx = memory.WithPayer(ctx, memory.Payer{GuildID: run.payload.GuildID, ChannelID: run.payload.ChannelID})
 	return p.extract(ctx, run)
 }
 
