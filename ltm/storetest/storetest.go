@@ -198,6 +198,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("GuildDepartures", func(t *testing.T) { testGuildDepartures(t, opener) })
 	t.Run("Welcome", func(t *testing.T) { testWelcome(t, opener) })
 	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
+	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {
