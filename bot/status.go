@@ -19,7 +19,8 @@ const maxEmbedFooter = 2048
 // kiokuStatus is the server's overview as one embed: memory counts by scope and type, the
 // background queue, the daily model budget, the last background runs and the health, and
 // for members who manage the server the health score and its top findings. Everyone in
-// the server may ask; counts say nothing of whose memories they are or what they say.
+// the server may ask; counts say nothing of whose memories they are or what they say, and
+// a member's count only the memories of channels they can view.
 func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, error) {
 	if c.inDM() {
 		return nil, errNoGuild
@@ -37,7 +38,13 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 	if err != nil {
 		return nil, err
 	}
-	counts, err := b.store.Maintenance.GuildMemoryCounts(ctx, c.guildID())
+	// A member's counts cover only what they may see, so a save in a channel hidden from
+	// them does not show; managers see the whole server's.
+	var aud *memory.Audience
+	if !manager {
+		aud = c.audience(ctx)
+	}
+	counts, err := b.store.Maintenance.GuildMemoryCountsWithin(ctx, c.guildID(), aud)
 	if err != nil {
 		return nil, err
 	}

@@ -165,3 +165,60 @@ func TestReadmeShowsGoldenEmbeds(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusCountsOnlyWhatTheMemberMaySee: a #general member's /kioku status does not move
+// when a memory is saved in #mods, which they cannot view (the count would tell them that
+// the moderators saved something); a manager's counts the whole server.
+func TestStatusCountsOnlyWhatTheMemberMaySee(t *testing.T) {
+	tb := newTestBot(t)
+	const guild, general, mods, modRole = "700", "701", "702", "703"
+	g := &discordgo.Guild{ID: guild, Name: "guild", Roles: []*discordgo.Role{
+		{ID: guild, Name: "@everyone", Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages},
+		{ID: modRole, Name: "mods", Permissions: discordgo.PermissionViewChannel | discordgo.PermissionSendMessages},
+	}, Channels: []*discordgo.Channel{
+		{ID: general, GuildID: guild, Name: "general", Type: discordgo.ChannelTypeGuildText},
+		{ID: mods, GuildID: guild, Name: "mods", Type: discordgo.ChannelTypeGuildText, PermissionOverwrites: []*discordgo.PermissionOverwrite{
+			{ID: guild, Type: discordgo.PermissionOverwriteTypeRole, Deny: discordgo.PermissionViewChannel},
+			{ID: modRole, Type: discordgo.PermissionOverwriteTypeRole, Allow: discordgo.PermissionViewChannel},
+		}},
+	}}
+	if err := tb.session.State.GuildAdd(g); err != nil {
+		t.Fatal(err)
+	}
+	alice, boss := tb.fake.NewUser("alice"), tb.fake.NewUser("boss")
+	status := func(user *discordgo.User, perms int64) map[string]string {
+		t.Helper()
+		i := tb.fake.SlashCommand(guild, general, user, perms, slashData("kioku", "status"))
+		i.Member.Roles = []string{}
+		msg, _ := tb.interact(t, i)
+		fields := map[string]string{}
+		for _, f := range msg.Embeds[0].Fields {
+			fields[f.Name] = f.Value
+		}
+		return fields
+	}
+	in := func(channel string, m memory.Memory) memory.Memory {
+		m.GuildID, m.Provenance.ChannelID = guild, channel
+		return m
+	}
+	testkit.MustRemember(t, tb.store, in(general, memory.Memory{Scope: memory.ScopeServer, Type: memory.TypeFact, Content: "The raid is on Friday"}))
+	member, manager := status(alice, 0), status(boss, discordgo.PermissionManageGuild)
+
+	testkit.MustRemember(t, tb.store, in(mods, memory.Memory{Scope: memory.ScopeServer, Type: memory.TypeDecision, Content: "Ban the spammer on sight"}))
+	testkit.MustRemember(t, tb.store, in(mods, memory.Memory{Scope: memory.ScopePersonal, UserID: boss.ID, Type: memory.TypePreference, Content: "I moderate on weekends"}))
+	for _, name := range []string{"Server memory", "Personal memories made here", "Server memory by type"} {
+		if got := status(alice, 0)[name]; got != member[name] {
+			t.Errorf("after #mods saves, a #general member's %s = %q, was %q", name, got, member[name])
+		}
+	}
+	after := status(boss, discordgo.PermissionManageGuild)
+	for name, want := range map[string]string{
+		"Server memory":               "2 live, 0 forgotten (recoverable)",
+		"Personal memories made here": "1 (counts only; each stays its owner's)",
+		"Server memory by type":       "fact 1 · decision 1",
+	} {
+		if after[name] != want || after[name] == manager[name] {
+			t.Errorf("a manager's %s = %q (was %q), want %q", name, after[name], manager[name], want)
+		}
+	}
+}

@@ -145,7 +145,7 @@ type Guilds interface {
 // /kioku status. *ltm.Maintenance satisfies it.
 type Maintenance interface {
 	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
-	GuildMemoryCounts(ctx context.Context, guildID string) (ltm.GuildMemoryCounts, error)
+	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (ltm.GuildMemoryCounts, error)
 	Stats(ctx context.Context, scopeKey string) (ltm.Stats, error)
 	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
 }

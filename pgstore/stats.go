@@ -109,9 +109,20 @@ func (s *Maintenance) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, e
 // own memory by type, its forgotten ones still recoverable, and its members' personal
 // memories as one total (a count, never whose or what).
 func (s *Maintenance) GuildMemoryCounts(ctx context.Context, guildID string) (ltm.GuildMemoryCounts, error) {
+	return s.GuildMemoryCountsWithin(ctx, guildID, nil)
+}
+
+// GuildMemoryCountsWithin counts the memories of guildID that aud allows (nil: all of
+// them). A member's counts must not move when a memory is saved in a channel they cannot
+// view: a count is a small oracle too.
+func (s *Maintenance) GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (ltm.GuildMemoryCounts, error) {
 	c := ltm.GuildMemoryCounts{ServerByType: map[memory.Type]int{}}
+	cond, condArgs := audienceClause(aud, "")
+	if cond != "" {
+		cond = " AND " + cond
+	}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT scope, type, deleted_at IS NOT NULL, count(*) FROM memories
-		WHERE guild_id = ? GROUP BY 1, 2, 3`, guildID)
+		WHERE guild_id = ?`+cond+` GROUP BY 1, 2, 3`, append([]any{guildID}, condArgs...)...)
 	if err != nil {
 		return c, fmt.Errorf("couldn't count memories of guild %s: %w", guildID, err)
 	}

@@ -29,7 +29,7 @@ func TestPostgresStore(t *testing.T) {
 		return storetest.Stores{
 			Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
-			Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
+			Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Maintenance,
 			Raw:           tableDump{s: s, dir: t.TempDir()},
 			Clock:         clock,
 			RecoverWindow: s.RecoverWindow,

@@ -120,6 +120,8 @@ type Stores struct {
 	Channels ChannelStore
 	Guilds   GuildStore
 	Budgets  BudgetStore
+	// Counts, when set, adds the case of /kioku status's counts; nil skips it.
+	Counts CountStore
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
@@ -199,6 +201,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("Welcome", func(t *testing.T) { testWelcome(t, opener) })
 	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
 	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
+	t.Run("GuildCountsWithin", func(t *testing.T) { testGuildCountsWithin(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {
