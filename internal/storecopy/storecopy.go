@@ -456,7 +456,8 @@ func moveSequences(ctx context.Context, source *sql.Tx, tx pgx.Tx, tables []tabl
 }
 
 // highestID is the largest id of table.col in the source, and for memories also the
-// largest memory id its history and evidence name.
+// largest memory id its history and evidence name and the highest number SQLite ever
+// handed out for one (its AUTOINCREMENT sequence, which purged memories leave behind).
 func highestID(ctx context.Context, source *sql.Tx, table, col string, copied map[string]bool) (int64, error) {
 	q := `SELECT coalesce(max(` + quoteIdent(col) + `), 0) AS m FROM ` + quoteIdent(table)
 	if table == "memories" && col == "id" {
@@ -465,6 +466,7 @@ func highestID(ctx context.Context, source *sql.Tx, table, col string, copied ma
 				q += ` UNION ALL SELECT coalesce(max(memory_id), 0) FROM ` + ref
 			}
 		}
+		q += ` UNION ALL SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'memories'`
 		q = `SELECT max(m) FROM (` + q + `)`
 	}
 	var high int64

@@ -97,6 +97,21 @@ func seed(t *testing.T, ctx context.Context, s *ltm.Store) seeded {
 		Triples: []graph.Triple{{Source: "Carol", Relationship: "keeps", Target: "guild bank", Confidence: 0.9}}}); err != nil {
 		t.Fatal(err)
 	}
+	// The newest memory is erased with its member by forget-me, history and all: only
+	// SQLite's id sequence still knows its number, and PostgreSQL must not hand it out again.
+	gone, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: "u9", Type: memory.TypeFact,
+		Content: "Dave leaves for good"}, memory.ActorCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.maxID = max(out.maxID, gone.Memory.ID)
+	preview, err := s.Confirmations.PreviewForgetMe(ctx, "u9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Confirmations.ConfirmForgetMe(ctx, "u9", preview.Token); err != nil {
+		t.Fatal(err)
+	}
 	return out
 }
 

@@ -202,6 +202,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
 	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
 	t.Run("GuildCountsWithin", func(t *testing.T) { testGuildCountsWithin(t, opener) })
+	t.Run("IDsNeverReused", func(t *testing.T) { testIDsNeverReused(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {
