@@ -10,11 +10,13 @@
 -- their history, the keyword index's change log, evidence and graph links; a number once
 -- handed out, even to a memory purged before this upgrade, is not handed out again.
 --
--- The table is renamed first, which carries its triggers and indexes along, and dropped
--- once its rows are copied: nothing fires (SQLite drops a table's triggers before it empties
--- it), the full-text indexes keep their entries (same ids, same rows), and no other table
--- refers to memories by a foreign key.
-ALTER TABLE memories RENAME TO memories_before_0022;
+-- The rows wait in a temporary copy while the table is dropped and created again: the new
+-- table and its indexes reuse the old one's pages, so the file does not grow by the size of
+-- memories. Nothing fires (SQLite drops a table's triggers before it empties it), the
+-- full-text indexes keep their entries (same ids, same rows), and no other table refers to
+-- memories by a foreign key.
+CREATE TEMP TABLE memories_before_0022 AS SELECT * FROM memories;
+DROP TABLE memories;
 
 CREATE TABLE memories (
     id            INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -47,8 +49,8 @@ CREATE TABLE memories (
     index_pending INTEGER NOT NULL DEFAULT 0
 );
 
-INSERT INTO memories SELECT * FROM memories_before_0022;
-DROP TABLE memories_before_0022;
+INSERT INTO memories SELECT * FROM temp.memories_before_0022;
+DROP TABLE temp.memories_before_0022;
 
 DELETE FROM sqlite_sequence WHERE name = 'memories';
 INSERT INTO sqlite_sequence (name, seq) SELECT 'memories', coalesce(max(id), 0) FROM (
