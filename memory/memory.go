@@ -252,19 +252,25 @@ func CleanContent(s string) (string, error) {
 	return c, nil
 }
 
-// CleanTags lowercases, trims and de-duplicates tags, keeping their order.
+// CleanTags lowercases, trims and de-duplicates tags, keeping their order. A tag is
+// stored and shown like content, so it passes the same credential check: a tag such as
+// "password=hunter22" is refused as content would be.
 func CleanTags(tags []string) ([]string, error) {
 	if len(tags) == 0 {
 		return nil, nil
 	}
 	out := make([]string, 0, len(tags))
-	for _, t := range tags {
+	for i, t := range tags {
 		t = strings.ToLower(CollapseSpace(t))
 		if t == "" || slices.Contains(out, t) {
 			continue
 		}
 		if utf8.RuneCountInString(t) > maxTagRunes {
 			return nil, Errorf(EINVALID, "A tag can be at most %d characters.", maxTagRunes)
+		}
+		// The original case: a lowercased AWS key id or token is no longer its shape.
+		if kind, ok := DetectSecret(CollapseSpace(tags[i])); ok {
+			return nil, Errorf(EINVALID, "A tag looks like a secret (%s); kioku never stores credentials.", kind)
 		}
 		out = append(out, t)
 	}

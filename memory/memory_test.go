@@ -88,6 +88,9 @@ func TestPrepare(t *testing.T) {
 		{"ErrUnknownScope", func(m *memory.Memory) { m.Scope = "global" }},
 		{"ErrImportanceOutOfRange", func(m *memory.Memory) { m.Importance = 1.5 }},
 		{"ErrSecret", func(m *memory.Memory) { m.Content = "my key is sk-proj-abcdefghijklmnopqrstuvwxyz123456" }},
+		{"ErrSecretTag", func(m *memory.Memory) { m.Tags = []string{"wifi", "password=hunter22"} }},
+		{"ErrAWSKeyTag", func(m *memory.Memory) { m.Tags = []string{"AKIAIOSFODNN7EXAMPLE"} }},
+		{"ErrTokenTag", func(m *memory.Memory) { m.Tags = []string{"hf_FAKEfakeFAKEfake0123456789abcdefgh"} }},
 		{"ErrTooManyTags", func(m *memory.Memory) {
 			m.Tags = strings.Fields("a b c d e f g h i j k")
 		}},

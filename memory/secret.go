@@ -66,8 +66,8 @@ func withNeedles(r secretRule, needles ...string) secretRule {
 // put the token itself in a group.
 const wordEdge = `(?:^|[^A-Za-z0-9_-])`
 
-// secretRules are applied in this order; see the comment at the top of the file.
-var secretRules = []secretRule{
+// shapeSecretRules find credentials by their own shape (a prefix, a header, a URL).
+var shapeSecretRules = []secretRule{
 	withNeedles(blockRule("private key",
 		`(?i)-{3,}[ \t]*BEGIN[ A-Z0-9]*PRIVATE KEY(?:[ \t]+BLOCK)?[ \t]*-*`,
 		`(?i)-{3,}[ \t]*END[ A-Z0-9]*PRIVATE KEY(?:[ \t]+BLOCK)?[ \t]*-*`), "private key"),
@@ -97,8 +97,15 @@ var secretRules = []secretRule{
 	withNeedles(regexRule("Discord token", wordEdge+`([MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{25,40})`, isDiscordToken), "."),
 	withNeedles(regexRule("AWS access key", `(?:^|[^A-Za-z0-9])((?:AKIA|ASIA)[A-Z0-9]{16,})`, func(v string) bool { return len(v) == 20 }), "akia", "asia"),
 	withNeedles(regexRule("bearer token", `(?i)(?:^|[^A-Za-z0-9_-])bearer[ \t]+([A-Za-z0-9._~+/=-]{20,})`, hasLetterAndDigit), "bearer"),
-	keyValueRule(),
+	withNeedles(regexRule("Hugging Face token", wordEdge+`(hf_[A-Za-z0-9]{30,})`, mixesTwoClasses), "hf_"),
+	withNeedles(regexRule("GitLab token", wordEdge+`(gl(?:pat|dt|rt|ptt|ft|cbt|imt|agent|oas)-[A-Za-z0-9_-]{20,})`, randomTail(6)), "gl"),
+	withNeedles(regexRule("npm token", wordEdge+`(npm_[A-Za-z0-9]{36,})`, mixesTwoClasses), "npm_"),
 }
+
+// secretRules are applied in this order; see the comment at the top of the file. The
+// prose rules (secret_prose.go) run after the shapes and before the key/value pairs, so
+// "my password is ghp_…" says GitHub token and "password: correct horse" is one pair.
+var secretRules = append(append(shapeSecretRules, proseSecretRules()...), keyValueRule())
 
 // regexRule is a rule whose pattern's first group (or whole match, without groups) is the
 // secret; valid, when set, vets each candidate.
@@ -193,6 +200,23 @@ func hasLetterAndDigit(v string) bool {
 		}
 	}
 	return letter && digit
+}
+
+// mixesTwoClasses holds for a random token of letters and digits: at least two of lower
+// case, upper case and digits ("hf_transformers_cache_directory" has one).
+func mixesTwoClasses(v string) bool {
+	var lower, upper, digit int
+	for _, r := range v {
+		switch {
+		case r >= 'a' && r <= 'z':
+			lower = 1
+		case r >= 'A' && r <= 'Z':
+			upper = 1
+		case r >= '0' && r <= '9':
+			digit = 1
+		}
+	}
+	return lower+upper+digit >= 2
 }
 
 // looksGenerated is the stricter test for values after an everyday word: at least eight

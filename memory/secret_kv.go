@@ -54,6 +54,9 @@ func keyValueSpans(s string) []secretSpan {
 			i = next
 			continue
 		}
+		if isPassphraseLabel(strings.ToLower(key), sep) && !quotedAt(s, start) {
+			end = clauseEnd(s, end)
+		}
 		if kind, ok := credentialKey(strings.ToLower(key)); ok && credentialValue(s, start, end, strings.ToLower(key), sep) {
 			out = append(out, secretSpan{start, end, kind})
 			i = end
@@ -173,4 +176,47 @@ func kvKind(core string) string {
 		return "secret"
 	}
 	return "password"
+}
+
+// isPassphraseLabel reports whether a password label before a colon takes the rest of its
+// clause: "password: correct horse battery staple" is one passphrase, not a word
+// followed by prose. After "=" (configuration) the value ends at the first space.
+func isPassphraseLabel(key, sep string) bool {
+	if sep != ":" && sep != "：" {
+		return false
+	}
+	for _, k := range []string{"password", "passwd", "passphrase", "passwort", "パスワード"} {
+		if strings.HasSuffix(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func quotedAt(s string, i int) bool {
+	return i > 0 && strings.IndexByte("\"'`", s[i-1]) >= 0
+}
+
+// clauseEnd extends a value ending at end to the end of its clause: a line break, ';',
+// ',', a sentence's end ('.', '!', '?' before a space or the end, or '。'), or a closing
+// quote. Trailing spaces are left out.
+func clauseEnd(s string, end int) int {
+	i := end
+	for i < len(s) {
+		c := s[i]
+		if c == '\n' || c == '\r' || c == ';' || c == ',' || c == '"' || c == '`' {
+			break
+		}
+		if (c == '.' || c == '!' || c == '?') && (i+1 == len(s) || s[i+1] == ' ' || s[i+1] == '\t') {
+			break
+		}
+		if strings.HasPrefix(s[i:], "。") || strings.HasPrefix(s[i:], "、") {
+			break
+		}
+		i++
+	}
+	for i > end && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	return i
 }

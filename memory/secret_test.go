@@ -235,6 +235,123 @@ var secretCases = []struct {
 	},
 }
 
+
+// newSecretCases are the kinds SecretRulesVersion 2 added. Every card number below is a
+// documented test number or fails nothing but the Luhn check on purpose.
+var newSecretCases = []struct {
+	name      string
+	kind      string
+	positives []secretVector
+	negatives []string
+}{
+	{
+		name: "SpokenPassword", kind: "password",
+		positives: []secretVector{
+			{"my password is hunter2", []string{"hunter2"}},
+			{"the wifi password is FAKEwifi99!", []string{"FAKEwifi99"}},
+			{"Our passcode was 'swordfish' until today", []string{"swordfish"}},
+			{"the new password is now Tr0ub4dorFAKE.", []string{"Tr0ub4dorFAKE"}},
+		},
+		negatives: []string{
+			"my password is hard to remember", "password reset links expire in an hour",
+			"the password is too short", "your password is <redacted>", "passwords are stored hashed",
+		},
+	},
+	{
+		name: "PIN", kind: "PIN",
+		positives: []secretVector{
+			{"my PIN is 1234", []string{"1234"}},
+			{"the pin code: 864209, don't tell", []string{"864209"}},
+			{"暗証番号は0731です", []string{"0731"}},
+			{"暗証番号：９９８８", []string{"９９８８"}},
+		},
+		negatives: []string{"pin the message please", "PIN 3 of the header", "the pin is 12", "spinning at 3000 rpm"},
+	},
+	{
+		name: "JapanesePassword", kind: "password",
+		positives: []secretVector{
+			{"パスワードはabc12345です", []string{"abc12345"}},
+			{"wifiのパスワードが「FAKEpass」だよ", []string{"FAKEpass"}},
+			{"パスコードはFake0000。", []string{"Fake0000"}},
+		},
+		negatives: []string{"パスワードを忘れました", "パスワードは変更しました", "パスワードはabcです"},
+	},
+	{
+		name: "Passphrase", kind: "password",
+		positives: []secretVector{
+			{"Password: correct horse battery staple", []string{"correct", "horse", "battery", "staple"}},
+			{"wifi password: purple monkey dishwasher fake\nssid: home", []string{"purple", "monkey", "dishwasher"}},
+			{"パスワード：fake phrase here。よろしく", []string{"fake phrase here"}},
+		},
+		negatives: []string{"password: ${DB_PASSWORD}", "Password: <your passphrase here>"},
+	},
+	{
+		name: "CardNumber", kind: "card number",
+		positives: []secretVector{
+			{"card 4111 1111 1111 1111 exp 12/31", []string{"4111 1111 1111 1111", "1111 1111"}},
+			{"pay with 5555-5555-5555-4444 please", []string{"5555-5555-5555-4444"}},
+			{"amex 378282246310005.", []string{"378282246310005"}},
+			{"4242424242424242 2031", []string{"4242424242424242"}},
+			{"amex 3782 822463 10005", []string{"3782 822463 10005", "822463"}},
+		},
+		negatives: []string{
+			"4111 1111 1111 1112", "4111111111111112", "user 1234567890123456789 joined",
+			"<@123456789012345678>", "version 4.111.1111.1111.1111", "order id_4111111111111111",
+			"call 0049 1512 3456 789", "dates 2024-01-15 2024-02-20",
+		},
+	},
+	{
+		name: "HuggingFaceToken", kind: "Hugging Face token",
+		positives: []secretVector{
+			{"hf_FAKEfakeFAKEfake0123456789abcdefgh", []string{"FAKEfakeFAKEfake0123456789abcdefgh"}},
+			{"HF_TOKEN=hf_FAKE0000000000000000000000000000xx", []string{"FAKE0000000000000000000000000000xx"}},
+		},
+		negatives: []string{"set hf_transfer for faster downloads", "hf_hub_download_cache_directory_name"},
+	},
+	{
+		name: "GitLabToken", kind: "GitLab token",
+		positives: []secretVector{
+			{"glpat-FAKEfake0123456789ab", []string{"FAKEfake0123456789ab"}},
+			{"token glpat-FAKE_fake-0123456789abcdef", []string{"FAKE_fake-0123456789abcdef"}},
+		},
+		negatives: []string{"glpat-", "the glpat-prefix-names-personal-tokens"},
+	},
+	{
+		name: "NPMToken", kind: "npm token",
+		positives: []secretVector{
+			{"npm_FAKEfake0123456789FAKEfake0123456789", []string{"FAKEfake0123456789FAKEfake0123456789"}},
+			{"//registry.npmjs.org/:_authToken npm_FAKE00000000000000000000000000000000", []string{"FAKE00000000000000000000000000000000"}},
+		},
+		negatives: []string{"npm_config_cache", "run npm_package_version_and_other_variables"},
+	},
+	{
+		name: "SlackUserToken", kind: "Slack token",
+		positives: []secretVector{
+			{"xoxp-0000FAKE-1111-2222-abcdefFAKE", []string{"0000FAKE-1111-2222-abcdefFAKE"}},
+			{"xoxb-1111FAKE-2222-fakeFAKEfake", []string{"1111FAKE-2222-fakeFAKEfake"}},
+		},
+		negatives: []string{"xoxp-", "xoxb-prefix-means-bot"},
+	},
+	{
+		name: "StripeLiveKey", kind: "Stripe key",
+		positives: []secretVector{
+			{"sk_live_FAKEfakeFAKEfake0000", []string{"FAKEfakeFAKEfake0000"}},
+			{"STRIPE=rk_live_FAKE0000fake0000", []string{"FAKE0000fake0000"}},
+		},
+		negatives: []string{"sk_live_ is the prefix of live keys"},
+	},
+	{
+		name: "JWTNearMisses", kind: "JWT",
+		positives: []secretVector{
+			{"Cookie: id=eyJGQUtFIjoiMSJ9.eyJGQUtFIjoiMiJ9.FAKEsig_0123", []string{"FAKEsig_0123"}},
+			{"eyJhbGciOiJub25lIn0.eyJGQUtFIjp0cnVlfQ.FAKEfakeFAKE", []string{"FAKEfakeFAKE"}},
+		},
+		negatives: []string{"kioku v1.23.456 released", "eyJhbGciOiJub25lIn0.notjson.sig", "sk-ant is an acronym in our notes"},
+	},
+}
+
+func init() { secretCases = append(secretCases, newSecretCases...) }
+
 func TestDetectSecret(t *testing.T) {
 	for _, tc := range secretCases {
 		t.Run(tc.name, func(t *testing.T) {
