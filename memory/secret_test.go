@@ -235,7 +235,6 @@ var secretCases = []struct {
 	},
 }
 
-
 // newSecretCases are the kinds SecretRulesVersion 2 added. Every card number below is a
 // documented test number or fails nothing but the Luhn check on purpose.
 var newSecretCases = []struct {
