@@ -14,6 +14,9 @@ import (
 // repaired on upgrade). Migration 0005 seeds them in store_repairs; RunRepairs runs the
 // ones not done yet, in short batches that each save a cursor, so a repair interrupted by a
 // crash or a shutdown resumes where it stopped and a finished one never runs again.
+// RepairRedactSecrets names the redaction repair in store_repairs, on both engines.
+const RepairRedactSecrets = repairRedact
+
 const (
 	repairRedact = "redact-secrets"
 	repairStrip  = "strip-job-content"
@@ -63,6 +66,15 @@ func (r RepairReport) Empty() bool {
 	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked == 0 && !r.Vacuumed
 }
 
+// RepairOptions tunes RunRepairsWith; tests use small batches and stop after one.
+type RepairOptions struct {
+	// Batch is the most rows one transaction touches; 0 means the default.
+	Batch int
+	// AfterBatch, when set, is called after each committed batch with the repair's name
+	// and its saved cursor.
+	AfterBatch func(name string, cursor int64)
+}
+
 // repairConfig tunes runRepairs; tests use small batches and stop after one.
 type repairConfig struct {
 	batch      int
@@ -80,8 +92,29 @@ func (s *Maintenance) RunRepairs(ctx context.Context) (RepairReport, error) {
 	return s.runRepairs(ctx, repairConfig{batch: repairBatch})
 }
 
+// RunRepairsWith is RunRepairs with smaller batches or a hook after each one.
+func (s *Maintenance) RunRepairsWith(ctx context.Context, opt RepairOptions) (RepairReport, error) {
+	cfg := repairConfig{batch: opt.Batch, afterBatch: opt.AfterBatch}
+	if cfg.batch <= 0 {
+		cfg.batch = repairBatch
+	}
+	return s.runRepairs(ctx, cfg)
+}
+
+// RestartRedactionSQL starts the redaction repair again from the first row when the
+// detector it ran with is older than this binary's (memory.SecretRulesVersion), and
+// records the new version at once: from then on the cursor it saves makes an interrupted
+// re-scan resume, not restart. Arguments: the repair's name, the version, the version.
+const RestartRedactionSQL = `UPDATE store_repairs SET cursor = 0, done_at = NULL, rules = ? WHERE name = ? AND rules < ?`
+
 func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
 	var rep RepairReport
+	if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, RestartRedactionSQL, memory.SecretRulesVersion, repairRedact, memory.SecretRulesVersion)
+		return err
+	}); err != nil {
+		return rep, fmt.Errorf("couldn't compare the credential rules: %w", err)
+	}
 	pending := map[string]int64{}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
 	if err != nil {
@@ -184,11 +217,11 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
 	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
 		type row struct {
-			id                   int64
-			scopeKey, text, hash string
-			live                 bool
+			id                         int64
+			scopeKey, text, hash, tags string
+			live                       bool
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, scope_key, content, content_hash, deleted_at IS NULL FROM memories
+		rows, err := tx.QueryContext(ctx, `SELECT id, scope_key, content, content_hash, tags, deleted_at IS NULL FROM memories
 			WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
@@ -196,7 +229,7 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 		var batch []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.id, &r.scopeKey, &r.text, &r.hash, &r.live); err != nil {
+			if err := rows.Scan(&r.id, &r.scopeKey, &r.text, &r.hash, &r.tags, &r.live); err != nil {
 				rows.Close()
 				return 0, false, fmt.Errorf("couldn't read memories: %w", err)
 			}
@@ -208,13 +241,14 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 		now := s.db.nowMillis()
 		for _, r := range batch {
 			content := memory.RedactSecrets(r.text)
-			if content == r.text {
+			tags, tagsChanged := memory.RedactTagsJSON(r.tags)
+			if content == r.text && !tagsChanged {
 				continue
 			}
 			content = memory.CollapseSpace(content)
 			hash := memory.Hash(content)
 			dupe, action, reason := false, memory.ActionUpdate, "credential redacted on upgrade"
-			if r.live {
+			if r.live && hash != r.hash {
 				dup, err := findLiveByHash(ctx, tx, r.scopeKey, hash)
 				if err != nil {
 					return 0, false, err
@@ -227,9 +261,9 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 			}
 			var version int
 			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
-				deleted_at = CASE WHEN ? THEN ? ELSE deleted_at END, updated_at = ?, version = version + 1
+				tags = ?, deleted_at = CASE WHEN ? THEN ? ELSE deleted_at END, updated_at = ?, version = version + 1
 				WHERE id = ? RETURNING version`,
-				content, memory.Normalize(content), hash, storedSearchText(content), dupe, now, now, r.id).Scan(&version); err != nil {
+				content, memory.Normalize(content), hash, storedSearchText(content), tags, dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?1
@@ -310,7 +344,7 @@ func redactColumns(table string, columns []string, count *int) repairPhase {
 }
 
 func redactHistory(rep *RepairReport) repairPhase {
-	return redactColumns("memory_history", []string{"old_content", "new_content", "reason"}, &rep.History)
+	return redactColumns("memory_history", []string{"old_content", "new_content", "reason", "metadata"}, &rep.History)
 }
 
 func redactTranscripts(rep *RepairReport) repairPhase {
@@ -321,10 +355,13 @@ func redactJobs(rep *RepairReport) repairPhase {
 	return redactColumns("memory_jobs", []string{"payload", "last_error"}, &rep.Jobs)
 }
 
-// redactValue redacts one stored value. A JSON payload is redacted string by string, so
-// the result is still the same JSON with only the credentials replaced.
+// RedactStoredValue redacts one stored value of a column the redaction repair scans. A
+// JSON payload or history metadata is redacted string by string, so the result is still
+// the same JSON with only the credentials replaced.
+func RedactStoredValue(column, v string) string { return redactValue(column, v) }
+
 func redactValue(column, v string) string {
-	if column != "payload" {
+	if column != "payload" && column != "metadata" {
 		return memory.RedactSecrets(v)
 	}
 	var doc any

@@ -6,6 +6,7 @@
 package memory
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -278,6 +279,31 @@ func CleanTags(tags []string) ([]string, error) {
 		return nil, Errorf(EINVALID, "A memory can have at most %d tags.", maxTags)
 	}
 	return out, nil
+}
+
+// RedactTagsJSON removes the tags that hold a credential from a stored tag list (a JSON
+// array), for the re-scan of data written before the detector knew them: a tag is a short
+// label, and one with its credential cut out says nothing. It returns the list to store
+// and whether it changed; a list it cannot read is returned as it is.
+func RedactTagsJSON(stored string) (string, bool) {
+	var tags []string
+	if err := json.Unmarshal([]byte(stored), &tags); err != nil || len(tags) == 0 {
+		return stored, false
+	}
+	kept := make([]string, 0, len(tags))
+	for _, t := range tags {
+		if _, found := DetectSecret(t); !found {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == len(tags) {
+		return stored, false
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return stored, false
+	}
+	return string(b), true
 }
 
 func typeList() string {

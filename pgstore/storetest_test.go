@@ -30,7 +30,12 @@ func TestPostgresStore(t *testing.T) {
 			Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Maintenance,
-			Raw:           tableDump{s: s, dir: t.TempDir()},
+			Raw:     tableDump{s: s, dir: t.TempDir()},
+			Repairs: s.Maintenance,
+			Exec: func(ctx context.Context, stmt string) error {
+				_, err := s.Pool().Exec(ctx, stmt)
+				return err
+			},
 			Clock:         clock,
 			RecoverWindow: s.RecoverWindow,
 			ConfirmTTL:    s.ConfirmTTL,

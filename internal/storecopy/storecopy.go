@@ -61,13 +61,13 @@ type Sequence struct {
 // sqliteOnly are the source tables that have no counterpart on PostgreSQL by design, and why.
 var sqliteOnly = map[string]string{
 	"memory_changes": "SQLite's keyword index change log; PostgreSQL searches its own index",
-	"store_repairs":  "progress of SQLite's one-time repairs of data older versions wrote; PostgreSQL has none to run",
 }
 
 // notData are SQLite's bookkeeping tables, neither copied nor reported: each store keeps
-// its own.
+// its own. store_repairs is the progress of each store's own one-time repairs: the target
+// re-scans what it received with its own credential rules.
 func notData(name string) bool {
-	return name == "schema_migrations" || strings.HasPrefix(name, "sqlite_")
+	return name == "schema_migrations" || name == "store_repairs" || strings.HasPrefix(name, "sqlite_")
 }
 
 // Copy copies every table of src (a SQLite database at the current migration, opened

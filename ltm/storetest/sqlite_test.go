@@ -36,6 +36,8 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Maintenance,
 		Raw:           sqliteFiles{path: path},
+		Repairs:       s.Maintenance,
+		Exec:          sqliteExec(path),
 		Clock:         clock,
 		RecoverWindow: s.RecoverWindow,
 		ConfirmTTL:    s.ConfirmTTL,
@@ -60,4 +62,18 @@ func (f sqliteFiles) DataFiles(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("couldn't checkpoint %s: the database is busy", f.path)
 	}
 	return filepath.Glob(f.path + "*")
+}
+
+// sqliteExec runs a statement on the database file through a connection of its own, as
+// another version of kioku would have written.
+func sqliteExec(path string) func(ctx context.Context, stmt string) error {
+	return func(ctx context.Context, stmt string) error {
+		db, err := sql.Open("sqlite", ltm.DSN(path))
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		_, err = db.ExecContext(ctx, stmt)
+		return err
+	}
 }

@@ -122,6 +122,10 @@ type Stores struct {
 	Budgets  BudgetStore
 	// Counts, when set, adds the case of /kioku status's counts; nil skips it.
 	Counts CountStore
+	// Repairs and Exec, when set, add the upgrade re-scan's case: Exec runs one statement
+	// (no arguments) on the store's database, to write rows as an older version did.
+	Repairs Repairer
+	Exec    func(ctx context.Context, stmt string) error
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
@@ -203,6 +207,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
 	t.Run("GuildCountsWithin", func(t *testing.T) { testGuildCountsWithin(t, opener) })
 	t.Run("IDsNeverReused", func(t *testing.T) { testIDsNeverReused(t, opener) })
+	t.Run("SecretTags", func(t *testing.T) { testSecretTags(t, opener) })
+	t.Run("SecretRescan", func(t *testing.T) { testSecretRescan(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {
