@@ -263,7 +263,7 @@ func (f *changeFeed) handle(payload string) {
 		f.mu.Unlock()
 		return
 	}
-	slog.Warn("change feed: ignored a notice it does not understand", "payload", payload)
+	slog.Warn("change feed: ignored a notice it does not understand", "payload_bytes", len(payload))
 }
 
 // noteForgotten announces a member's forget-me fence once per fence: the query vector

@@ -193,8 +193,13 @@ func (tb *Toolbox) Call(ctx context.Context, name, arguments string) (string, er
 		}
 	}
 	code := memory.ErrorCode(err)
+	// A name the model made up is its text, which the logs never carry.
+	logName := name
+	if !isKnown(name) {
+		logName = "unknown"
+	}
 	if err != nil {
-		attrs := []any{slog.String("tool", name), slog.String("code", code)}
+		attrs := []any{slog.String("tool", logName), slog.String("code", code)}
 		if code == memory.EINTERNAL || code == memory.EUNAVAILABLE {
 			tb.log.ErrorContext(ctx, "tool call failed", append(attrs, slog.Any("err", err))...)
 		} else {

@@ -62,7 +62,7 @@ func ParseDecision(reply string, f Fact, candidates []*memory.Memory) Decision {
 	switch d.Action {
 	case memory.ProposeAdd, memory.ProposeUpdate, memory.ProposeDelete, memory.ProposeNone:
 	default:
-		d.Invalid = fmt.Sprintf("decision has unknown action %q", action)
+		d.Invalid = fmt.Sprintf("decision has an unknown action (%d characters)", utf8.RuneCountInString(action))
 		return d
 	}
 	if id, ok := parseID(fields["target_id"]); !ok || id != 0 {

@@ -235,7 +235,9 @@ func (x *Extraction) parseFact(i int, raw json.RawMessage) (Fact, bool) {
 	f.Type = memory.Type(strings.ToLower(strings.TrimSpace(typ)))
 	if !f.Type.Valid() {
 		if f.Type != "" {
-			x.warnf("fact %d has unknown type %q; stored as fact", i, typ)
+			// The model's word is not quoted: warnings reach the logs, which never carry
+			// what the model wrote.
+			x.warnf("fact %d has an unknown type (%d characters); stored as fact", i, utf8.RuneCountInString(typ))
 		}
 		f.Type = memory.TypeFact
 	}
@@ -260,7 +262,7 @@ func (x *Extraction) parseFact(i int, raw json.RawMessage) (Fact, bool) {
 		f.Scope = memory.ScopePersonal
 	default:
 		if s != "" {
-			x.warnf("fact %d has unknown scope %q; inferred from its subject", i, scope)
+			x.warnf("fact %d has an unknown scope (%d characters); inferred from its subject", i, utf8.RuneCountInString(scope))
 		}
 		f.Scope = memory.ScopeServer
 		if f.SubjectID != "" {
