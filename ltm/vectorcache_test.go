@@ -53,7 +53,7 @@ func TestVectorCacheLazyEvictReload(t *testing.T) {
 		g1IDs = append(g1IDs, testkit.MustRemember(t, s, server("g1", c)).ID)
 	}
 	g2Note := testkit.MustRemember(t, s, server("g2", "The choir meets on Thursday"))
-	private := testkit.MustRemember(t, s, personal("u1", "g1", "My kiln password is hunter2"))
+	private := testkit.MustRemember(t, s, personal("u1", "g1", "My kiln password is taped under the shelf"))
 
 	if n := s.Recall.EmbedStatus().Vectors; n != 0 {
 		t.Fatalf("%d vectors resident after writes only, want none before a recall", n)

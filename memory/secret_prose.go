@@ -133,14 +133,16 @@ func cardSpans(s string) []secretSpan {
 }
 
 // cardEdge reports whether the digit run s[start:end] stands on its own: not the tail of
-// a word, a path or a decimal, nor followed by letters or ".5".
+// a word, a path, a decimal or a Discord mention, nor followed by letters or ".5".
 func cardEdge(s string, start, end int) bool {
-	if start > 0 && (isKeyByte(s[start-1]) || strings.IndexByte("./+", s[start-1]) >= 0) {
+	// A Discord mention, channel link, role, emoji or timestamp ("<@id>", "<#id>",
+	// "<@&id>", "<:name:id>", "<t:seconds>") holds an id, never a card.
+	if start > 0 && (isKeyByte(s[start-1]) || strings.IndexByte("./+@#&!:", s[start-1]) >= 0) {
 		return false
 	}
 	if end < len(s) {
 		c := s[end]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '>' {
 			return false
 		}
 		if (c == '.' || c == ',') && end+1 < len(s) && s[end+1] >= '0' && s[end+1] <= '9' {
