@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -19,13 +18,12 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/pipeline"
+	"github.com/kioku-bot/kioku/pgstore/pgtest"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
 )
@@ -34,6 +32,8 @@ var (
 	seedFlag  = flag.Uint64("seed", 20260611, "seed of the isolation walk (a failure prints it)")
 	stepsFlag = flag.Int("isolation.steps", 10000, "number of random steps, shared by the walks")
 	walksFlag = flag.Int("isolation.walks", 2, "number of independent walks run side by side (walk i uses seed+i)")
+	// pgStepsFlag is the PostgreSQL walks' share: each step there costs several round trips.
+	pgStepsFlag = flag.Int("isolation.pgsteps", 4000, "number of random steps of the PostgreSQL walks")
 )
 
 // origin is who said a token and where, and so who may read it.
@@ -58,8 +58,8 @@ type harness struct {
 	rng   *rand.Rand
 	clock *testkit.Clock
 
-	store  *ltm.Store
-	db     *sql.DB // the oracle's own read-only connection to the same file
+	store  bot.Store
+	db     *oracle // the oracle's own connection to the same database
 	short  *stm.Store
 	engine *chat.Engine
 	pipe   *pipeline.Pipeline
@@ -97,19 +97,33 @@ func TestIsolation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the isolation walk takes about a minute")
 	}
+	walk(t, engineSQLite, *stepsFlag)
+}
+
+// TestIsolationPostgres runs the same walks on the PostgreSQL store, shorter: every step
+// there is a few round trips to the server.
+func TestIsolationPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the isolation walk takes about a minute")
+	}
+	pgtest.URL(t)
+	walk(t, enginePostgres, *pgStepsFlag)
+}
+
+func walk(t *testing.T, engine string, totalSteps int) {
 	// The walk allocates a lot and keeps little; collecting less often is a large share of
 	// its time under the race detector.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	walks := max(1, *walksFlag)
 	for i := range walks {
 		seed := *seedFlag + uint64(i)
-		steps := *stepsFlag / walks
-		if i < *stepsFlag%walks {
+		steps := totalSteps / walks
+		if i < totalSteps%walks {
 			steps++
 		}
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			h := newHarness(t, seed)
+			h := newHarness(t, seed, engine)
 			h.steps = steps
 			start := time.Now()
 			for h.step = 1; h.step <= steps; h.step++ {
@@ -121,7 +135,7 @@ func TestIsolation(t *testing.T) {
 	}
 }
 
-func newHarness(t *testing.T, seed uint64) *harness {
+func newHarness(t *testing.T, seed uint64, engine string) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h := &harness{t: t, ctx: ctx, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)),
@@ -132,22 +146,11 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		h.privacy[m] = memory.PrivacyNormal
 	}
 
-	path := filepath.Join(t.TempDir(), "kioku.db")
-	store, err := ltm.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open store: %v", err)
-	}
-	t.Cleanup(func() { store.Close() })
-	store.Now = h.clock.Now
-	h.store = store
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
-	if err != nil {
-		t.Fatalf("open oracle connection: %v", err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	h.db = db
+	parts := openEngine(t, ctx, engine, h.clock.Now)
+	store := parts.bot
+	h.store, h.db = store, parts.db
 
+	var err error
 	h.short, err = stm.New(stm.Options{Now: h.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -201,26 +204,16 @@ func newHarness(t *testing.T, seed uint64) *harness {
 		MaxJobsPerTick:    1,
 		WorkerID:          "isolation",
 		Jitter:            func(d time.Duration) time.Duration { return d },
-	}, pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts,
-		Candidates: store.Recall, Settings: store.Settings, Housekeeping: struct {
-			*ltm.Maintenance
-			*ltm.Guilds
-		}{store.Maintenance, store.Guilds}, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }})
+	}, pipelineDeps(parts.pipe, model, store.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.engine, err = chat.New(chat.Config{ContextWindow: 2048, MaxOutputTokens: 256, TurnsPerMinute: 1 << 20,
-		HistoryTurns: 12, Now: h.clock.Now}, chat.Deps{Memories: store.Memories, Recall: store.Recall,
-		Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: h.short, Model: model, OnTurn: h.pipe.OnTurn})
+		HistoryTurns: 12, Now: h.clock.Now}, chatDeps(parts.chat, h.short, model, h.pipe.OnTurn))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err = bot.New(bot.Config{Session: session, Store: bot.Store{
-		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
-		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
-		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
-		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
-	}, STM: h.short, Turner: h.engine, Now: h.clock.Now})
+	b, err = bot.New(bot.Config{Session: session, Store: store, STM: h.short, Turner: h.engine, Now: h.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +582,7 @@ func (h *harness) checkTables() {
 		{"a job payload", `SELECT payload || ' ' || coalesce(last_error, '') FROM memory_jobs`},
 		{"the memories table", `SELECT content || ' [row: #' || id || ' ' || scope || ' user=' || user_id || ' subject=' ||
 			subject_id || ' source=' || source || ' author=' || author_id || ' channel=' || channel_id ||
-			' deleted=' || (deleted_at IS NOT NULL) || ' evidence=' || coalesce((SELECT group_concat(message_id || '/' || user_id)
+			' deleted=' || (deleted_at IS NOT NULL) || ' evidence=' || coalesce((SELECT ` + h.db.joined(`message_id || '/' || user_id`) + `
 			FROM memory_evidence e WHERE e.memory_id = memories.id), '') || ']' FROM memories`},
 	} {
 		rows, err := h.db.QueryContext(h.ctx, q.query)
@@ -642,7 +635,7 @@ func (h *harness) deleteMessage() {
 	// may still hold the token only if a memory held it at some point: deliberate saves
 	// stay (SPEC §2), and a summary may quote them, even after the memory changed.
 	var n int
-	if err := h.db.QueryRowContext(h.ctx, `SELECT count(*) FROM transcripts WHERE message_id = ? OR instr(content, ?) > 0`,
+	if err := h.db.QueryRowContext(h.ctx, `SELECT count(*) FROM transcripts WHERE message_id = ? OR `+h.db.contains("content"),
 		msg.id, msg.token).Scan(&n); err != nil {
 		h.t.Fatal(err)
 	}
@@ -651,7 +644,7 @@ func (h *harness) deleteMessage() {
 	}
 	inMemory := h.inMemory[msg.token]
 	if !inMemory {
-		if err := h.db.QueryRowContext(h.ctx, `SELECT EXISTS (SELECT 1 FROM memories WHERE instr(content, ?) > 0)`,
+		if err := h.db.QueryRowContext(h.ctx, `SELECT EXISTS (SELECT 1 FROM memories WHERE `+h.db.contains("content")+`)`,
 			msg.token).Scan(&inMemory); err != nil {
 			h.t.Fatal(err)
 		}
@@ -680,12 +673,15 @@ func (h *harness) checkPipelineEvidence() {
 	for id := range h.deleted {
 		ids = append(ids, id)
 	}
-	list, _ := json.Marshal(ids)
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
 	var id int64
 	err := h.db.QueryRowContext(h.ctx, `SELECT m.id FROM memories m WHERE m.deleted_at IS NULL AND m.source = 'pipeline'
 		AND EXISTS (SELECT 1 FROM memory_evidence e WHERE e.memory_id = m.id)
 		AND NOT EXISTS (SELECT 1 FROM memory_evidence e WHERE e.memory_id = m.id
-			AND e.message_id NOT IN (SELECT value FROM json_each(?))) LIMIT 1`, string(list)).Scan(&id)
+			AND e.message_id NOT IN (`+placeholders(len(args))+`)) LIMIT 1`, args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return
 	}
