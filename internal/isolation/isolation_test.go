@@ -737,7 +737,11 @@ func (h *harness) views() {
 	}
 	var mems []*memory.Memory
 	var what string
-	switch k := h.rng.IntN(3); {
+	switch k := h.rng.IntN(4); {
+	case k == 3:
+		h.kinds["views"]++
+		h.historyView(m, owner, aud, fmt.Sprintf("%s memory %s", scope, where))
+		return
 	case k == 0:
 		what = "list"
 		list, _, err := h.store.Memories.List(h.ctx, owner, memory.ListOptions{Limit: 10, Audience: aud})
@@ -776,6 +780,46 @@ func (h *harness) views() {
 	h.kinds["views"]++
 	for _, mem := range mems {
 		h.checkTokens(fmt.Sprintf("%s's /memory %s of %s memory %s (#%d)", mid, what, scope, where, mem.ID), tokensIn(mem.Content), 1<<m)
+	}
+}
+
+// historyView is what /memory history shows member m of a memory of owner, named by an id
+// a hostile member may pick at will (bot/memorycmd.go memoryHistory): nothing of a memory
+// they cannot view, and of the rest of its rows only text said where they may read.
+func (h *harness) historyView(m int, owner memory.Owner, aud *memory.Audience, which string) {
+	mid := memberID(m)
+	// Any id at all, or more often one of the memories they can view, whose rows may
+	// quote what was said elsewhere.
+	id := h.rng.Int64N(h.adv.knownMaxID()+1) + 1
+	if h.rng.IntN(4) > 0 {
+		list, _, err := h.store.Memories.List(h.ctx, owner, memory.ListOptions{Limit: 50, Audience: aud})
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		if len(list) > 0 {
+			id = list[h.rng.IntN(len(list))].ID
+		}
+	}
+	h.desc = fmt.Sprintf("%s views /memory history of #%d, %s", mid, id, which)
+	mem, err := h.store.Channels.Lookup(h.ctx, owner, id)
+	if memory.ErrorCode(err) == memory.ENOTFOUND {
+		return
+	}
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if !aud.Allows(mem) {
+		return // refused as "not found" (requireVisible)
+	}
+	events, err := h.store.Memories.History(h.ctx, owner, id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	for _, ev := range events {
+		shown, _ := ev.ShownTo(aud)
+		text := shown.OldContent + " " + shown.NewContent + " " + shown.Reason
+		h.checkTokens(fmt.Sprintf("%s's /memory history of %s (#%d, row %d %s)", mid, which, id, ev.ID, ev.Action),
+			tokensIn(text), 1<<m, text)
 	}
 }
 

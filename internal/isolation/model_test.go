@@ -82,6 +82,13 @@ func (a *adversary) take() []seenRequest {
 	return out
 }
 
+// knownMaxID is the highest memory id seen so far.
+func (a *adversary) knownMaxID() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.maxID
+}
+
 func (a *adversary) setMaxID(id int64) {
 	a.mu.Lock()
 	a.maxID = max(a.maxID, id)
@@ -263,7 +270,9 @@ func (a *adversary) decision(toks []string, ids []int64) string {
 		d["target_id"] = ids[a.rng.IntN(len(ids))]
 	}
 	if a.rng.IntN(2) == 0 {
-		d["content"] = "updated fact " + a.some(toks, 3) + " for later"
+		// Now and then the opposite of an earlier update: the pipeline flags the two as
+		// contradicting, and each one's history quotes the other.
+		d["content"] = "updated fact " + a.some(toks, 3) + a.pick(" for later", " for later", " not for later")
 	}
 	return mustJSON(d)
 }
