@@ -64,6 +64,13 @@ type harness struct {
 	engine *chat.Engine
 	pipe   *pipeline.Pipeline
 	bot    *bot.Bot
+	// shard is a second process on the same store whose gateway holds none of the guilds
+	// (another shard's): it decides from what the store keeps of their roles and channels.
+	shard   *bot.Bot
+	session *discordgo.Session
+	// outage is each guild's state in the bot's gateway: up, unavailable (a Discord
+	// outage), or gone (the window after a restart before the guild's data arrives).
+	outage [numGuilds]outageState
 	fake   *fakeopenai.Server
 	adv    *adversary
 
@@ -195,9 +202,21 @@ func newHarness(t *testing.T, seed uint64, engine string) *harness {
 	// in full mode with no budget (the walk is the only user), one job per Tick so every
 	// pipeline request belongs to the one leased job; the engine with a small context
 	// window (the prompt stays small, the checks cheap) and no rate limit.
-	var b *bot.Bot
+	// What the owning process stored of the guilds' rules: all of guilds 0 and 1, and only
+	// the channels of the last one, whose roles never reached the store.
+	for g := range numGuilds {
+		storeRules(t, ctx, store.Channels, discordGuild(g), g < numGuilds-1)
+	}
+
+	// Pipeline jobs are decided by either process, as the job queue hands them out.
+	var b, shard *bot.Bot
 	h.pipe, err = pipeline.New(pipeline.Config{
-		Audience:          func(ctx context.Context, g, c string) *memory.Audience { return b.ReplyAudience(ctx, g, c) },
+		Audience: func(ctx context.Context, g, c string) *memory.Audience {
+			if h.rng.IntN(2) == 0 {
+				return shard.ReplyAudience(ctx, g, c)
+			}
+			return b.ReplyAudience(ctx, g, c)
+		},
 		CallsPerHour:      -1,
 		GuildShare:        -1,
 		HighSignalPerHour: -1,
@@ -217,7 +236,17 @@ func newHarness(t *testing.T, seed uint64, engine string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.bot = b
+	h.bot, h.session = b, session
+	shardSession, err := bot.NewSession("isolation-test-fake-token", "http://127.0.0.1:9/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardSession.StateEnabled = true
+	shard, err = bot.New(bot.Config{Session: shardSession, Store: store, STM: h.short, Turner: h.engine, Now: h.clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.shard = shard
 	return h
 }
 
@@ -336,8 +365,10 @@ func (h *harness) randomStep() {
 		h.forgetMe()
 	case n < 62:
 		h.deleteMessage()
-	case n < 74:
+	case n < 73:
 		h.tick()
+	case n < 74:
+		h.outageStep()
 	default:
 		h.views()
 	}
@@ -465,13 +496,24 @@ func (h *harness) forgetMe() {
 	// copy them from it into a summary or another memory, and nothing can tell those copies
 	// from copies of any other memory's words.
 	kept := map[string]bool{}
+	stays := map[int64]bool{}
 	for _, r := range h.memoryRows() {
 		if h.staysAfterForgetMe(r, a) {
+			stays[r.id] = true
 			for _, tok := range tokensIn(r.content) {
 				kept[tok] = true
 			}
 		}
 	}
+	// What a staying memory said before a change, in a turn or job that wrote and changed
+	// it before the walk looked, is in its history as its own earlier text: kept with it.
+	h.appliedHistory(func(id int64, text string) {
+		if stays[id] {
+			for _, tok := range tokensIn(text) {
+				kept[tok] = true
+			}
+		}
+	})
 	for tok, o := range h.tokens {
 		if o.member == a && !kept[tok] && !h.laundered[tok] {
 			if _, done := h.forgotten[tok]; !done {
@@ -491,6 +533,28 @@ func (h *harness) forgetMe() {
 	}
 	h.short.ClearUser(aid)
 	h.checkTables()
+}
+
+// appliedHistory calls fn with the texts of every history row that records a change its
+// memory went through (not a proposal it was only compared with).
+func (h *harness) appliedHistory(fn func(id int64, text string)) {
+	rows, err := h.db.QueryContext(h.ctx, `SELECT memory_id, old_content || ' ' || new_content FROM memory_history
+		WHERE memory_id IS NOT NULL AND action IN ('create', 'update', 'delete', 'recover', 'import')`)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var text string
+		if err := rows.Scan(&id, &text); err != nil {
+			h.t.Fatal(err)
+		}
+		fn(id, text)
+	}
+	if err := rows.Err(); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // staysAfterForgetMe reports whether r stays, words of member a included, when a asks to
