@@ -218,7 +218,11 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 		count *int
 	}{
 		{"history", `DELETE FROM memory_history WHERE memory_id IN (SELECT id FROM temp.forget_me_ids) OR scope_key = ?
-			OR (json_valid(metadata) AND json_extract(metadata, '$.subject_id') = ?)`, []any{owner.Key(), userID}, nil},
+			OR (json_valid(metadata) AND json_extract(metadata, '$.subject_id') = ?)
+			OR (action IN (` + ForgetMeProposalActions + `) AND json_valid(metadata) AND (
+				EXISTS (SELECT 1 FROM json_each(metadata, '$.evidence') j WHERE json_extract(j.value, '$.user_id') = ?)
+				OR json_extract(metadata, '$.conflicts_with') IN (SELECT id FROM temp.forget_me_ids)))`,
+			[]any{owner.Key(), userID, userID}, nil},
 		{"memories", `DELETE FROM memories WHERE id IN (SELECT id FROM temp.forget_me_ids)`, nil, nil},
 		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT id FROM temp.forget_me_ids) OR user_id = ?`,
 			[]any{userID}, nil},

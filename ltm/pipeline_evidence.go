@@ -49,6 +49,9 @@ func ProposalEvent(p memory.Proposal, from memory.Origin, action memory.Action, 
 	if len(p.Contradicts) > 0 {
 		meta["contradicts"] = p.Contradicts
 	}
+	if refs := evidenceRefs(p); len(refs) > 0 {
+		meta["evidence"] = refs // so forget-me finds proposals that quote the member's words
+	}
 	ev := memory.HistoryEvent{MemoryID: p.TargetID, ScopeKey: p.Owner.Key(), Action: action, Actor: memory.ActorPipeline,
 		Reason: p.Reason, Metadata: mustJSON(meta)}
 	if p.Redact {
@@ -88,17 +91,29 @@ func ChangeMetadata(p memory.Proposal) map[string]any {
 	for k, v := range p.Metadata {
 		meta[k] = v
 	}
+	if refs := evidenceRefs(p); len(refs) > 0 {
+		meta["evidence"] = refs
+	}
+	return meta
+}
+
+// evidenceRefs are the messages a proposal's words were written from, as its history row
+// names them under "evidence".
+func evidenceRefs(p memory.Proposal) []map[string]string {
 	var refs []map[string]string
 	for _, e := range p.Evidence {
 		if e.MessageID != "" {
 			refs = append(refs, map[string]string{"message_id": e.MessageID, "user_id": e.AuthorID})
 		}
 	}
-	if len(refs) > 0 {
-		meta["evidence"] = refs
-	}
-	return meta
+	return refs
 }
+
+// ForgetMeProposalActions are the history actions of rows that quote a proposal or another
+// memory rather than a change their memory went through: forget-me removes those whose
+// words came from the member (ProposalEvent's evidence) or from a memory it erases
+// (ContradictionEvents' conflicts_with).
+const ForgetMeProposalActions = `'skipped', 'shadow', 'blocked', 'review_needed', 'deduped'`
 
 // UpdateSourcesGone reports whether every message a pipeline update's history metadata
 // names as its source is deleted: among deleted now, or no longer among the memory's

@@ -187,7 +187,12 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		count *int
 	}{
 		{"history", `DELETE FROM memory_history WHERE memory_id IN (SELECT unnest(?::bigint[])) OR scope_key = ?
-			OR (metadata LIKE '%"subject_id"%' AND metadata::jsonb ->> 'subject_id' = ?)`, []any{ids, owner.Key(), userID}, nil},
+			OR (metadata LIKE '%"subject_id"%' AND metadata::jsonb ->> 'subject_id' = ?)
+			OR (action IN (` + ltm.ForgetMeProposalActions + `) AND metadata LIKE '%"evidence"%'
+				AND EXISTS (SELECT 1 FROM jsonb_array_elements(metadata::jsonb -> 'evidence') j WHERE j ->> 'user_id' = ?))
+			OR (action IN (` + ltm.ForgetMeProposalActions + `) AND metadata LIKE '%"conflicts_with"%'
+				AND (metadata::jsonb ->> 'conflicts_with')::bigint = ANY(?::bigint[]))`,
+			[]any{ids, owner.Key(), userID, userID, ids}, nil},
 		{"memories", `DELETE FROM memories WHERE id IN (SELECT unnest(?::bigint[]))`, []any{ids}, nil},
 		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT unnest(?::bigint[])) OR user_id = ?`,
 			[]any{ids, userID}, nil},

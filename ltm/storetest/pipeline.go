@@ -316,9 +316,13 @@ func testPipelineForgetMe(t *testing.T, open func(*testing.T) Stores) {
 		"pipeline-server": "mongoosetapir1175",
 		"pipeline-shadow": "ocelotpuffin9962",
 		"pipeline-review": "quetzalbison5527",
+		"proposal-words":  "narwhalheron3319",
+		"contradicted-by": "pangolinkoala7043",
 	}
 	survivor := map[string]string{"bob-fact": "survivormarmot2468"}
 	reviewed := mustRemember(t, s, server(guild, "The treasurer is Kenji"))
+	venue := mustRemember(t, s, server(guild, "The venue is the old library"))
+	raid := mustRemember(t, s, server(guild, "The raid is on Friday night"))
 	fromAlice := []memory.MessageRef{{MessageID: "m-alice-1", AuthorID: alice}}
 	out := mustApply(t, f, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", CursorTo: 3, Proposals: []memory.Proposal{
 		{Action: memory.ProposeAdd, Owner: aliceMe, Memory: memory.Memory{Content: "Alice keeps " + secret["pipeline-own"]},
@@ -331,8 +335,17 @@ func testPipelineForgetMe(t *testing.T, open func(*testing.T) Stores) {
 			Memory: memory.Memory{SubjectID: alice, Content: "Alice is the treasurer, says " + secret["pipeline-review"]}},
 		{Action: memory.ProposeAdd, Owner: srv, Memory: memory.Memory{Content: "Bob hosts " + survivor["bob-fact"]},
 			Evidence: []memory.MessageRef{{MessageID: "m-bob-1", AuthorID: bob}}},
+		// Alice's words about no one in particular, for a memory she may not change: the
+		// review row on the venue quotes them.
+		{Action: memory.ProposeUpdate, Owner: srv, TargetID: venue.ID, Evidence: fromAlice,
+			Memory: memory.Memory{Content: "The venue moved to " + secret["proposal-words"]}},
+		// A memory of Alice's words that contradicts one that stays: the raid's review row
+		// quotes it.
+		{Action: memory.ProposeAdd, Owner: srv, Evidence: fromAlice, Contradicts: []int64{raid.ID},
+			Memory: memory.Memory{Content: "The raid is not on Friday night " + secret["contradicted-by"]}},
 	}})
-	want := []memory.Action{memory.ActionCreate, memory.ActionCreate, memory.ActionShadow, memory.ActionReview, memory.ActionCreate}
+	want := []memory.Action{memory.ActionCreate, memory.ActionCreate, memory.ActionShadow, memory.ActionReview, memory.ActionCreate,
+		memory.ActionReview, memory.ActionCreate}
 	for i, o := range out {
 		if o.Action != want[i] {
 			t.Fatalf("proposal %d: %s (%s), want %s", i, o.Action, o.Note, want[i])
@@ -361,7 +374,7 @@ func testPipelineForgetMe(t *testing.T, open func(*testing.T) Stores) {
 			}
 		}
 	}
-	if !isLive(t, s, srv, out[4].MemoryID) || !isLive(t, s, srv, reviewed.ID) {
+	if !isLive(t, s, srv, out[4].MemoryID) || !isLive(t, s, srv, reviewed.ID) || !isLive(t, s, srv, venue.ID) || !isLive(t, s, srv, raid.ID) {
 		t.Error("a fact learned from another member, or the memory under review, was erased")
 	}
 	if s.Raw != nil {
