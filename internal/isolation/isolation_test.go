@@ -514,6 +514,16 @@ func (h *harness) forgetMe() {
 			}
 		}
 	})
+	// A proposal the pipeline recorded without applying it rests, like a pipeline memory,
+	// on the messages it names: when they include someone else's, its words stay with it,
+	// whatever the model mixed into them.
+	h.proposalHistory(func(text string, speakers []string) {
+		if restsOnOthers(speakers, aid) {
+			for _, tok := range tokensIn(text) {
+				kept[tok] = true
+			}
+		}
+	})
 	for tok, o := range h.tokens {
 		if o.member == a && !kept[tok] && !h.laundered[tok] {
 			if _, done := h.forgotten[tok]; !done {
@@ -557,6 +567,37 @@ func (h *harness) appliedHistory(fn func(id int64, text string)) {
 	}
 }
 
+// proposalHistory calls fn with the text of every history row of a proposal that was not
+// applied, and the authors of the messages it names as its evidence.
+func (h *harness) proposalHistory(fn func(text string, speakers []string)) {
+	rows, err := h.db.QueryContext(h.ctx, `SELECT old_content || ' ' || new_content, metadata FROM memory_history
+		WHERE action IN ('skipped', 'shadow', 'blocked', 'review_needed', 'deduped')`)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text, metadata string
+		if err := rows.Scan(&text, &metadata); err != nil {
+			h.t.Fatal(err)
+		}
+		var meta struct {
+			Evidence []struct {
+				UserID string `json:"user_id"`
+			} `json:"evidence"`
+		}
+		_ = json.Unmarshal([]byte(metadata), &meta) // a row without evidence names nobody
+		speakers := make([]string, len(meta.Evidence))
+		for i, e := range meta.Evidence {
+			speakers[i] = e.UserID
+		}
+		fn(text, speakers)
+	}
+	if err := rows.Err(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // staysAfterForgetMe reports whether r stays, words of member a included, when a asks to
 // be forgotten (see forgetMe).
 func (h *harness) staysAfterForgetMe(r memRow, a int) bool {
@@ -569,11 +610,25 @@ func (h *harness) staysAfterForgetMe(r memRow, a int) bool {
 	case r.scope == string(memory.ScopePersonal) && r.userID == aid, r.subject == aid, onlyTheirs:
 		return false
 	case r.scope == string(memory.ScopePersonal):
-		if w, ok := h.toolWriter[r.id]; r.source == string(memory.SourceTool) && ok && w == a {
+		// Their tool save into another member's memory goes, unless the pipeline has since
+		// rewritten it from someone else's messages: then it rests on those (as any
+		// pipeline memory of another member does).
+		if w, ok := h.toolWriter[r.id]; r.source == string(memory.SourceTool) && ok && w == a && !restsOnOthers(r.evidence, aid) {
 			return false
 		}
 	}
 	return true
+}
+
+// restsOnOthers reports whether any of a memory's evidence messages is someone else's
+// than member aid's.
+func restsOnOthers(evidence []string, aid string) bool {
+	for _, who := range evidence {
+		if who != aid {
+			return true
+		}
+	}
+	return false
 }
 
 // observeMemories records, for the memories written since the step began, which tokens
@@ -801,7 +856,11 @@ func (h *harness) views() {
 	}
 	var mems []*memory.Memory
 	var what string
-	switch k := h.rng.IntN(4); {
+	switch k := h.rng.IntN(5); {
+	case k == 4 && g >= 0:
+		h.kinds["views"]++
+		h.statusView(m, g, aud, where)
+		return
 	case k == 3:
 		h.kinds["views"]++
 		h.historyView(m, owner, aud, fmt.Sprintf("%s memory %s", scope, where))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // The states the bot can be in for a guild: the gateway holds it, holds it unavailable (a
@@ -88,5 +89,51 @@ func storeRules(t *testing.T, ctx context.Context, store bot.Channels, g *discor
 	}
 	if err := store.SaveGuildRoles(ctx, r); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// statusView is what /kioku status counts for member m in guild g (bot/status.go): a
+// member who does not manage the server counts only memories of channels they may read, so
+// that a save in a channel hidden from them does not move their numbers. While the guild is
+// up the counts are exactly those; in an outage the bot may know less and count less, never
+// more.
+func (h *harness) statusView(m, g int, aud *memory.Audience, where string) {
+	h.desc = fmt.Sprintf("%s views /kioku status %s", memberID(m), where)
+	if serverEditor(g, m) {
+		return // managers are shown the whole server's counts
+	}
+	got, err := h.store.Maintenance.GuildMemoryCountsWithin(h.ctx, guildID(g), aud)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	rows, err := h.db.QueryContext(h.ctx, `SELECT scope, deleted_at IS NOT NULL, channel_id FROM memories WHERE guild_id = ?`, guildID(g))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var server, forgotten, personal int
+	for rows.Next() {
+		var scope, channel string
+		var deleted bool
+		if err := rows.Scan(&scope, &deleted, &channel); err != nil {
+			h.t.Fatal(err)
+		}
+		if p, ok := placeOfChannel(channel); channel != "" && (!ok || !readersOf(p).has(m)) {
+			continue
+		}
+		switch {
+		case scope == string(memory.ScopeServer) && deleted:
+			forgotten++
+		case scope == string(memory.ScopeServer):
+			server++
+		case !deleted:
+			personal++
+		}
+	}
+	rows.Close()
+	exact := h.outage[g] == guildUp
+	if exact && (got.Server != server || got.Forgotten != forgotten || got.Personal != personal) ||
+		got.Server > server || got.Forgotten > forgotten || got.Personal > personal {
+		h.fail("%s's /kioku status %s counts server %d, forgotten %d, personal %d; of what they may read there are %d, %d and %d",
+			memberID(m), where, got.Server, got.Forgotten, got.Personal, server, forgotten, personal)
 	}
 }
