@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Backup writes a consistent snapshot of the database to path with SQLite's VACUUM INTO,
@@ -31,21 +32,35 @@ func BackupFile(ctx context.Context, dbPath, path string) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("couldn't back up to %s: %w", path, err)
 	}
+	// A backup holds everything members said and were remembered by: readable by kioku's
+	// user only, whatever the umask, at every moment. VACUUM INTO creates its file with the
+	// process umask, so it writes inside a directory of its own that only kioku's user may
+	// enter, and the finished, private file is then linked into place.
+	private, err := os.MkdirTemp(filepath.Dir(path), ".kioku-backup-*")
+	if err != nil {
+		return fmt.Errorf("couldn't back up to %s: %w", path, err)
+	}
+	defer os.RemoveAll(private)
+	staged := filepath.Join(private, "backup.db")
 	conn, err := sql.Open("sqlite", DSN(dbPath))
 	if err != nil {
 		return fmt.Errorf("couldn't open %s for a backup: %w", dbPath, err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, path); err != nil {
-		// A half-written file is not a backup; it would only mislead a later restore.
-		_ = os.Remove(path)
+	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, staged); err != nil {
+		// A half-written file is not a backup; it would only mislead a later restore. It
+		// goes with the private directory.
 		return fmt.Errorf("couldn't back up to %s: %w", path, err)
 	}
-	// A backup holds everything members said and were remembered by: readable by kioku's
-	// user only, whatever the umask.
-	if err := os.Chmod(path, 0o600); err != nil {
-		_ = os.Remove(path)
+	if err := os.Chmod(staged, 0o600); err != nil {
 		return fmt.Errorf("couldn't make the backup %s private: %w", path, err)
+	}
+	// A link never replaces a file that appeared at path meanwhile.
+	if err := os.Link(staged, path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("couldn't back up to %s: the file already exists; choose a new path", path)
+		}
+		return fmt.Errorf("couldn't back up to %s: %w", path, err)
 	}
 	return nil
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,5 +102,71 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	if st, err := os.Stat(backup); err != nil || st.Size() == 0 {
 		t.Errorf("the refused backup touched the existing file: %v", err)
+	}
+}
+
+// TestBackupIsNeverReadableByOthers watches the backup's directory while a backup of a
+// large database is written under a umask that leaves new files readable by everyone: no
+// file that others may read appears there at any moment, and the backup ends up private.
+func TestBackupIsNeverReadableByOthers(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "big.db")
+	db, err := sql.Open("sqlite", ltm.DSN(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE blobs (b BLOB)`); err != nil {
+		t.Fatal(err)
+	}
+	for range 200 {
+		if _, err := db.Exec(`INSERT INTO blobs VALUES (randomblob(100000))`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out := t.TempDir()
+	if err := os.Chmod(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(out, "kioku-backup.db")
+
+	done := make(chan error, 1)
+	go func() { done <- ltm.BackupFile(t.Context(), src, dest) }()
+	var exposed []string
+	for finished := false; !finished; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			finished = true
+		default:
+		}
+		entries, _ := os.ReadDir(out)
+		for _, e := range entries {
+			info, err := e.Info()
+			if err != nil {
+				continue // gone between the listing and the look
+			}
+			if info.Mode().Perm()&0o077 != 0 {
+				exposed = append(exposed, fmt.Sprintf("%s %v", e.Name(), info.Mode()))
+			}
+		}
+	}
+	if len(exposed) > 0 {
+		slices.Sort(exposed)
+		t.Errorf("while the backup was written, others could read: %v", slices.Compact(exposed))
+	}
+	info, err := os.Stat(dest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("backup mode %v, want 0600", info.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 1 {
+		t.Errorf("the backup's directory holds %d entries, want the backup alone", len(entries))
 	}
 }
