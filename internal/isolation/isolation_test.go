@@ -33,7 +33,7 @@ var (
 	stepsFlag = flag.Int("isolation.steps", 10000, "number of random steps, shared by the walks")
 	walksFlag = flag.Int("isolation.walks", 2, "number of independent walks run side by side (walk i uses seed+i)")
 	// pgStepsFlag is the PostgreSQL walks' share: each step there costs several round trips.
-	pgStepsFlag = flag.Int("isolation.pgsteps", 4000, "number of random steps of the PostgreSQL walks")
+	pgStepsFlag = flag.Int("isolation.pgsteps", 8000, "number of random steps of the PostgreSQL walks")
 )
 
 // origin is who said a token and where, and so who may read it.
