@@ -23,6 +23,10 @@ import (
 // postgres://postgres@127.0.0.1:5432/test?sslmode=disable.
 const EnvURL = "KIOKU_TEST_POSTGRES"
 
+// EnvRequire, when set (CI sets it), turns every skip of a PostgreSQL test into a failure:
+// a run that was meant to prove both engines cannot pass with one of them left out.
+const EnvRequire = "KIOKU_REQUIRE_POSTGRES"
+
 // SkipMessage is the one line a test without a database skips with.
 const SkipMessage = EnvURL + " not set: PostgreSQL tests skipped"
 
@@ -31,9 +35,18 @@ func URL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv(EnvURL)
 	if url == "" {
-		t.Skip(SkipMessage)
+		Skip(t, SkipMessage)
 	}
 	return url
+}
+
+// Skip skips a PostgreSQL test with why, or fails it where EnvRequire is set.
+func Skip(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(EnvRequire) != "" {
+		t.Fatalf("%s is set, so this PostgreSQL test may not skip: %s", EnvRequire, why)
+	}
+	t.Skip(why)
 }
 
 var extensionOnce sync.Once
