@@ -61,7 +61,7 @@ func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID st
 	now := s.db.nowMillis()
 	if _, err := s.db.read.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
 		WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, now, now, guildID, channelID); err != nil {
-		return fmt.Errorf("couldn't mark channel %s deleted: %w", channelID, err)
+		return storageError(fmt.Errorf("couldn't mark channel %s deleted: %w", channelID, err))
 	}
 	return nil
 }
@@ -121,7 +121,7 @@ func (s *Channels) SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error {
 	if _, err := s.db.read.ExecContext(ctx, `INSERT INTO guild_roles (guild_id, owner_id, roles, updated_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (guild_id) DO UPDATE SET owner_id = excluded.owner_id, roles = excluded.roles,
 			updated_at = excluded.updated_at`, r.GuildID, r.OwnerID, raw, s.db.nowMillis()); err != nil {
-		return fmt.Errorf("couldn't save the roles of guild %s: %w", r.GuildID, err)
+		return storageError(fmt.Errorf("couldn't save the roles of guild %s: %w", r.GuildID, err))
 	}
 	return nil
 }

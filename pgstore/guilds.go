@@ -56,7 +56,7 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string, joinedAt t
 	res, err := s.db.read.ExecContext(ctx, `DELETE FROM guild_departures WHERE guild_id = ? AND purge_after > ? AND left_at <= ?`,
 		guildID, s.db.nowMillis(), joinedMillis(joinedAt))
 	if err != nil {
-		return false, fmt.Errorf("couldn't cancel departure of guild %s: %w", guildID, err)
+		return false, storageError(fmt.Errorf("couldn't cancel departure of guild %s: %w", guildID, err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -86,7 +86,7 @@ func (s *Guilds) ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 	res, err := s.db.read.ExecContext(ctx, `INSERT INTO guild_onboarding (guild_id, greeted_at) VALUES (?, ?)
 		ON CONFLICT (guild_id) DO NOTHING`, guildID, s.db.nowMillis())
 	if err != nil {
-		return false, fmt.Errorf("couldn't claim welcome of guild %s: %w", guildID, err)
+		return false, storageError(fmt.Errorf("couldn't claim welcome of guild %s: %w", guildID, err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -99,7 +99,7 @@ func (s *Guilds) ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 // tries the welcome again.
 func (s *Guilds) ReleaseWelcome(ctx context.Context, guildID string) error {
 	if _, err := s.db.read.ExecContext(ctx, `DELETE FROM guild_onboarding WHERE guild_id = ?`, guildID); err != nil {
-		return fmt.Errorf("couldn't release welcome of guild %s: %w", guildID, err)
+		return storageError(fmt.Errorf("couldn't release welcome of guild %s: %w", guildID, err))
 	}
 	return nil
 }

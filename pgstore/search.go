@@ -84,7 +84,9 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
 	}
 	if q.CountAccess && len(out) > 0 {
-		if err := s.countAccess(ctx, out, now); err != nil {
+		// A database that refuses writes (read-only, full) still answers recall, as ltm's
+		// does: the count is bookkeeping, and its loss only leaves the decay as it was.
+		if err := s.countAccess(ctx, out, now); err != nil && memory.ErrorCode(err) != memory.EUNAVAILABLE {
 			return nil, err
 		}
 	}
@@ -129,7 +131,7 @@ func (s *Recall) countAccess(ctx context.Context, res []memory.SearchResult, now
 	_, err := s.db.read.ExecContext(ctx, `UPDATE memories SET access_count = access_count + 1,
 		accessed_at = greatest(accessed_at, ?) WHERE id = ANY(?) AND deleted_at IS NULL`, now.UnixMilli(), ids)
 	if err != nil {
-		return fmt.Errorf("couldn't count recalled memories: %w", err)
+		return storageError(fmt.Errorf("couldn't count recalled memories: %w", err))
 	}
 	return nil
 }

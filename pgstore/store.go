@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -111,6 +112,8 @@ type db struct {
 	// changes is the LISTEN connection that keeps recall's in-process state current with
 	// what other processes write (changes.go).
 	changes *changeFeed
+
+	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 }
 
 // Memories are the memories with their history. See Store.Memories.
@@ -254,19 +257,30 @@ func (s *Store) Close() error {
 // Pool returns the connection pool, for health checks and metrics.
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// InWriteTx reports whether a write transaction of this process is open right now, as
+// ltm's. Tests use it to prove that no model or embedding call happens while a transaction
+// holds row and advisory locks that other writers, in this process or another, wait for.
+// The single-statement writes on the pool (access counts, channel and welcome records)
+// hold no lock across a call and are not counted, like ltm's bookkeeping.
+func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
+
 // withWriteTx runs fn inside a transaction and commits when fn returns nil. Keep fn short
-// and free of network calls other than the database's.
+// and free of network calls other than the database's. A write the database refused for
+// its own state (full, read-only, out of connections, shutting down) is an EUNAVAILABLE
+// error (storage.go).
 func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 	t, err := s.sql.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("couldn't begin write: %w", err)
+		return storageError(fmt.Errorf("couldn't begin write: %w", err))
 	}
+	s.writeDepth.Add(1)
+	defer s.writeDepth.Add(-1)
 	if err := fn(&txn{t}); err != nil {
 		_ = t.Rollback()
-		return err
+		return storageError(err)
 	}
 	if err := t.Commit(); err != nil {
-		return fmt.Errorf("couldn't commit: %w", err)
+		return storageError(fmt.Errorf("couldn't commit: %w", err))
 	}
 	return nil
 }

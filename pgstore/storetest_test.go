@@ -20,7 +20,9 @@ import (
 func TestPostgresStore(t *testing.T) {
 	pgtest.URL(t) // one skip line for the whole suite without a database
 	storetest.Run(t, func(t *testing.T) storetest.Stores {
-		s := pgtest.Open(t)
+		cfg := pgtest.Schema(t)
+		readOnly := pgtest.ReadOnlySwitch(cfg)
+		s := pgtest.OpenConfig(t, cfg)
 		clock := storetest.NewClock(storetest.Epoch)
 		s.Now = clock.Now
 		// Every memory gets a vector whose bytes spell its words, so forget-me's byte scan
@@ -36,6 +38,9 @@ func TestPostgresStore(t *testing.T) {
 				_, err := s.Pool().Exec(ctx, stmt)
 				return err
 			},
+			Writes:        s,
+			Embedder:      s.Recall,
+			ReadOnly:      func(_ context.Context, on bool) error { readOnly(on); return nil },
 			Clock:         clock,
 			RecoverWindow: s.RecoverWindow,
 			ConfirmTTL:    s.ConfirmTTL,

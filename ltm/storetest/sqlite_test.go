@@ -35,9 +35,15 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Maintenance,
-		Raw:           sqliteFiles{path: path},
-		Repairs:       s.Maintenance,
-		Exec:          sqliteExec(path),
+		Raw:      sqliteFiles{path: path},
+		Repairs:  s.Maintenance,
+		Exec:     sqliteExec(path),
+		Writes:   s,
+		Embedder: s.Recall,
+		ReadOnly: func(ctx context.Context, on bool) error {
+			_, err := s.WriterPragma(ctx, fmt.Sprintf("query_only = %t", on))
+			return err
+		},
 		Clock:         clock,
 		RecoverWindow: s.RecoverWindow,
 		ConfirmTTL:    s.ConfirmTTL,

@@ -129,6 +129,15 @@ type Stores struct {
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
+	// Writes and Embedder, when both set, add the case of ARCHITECTURE invariant 2: no
+	// embedding call while a write transaction is open. Embedder must be the Recall the
+	// suite searches through.
+	Writes   WriteWatcher
+	Embedder Embedder
+	// ReadOnly, when set, adds the case of refused writes: on puts the database in a state
+	// that refuses every write (SQLite: query_only; PostgreSQL: default_transaction_read_only),
+	// off makes it writable again.
+	ReadOnly func(ctx context.Context, on bool) error
 	// Clock is the time every part of the store reads; the suite moves it through recover
 	// windows, token lifetimes, leases and backoff.
 	Clock *Clock
@@ -144,8 +153,9 @@ var Epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // Clock is a hand-driven clock. A store under test reads Now; the suite calls Advance.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	now    time.Time
+	onRead func()
 }
 
 // NewClock returns a clock set to start.
@@ -154,8 +164,20 @@ func NewClock(start time.Time) *Clock { return &Clock{now: start} }
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
+	now, onRead := c.now, c.onRead
+	c.mu.Unlock()
+	if onRead != nil {
+		onRead()
+	}
+	return now
+}
+
+// OnRead makes every later Now call fn first: stores read the clock inside their write
+// transactions, so a case can look at the store's state from there.
+func (c *Clock) OnRead(fn func()) {
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	c.onRead = fn
 }
 
 // Advance moves the clock forward by d.
@@ -209,6 +231,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("IDsNeverReused", func(t *testing.T) { testIDsNeverReused(t, opener) })
 	t.Run("SecretTags", func(t *testing.T) { testSecretTags(t, opener) })
 	t.Run("SecretRescan", func(t *testing.T) { testSecretRescan(t, opener) })
+	t.Run("NoEmbeddingInWrite", func(t *testing.T) { testNoEmbeddingInWrite(t, opener) })
+	t.Run("RefusedWritesUnavailable", func(t *testing.T) { testRefusedWritesUnavailable(t, opener) })
 }
 
 func checkComplete(t *testing.T, s Stores) {

@@ -9,7 +9,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,7 +109,12 @@ func Schema(t testing.TB) *pgxpool.Config {
 // the schema is dropped.
 func Open(t testing.TB) *pgstore.Store {
 	t.Helper()
-	cfg := Schema(t)
+	return OpenConfig(t, Schema(t))
+}
+
+// OpenConfig is Open with a configuration from Schema that the test changed first.
+func OpenConfig(t testing.TB, cfg *pgxpool.Config) *pgstore.Store {
+	t.Helper()
 	s, err := pgstore.OpenConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("open PostgreSQL store: %v", err)
@@ -118,4 +125,25 @@ func Open(t testing.TB) *pgstore.Store {
 		}
 	})
 	return s
+}
+
+// ReadOnlySwitch arms cfg's pool with a switch that makes its connections refuse writes, as
+// a database set read-only or a standby does (SQLSTATE 25006): while it is on, each
+// connection handed out runs with default_transaction_read_only, and once it is off again,
+// without. Only this pool's sessions change; the database and other tests' stores don't.
+func ReadOnlySwitch(cfg *pgxpool.Config) func(on bool) {
+	var want atomic.Bool
+	var readOnly sync.Map // *pgx.Conn → bool: the setting the session has now
+	cfg.PrepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) {
+		on := want.Load()
+		if cur, _ := readOnly.Load(conn); cur == on || (cur == nil && !on) {
+			return true, nil
+		}
+		if _, err := conn.Exec(ctx, `SELECT set_config('default_transaction_read_only', $1, false)`, strconv.FormatBool(on)); err != nil {
+			return false, err
+		}
+		readOnly.Store(conn, on)
+		return true, nil
+	}
+	return want.Store
 }
