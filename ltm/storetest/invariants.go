@@ -145,6 +145,9 @@ func testRefusedWritesUnavailable(t *testing.T, open func(*testing.T) Stores) {
 	_, _, err = s.Jobs.Enqueue(ctx, "extract", "c1", map[string]string{"guild_id": "g1"}, memory.EnqueueOptions{})
 	wantRefused(t, "enqueue", err)
 	wantRefused(t, "set privacy", s.Settings.SetCrossServer(ctx, "1", true))
+	if s.Writes != nil && s.Writes.InWriteTx() {
+		t.Error("a refused write left its transaction counted as open")
+	}
 
 	found, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "raid Friday", Owners: []memory.Owner{g}, KeywordOnly: true,
 		CountAccess: true, Limit: 5})
