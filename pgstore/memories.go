@@ -151,10 +151,12 @@ func createAction(m *memory.Memory) memory.Action {
 }
 
 // findLiveByHash returns the oldest live memory of the scope holding hash, whoever may see
-// it: the dedup of writers without a place (see WriteContext for those with one).
+// it: the dedup of writers without a place (see WriteContext for those with one). It reads
+// one entry of memories_live_hash (0010_live_hash_order.sql), planned anew each time
+// (planNow), however large the scope.
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
 	m, err := scanMemory(q.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories
-		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`, scopeKey, hash))
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`, planNow, scopeKey, hash))
 	if errNoRows(err) {
 		return nil, nil
 	}

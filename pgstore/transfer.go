@@ -227,7 +227,7 @@ func liveIDsByHash(ctx context.Context, tx *txn, w *memory.WriteContext, batch [
 			part := hashes[lo:min(lo+500, len(hashes))]
 			rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
 				WHERE scope_key = ? AND deleted_at IS NULL AND content_hash IN (`+placeholders(len(part))+`) ORDER BY id`,
-				append([]any{key}, part...)...)
+				append([]any{planNow, key}, part...)...)
 			if err != nil {
 				return nil, fmt.Errorf("couldn't look up duplicates: %w", err)
 			}
