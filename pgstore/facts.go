@@ -86,6 +86,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 		switch o.Action {
 		case memory.ActionCreate, memory.ActionUpdate:
 			s.db.recall.indexMemories(ctx, o.Memory)
+			s.db.keepPlannerStats(ctx, o.Memory)
 		case memory.ActionDelete:
 			s.db.recall.unindexMemories(o.Memory)
 		}

@@ -70,6 +70,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 	}
 	if res.Created {
 		s.db.recall.indexMemories(ctx, res.Memory)
+		s.db.keepPlannerStats(ctx, res.Memory)
 	}
 	return res, nil
 }

@@ -110,6 +110,8 @@ type db struct {
 	// recall is the in-process side of recall: the embedder, the vector index of the
 	// scopes this process queried, the query vector cache (embed.go).
 	recall recallState
+	// stats is when the planner's statistics of memories were last checked (plannerstats.go).
+	stats plannerStats
 	// changes is the LISTEN connection that keeps recall's in-process state current with
 	// what other processes write (changes.go).
 	changes *changeFeed

@@ -98,6 +98,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
 		s.db.recall.indexMemories(ctx, created...)
+		s.db.keepPlannerStats(ctx, created...)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)
 		res.IDs = append(res.IDs, ids...)

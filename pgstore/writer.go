@@ -38,6 +38,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 	}
 	if res.Created {
 		s.db.recall.indexMemories(ctx, res.Memory)
+		s.db.keepPlannerStats(ctx, res.Memory)
 	}
 	return res, nil
 }
