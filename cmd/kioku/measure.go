@@ -118,7 +118,7 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		if !memoriesSet {
 			*n = bench.DefaultStoreMemories
 		}
-		return benchStores(ctx, app, *pgURL, bench.Options{Memories: *n, Queries: *queries, Seed: *seed, Progress: app.Stderr}, *asJSON)
+		return benchStores(ctx, app, *pgURL, bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Progress: app.Stderr}, *asJSON)
 	default:
 		return usagef("--store is sqlite or postgres, got %q", *store)
 	}
@@ -176,7 +176,8 @@ func runBench(ctx context.Context, app *App, args []string) error {
 }
 
 // benchStores is `kioku bench --store postgres`: SQLite and PostgreSQL side by side, the
-// same corpus written one memory at a time and the same queries timed on each.
+// same corpus written one memory at a time and the same queries timed on each, keyword-only
+// and hybrid.
 func benchStores(ctx context.Context, app *App, pgURL string, opt bench.Options, asJSON bool) error {
 	if pgURL == "" && isPostgresURL(app.config.DB) {
 		pgURL = app.config.DB
@@ -184,8 +185,8 @@ func benchStores(ctx context.Context, app *App, pgURL string, opt bench.Options,
 	if !isPostgresURL(pgURL) {
 		return usagef("--store postgres needs a database: --postgres postgres://… (or KIOKU_DB set to one)")
 	}
-	if opt.Memories < 4 || opt.Queries < 1 {
-		return usagef("--memories must be at least 4 and --queries at least 1")
+	if opt.Memories < 4 || opt.Queries < 1 || opt.Dims < 1 {
+		return usagef("--memories must be at least 4, --queries and --dims at least 1")
 	}
 	cfg, err := pgxpool.ParseConfig(pgURL)
 	if err != nil {

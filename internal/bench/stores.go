@@ -25,23 +25,35 @@ import (
 const DefaultStoreMemories = 5000
 
 // StoresReport compares SQLite and PostgreSQL on the same corpus and queries (`kioku bench
-// --store postgres`): write throughput and recall latency, and recall's hit rate as a
-// check that both found what they should.
+// --store postgres`): write throughput, keyword and hybrid recall latency, and recall's hit
+// rates as a check that both found what they should.
 type StoresReport struct {
-	Memories int           `json:"memories"`
-	Queries  int           `json:"queries"`
-	Stores   []StoreTiming `json:"stores"`
+	Memories int `json:"memories"`
+	// Dims is the size of the corpus's synthetic vectors, which hybrid recall searches.
+	Dims    int           `json:"dims"`
+	Queries int           `json:"queries"`
+	Stores  []StoreTiming `json:"stores"`
 }
 
 // StoreTiming is one store's measurements.
 type StoreTiming struct {
 	Store string `json:"store"`
-	// RememberPerS is memories written per second, one Remember (one transaction) each.
+	// RememberPerS is memories written per second, one Remember (one transaction) each,
+	// without an embedding model (the vectors are added afterwards, untimed).
 	RememberPerS float64 `json:"remember_per_s"`
-	RecallP50Ms  float64 `json:"recall_p50_ms"`
-	RecallP99Ms  float64 `json:"recall_p99_ms"`
-	// HitAt10 is the share of queries made from a memory that find it in the top 10.
+	// RecallP50Ms and RecallP99Ms time keyword-only Search (limit 10).
+	RecallP50Ms float64 `json:"recall_p50_ms"`
+	RecallP99Ms float64 `json:"recall_p99_ms"`
+	// HitAt10 is the share of queries made from a memory that keyword recall finds in its
+	// top 10.
 	HitAt10 float64 `json:"hit_at_10"`
+	// HybridP50Ms and HybridP99Ms time full Search (limit 10): the keyword and vector legs
+	// fused, with the corpus's deterministic embedder on both stores, every memory's vector
+	// stored and the scope's vector index loaded.
+	HybridP50Ms float64 `json:"hybrid_p50_ms"`
+	HybridP99Ms float64 `json:"hybrid_p99_ms"`
+	// HybridHitAt10 is HitAt10 for hybrid recall.
+	HybridHitAt10 float64 `json:"hybrid_hit_at_10"`
 }
 
 // benchStore is what the comparison needs of a store.
@@ -49,13 +61,22 @@ type benchStore struct {
 	name     string
 	remember func(ctx context.Context, m memory.Memory) (int64, error)
 	search   func(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+	recall   embeddingRecall
 	close    func() error
+}
+
+// embeddingRecall is the part of a store's Recall that gives memories their vectors.
+type embeddingRecall interface {
+	SetEmbedder(fn ltm.EmbedFunc, model string)
+	TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptions) (memory.EmbedTrackResult, error)
 }
 
 // CompareStores loads one corpus (opt.Memories, default DefaultStoreMemories, in one guild)
 // into a temporary SQLite database and into a fresh schema of the PostgreSQL database pg
-// names, dropped afterwards, and times the same queries on both. Recall is keyword-only:
-// the comparison is of the stores, not of the embedding model.
+// names, dropped afterwards, and times the same queries on both: keyword-only recall, then
+// hybrid recall once every memory has its vector from the corpus's deterministic embedder
+// (opt.Dims, default DefaultDims), the same on both, so the comparison is of the stores and
+// not of an embedding model.
 func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (StoresReport, error) {
 	if opt.Memories <= 0 {
 		opt.Memories = DefaultStoreMemories
@@ -66,14 +87,17 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 	if opt.Seed == 0 {
 		opt.Seed = DefaultSeed
 	}
-	opt.Dims, opt.Scopes = 8, 1
+	if opt.Dims <= 0 {
+		opt.Dims = DefaultDims
+	}
+	opt.Scopes = 1
 	r := &run{opt: opt, progress: func(format string, args ...any) {
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, format+"\n", args...)
 		}
 	}}
 	r.c = newCorpus(opt.Seed, opt.Memories, opt.Dims, opt.Queries, opt.Scopes)
-	rep := StoresReport{Memories: opt.Memories, Queries: len(r.c.queries)}
+	rep := StoresReport{Memories: opt.Memories, Dims: opt.Dims, Queries: len(r.c.queries)}
 
 	dir, err := os.MkdirTemp(opt.Dir, "kioku-bench-stores-")
 	if err != nil {
@@ -85,7 +109,7 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 		return rep, err
 	}
 	lite.MaxServerMemories, lite.MaxMemberMemories = -1, -1
-	stores := []benchStore{{name: "sqlite", close: lite.Close, search: lite.Recall.Search,
+	stores := []benchStore{{name: "sqlite", close: lite.Close, search: lite.Recall.Search, recall: lite.Recall,
 		remember: func(ctx context.Context, m memory.Memory) (int64, error) {
 			res, err := lite.Memories.Remember(ctx, m, "bench")
 			return res.Memory.ID, err
@@ -105,7 +129,7 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 		return rep, err
 	}
 	post.MaxServerMemories, post.MaxMemberMemories = -1, -1
-	stores = append(stores, benchStore{name: "postgres", close: post.Close, search: post.Recall.Search,
+	stores = append(stores, benchStore{name: "postgres", close: post.Close, search: post.Recall.Search, recall: post.Recall,
 		remember: func(ctx context.Context, m memory.Memory) (int64, error) {
 			res, err := post.Memories.Remember(ctx, m, "bench")
 			return res.Memory.ID, err
@@ -124,7 +148,8 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 	return rep, nil
 }
 
-// timeStore loads the corpus into s one memory at a time, then times every query.
+// timeStore loads the corpus into s one memory at a time, times every query with keyword
+// recall, then gives every memory its vector and times them again with hybrid recall.
 func (r *run) timeStore(ctx context.Context, s benchStore) (StoreTiming, error) {
 	t := StoreTiming{Store: s.name}
 	r.progress("%s: writing %d memories", s.name, len(r.c.texts))
@@ -138,21 +163,54 @@ func (r *run) timeStore(ctx context.Context, s benchStore) (StoreTiming, error) 
 		ids[i] = id
 	}
 	t.RememberPerS = round1(float64(len(ids)) / time.Since(start).Seconds())
-	// One untimed round warms each store's caches and indexes alike.
+	r.progress("%s: timing %d keyword queries", s.name, len(r.c.queries))
+	p50, p99, hit, err := r.timeQueries(ctx, s, ids, true)
+	if err != nil {
+		return t, err
+	}
+	t.RecallP50Ms, t.RecallP99Ms, t.HitAt10 = p50, p99, hit
+
+	r.progress("%s: embedding %d memories", s.name, len(r.c.texts))
+	c := r.c
+	s.recall.SetEmbedder(func(_ context.Context, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i, text := range texts {
+			out[i] = c.vector(text)
+		}
+		return out, nil
+	}, "bench-synthetic")
+	res, err := s.recall.TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
+	if err != nil {
+		return t, fmt.Errorf("%s: embedding the corpus: %w", s.name, err)
+	}
+	if res.Missing != 0 {
+		return t, fmt.Errorf("%s: %d memories left without a vector", s.name, res.Missing)
+	}
+	r.progress("%s: timing %d hybrid queries", s.name, len(r.c.queries))
+	if t.HybridP50Ms, t.HybridP99Ms, t.HybridHitAt10, err = r.timeQueries(ctx, s, ids, false); err != nil {
+		return t, err
+	}
+	return t, nil
+}
+
+// timeQueries asks every query of the corpus once, after an untimed round that warms each
+// store's caches and indexes alike (the first hybrid query loads the scope's vectors), and
+// returns the p50 and p99 in milliseconds and the share of queries made from a memory that
+// find it in the top 10.
+func (r *run) timeQueries(ctx context.Context, s benchStore, ids []int64, keywordOnly bool) (p50, p99, hitAt10 float64, err error) {
 	for _, q := range r.c.queries[:min(20, len(r.c.queries))] {
-		if _, err := s.search(ctx, r.search(q, true)); err != nil {
-			return t, fmt.Errorf("%s: search: %w", s.name, err)
+		if _, err := s.search(ctx, r.search(q, keywordOnly)); err != nil {
+			return 0, 0, 0, fmt.Errorf("%s: search: %w", s.name, err)
 		}
 	}
-	r.progress("%s: timing %d queries", s.name, len(r.c.queries))
 	took := make([]time.Duration, 0, len(r.c.queries))
 	hits, sourced := 0, 0
 	for _, q := range r.c.queries {
 		begin := time.Now()
-		res, err := s.search(ctx, r.search(q, true))
+		res, err := s.search(ctx, r.search(q, keywordOnly))
 		took = append(took, time.Since(begin))
 		if err != nil {
-			return t, fmt.Errorf("%s: search: %w", s.name, err)
+			return 0, 0, 0, fmt.Errorf("%s: search: %w", s.name, err)
 		}
 		// Queries made from a memory (perturbed, long) should find it, as the main bench
 		// counts them; short ones and those about no memory have no single answer.
@@ -165,9 +223,7 @@ func (r *run) timeStore(ctx context.Context, s benchStore) (StoreTiming, error) 
 		}
 	}
 	slices.Sort(took)
-	t.RecallP50Ms, t.RecallP99Ms = ms(pctSorted(took, 50)), ms(pctSorted(took, 99))
-	t.HitAt10 = round4(float64(hits) / float64(max(sourced, 1)))
-	return t, nil
+	return ms(pctSorted(took, 50)), ms(pctSorted(took, 99)), round4(float64(hits) / float64(max(sourced, 1))), nil
 }
 
 // pctSorted is the p-th percentile of sorted durations.
@@ -212,10 +268,13 @@ func benchSchema(ctx context.Context, cfg *pgxpool.Config) (string, func(), erro
 
 // WriteText prints the comparison as a table.
 func (r StoresReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "%d memories in one guild, %d keyword queries, memories written one by one\n", r.Memories, r.Queries)
-	fmt.Fprintf(w, "%-9s %14s %10s %10s %8s\n", "store", "remember/s", "p50 ms", "p99 ms", "hit@10")
+	fmt.Fprintf(w, "%d memories in one guild, written one by one; %d queries, keyword-only and hybrid (%d-dim synthetic vectors)\n",
+		r.Memories, r.Queries, r.Dims)
+	fmt.Fprintf(w, "%-9s %11s  %-28s  %-28s\n", "", "", "keyword recall", "hybrid recall")
+	fmt.Fprintf(w, "%-9s %11s  %8s %8s %10s  %8s %8s %10s\n", "store", "remember/s", "p50 ms", "p99 ms", "hit@10", "p50 ms", "p99 ms", "hit@10")
 	for _, s := range r.Stores {
-		fmt.Fprintf(w, "%-9s %14.1f %10.3f %10.3f %8.4f\n", s.Store, s.RememberPerS, s.RecallP50Ms, s.RecallP99Ms, s.HitAt10)
+		fmt.Fprintf(w, "%-9s %11.1f  %8.3f %8.3f %10.4f  %8.3f %8.3f %10.4f\n", s.Store, s.RememberPerS,
+			s.RecallP50Ms, s.RecallP99Ms, s.HitAt10, s.HybridP50Ms, s.HybridP99Ms, s.HybridHitAt10)
 	}
 	return nil
 }

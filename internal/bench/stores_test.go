@@ -12,8 +12,8 @@ import (
 )
 
 // TestCompareStores: the store comparison writes one corpus into SQLite and a PostgreSQL
-// schema of its own, times the same queries on both, finds the memories queries were made
-// from on both alike, and drops its schema afterwards.
+// schema of its own, times the same queries on both with keyword and with hybrid recall,
+// finds the memories queries were made from on both alike, and drops its schema afterwards.
 func TestCompareStores(t *testing.T) {
 	url := pgtest.URL(t)
 	cfg, err := pgxpool.ParseConfig(url)
@@ -34,9 +34,12 @@ func TestCompareStores(t *testing.T) {
 		return n
 	}
 	before := schemas()
-	rep, err := bench.CompareStores(ctx, bench.Options{Memories: 200, Queries: 40, Dir: t.TempDir()}, cfg)
+	rep, err := bench.CompareStores(ctx, bench.Options{Memories: 200, Queries: 40, Dims: 32, Dir: t.TempDir()}, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if rep.Dims != 32 {
+		t.Errorf("report names %d dims, want 32", rep.Dims)
 	}
 	if len(rep.Stores) != 2 || rep.Stores[0].Store != "sqlite" || rep.Stores[1].Store != "postgres" {
 		t.Fatalf("stores %+v, want sqlite then postgres", rep.Stores)
@@ -45,8 +48,12 @@ func TestCompareStores(t *testing.T) {
 		if s.RememberPerS <= 0 || s.RecallP50Ms <= 0 || s.RecallP99Ms < s.RecallP50Ms {
 			t.Errorf("%s: implausible timings %+v", s.Store, s)
 		}
-		if s.HitAt10 < 0.5 {
-			t.Errorf("%s finds the source memory of %.0f%% of its queries, want at least half", s.Store, 100*s.HitAt10)
+		if s.HybridP50Ms <= 0 || s.HybridP99Ms < s.HybridP50Ms {
+			t.Errorf("%s: implausible hybrid timings %+v", s.Store, s)
+		}
+		if s.HitAt10 < 0.5 || s.HybridHitAt10 < 0.5 {
+			t.Errorf("%s finds the source memory of %.0f%% of its queries with keywords, %.0f%% with hybrid recall, want at least half",
+				s.Store, 100*s.HitAt10, 100*s.HybridHitAt10)
 		}
 	}
 	if after := schemas(); after != before {
