@@ -19,7 +19,8 @@ import (
 // bulk load slowed to 30 writes a second. So the store checks the statistics itself
 // whenever the table may have doubled since it last looked, and analyzes the table when they
 // describe less than half of it. That is one catalog read per doubling per process, and an
-// ANALYZE (a sample of at most 30,000 rows) only where autovacuum has not kept up.
+// ANALYZE (a sample of at most 30,000 rows) only where autovacuum has not kept up; the
+// ANALYZE also makes every connection plan its prepared statements on memories anew.
 
 // analyzeFrom is the table size, in memory ids, below which the statistics are left to
 // autovacuum: a scope of a few hundred rows reads fast whatever the plan.
