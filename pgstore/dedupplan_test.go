@@ -3,11 +3,8 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -124,27 +121,8 @@ func rowsRead(t *testing.T, p *pgxpool.Pool) int64 {
 // memories with the id after the hash, and the duplicate check finds the oldest live
 // memory of a content as before, passing over a forgotten one and a later copy.
 func TestPostgresLiveHashUpgrade(t *testing.T) {
-	cfg := pgtest.Schema(t)
 	ctx := t.Context()
-	p, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	before, all := fstest.MapFS{}, fstest.MapFS{}
-	for _, name := range migrationNames(t) {
-		data, err := os.ReadFile(filepath.Join("migrations", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		all[name] = &fstest.MapFile{Data: data}
-		if name < "0010" {
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
-	if _, err := pgstore.Migrate(ctx, p, before); err != nil {
-		t.Fatal(err)
-	}
+	cfg, p, all := migratedBefore(t, "0010")
 	m := memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Raids start at nine"}
 	if err := m.Prepare(); err != nil {
 		t.Fatal(err)

@@ -1,42 +1,17 @@
 package pgstore_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"testing/fstest"
-
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kioku-bot/kioku/pgstore"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
 
 // TestHistoryOriginsBackfill: 0008 adds the origin columns and fills them only where the
 // recorded data makes the origin certain, exactly as ltm's 0021 does (the same history as
 // migrations' test of it).
 func TestHistoryOriginsBackfill(t *testing.T) {
-	cfg := pgtest.Schema(t)
 	ctx := t.Context()
-	p, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	before, all := fstest.MapFS{}, fstest.MapFS{}
-	for _, name := range migrationNames(t) {
-		data, err := os.ReadFile(filepath.Join("migrations", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		all[name] = &fstest.MapFile{Data: data}
-		if name < "0008" {
-			before[name] = &fstest.MapFile{Data: data}
-		}
-	}
-	if _, err := pgstore.Migrate(ctx, p, before); err != nil {
-		t.Fatal(err)
-	}
+	_, p, all := migratedBefore(t, "0008")
 	if _, err := p.Exec(ctx, `
 INSERT INTO memories (id, scope, scope_key, guild_id, channel_id, type, content, normalized, content_hash, source, created_at, updated_at)
 VALUES (1, 'server', 'g:1', '1', 'general', 'fact', 'Raid night is Friday', 'x1', 'h1', 'command', 1, 1),

@@ -97,16 +97,17 @@ func migrationNames(t *testing.T) []string {
 	return names
 }
 
-// TestPostgresGuildRolesUpgrade: 0007 adds the stored roles beside a database's stored
-// channels, which it keeps as they were; no guild has roles until its next GUILD_CREATE.
-func TestPostgresGuildRolesUpgrade(t *testing.T) {
+// migratedBefore opens a pool on a fresh schema migrated up to, not including, the
+// migration whose name starts with first, the way a database an older kioku wrote is; all
+// holds every migration, for the upgrade, and cfg opens the schema.
+func migratedBefore(t *testing.T, first string) (*pgxpool.Config, *pgxpool.Pool, fstest.MapFS) {
+	t.Helper()
 	cfg := pgtest.Schema(t)
-	ctx := t.Context()
-	p, err := pgxpool.NewWithConfig(ctx, cfg.Copy())
+	p, err := pgxpool.NewWithConfig(t.Context(), cfg.Copy())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
+	t.Cleanup(p.Close)
 	before, all := fstest.MapFS{}, fstest.MapFS{}
 	for _, name := range migrationNames(t) {
 		data, err := os.ReadFile(filepath.Join("migrations", name))
@@ -114,13 +115,21 @@ func TestPostgresGuildRolesUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 		all[name] = &fstest.MapFile{Data: data}
-		if name < "0007" {
+		if name < first {
 			before[name] = &fstest.MapFile{Data: data}
 		}
 	}
-	if _, err := pgstore.Migrate(ctx, p, before); err != nil {
+	if _, err := pgstore.Migrate(t.Context(), p, before); err != nil {
 		t.Fatal(err)
 	}
+	return cfg, p, all
+}
+
+// TestPostgresGuildRolesUpgrade: 0007 adds the stored roles beside a database's stored
+// channels, which it keeps as they were; no guild has roles until its next GUILD_CREATE.
+func TestPostgresGuildRolesUpgrade(t *testing.T) {
+	ctx := t.Context()
+	cfg, p, all := migratedBefore(t, "0007")
 	if _, err := p.Exec(ctx, `INSERT INTO guild_channels (guild_id, channel_id, overwrites, updated_at)
 		VALUES ('1', '10', '[{"id":"1","type":0,"allow":0,"deny":1024}]', 5)`); err != nil {
 		t.Fatal(err)
