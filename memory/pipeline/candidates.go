@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/backoff"
 )
 
 // candidateOverfetch is how many recall results per candidate slot are read before the
@@ -71,9 +72,5 @@ const (
 
 // rulesWait is the wait before the job's nth try since its server's roles were unknown.
 func rulesWait(n int) time.Duration {
-	wait := rulesWaitBase
-	for i := 1; i < n && wait < rulesWaitMax; i++ {
-		wait *= 2
-	}
-	return min(wait, rulesWaitMax)
+	return backoff.Exponential(rulesWaitBase, rulesWaitMax, n-1)
 }
