@@ -1,6 +1,7 @@
 package ltm
 
 import (
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -136,16 +137,16 @@ func UpdateSourcesGone(metadata []byte, deleted, remaining []string) bool {
 	return true
 }
 
-// UpdateChannelBefore returns the channel a pipeline update moved the memory away from,
-// as its history metadata records it, or "" when it did not move it.
-func UpdateChannelBefore(metadata []byte) string {
-	var meta struct {
-		ChannelID []string `json:"channel_id"`
+// UndoUpdateChange is the change that takes m back to before a pipeline update: the content
+// the update replaced (before), said where its history row records it was said (oldChannel;
+// NULL on rows written before origins were recorded, which name no sources and are never
+// undone), so the memory goes back where its words may go.
+func UndoUpdateChange(m *memory.Memory, before string, oldChannel sql.NullString) memory.Change {
+	change := memory.Change{Content: &before, Reason: ReasonSourceDeleted}
+	if ch := oldChannel.String; oldChannel.Valid && ch != "" && ch != m.Provenance.ChannelID {
+		change.ChannelID = &ch
 	}
-	if json.Unmarshal(metadata, &meta) != nil || len(meta.ChannelID) != 2 {
-		return ""
-	}
-	return meta.ChannelID[0]
+	return change
 }
 
 // BatchMetadata is meta with the guild the batch's conversation happened in ("guild"), so

@@ -213,12 +213,14 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list strin
 // m is soft-deleted instead. It reports whether it changed m.
 func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *memory.Memory, deleted, remaining []string, res *MessageChange) (bool, error) {
 	var (
-		before string
-		meta   []byte
+		before     string
+		meta       []byte
+		oldChannel sql.NullString
 	)
-	err := tx.QueryRowContext(ctx, `SELECT old_content, metadata FROM memory_history WHERE memory_id = ? AND action = ?
-		AND actor = ? AND new_content = ? AND old_content <> new_content ORDER BY id DESC LIMIT 1`,
-		m.ID, memory.ActionUpdate, memory.ActorPipeline, m.Content).Scan(&before, &meta)
+	err := tx.QueryRowContext(ctx, `SELECT old_content, metadata, old_origin_channel FROM memory_history
+		WHERE memory_id = ? AND action = ? AND actor = ? AND new_content = ? AND old_content <> new_content
+		ORDER BY id DESC LIMIT 1`,
+		m.ID, memory.ActionUpdate, memory.ActorPipeline, m.Content).Scan(&before, &meta, &oldChannel)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -228,11 +230,7 @@ func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *m
 	if !ltm.UpdateSourcesGone(meta, deleted, remaining) {
 		return false, nil
 	}
-	change := memory.Change{Content: &before, Reason: ReasonSourceDeleted}
-	if ch := ltm.UpdateChannelBefore(meta); ch != "" && ch != m.Provenance.ChannelID {
-		change.ChannelID = &ch
-	}
-	back, err := s.db.modifyTx(ctx, tx, nil, m.Owner(), m.ID, change, memory.ActorDiscord)
+	back, err := s.db.modifyTx(ctx, tx, nil, m.Owner(), m.ID, ltm.UndoUpdateChange(m, before, oldChannel), memory.ActorDiscord)
 	if memory.ErrorCode(err) == memory.ECONFLICT {
 		done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 		res.Forgotten = append(res.Forgotten, done...)

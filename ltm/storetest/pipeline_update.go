@@ -22,16 +22,20 @@ func testPipelineUpdateEvidence(t *testing.T, open func(*testing.T) Stores) {
 	from := func(msg, user string) []memory.MessageRef {
 		return []memory.MessageRef{{MessageID: msg, AuthorID: user}}
 	}
-	cursor := 0
-	apply := func(ps ...memory.Proposal) []memory.ProposalOutcome {
+	cursor := map[string]int{} // each channel's extraction cursor
+	applyIn := func(channel string, ps ...memory.Proposal) []memory.ProposalOutcome {
 		t.Helper()
 		for i := range ps {
 			ps[i].MayEditServer = true
 		}
-		out := mustApply(t, f, memory.PipelineBatch{GuildID: guild, ChannelID: "c1", CursorFrom: int64(cursor),
-			CursorTo: int64(cursor + 1), Proposals: ps})
-		cursor++
+		out := mustApply(t, f, memory.PipelineBatch{GuildID: guild, ChannelID: channel, CursorFrom: int64(cursor[channel]),
+			CursorTo: int64(cursor[channel] + 1), Proposals: ps})
+		cursor[channel]++
 		return out
+	}
+	apply := func(ps ...memory.Proposal) []memory.ProposalOutcome {
+		t.Helper()
+		return applyIn("c1", ps...)
 	}
 	created := func(content, msg, user string) int64 {
 		t.Helper()
@@ -59,6 +63,27 @@ func testPipelineUpdateEvidence(t *testing.T, open func(*testing.T) Stores) {
 		}
 		return m.Content
 	}
+
+	t.Run("UndoingAMoveTakesItBack", func(t *testing.T) {
+		// Learned in c0, rewritten from a message in c1 (which moves it to c1): once that
+		// message is deleted its c0 words go back to c0, not stay where c1's readers see them.
+		p := addProposal(srv, "The treasurer keeps the receipts", nil)
+		p.Evidence = from("m-alice-treasurer", alice)
+		p.Memory.Provenance.ChannelID = "c0" // as the pipeline writes a fact said in c0
+		out := applyIn("c0", p)
+		id := out[0].MemoryID
+		update(id, "The treasurer keeps the receipts in the blue box", from("m-bob-treasurer", bob)...)
+		if _, err := s.Transcripts.DeleteMessages(ctx, guild, "c1", []string{"m-bob-treasurer"}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.Memories.Get(ctx, srv, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Content != "The treasurer keeps the receipts" || m.Provenance.ChannelID != "c0" {
+			t.Fatalf("after deleting the update's message: %q in %q, want the words before it back in c0", m.Content, m.Provenance.ChannelID)
+		}
+	})
 
 	t.Run("DeletingTheUpdateMessageUndoesIt", func(t *testing.T) {
 		id := created("The raid starts at eight", "m-alice-raid", alice)
