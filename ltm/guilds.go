@@ -122,15 +122,15 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 	}{
 		{"history", &res.History, func(tx *sql.Tx) (int, error) {
 			// Rows of the guild's memories, rows of proposals about its server memory that
-			// never became a memory, and rows of the pipeline's work on its conversations
-			// (proposals kept in members' personal scopes): those name the guild
-			// (BatchMetadata), older ones only their job, so this step runs before the
-			// jobs go.
+			// never became a memory, and every row quoting words said in the guild (their
+			// origins: the pipeline's proposals kept in members' personal scopes); older
+			// pipeline rows, written before origins, only by their job, so this step runs
+			// before the jobs go.
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
 				SELECT id FROM memory_history WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?)
-					OR scope_key = ? OR (actor = ? AND json_valid(metadata) AND (json_extract(metadata, '$.guild') = ?
-						OR json_extract(metadata, '$.job') IN (`+jobsOfGuild+`))) LIMIT ?)`,
-				guildID, serverKey, memory.ActorPipeline, guildID, guildID, purgeBatch)
+					OR scope_key = ? OR new_origin_guild = ? OR old_origin_guild = ?
+					OR (actor = ? AND json_valid(metadata) AND json_extract(metadata, '$.job') IN (`+jobsOfGuild+`)) LIMIT ?)`,
+				guildID, serverKey, guildID, guildID, memory.ActorPipeline, guildID, purgeBatch)
 		}},
 		{"jobs", &res.Jobs, func(tx *sql.Tx) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (`+jobsOfGuild+` LIMIT ?)`, guildID, purgeBatch)

@@ -148,18 +148,3 @@ func UndoUpdateChange(m *memory.Memory, before string, oldChannel sql.NullString
 	}
 	return change
 }
-
-// BatchMetadata is meta with the guild the batch's conversation happened in ("guild"), so
-// that every history row of the batch, the rows of proposals that never became a memory
-// in a member's personal scope included, can be found when that guild is purged.
-func BatchMetadata(meta map[string]any, guildID string) map[string]any {
-	if guildID == "" {
-		return meta
-	}
-	out := make(map[string]any, len(meta)+1)
-	for k, v := range meta {
-		out[k] = v
-	}
-	out["guild"] = guildID
-	return out
-}

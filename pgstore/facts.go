@@ -58,7 +58,6 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 				out = append(out, memory.ProposalOutcome{Action: memory.ActionBlock, Note: NoteFenced})
 				continue
 			}
-			p.Metadata = ltm.BatchMetadata(p.Metadata, b.GuildID)
 			o, err := s.applyProposalTx(ctx, tx, memory.Origin{GuildID: b.GuildID, ChannelID: b.ChannelID}, p)
 			if err != nil {
 				return err

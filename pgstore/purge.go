@@ -35,15 +35,15 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 	once := new(int) // steps of one row: their count is not reported, and they never repeat
 	steps := []step{
 		// Rows of the guild's memories, rows of proposals about its server memory that never
-		// became a memory, and rows of the pipeline's work on its conversations (proposals
-		// kept in members' personal scopes): those name the guild (ltm.BatchMetadata), older
-		// ones only their job, so this step runs before the jobs go.
+		// became a memory, and every row quoting words said in the guild (their origins: the
+		// pipeline's proposals kept in members' personal scopes); older pipeline rows, written
+		// before origins, only by their job, so this step runs before the jobs go.
 		deleteIn(&res.History, "history", `DELETE FROM memory_history WHERE id IN (
 			SELECT id FROM memory_history WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?)
-				OR scope_key = ? OR (actor = ? AND metadata LIKE '%"guild"%' AND metadata::jsonb ->> 'guild' = ?)
+				OR scope_key = ? OR new_origin_guild = ? OR old_origin_guild = ?
 				OR (actor = ? AND metadata LIKE '%"job"%' AND metadata::jsonb ->> 'job' IN (
 					SELECT id::text FROM memory_jobs WHERE payload::jsonb ->> 'guild_id' = ?)) LIMIT ?)`,
-			guildID, serverKey, memory.ActorPipeline, guildID, memory.ActorPipeline, guildID, purgeBatch),
+			guildID, serverKey, guildID, guildID, memory.ActorPipeline, guildID, purgeBatch),
 		// Extraction jobs name their guild in the payload; a leased one loses its lease, so
 		// its worker's commit fails instead of writing the guild's memories back.
 		deleteIn(&res.Jobs, "jobs", `DELETE FROM memory_jobs WHERE id IN (
