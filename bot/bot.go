@@ -23,10 +23,10 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/i18n"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // Store is the long-term memory as the bot sees it: one small interface per

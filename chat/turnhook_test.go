@@ -14,10 +14,10 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/contextbuild"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/sashabaranov/go-openai"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // EmbedFunc embeds texts, returning one vector per text in the same order. It is the seam

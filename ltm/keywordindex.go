@@ -10,12 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/kioku-bot/kioku/internal/kwindex"
+	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/kwindex"
-	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
-// The keyword leg is served from an in-memory BM25 index per scope key (memory/kwindex),
+// The keyword leg is served from an in-memory BM25 index per scope key (internal/kwindex),
 // with the scope's own term statistics and kioku's BM25 parameters. SQLite stays the
 // durable source: a scope's index is built from its rows on first use and kept current
 // from the memory_changes log (migration 0012), which triggers fill on every write by any

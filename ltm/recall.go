@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/kwindex"
+	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
-	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // DefaultAlpha weighs the vector leg in the blend alpha×vector + (1−alpha)×keyword.

@@ -13,10 +13,10 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 

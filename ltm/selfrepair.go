@@ -10,7 +10,7 @@ import (
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
-// The store's side of self-repair (memory/pipeline's maintenance task): the repairs that
+// The store's side of self-repair (internal/pipeline's maintenance task): the repairs that
 // need SQL, and the audit of every repair the health findings called for. Each repair
 // returns how many items it changed.
 

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/memory/kwindex"
+	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 	"github.com/kioku-bot/kioku/migrations"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver

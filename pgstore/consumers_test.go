@@ -5,8 +5,8 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore"
 )
 

@@ -12,15 +12,15 @@ import (
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 
+	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // Vectors on PostgreSQL are kept as on SQLite: the embeddings table holds one vector per
 // content hash and model, as little-endian float32 bytes (rows copy between the stores
 // unchanged), and each process serves the vector leg of recall from an in-process index
-// (memory/vecindex) of the scopes it queries, loaded lazily per scope and bounded by an LRU
+// (internal/vecindex) of the scopes it queries, loaded lazily per scope and bounded by an LRU
 // byte limit. What other processes write reaches that index through change notifications
 // (changes.go).
 

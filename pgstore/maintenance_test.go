@@ -13,11 +13,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )

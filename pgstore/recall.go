@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/kwindex"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
@@ -43,7 +43,7 @@ const (
 	cjkScanMax    = 20000
 )
 
-// BM25's parameters are the keyword index's on SQLite (memory/kwindex): k1 1.2, b 0.3 and
+// BM25's parameters are the keyword index's on SQLite (internal/kwindex): k1 1.2, b 0.3 and
 // the smoothed idf, so both stores rank by the same formula.
 var (
 	bm25K1 = kwindex.DefaultParams.K1

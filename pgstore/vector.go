@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/vecindex"
 )
 
 // metaOf is what the vector index may filter m on without reading the database.

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm/storetest"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )

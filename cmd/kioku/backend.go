@@ -13,11 +13,11 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // The kinds of store a backend can be.

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // backupStamp is the UTC timestamp in backup file names (kioku-20261124T031500Z.db, and

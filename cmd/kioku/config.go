@@ -13,10 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // Config is everything kioku reads from its environment. cmd/kioku is the only place that

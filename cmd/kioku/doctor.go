@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // errUnhealthy makes `kioku doctor` exit 1 after printing its report.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // TestRunTracksEmbeddingsAndDoctorReports: a memory stored without a vector (here by a

@@ -17,7 +17,7 @@ import (
 
 const (
 	// keywordBytesPerMemory is what the keyword index holds per memory, with margin: 105
-	// bytes in one scope of 100,000 memories and 345 in scopes of 1,000 (memory/kwindex
+	// bytes in one scope of 100,000 memories and 345 in scopes of 1,000 (internal/kwindex
 	// TestIndexBytesPerMemory and TestSmallScopesBytesPerMemory), about 260 for kioku
 	// bench's corpus in scopes of 1,000 (kioku bench --memprofile).
 	keywordBytesPerMemory = 280

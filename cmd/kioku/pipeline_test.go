@@ -11,10 +11,10 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 )
 
 // TestRunPipeline: `kioku run` starts the background pipeline with the bot. A decision

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/metrics"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 

@@ -12,11 +12,11 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/contextbuild"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/spend"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 

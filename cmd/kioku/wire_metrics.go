@@ -12,9 +12,9 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/metrics"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/stm"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/contextbuild"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )

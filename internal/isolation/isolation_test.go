@@ -18,11 +18,11 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/pipeline"
 	"github.com/kioku-bot/kioku/pgstore/pgtest"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"

@@ -3,7 +3,7 @@
 // per-domain scores, a composite score and findings that name the command fixing each
 // (Assess), and decides which repairs may run now (Policy: cooldowns, hourly budgets, the
 // halt after repairs that do not help). It does no I/O and reads no clock of its own; the
-// store gathers the diagnostics, memory/pipeline runs the repairs and `kioku doctor` and
+// store gathers the diagnostics, internal/pipeline runs the repairs and `kioku doctor` and
 // /kioku status show the report.
 package maintenance
 

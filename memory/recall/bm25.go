@@ -9,7 +9,7 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// BM25 parameters of ScanBM25: the keyword index's (memory/kwindex.DefaultParams), so a
+// BM25 parameters of ScanBM25: the keyword index's (internal/kwindex.DefaultParams), so a
 // scan answering while a scope's index builds ranks like the index.
 const (
 	bm25K1 = 1.2
