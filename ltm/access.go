@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -144,7 +143,7 @@ func (s *Recall) writeAccess(ctx context.Context, pending map[int64]int, ids []i
 		obj[strconv.FormatInt(id, 10)] = pending[id]
 	}
 	body, _ := json.Marshal(obj) // a map of ints always marshals
-	return s.db.withBookkeepingTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withBookkeepingTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `UPDATE memories SET access_count = access_count + a.n,
 			accessed_at = max(accessed_at, ?)
 			FROM (SELECT CAST(key AS INTEGER) AS id, value AS n FROM json_each(?)) AS a

@@ -39,7 +39,7 @@ func TestFlushAccessWritesEveryBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	var total, moved int
-	if err := s.read.QueryRow(`SELECT sum(access_count), sum(accessed_at = 2000) FROM memories`).Scan(&total, &moved); err != nil {
+	if err := s.read.db.QueryRow(`SELECT sum(access_count), sum(accessed_at = 2000) FROM memories`).Scan(&total, &moved); err != nil {
 		t.Fatal(err)
 	}
 	if total != n+10 || moved != n {
@@ -62,7 +62,7 @@ func TestFullAccessBatchFlushesEarly(t *testing.T) {
 	s.recall.access.record(ids[:accessFlushBatch-1], 1_000)
 	counted := func() int {
 		var n int
-		if err := s.read.QueryRow(`SELECT count(*) FROM memories WHERE access_count > 0`).Scan(&n); err != nil {
+		if err := s.read.db.QueryRow(`SELECT count(*) FROM memories WHERE access_count > 0`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"testing"
 )
@@ -18,11 +17,11 @@ func TestBookkeepingIsNotCountedAsAWrite(t *testing.T) {
 	defer s.Close()
 	for _, c := range []struct {
 		name  string
-		run   func(context.Context, func(*sql.Tx) error) error
+		run   func(context.Context, func(*txn) error) error
 		count bool
 	}{{"write", s.withWriteTx, true}, {"bookkeeping", s.withBookkeepingTx, false}} {
 		var seen bool
-		if err := c.run(t.Context(), func(*sql.Tx) error { seen = s.InWriteTx(); return nil }); err != nil {
+		if err := c.run(t.Context(), func(*txn) error { seen = s.InWriteTx(); return nil }); err != nil {
 			t.Fatal(err)
 		}
 		if seen != c.count {

@@ -40,7 +40,7 @@ func modelCalls(ctx context.Context, q querier, key, day string) (int, error) {
 // were (the total is then the count before them). The check and the count are one write
 // transaction, so processes sharing the database cannot both take the last call.
 func (s *Budgets) AddModelCalls(ctx context.Context, key, day string, n, limit int) (total int, ok bool, err error) {
-	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		cur, err := modelCalls(ctx, tx, key, day)
 		if err != nil {
 			return err

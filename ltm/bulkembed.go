@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -67,7 +66,7 @@ func (b *bulkEmbed) wait() *fetchedVectors {
 }
 
 // storeTx stores the new vectors of f inside tx; nil f stores nothing.
-func (b *bulkEmbed) storeTx(ctx context.Context, tx *sql.Tx, f *fetchedVectors) error {
+func (b *bulkEmbed) storeTx(ctx context.Context, tx *txn, f *fetchedVectors) error {
 	if f == nil {
 		return nil
 	}

@@ -46,7 +46,7 @@ func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) 
 		return nil
 	}
 	now := s.db.nowMillis()
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO guild_channels
 			(guild_id, channel_id, parent_id, kind, private_thread, overwrites, deleted_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -86,7 +86,7 @@ func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) 
 // memories remain limited to the people who could see it. A channel never recorded stays
 // unknown, which keeps its memories out of every other channel.
 func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID string) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `UPDATE guild_channels SET deleted_at = ?, updated_at = ?
 			WHERE guild_id = ? AND channel_id = ? AND deleted_at IS NULL`, s.db.nowMillis(), s.db.nowMillis(), guildID, channelID)
 		if err != nil {
@@ -161,7 +161,7 @@ func (s *Channels) SaveGuildRoles(ctx context.Context, r GuildRoles) error {
 		return err
 	}
 	now := s.db.nowMillis()
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO guild_roles (guild_id, owner_id, roles, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET owner_id = excluded.owner_id, roles = excluded.roles,
 				updated_at = excluded.updated_at`, r.GuildID, r.OwnerID, raw, now); err != nil {

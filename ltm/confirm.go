@@ -69,7 +69,7 @@ func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, t
 		return nil, err
 	}
 	var forgotten []*memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var ids []int64
 		if err := s.db.useConfirmation(ctx, tx, owner, confirmForget, token, &ids); err != nil {
 			return err
@@ -107,7 +107,7 @@ func (s *db) createConfirmation(ctx context.Context, owner memory.Owner, kind st
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("couldn't encode confirmation: %w", err)
 	}
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.withWriteTx(ctx, func(tx *txn) error {
 		// Expired confirmations are useless; clear them while we hold the lock anyway.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM confirmations WHERE expires_at < ?`, s.nowMillis()-int64(time.Hour/time.Millisecond)); err != nil {
 			return fmt.Errorf("couldn't prune confirmations: %w", err)
@@ -122,7 +122,7 @@ func (s *db) createConfirmation(ctx context.Context, owner memory.Owner, kind st
 	return token, expires, err
 }
 
-func (s *db) useConfirmation(ctx context.Context, tx *sql.Tx, owner memory.Owner, kind, token string, payload any) error {
+func (s *db) useConfirmation(ctx context.Context, tx *txn, owner memory.Owner, kind, token string, payload any) error {
 	var (
 		body    string
 		expires int64

@@ -133,7 +133,7 @@ func (s *Maintenance) diagnoseStorage(ctx context.Context, now time.Time, st *ma
 	if fi, err := os.Stat(s.db.path); err == nil {
 		st.FileBytes = fi.Size()
 	}
-	state, err := migrations.Inspect(ctx, s.db.read, migrations.FS())
+	state, err := migrations.Inspect(ctx, s.db.read.db, migrations.FS())
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -337,11 +336,11 @@ func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]f
 	if len(vecs) == 0 {
 		return nil
 	}
-	return s.withWriteTx(ctx, func(tx *sql.Tx) error { return s.storeVectorsTx(ctx, tx, model, vecs) })
+	return s.withWriteTx(ctx, func(tx *txn) error { return s.storeVectorsTx(ctx, tx, model, vecs) })
 }
 
 // storeVectorsTx caches vectors by content hash inside tx.
-func (s *db) storeVectorsTx(ctx context.Context, tx *sql.Tx, model string, vecs map[string][]float32) error {
+func (s *db) storeVectorsTx(ctx context.Context, tx *txn, model string, vecs map[string][]float32) error {
 	now := s.nowMillis()
 	q := s.stmts.on(tx)
 	for h, v := range vecs {

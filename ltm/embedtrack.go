@@ -3,7 +3,6 @@ package ltm
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -349,7 +348,7 @@ func (s *db) storeLiveVectors(ctx context.Context, model string, vecs map[string
 		return stored, nil
 	}
 	now := s.nowMillis()
-	err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.withWriteTx(ctx, func(tx *txn) error {
 		q := s.stmts.on(tx)
 		for h, v := range vecs {
 			res, err := q.ExecContext(ctx, storeLiveVectorSQL, h, model, len(v), encodeVector(v), now)

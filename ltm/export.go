@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -233,7 +232,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 		// The previous batch's vectors go in with this batch (see bulkEmbed).
 		prev := embeds.wait()
 		analysed.wait(start, end)
-		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			if created, ids, err = s.insertBatchTx(ctx, tx, w, batch, analysed.ents[start:end], actor); err != nil {
 				return err
@@ -283,7 +282,7 @@ type hashSlot struct{ scopeKey, hash string }
 // of the live memory that already held its content. With a writer, only memories the
 // writer can see count as already there (WriteContext). The batch has been through
 // bulkAnalysis: decisions are marked.
-func (s *Transfer) insertBatchTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory, ents [][]graph.Entity, actor memory.Actor) ([]*memory.Memory, []int64, error) {
+func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext, batch []memory.Memory, ents [][]graph.Entity, actor memory.Actor) ([]*memory.Memory, []int64, error) {
 	ids := make([]int64, len(batch))
 	existing, err := liveIDsByHash(ctx, tx, w, batch)
 	if err != nil {
@@ -364,7 +363,7 @@ func importHistorySQL(rows int) string {
 
 // addImportHistory records the creation of each memory of created, in multi-row
 // statements: the same rows rememberTx writes one at a time.
-func (s *Transfer) addImportHistory(ctx context.Context, tx *sql.Tx, created []*memory.Memory, actor memory.Actor) error {
+func (s *Transfer) addImportHistory(ctx context.Context, tx *txn, created []*memory.Memory, actor memory.Actor) error {
 	now := s.db.nowMillis()
 	for lo := 0; lo < len(created); lo += insertRowsPerStatement {
 		chunk := created[lo:min(lo+insertRowsPerStatement, len(created))]

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"time"
@@ -28,12 +27,12 @@ func (s *Memories) FenceForgotten(ctx context.Context, userID string) error {
 	if userID == "" {
 		return fmt.Errorf("couldn't fence forgotten member: a user id is required")
 	}
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.fenceForgottenTx(ctx, tx, userID) })
+	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.fenceForgottenTx(ctx, tx, userID) })
 }
 
 // fenceForgottenTx is FenceForgotten inside a caller's transaction (forget-me's own), so the
 // fence and the deletion commit together.
-func (s *db) fenceForgottenTx(ctx context.Context, tx *sql.Tx, userID string) error {
+func (s *db) fenceForgottenTx(ctx context.Context, tx *txn, userID string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO forget_fences (user_id, forgotten_at) VALUES (?, ?)
 		ON CONFLICT (user_id) DO UPDATE SET forgotten_at = max(forgotten_at, excluded.forgotten_at)`,
 		userID, s.nowMillis())
@@ -44,7 +43,7 @@ func (s *db) fenceForgottenTx(ctx context.Context, tx *sql.Tx, userID string) er
 }
 
 // fencedSinceTx returns which of userIDs were forgotten at or after since.
-func fencedSinceTx(ctx context.Context, tx *sql.Tx, userIDs []string, since time.Time) (map[string]bool, error) {
+func fencedSinceTx(ctx context.Context, tx *txn, userIDs []string, since time.Time) (map[string]bool, error) {
 	if len(userIDs) == 0 {
 		return nil, nil
 	}
@@ -76,7 +75,7 @@ const NoteFenced = "fenced: a member it involves was forgotten after the job sta
 
 // batchFencesTx returns the members involved in b's proposals who were forgotten at or
 // after b.StartedAt.
-func batchFencesTx(ctx context.Context, tx *sql.Tx, b memory.PipelineBatch) (map[string]bool, error) {
+func batchFencesTx(ctx context.Context, tx *txn, b memory.PipelineBatch) (map[string]bool, error) {
 	if b.StartedAt.IsZero() {
 		return nil, nil
 	}

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -56,8 +55,10 @@ const forgetMeUpdateSources = `UPDATE memory_history SET metadata = json_set(met
 
 // forgetMeJobs is the condition of the jobs whose content forget-me clears: unfinished
 // jobs with a checkpoint or a lease, finished jobs holding more than their ids.
-const forgetMeJobs = `state = 'leased' OR (state = 'queued' AND ` + jobHasCheckpoint + `)
-	OR (state IN ('done', 'dead') AND payload <> ` + jobIDsPayload + `)`
+func forgetMeJobs(d *Dialect) string {
+	return `state = 'leased' OR (state = 'queued' AND ` + d.JobHasCheckpoint + `)
+	OR (state IN ('done', 'dead') AND payload <> ` + d.JobIDsPayload + `)`
+}
 
 // PreviewForgetMe counts everything forget-me would erase for userID and returns a
 // single-use token.
@@ -104,7 +105,7 @@ func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memo
 	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM transcripts WHERE user_id = ?`, userID).Scan(&sum.Turns); err != nil {
 		return fmt.Errorf("couldn't count turns of user %s: %w", userID, err)
 	}
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE `+forgetMeJobs).Scan(&sum.Jobs); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE `+forgetMeJobs(s.db.dialect)).Scan(&sum.Jobs); err != nil {
 		return fmt.Errorf("couldn't count jobs: %w", err)
 	}
 	return nil
@@ -162,7 +163,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		sum     ForgetMeSummary
 		removed []*memory.Memory
 	)
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		sum, removed = ForgetMeSummary{}, nil
 		var who string
 		if err := s.db.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
@@ -191,7 +192,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	return sum, nil
 }
 
-func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
 	removed, err := forgetMeList(ctx, tx, owner, userID, sum)
 	if err != nil {
 		return nil, err
@@ -233,8 +234,8 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *sql.Tx, owner memory
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
-		{"finished jobs", `UPDATE memory_jobs SET payload = ` + jobIDsPayload + `, last_error = CASE WHEN instr(last_error, '{') > 0
-			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND payload <> ` + jobIDsPayload, nil, &sum.Jobs},
+		{"finished jobs", `UPDATE memory_jobs SET payload = ` + s.db.dialect.JobIDsPayload + `, last_error = CASE WHEN instr(last_error, '{') > 0
+			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND payload <> ` + s.db.dialect.JobIDsPayload, nil, &sum.Jobs},
 	}
 	for _, st := range steps {
 		n, err := execCount(ctx, tx, st.query, st.args...)

@@ -42,13 +42,13 @@ func linkContext(m *memory.Memory) graph.Context {
 // the entities that do not exist yet. Links that exist already are kept. The statements do
 // not grow with the number of entities a memory names: one lookup of all their names, one
 // insert of the names they lacked and one of the links.
-func (s *db) linkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) error {
+func (s *db) linkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
 	return s.linkEntitiesTx(ctx, tx, m, graph.Link(m.Content, linkContext(m)), nil)
 }
 
 // linkEntitiesTx is linkMemoryTx with the entities m's content names already found. members,
 // when not nil, carries the members' entities already resolved in tx (a bulk write's batch).
-func (s *db) linkEntitiesTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, ents []graph.Entity, members memberEntities) error {
+func (s *db) linkEntitiesTx(ctx context.Context, tx *txn, m *memory.Memory, ents []graph.Entity, members memberEntities) error {
 	if len(ents) == 0 {
 		return nil
 	}
@@ -222,7 +222,7 @@ func bestHit(hits map[string][]aliasHit, names []string, kind graph.Kind) (alias
 
 // relinkMemoryTx replaces m's links with those of its current content. Entities left with
 // no mention are collected by retention.
-func (s *db) relinkMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory) error {
+func (s *db) relinkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_entities WHERE memory_id = ?`, m.ID); err != nil {
 		return fmt.Errorf("couldn't unlink memory %d: %w", m.ID, err)
 	}
@@ -387,7 +387,7 @@ func (g *Graph) AddTriples(ctx context.Context, b graph.Batch) (int, error) {
 	}
 	scopeKey := b.Owner.Key()
 	recorded := 0
-	err := g.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := g.db.withWriteTx(ctx, func(tx *txn) error {
 		recorded = 0
 		fenced, err := fencedSinceTx(ctx, tx, ids, b.StartedAt)
 		if err != nil {
@@ -445,7 +445,7 @@ func (g *Graph) AddTriples(ctx context.Context, b graph.Batch) (int, error) {
 
 // privateMembersTx returns which of ids have a privacy level that keeps them out of what the
 // model learns (partial or full).
-func privateMembersTx(ctx context.Context, tx *sql.Tx, ids []string) (map[string]bool, error) {
+func privateMembersTx(ctx context.Context, tx *txn, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
 		return out, nil
@@ -602,7 +602,7 @@ const repairLinkGraph = "link-graph"
 // recovered memory has its links) after the cursor; links that exist already are kept, so a
 // memory written since the migration is not counted twice.
 func (s *Maintenance) linkGraph(linked *int) repairPhase {
-	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
@@ -629,7 +629,7 @@ func (g *Graph) CollectOrphans(ctx context.Context, limit int) (int, error) {
 		limit = DefaultRetentionBatch
 	}
 	var n int
-	err := g.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := g.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		n, err = collectOrphansTx(ctx, tx, limit)
 		return err
@@ -640,7 +640,7 @@ func (g *Graph) CollectOrphans(ctx context.Context, limit int) (int, error) {
 	return n, nil
 }
 
-func collectOrphansTx(ctx context.Context, tx *sql.Tx, limit int) (int, error) {
+func collectOrphansTx(ctx context.Context, tx *txn, limit int) (int, error) {
 	return execCount(ctx, tx, `DELETE FROM entities WHERE id IN (SELECT id FROM entities WHERE mentions <= 0 LIMIT ?)`, limit)
 }
 
@@ -648,7 +648,7 @@ func collectOrphansTx(ctx context.Context, tx *sql.Tx, limit int) (int, error) {
 // scope, with aliases, links and the relations touching them), their personal scope's graph,
 // relations learned only from their messages, their id from the sources of the others, and
 // the entities this leaves unmentioned.
-func forgetMeGraphTx(ctx context.Context, tx *sql.Tx, userID string) error {
+func forgetMeGraphTx(ctx context.Context, tx *txn, userID string) error {
 	for _, st := range []struct {
 		what  string
 		query string

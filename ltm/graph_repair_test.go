@@ -24,7 +24,7 @@ func TestGraphBackfill(t *testing.T) {
 	defer s.Close()
 	exec := func(query string, args ...any) {
 		t.Helper()
-		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := s.withWriteTx(ctx, func(tx *txn) error {
 			_, err := tx.ExecContext(ctx, query, args...)
 			return err
 		}); err != nil {
@@ -45,7 +45,7 @@ func TestGraphBackfill(t *testing.T) {
 			deleted = int64(1) // forgotten, still recoverable: linked too
 		}
 		var id int64
-		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := s.withWriteTx(ctx, func(tx *txn) error {
 			return tx.QueryRowContext(ctx, `INSERT INTO memories (scope, scope_key, guild_id, type, content, normalized,
 				content_hash, source, created_at, updated_at, deleted_at) VALUES ('server', 'g:1', '1', 'fact', ?, ?, ?, 'tool', 1, 1, ?)
 				RETURNING id`, c, memory.Normalize(c), memory.Hash(c), deleted).Scan(&id)

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -111,7 +110,7 @@ func TestGraphBoostSurvivesBrokenGraph(t *testing.T) {
 	s, ids := graphStore(t)
 	query := "who runs the server, Bill?"
 	plainIDs, plainScores := resultIDs(t, s, query)
-	if err := s.withWriteTx(t.Context(), func(tx *sql.Tx) error {
+	if err := s.withWriteTx(t.Context(), func(tx *txn) error {
 		_, err := tx.ExecContext(context.Background(), `ALTER TABLE relations RENAME TO relations_gone`)
 		return err
 	}); err != nil {

@@ -56,12 +56,12 @@ func TestBulkLinkingMatchesOneByOne(t *testing.T) {
 		`SELECT m.content, e.name FROM memory_entities me JOIN memories m ON m.id = me.memory_id
 			JOIN entities e ON e.id = me.entity_id ORDER BY m.id, e.id`,
 	} {
-		want, got := tableRows(t, single.read, q), tableRows(t, bulk.read, q)
+		want, got := tableRows(t, single.read.db, q), tableRows(t, bulk.read.db, q)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s\nbulk:       %q\none by one: %q", q, got, want)
 		}
 	}
-	if rows := tableRows(t, bulk.read, `SELECT name FROM entities WHERE user_id = '50'`); !slices.Equal(rows, []string{"[Katherine]"}) {
+	if rows := tableRows(t, bulk.read.db, `SELECT name FROM entities WHERE user_id = '50'`); !slices.Equal(rows, []string{"[Katherine]"}) {
 		t.Errorf("member 50's entity after Katherine, Kat, Katherine: %q", rows)
 	}
 }

@@ -38,7 +38,7 @@ func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time
 	}
 	now := s.db.Now()
 	var left, purge int64
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		return tx.QueryRowContext(ctx, `INSERT INTO guild_departures (guild_id, left_at, purge_after) VALUES (?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET guild_id = excluded.guild_id RETURNING left_at, purge_after`,
 			guildID, millis(now), millis(now.Add(grace))).Scan(&left, &purge)
@@ -69,7 +69,7 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string, joinedAt t
 		return false, nil
 	}
 	var n int
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		// A GUILD_CREATE that says the bot joined before it left is the connection's
 		// listing handled late (discordgo runs handlers concurrently), not a re-add.
@@ -118,9 +118,9 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 	steps := []struct {
 		name string
 		dst  *int
-		run  func(tx *sql.Tx) (int, error)
+		run  func(tx *txn) (int, error)
 	}{
-		{"history", &res.History, func(tx *sql.Tx) (int, error) {
+		{"history", &res.History, func(tx *txn) (int, error) {
 			// Rows of the guild's memories, rows of proposals about its server memory that
 			// never became a memory, and every row quoting words said in the guild (their
 			// origins: the pipeline's proposals kept in members' personal scopes); older
@@ -132,20 +132,20 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 					OR (actor = ? AND json_valid(metadata) AND json_extract(metadata, '$.job') IN (`+jobsOfGuild+`)) LIMIT ?)`,
 				guildID, serverKey, guildID, guildID, memory.ActorPipeline, guildID, purgeBatch)
 		}},
-		{"jobs", &res.Jobs, func(tx *sql.Tx) (int, error) {
+		{"jobs", &res.Jobs, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (`+jobsOfGuild+` LIMIT ?)`, guildID, purgeBatch)
 		}},
-		{"evidence", &res.Evidence, func(tx *sql.Tx) (int, error) {
+		{"evidence", &res.Evidence, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_evidence WHERE (memory_id, message_id) IN (
 				SELECT memory_id, message_id FROM memory_evidence
 				WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?) LIMIT ?)`, guildID, purgeBatch)
 		}},
-		{"memories", &res.Memories, func(tx *sql.Tx) (int, error) {
+		{"memories", &res.Memories, func(tx *txn) (int, error) {
 			n, embeddings, err := s.purgeGuildMemoriesTx(ctx, tx, guildID)
 			res.Embeddings += embeddings
 			return n, err
 		}},
-		{"graph", &res.Graph, func(tx *sql.Tx) (int, error) {
+		{"graph", &res.Graph, func(tx *txn) (int, error) {
 			// The guild's entities take their aliases, links and relations with them; then
 			// the entities of members' graphs that only the purged memories mentioned.
 			n, err := execCount(ctx, tx, `DELETE FROM entities WHERE id IN (
@@ -156,40 +156,40 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			orphans, err := collectOrphansTx(ctx, tx, purgeBatch)
 			return n + orphans, err
 		}},
-		{"transcripts", &res.Transcripts, func(tx *sql.Tx) (int, error) {
+		{"transcripts", &res.Transcripts, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
 				SELECT id FROM transcripts WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
 		}},
-		{"cursors", &res.Settings, func(tx *sql.Tx) (int, error) {
+		{"cursors", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM pipeline_cursors WHERE (guild_id, channel_id) IN (
 				SELECT guild_id, channel_id FROM pipeline_cursors WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
 		}},
-		{"channels", &res.Settings, func(tx *sql.Tx) (int, error) {
+		{"channels", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_channels WHERE (guild_id, channel_id) IN (
 				SELECT guild_id, channel_id FROM guild_channels WHERE guild_id = ? LIMIT ?)`, guildID, purgeBatch)
 		}},
-		{"roles", &res.Settings, func(tx *sql.Tx) (int, error) {
+		{"roles", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_roles WHERE guild_id = ?`, guildID)
 		}},
-		{"confirmations", &res.Settings, func(tx *sql.Tx) (int, error) {
+		{"confirmations", &res.Settings, func(tx *txn) (int, error) {
 			// A pending forget preview of server memory lists the memories it would forget.
 			return execCount(ctx, tx, `DELETE FROM confirmations WHERE rowid IN (
 				SELECT rowid FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
 		}},
-		{"settings", &res.Settings, func(tx *sql.Tx) (int, error) {
+		{"settings", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
 		}},
-		{"onboarding", new(int), func(tx *sql.Tx) (int, error) {
+		{"onboarding", new(int), func(tx *txn) (int, error) {
 			// A server purged and added again is new to kioku: it gets the welcome again.
 			_, err := execCount(ctx, tx, `DELETE FROM guild_onboarding WHERE guild_id = ?`, guildID)
 			return 0, err // one row: never repeat
 		}},
-		{"model calls", new(int), func(tx *sql.Tx) (int, error) {
+		{"model calls", new(int), func(tx *txn) (int, error) {
 			// The day's count of the daily model budget: ids and a number, but the guild's.
 			_, err := execCount(ctx, tx, `DELETE FROM model_calls WHERE budget_key = ?`, serverKey)
 			return 0, err // one row: never repeat
 		}},
-		{"departure", new(int), func(tx *sql.Tx) (int, error) {
+		{"departure", new(int), func(tx *txn) (int, error) {
 			_, err := execCount(ctx, tx, `DELETE FROM guild_departures WHERE guild_id = ?`, guildID)
 			return 0, err // one row: never repeat
 		}},
@@ -197,7 +197,7 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 	for _, step := range steps {
 		for {
 			var n int
-			err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+			err := s.db.withWriteTx(ctx, func(tx *txn) error {
 				var err error
 				n, err = step.run(tx)
 				return err
@@ -218,7 +218,7 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 // (server and personal, live or forgotten) and then the embeddings no remaining memory
 // uses, and drops the deleted memories from the in-memory vector index. Their history and
 // evidence rows were deleted before.
-func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *sql.Tx, guildID string) (int, int, error) {
+func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *txn, guildID string) (int, int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
 		SELECT id FROM memories WHERE guild_id = ? ORDER BY id LIMIT ?)
 		RETURNING id, scope, user_id, guild_id, content_hash`, guildID, purgeBatch)

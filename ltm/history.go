@@ -14,7 +14,7 @@ const addHistorySQL = `INSERT INTO memory_history (memory_id, scope_key, action,
 	new_content, version, actor, reason, metadata, created_at, ` + historyOriginColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *db) addHistory(ctx context.Context, tx *sql.Tx, ev memory.HistoryEvent) error {
+func (s *db) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
 	}
@@ -49,7 +49,7 @@ func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) er
 	if ev.ScopeKey == "" {
 		return fmt.Errorf("couldn't record history: empty scope key")
 	}
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.addHistory(ctx, tx, ev) })
+	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.addHistory(ctx, tx, ev) })
 }
 
 // History returns every history row of memory id in owner's scope, oldest first. It works
@@ -123,7 +123,7 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 		return nil, err
 	}
 	var restored *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var (
 			action memory.Action
 			old    string

@@ -130,7 +130,7 @@ type stmtCache struct {
 
 // query runs text with args through a statement prepared once, or directly once the cache
 // is full.
-func (c *stmtCache) query(ctx context.Context, db *sql.DB, text string, args ...any) (*sql.Rows, error) {
+func (c *stmtCache) query(ctx context.Context, db *pool, text string, args ...any) (*sql.Rows, error) {
 	c.mu.Lock()
 	st := c.stmts[text]
 	if st == nil && !c.closed && len(c.stmts) < stmtCacheMax {

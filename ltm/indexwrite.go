@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -93,7 +92,7 @@ func (s *db) indexPending(ctx context.Context) error {
 // says how many.
 func (s *db) indexPendingBatch(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.withBookkeepingTx(ctx, func(tx *sql.Tx) error {
+	err := s.withBookkeepingTx(ctx, func(tx *txn) error {
 		res, err := s.stmts.on(tx).ExecContext(ctx, indexPendingSQL)
 		if err != nil {
 			return err

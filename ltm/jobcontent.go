@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 
@@ -14,28 +13,20 @@ import (
 // job completes, is buried or dies its payload shrinks to the ids below, and its error text
 // never quotes the payload.
 
-// jobIDsPayload is the SQL expression of a job's payload reduced to its ids. json_patch
-// drops the keys whose value is null, so a payload without a guild id keeps only the
-// channel; a payload that is not JSON keeps nothing.
-const jobIDsPayload = `CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN json_patch('{}',
-	json_object('guild_id', json_extract(payload, '$.guild_id'), 'channel_id', json_extract(payload, '$.channel_id')))
-	ELSE '{}' END`
-
-// jobHasCheckpoint is the SQL condition of a job payload that holds a checkpoint.
-const jobHasCheckpoint = `json_valid(payload) AND json_type(payload, '$.checkpoint') IS NOT NULL`
+// The SQL of a payload reduced to its ids is the engine's (Dialect.JobIDsPayload).
 
 // clearCheckpointsTx drops the checkpoint of every unfinished job and takes back every
 // lease, so the words of someone who was just forgotten (or who just switched privacy) are
 // neither kept in a queued job nor written back by a running worker's next heartbeat or
 // postpone: the worker gets ErrLeaseLost and drops its work, and the job runs again from
 // the transcript, without counting an attempt. It returns how many jobs changed.
-func (s *db) clearCheckpointsTx(ctx context.Context, tx *sql.Tx) (int, error) {
+func (s *db) clearCheckpointsTx(ctx context.Context, tx *txn) (int, error) {
 	now := s.nowMillis()
 	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET
-		payload = CASE WHEN `+jobHasCheckpoint+` THEN json_remove(payload, '$.checkpoint') ELSE payload END,
+		payload = CASE WHEN `+s.dialect.JobHasCheckpoint+` THEN `+s.dialect.JobWithoutCheckpoint+` ELSE payload END,
 		state = 'queued', lease_owner = '', leased_until = 0,
 		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END, updated_at = ?
-		WHERE state = 'leased' OR (state = 'queued' AND `+jobHasCheckpoint+`)`, now, now)
+		WHERE state = 'leased' OR (state = 'queued' AND `+s.dialect.JobHasCheckpoint+`)`, now, now)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't clear job checkpoints: %w", err)
 	}
@@ -44,9 +35,9 @@ func (s *db) clearCheckpointsTx(ctx context.Context, tx *sql.Tx) (int, error) {
 
 // stripFinishedJobsTx reduces the payload of every finished job that still holds more
 // than its ids (written by older versions) and returns how many changed.
-func stripFinishedJobsTx(ctx context.Context, tx *sql.Tx) (int, error) {
-	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+jobIDsPayload+`
-		WHERE state IN ('done', 'dead') AND payload <> `+jobIDsPayload)
+func (s *db) stripFinishedJobsTx(ctx context.Context, tx *txn) (int, error) {
+	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+s.dialect.JobIDsPayload+`
+		WHERE state IN ('done', 'dead') AND payload <> `+s.dialect.JobIDsPayload)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't strip finished jobs: %w", err)
 	}

@@ -52,7 +52,11 @@ func (s *Jobs) Enqueue(ctx context.Context, kind, dedupKey string, payload any, 
 		id      int64
 		created bool
 	)
-	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
+		// Two processes enqueueing the same work must find each other's job.
+		if err := s.db.eng.LockKey(ctx, tx, "job:"+kind+"\x1f"+dedupKey); err != nil {
+			return err
+		}
 		now := s.db.nowMillis()
 		runAfter := max(millis(opt.RunAfter), now) // zero or past: now
 		var (
@@ -121,14 +125,14 @@ func (s *Jobs) Lease(ctx context.Context, owner string, kinds []string, leaseFor
 	}
 	kindClause, args := kindFilter(kinds)
 	var job *memory.Job
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		now := s.db.nowMillis()
 		qargs := append([]any{owner, now + leaseFor.Milliseconds(), now, now}, args...)
 		var err error
 		job, err = scanJob(tx.QueryRowContext(ctx, `UPDATE memory_jobs SET state = 'leased', lease_owner = ?,
 			leased_until = ?, updated_at = ?
 			WHERE id = (SELECT id FROM memory_jobs WHERE state = 'queued' AND run_after <= ?`+kindClause+`
-			            ORDER BY run_after, id LIMIT 1)
+			            ORDER BY run_after, id LIMIT 1`+s.db.dialect.SkipLocked+`)
 			RETURNING `+jobColumns, qargs...))
 		if errors.Is(err, sql.ErrNoRows) {
 			job = nil
@@ -174,7 +178,7 @@ func kindFilter(kinds []string) (string, []any) {
 }
 
 // holdsLease checks inside tx that owner still holds job id.
-func holdsLease(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
+func holdsLease(ctx context.Context, tx *txn, id int64, owner string) error {
 	var n int
 	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE id = ? AND state = 'leased'
 		AND lease_owner = ?`, id, owner).Scan(&n); err != nil {
@@ -188,7 +192,7 @@ func holdsLease(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
 
 // leasedUpdate runs an UPDATE on job id guarded by owner's lease and reports ErrLeaseLost
 // when the guard matched nothing.
-func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, args ...any) error {
+func leasedUpdate(ctx context.Context, tx *txn, id int64, owner, set string, args ...any) error {
 	res, err := tx.ExecContext(ctx, `UPDATE memory_jobs SET `+set+` WHERE id = ? AND state = 'leased' AND lease_owner = ?`,
 		append(args, id, owner)...)
 	if err != nil {
@@ -202,11 +206,11 @@ func leasedUpdate(ctx context.Context, tx *sql.Tx, id int64, owner, set string, 
 
 // Complete marks a leased job done.
 func (s *Jobs) Complete(ctx context.Context, id int64, owner string) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return s.db.completeTx(ctx, tx, id, owner) })
+	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.completeTx(ctx, tx, id, owner) })
 }
 
-func (s *db) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string) error {
-	return leasedUpdate(ctx, tx, id, owner, `state = 'done', payload = `+jobIDsPayload+`, lease_owner = '', leased_until = 0,
+func (s *db) completeTx(ctx context.Context, tx *txn, id int64, owner string) error {
+	return leasedUpdate(ctx, tx, id, owner, `state = 'done', payload = `+s.dialect.JobIDsPayload+`, lease_owner = '', leased_until = 0,
 		last_error = '', updated_at = ?`, s.nowMillis())
 }
 
@@ -215,7 +219,7 @@ func (s *db) completeTx(ctx context.Context, tx *sql.Tx, id int64, owner string)
 // whether the job is now dead. A dead job keeps only its ids; the stored error says what
 // kind of problem it was and never quotes the payload.
 func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, retryIn time.Duration) (dead bool, err error) {
-	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		var (
 			attempts, maxAttempts int
 			payload               string
@@ -234,7 +238,7 @@ func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, re
 		if dead {
 			state = memory.JobDead
 		}
-		return leasedUpdate(ctx, tx, id, owner, `state = ?, payload = CASE WHEN ? THEN `+jobIDsPayload+` ELSE payload END,
+		return leasedUpdate(ctx, tx, id, owner, `state = ?, payload = CASE WHEN ? THEN `+s.db.dialect.JobIDsPayload+` ELSE payload END,
 			attempts = attempts + 1, run_after = ?, lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`,
 			state, dead, now+max(retryIn, 0).Milliseconds(), jobErrorText(cause, payload), now)
 	})
@@ -245,7 +249,7 @@ func (s *Jobs) Fail(ctx context.Context, id int64, owner string, cause error, re
 // time (a rejected request, a bad payload). It counts as one more attempt. Like any dead
 // job it keeps only its ids, and the stored error never quotes the payload.
 func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		var payload string
 		err := tx.QueryRowContext(ctx, `SELECT payload FROM memory_jobs WHERE id = ? AND state = 'leased'
 			AND lease_owner = ?`, id, owner).Scan(&payload)
@@ -255,7 +259,7 @@ func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) er
 		if err != nil {
 			return fmt.Errorf("couldn't read job %d: %w", id, err)
 		}
-		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', payload = `+jobIDsPayload+`, attempts = attempts + 1,
+		return leasedUpdate(ctx, tx, id, owner, `state = 'dead', payload = `+s.db.dialect.JobIDsPayload+`, attempts = attempts + 1,
 			lease_owner = '', leased_until = 0, last_error = ?, updated_at = ?`, jobErrorText(cause, payload), s.db.nowMillis())
 	})
 }
@@ -265,7 +269,7 @@ func (s *Jobs) Bury(ctx context.Context, id int64, owner string, cause error) er
 // shutting down). payload, when not nil, replaces the job's payload so work done so far is
 // kept for the next run.
 func (s *Jobs) Postpone(ctx context.Context, id int64, owner string, runAfter time.Time, payload any) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		set, args := `state = 'queued', run_after = ?, lease_owner = '', leased_until = 0, updated_at = ?`,
 			[]any{max(millis(runAfter), s.db.nowMillis()), s.db.nowMillis()}
 		if payload != nil {
@@ -283,7 +287,7 @@ func (s *Jobs) Postpone(ctx context.Context, id int64, owner string, runAfter ti
 // Heartbeat extends owner's lease on job id to leaseFor from now, so a long job is not
 // reaped while it is still making progress. payload, when not nil, checkpoints the job.
 func (s *Jobs) Heartbeat(ctx context.Context, id int64, owner string, leaseFor time.Duration, payload any) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		now := s.db.nowMillis()
 		set, args := `leased_until = ?, updated_at = ?`, []any{now + leaseFor.Milliseconds(), now}
 		if payload != nil {
@@ -303,11 +307,11 @@ func (s *Jobs) Heartbeat(ctx context.Context, id int64, owner string, leaseFor t
 // still ends dead after max attempts instead of looping forever.
 func (s *Jobs) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 	var res memory.ReapResult
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		now := s.db.nowMillis()
 		rows, err := tx.QueryContext(ctx, `UPDATE memory_jobs SET
 			state = CASE WHEN attempts + 1 >= max_attempts THEN 'dead' ELSE 'queued' END,
-			payload = CASE WHEN attempts + 1 >= max_attempts THEN `+jobIDsPayload+` ELSE payload END,
+			payload = CASE WHEN attempts + 1 >= max_attempts THEN `+s.db.dialect.JobIDsPayload+` ELSE payload END,
 			attempts = attempts + 1, run_after = ?, last_error = 'lease of ' || lease_owner || ' expired',
 			lease_owner = '', leased_until = 0, updated_at = ?
 			WHERE state = 'leased' AND leased_until < ? RETURNING state`, now, now, now)
@@ -334,7 +338,7 @@ func (s *Jobs) ReapStale(ctx context.Context) (memory.ReapResult, error) {
 // Requeue gives a dead job a fresh set of attempts, to run now. It fails with ECONFLICT
 // when another job for the same work is already queued or running.
 func (s *Jobs) Requeue(ctx context.Context, id int64) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		var kind, key, state string
 		err := tx.QueryRowContext(ctx, `SELECT kind, dedup_key, state FROM memory_jobs WHERE id = ?`, id).Scan(&kind, &key, &state)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -393,7 +397,7 @@ func (s *Jobs) FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job,
 	if limit <= 0 || limit > 500 {
 		limit = 500
 	}
-	where, args, err := jobWhere(f)
+	where, args, err := jobWhere(s.db.eng, f)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +420,7 @@ func (s *Jobs) FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job,
 
 // jobWhere is the WHERE clause of f, never empty. A guild is read from the payload, where
 // every job of a guild conversation names it (see jobIDsPayload: even a finished job keeps it).
-func jobWhere(f memory.JobFilter) (string, []any, error) {
+func jobWhere(eng Engine, f memory.JobFilter) (string, []any, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	if len(f.States) > 0 {
 		for _, st := range f.States {
@@ -430,7 +434,7 @@ func jobWhere(f memory.JobFilter) (string, []any, error) {
 		where = append(where, `state IN (`+placeholders(len(f.States))+`)`)
 	}
 	if f.GuildID != "" {
-		where = append(where, `json_valid(payload) AND json_extract(payload, '$.guild_id') = ?`)
+		where = append(where, eng.Dialect().JSONText("payload", "guild_id")+` = ?`)
 		args = append(args, f.GuildID)
 	}
 	if !f.UpdatedBefore.IsZero() {
@@ -442,7 +446,7 @@ func jobWhere(f memory.JobFilter) (string, []any, error) {
 
 // CountJobs counts the jobs f selects (its Limit does not apply), for a purge's preview.
 func (s *Jobs) CountJobs(ctx context.Context, f memory.JobFilter) (int, error) {
-	where, args, err := jobWhere(f)
+	where, args, err := jobWhere(s.db.eng, f)
 	if err != nil {
 		return 0, err
 	}
@@ -469,14 +473,14 @@ func (s *Jobs) PurgeJobs(ctx context.Context, f memory.JobFilter) (int, error) {
 			return 0, memory.Errorf(memory.EINVALID, "Only done and dead jobs can be purged, not %s ones.", jobStateWord(st))
 		}
 	}
-	where, args, err := jobWhere(f)
+	where, args, err := jobWhere(s.db.eng, f)
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	for {
 		var n int
-		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			n, err = execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (SELECT id FROM memory_jobs WHERE `+where+
 				` LIMIT ?)`, append(slices.Clone(args), purgeBatchJobs)...)
@@ -512,12 +516,12 @@ func (s *Jobs) JobStats(ctx context.Context) (memory.JobStats, error) {
 	)
 	now := s.db.nowMillis()
 	err := s.db.read.QueryRowContext(ctx, `SELECT
-		coalesce(sum(state = 'queued'), 0),
-		coalesce(sum(state = 'queued' AND run_after <= ?), 0),
-		coalesce(sum(state = 'leased'), 0),
-		coalesce(sum(state = 'leased' AND leased_until < ?), 0),
-		coalesce(sum(state = 'done'), 0),
-		coalesce(sum(state = 'dead'), 0),
+		count(*) FILTER (WHERE state = 'queued'),
+		count(*) FILTER (WHERE state = 'queued' AND run_after <= ?),
+		count(*) FILTER (WHERE state = 'leased'),
+		count(*) FILTER (WHERE state = 'leased' AND leased_until < ?),
+		count(*) FILTER (WHERE state = 'done'),
+		count(*) FILTER (WHERE state = 'dead'),
 		min(CASE WHEN state = 'queued' AND run_after <= ? THEN run_after END)
 		FROM memory_jobs`, now, now, now).Scan(&st.Queued, &st.Ready, &st.Leased, &st.Stale, &st.Done, &st.Dead, &oldest)
 	if err != nil {
@@ -535,11 +539,11 @@ func (s *Jobs) RecordRun(ctx context.Context, r memory.TaskRun) error {
 	if !r.OK {
 		fail = 1
 	}
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO pipeline_runs (name, started_at, finished_at, ok, error, detail, runs, failures)
 			VALUES (?, ?, ?, ?, ?, ?, 1, ?) ON CONFLICT (name) DO UPDATE SET started_at = excluded.started_at,
 			finished_at = excluded.finished_at, ok = excluded.ok, error = excluded.error, detail = excluded.detail,
-			runs = runs + 1, failures = failures + excluded.failures`,
+			runs = pipeline_runs.runs + 1, failures = pipeline_runs.failures + excluded.failures`,
 			r.Name, millis(r.StartedAt), millis(r.FinishedAt), boolInt(r.OK), r.Error, r.Detail, fail)
 		if err != nil {
 			return fmt.Errorf("couldn't record run of %s: %w", r.Name, err)

@@ -63,7 +63,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 		return memory.WriteResult{}, err
 	}
 	var res memory.WriteResult
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		res, err = s.db.rememberTx(ctx, tx, &m, actor, "")
 		return err
@@ -78,7 +78,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
+func (s *db) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	existing, err := findLiveByHash(ctx, s.stmts.on(tx), owner.Key(), m.Hash)
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *db) rememberTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *db) insertMemoryTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
+func (s *db) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	q := s.stmts.on(tx)
 	if err := s.checkCapTx(ctx, q, owner, 1); err != nil {
@@ -319,7 +319,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 		return nil, err
 	}
 	var updated *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		updated, err = s.db.modifyTx(ctx, tx, w, owner, id, ch, actor)
 		return err
@@ -331,7 +331,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	return updated, nil
 }
 
-func (s *db) modifyTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
+func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -429,7 +429,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 		return nil, memory.Errorf(memory.EINVALID, "Name at least one memory to forget.")
 	}
 	var forgotten []*memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		forgotten, err = s.db.forgetTx(ctx, tx, owner, ids, actor, reason)
 		return err
@@ -443,7 +443,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	return forgotten, nil
 }
 
-func (s *db) forgetTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
+func (s *db) forgetTx(ctx context.Context, tx *txn, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
 	var out []*memory.Memory
@@ -483,7 +483,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 		return nil, err
 	}
 	var restored *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		restored, err = s.db.recoverTx(ctx, tx, w, owner, id, ifVersion, actor, "")
 		return err
@@ -497,7 +497,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 
 // recoverTx brings back the forgotten memory id of owner's scope inside tx, recording
 // reason in its history row.
-func (s *db) recoverTx(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
+func (s *db) recoverTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
 	cur, err := findMemory(ctx, tx, owner, id, true)
 	if err != nil {
 		return nil, err

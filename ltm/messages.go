@@ -62,7 +62,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	if !referenced {
 		return res, nil
 	}
-	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		res = MessageChange{}
 		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
 			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ? RETURNING id`,
@@ -114,7 +114,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 		return res, nil
 	}
 	content = memory.RedactSecrets(content)
-	err = s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		res = MessageChange{}
 		// Only a person's own turn carries a message id; the bot's replies are not
 		// edited by people.
@@ -146,7 +146,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 // queue, which makes its commit fail on the lost lease instead of storing facts from the
 // old words; its next run reads the transcript as it is now. Turns the cursor has passed
 // were extracted already and concern no pending job.
-func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildID, channelID string, lastTurn int64) (int, error) {
+func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, channelID string, lastTurn int64) (int, error) {
 	cursor, err := extractionCursor(ctx, tx, guildID, channelID)
 	if err != nil {
 		return 0, err
@@ -175,7 +175,7 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *sql.Tx, guildI
 // update wrote from messages that are now all deleted gets back the content it had before
 // (revertUnsourcedUpdateTx). Deliberate saves keep their rows: forget-me still needs to
 // know whose words they were.
-func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list string, deleted []string) (MessageChange, error) {
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list string, deleted []string) (MessageChange, error) {
 	var res MessageChange
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (
 		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?))) ORDER BY id`, list)
@@ -223,7 +223,7 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *sql.Tx, list st
 // from them go, as a memory created from them goes. m gets back the content (and channel)
 // the update replaced, as a new version; when another live memory holds that content now,
 // m is soft-deleted instead. It reports whether it changed m.
-func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *sql.Tx, m *memory.Memory, deleted, remaining []string, res *MessageChange) (bool, error) {
+func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *memory.Memory, deleted, remaining []string, res *MessageChange) (bool, error) {
 	var (
 		before     string
 		meta       []byte
@@ -256,7 +256,7 @@ func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *sql.Tx, m
 }
 
 // evidenceMessagesTx returns the ids of the messages memory id rests on.
-func evidenceMessagesTx(ctx context.Context, tx *sql.Tx, id int64) ([]string, error) {
+func evidenceMessagesTx(ctx context.Context, tx *txn, id int64) ([]string, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT message_id FROM memory_evidence WHERE memory_id = ?`, id)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read evidence of memory %d: %w", id, err)

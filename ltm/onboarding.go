@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -17,7 +16,7 @@ func (s *Guilds) ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 		return false, errors.New("couldn't claim welcome: no guild id")
 	}
 	var n int
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
 		n, err = execCount(ctx, tx, `INSERT INTO guild_onboarding (guild_id, greeted_at) VALUES (?, ?)
 			ON CONFLICT (guild_id) DO NOTHING`, guildID, s.db.nowMillis())
@@ -32,7 +31,7 @@ func (s *Guilds) ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 // ReleaseWelcome forgets a claim made by ClaimWelcome, so the next GUILD_CREATE of guildID
 // tries the welcome again.
 func (s *Guilds) ReleaseWelcome(ctx context.Context, guildID string) error {
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM guild_onboarding WHERE guild_id = ?`, guildID)
 		return err
 	})

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -28,7 +27,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 		changed []*memory.Memory
 		removed []*memory.Memory
 	)
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		out, changed, removed = nil, nil, nil
 		if b.LeaseOwner != "" {
 			if err := holdsLease(ctx, tx, b.JobID, b.LeaseOwner); err != nil {
@@ -87,7 +86,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	return out, nil
 }
 
-func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyProposalTx(ctx context.Context, tx *txn, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
 	if p.Record != "" {
 		return s.recordProposalTx(ctx, tx, from, p, p.Record, "")
 	}
@@ -102,7 +101,7 @@ func (s *Facts) applyProposalTx(ctx context.Context, tx *sql.Tx, from memory.Ori
 	return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "unknown action")
 }
 
-func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyAddTx(ctx context.Context, tx *txn, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
 	m := p.Memory
 	m.Scope, m.GuildID, m.UserID = p.Owner.Scope, pick(m.GuildID, p.Owner.GuildID), p.Owner.UserID
 	m.Source = memory.SourcePipeline
@@ -138,7 +137,7 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *sql.Tx, from memory.Origin, 
 	return memory.ProposalOutcome{Action: memory.ActionCreate, MemoryID: res.Memory.ID, Memory: res.Memory}, nil
 }
 
-func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
+func (s *Facts) applyChangeTx(ctx context.Context, tx *txn, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
 	guildID, channelID := from.GuildID, from.ChannelID
 	target, err := findMemory(ctx, tx, p.Owner, p.TargetID, false)
 	if memory.ErrorCode(err) == memory.ENOTFOUND {
@@ -218,7 +217,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *sql.Tx, from memory.Origi
 
 // recordProposalTx writes the history row of a proposal that changed nothing; its words
 // were said where the batch came from.
-func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, from memory.Origin, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
+func (s *Facts) recordProposalTx(ctx context.Context, tx *txn, from memory.Origin, p memory.Proposal, action memory.Action, note string) (memory.ProposalOutcome, error) {
 	ev := ProposalEvent(p, from, action, note)
 	if ev.MemoryID != 0 {
 		if t, err := findMemory(ctx, tx, p.Owner, p.TargetID, true); err == nil {
@@ -237,7 +236,7 @@ func (s *Facts) recordProposalTx(ctx context.Context, tx *sql.Tx, from memory.Or
 
 // recordContradictionsTx flags each live memory p.Contradicts names, and m itself, for
 // review. Nothing is changed: a person decides which statement is right.
-func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory.Proposal, m *memory.Memory) error {
+func (s *Facts) recordContradictionsTx(ctx context.Context, tx *txn, p memory.Proposal, m *memory.Memory) error {
 	for _, id := range p.Contradicts {
 		if id == m.ID {
 			continue
@@ -261,7 +260,7 @@ func (s *Facts) recordContradictionsTx(ctx context.Context, tx *sql.Tx, p memory
 // annotateLastHistory merges meta into the newest history row of memory id, which the
 // shared write path (rememberTx, modifyTx, forgetTx) has just written in this transaction,
 // so the pipeline's rows carry the job and fact they came from.
-func annotateLastHistory(ctx context.Context, tx *sql.Tx, id int64, meta map[string]any) error {
+func annotateLastHistory(ctx context.Context, tx *txn, id int64, meta map[string]any) error {
 	if len(meta) == 0 {
 		return nil
 	}

@@ -68,7 +68,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, migrations.State, e
 		read.Close()
 		return nil, state, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
-	s := newStore(path, write, read)
+	s := newStore(path, sqliteEngine{}, write, read, DefaultTunables())
 	s.readOnly = true
 	return s, state, nil
 }

@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -109,7 +108,7 @@ const RestartRedactionSQL = `UPDATE store_repairs SET cursor = 0, done_at = NULL
 
 func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
 	var rep RepairReport
-	if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	if err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, RestartRedactionSQL, memory.SecretRulesVersion, repairRedact, memory.SecretRulesVersion)
 		return err
 	}); err != nil {
@@ -146,7 +145,7 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairR
 				s.redactMemories(&rep, &changed), redactHistory(&rep), redactTranscripts(&rep), redactJobs(&rep)})
 			s.reindex(ctx, changed)
 		case repairStrip:
-			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(&rep)})
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(s.db.dialect, &rep)})
 		case repairSearchText:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(nil, &rep.SearchText)})
 		case repairLinkGraph:
@@ -164,7 +163,7 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairR
 
 // repairPhase repairs up to limit rows with id > after in tx and returns the last id it
 // looked at and whether rows may remain.
-type repairPhase func(ctx context.Context, tx *sql.Tx, after int64, limit int) (last int64, more bool, err error)
+type repairPhase func(ctx context.Context, tx *txn, after int64, limit int) (last int64, more bool, err error)
 
 // runPhases runs a repair's phases from cursor, one batch per transaction, saving the
 // cursor with each batch and the completion with the last.
@@ -172,7 +171,7 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 	for {
 		phase := int(cursor / repairPhaseSpan)
 		finished := phase >= len(phases)
-		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *txn) error {
 			next := cursor
 			if !finished {
 				last, more, err := phases[phase](ctx, tx, cursor%repairPhaseSpan, cfg.batch)
@@ -215,7 +214,7 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 // already remembered in its scope is forgotten instead of duplicated. The history row says
 // what happened without quoting the credential, and the old text's vector goes.
 func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
-	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id                         int64
 			scopeKey, text, hash, tags string
@@ -296,7 +295,7 @@ func (s *Maintenance) reindex(ctx context.Context, ids []int64) {
 
 // redactColumns returns a phase that redacts credentials in the text columns of table.
 func redactColumns(table string, columns []string, count *int) repairPhase {
-	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		rows, err := tx.QueryContext(ctx, `SELECT id, `+strings.Join(columns, ", ")+` FROM `+table+
 			` WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
@@ -402,8 +401,8 @@ func redactJSON(v any, changed *bool) any {
 
 // stripJobs reduces finished jobs written by older versions to their ids, and their error
 // text to the kind of problem.
-func stripJobs(rep *RepairReport) repairPhase {
-	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+func stripJobs(d *Dialect, rep *RepairReport) repairPhase {
+	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id               int64
 			payload, lastErr string
@@ -430,8 +429,8 @@ func stripJobs(rep *RepairReport) repairPhase {
 			if lastErr != "" {
 				lastErr = cleanJobError(lastErr, r.payload)
 			}
-			n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+jobIDsPayload+`, last_error = ?
-				WHERE id = ? AND (payload <> `+jobIDsPayload+` OR last_error <> ?)`, lastErr, r.id, lastErr)
+			n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+d.JobIDsPayload+`, last_error = ?
+				WHERE id = ? AND (payload <> `+d.JobIDsPayload+` OR last_error <> ?)`, lastErr, r.id, lastErr)
 			if err != nil {
 				return 0, false, fmt.Errorf("couldn't strip job %d: %w", r.id, err)
 			}
@@ -445,7 +444,7 @@ func stripJobs(rep *RepairReport) repairPhase {
 // the file without its freed pages, which older versions left holding deleted text. VACUUM
 // cannot run inside a transaction, so it runs alone on the write connection.
 func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
-	if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	if err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
 	}); err != nil {
 		return err
@@ -454,7 +453,7 @@ func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
 		return fmt.Errorf("couldn't vacuum the database: %w", err)
 	}
 	rep.Vacuumed = true
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE store_repairs SET done_at = ? WHERE name = ?`, s.db.nowMillis(), repairVacuum); err != nil {
 			return fmt.Errorf("couldn't record the vacuum: %w", err)
 		}

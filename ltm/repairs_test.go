@@ -30,7 +30,7 @@ func TestRunRepairs(t *testing.T) {
 	var ids []int64
 	exec := func(query string, args ...any) {
 		t.Helper()
-		if err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		if err := s.withWriteTx(ctx, func(tx *txn) error {
 			_, err := tx.ExecContext(ctx, query, args...)
 			return err
 		}); err != nil {
@@ -40,7 +40,7 @@ func TestRunRepairs(t *testing.T) {
 	oldMemory := func(content string, deleted bool) int64 {
 		t.Helper()
 		var id int64
-		err := s.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.withWriteTx(ctx, func(tx *txn) error {
 			var del any
 			if deleted {
 				del = s.nowMillis()

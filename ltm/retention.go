@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -71,14 +70,14 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	steps := []struct {
 		name string
 		dst  *int
-		run  func(tx *sql.Tx, limit int) (int, error)
+		run  func(tx *txn, limit int) (int, error)
 	}{
-		{"graph links", &res.GraphLinks, func(tx *sql.Tx, limit int) (int, error) {
+		{"graph links", &res.GraphLinks, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_entities WHERE (memory_id, entity_id) IN (
 				SELECT me.memory_id, me.entity_id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
 				WHERE m.deleted_at IS NOT NULL AND m.deleted_at < ? LIMIT ?)`, tombstoneCut, limit)
 		}},
-		{"embeddings", &res.Embeddings, func(tx *sql.Tx, limit int) (int, error) {
+		{"embeddings", &res.Embeddings, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM embeddings WHERE (content_hash, model) IN (
 				SELECT e.content_hash, e.model FROM embeddings e
 				WHERE e.created_at < ? AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash
@@ -87,38 +86,38 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 					AND m.deleted_at IS NOT NULL AND m.deleted_at >= ?)
 				LIMIT ?)`, millis(now.Add(-orphanEmbeddingGrace)), tombstoneCut, limit)
 		}},
-		{"tombstones", &res.Tombstones, func(tx *sql.Tx, limit int) (int, error) {
+		{"tombstones", &res.Tombstones, func(tx *txn, limit int) (int, error) {
 			return s.purgeTombstonesTx(ctx, tx, tombstoneCut, limit)
 		}},
-		{"unmentioned entities", &res.Entities, func(tx *sql.Tx, limit int) (int, error) {
+		{"unmentioned entities", &res.Entities, func(tx *txn, limit int) (int, error) {
 			return collectOrphansTx(ctx, tx, limit)
 		}},
-		{"history", &res.History, func(tx *sql.Tx, limit int) (int, error) {
+		{"history", &res.History, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
 				SELECT id FROM memory_history WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
 				millis(now.Add(-pol.History)), limit)
 		}},
-		{"done jobs", &res.DoneJobs, func(tx *sql.Tx, limit int) (int, error) {
+		{"done jobs", &res.DoneJobs, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
 				SELECT id FROM memory_jobs WHERE state = 'done' AND updated_at < ? LIMIT ?)`,
 				millis(now.Add(-pol.DoneJobs)), limit)
 		}},
-		{"dead jobs", &res.DeadJobs, func(tx *sql.Tx, limit int) (int, error) {
+		{"dead jobs", &res.DeadJobs, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
 				SELECT id FROM memory_jobs WHERE state = 'dead' AND updated_at < ? LIMIT ?)`,
 				millis(now.Add(-pol.DeadJobs)), limit)
 		}},
-		{"transcripts", &res.Transcripts, func(tx *sql.Tx, limit int) (int, error) {
+		{"transcripts", &res.Transcripts, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
 				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
 				millis(now.Add(-pol.Transcripts)), limit)
 		}},
-		{"change log", &res.Changes, func(tx *sql.Tx, limit int) (int, error) {
+		{"change log", &res.Changes, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_changes WHERE seq IN (
 				SELECT seq FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ? ORDER BY seq LIMIT ?)`,
 				changeLogKeep, limit)
 		}},
-		{"forget fences", &res.Fences, func(tx *sql.Tx, limit int) (int, error) {
+		{"forget fences", &res.Fences, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
 				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?)`,
 				millis(now.Add(-forgetFenceKeep)), limit)
@@ -127,7 +126,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	for _, step := range steps {
 		for range pol.MaxBatches {
 			var n int
-			err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+			err := s.db.withWriteTx(ctx, func(tx *txn) error {
 				var err error
 				n, err = step.run(tx, pol.Batch)
 				return err
@@ -144,7 +143,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	if res.Tombstones > 0 {
 		// The word index still holds the purged memories' words as deleted entries until
 		// its segments are merged; merge now that their text is gone everywhere else.
-		if err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
+		if err := s.db.withWriteTx(ctx, func(tx *txn) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
 			return res, err
 		}
 	}
@@ -155,7 +154,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 // each purge in history without content. The purged memories' history rows stay as an
 // audit trail (who did what, when) but lose their text: old and new content, the reason
 // (the pipeline's reasons quote facts) and the metadata. Their evidence rows go.
-func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int64, limit int) (int, error) {
+func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *txn, cut int64, limit int) (int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
 		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?)
 		RETURNING id, scope_key, version`, cut, limit)
@@ -190,7 +189,7 @@ func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *sql.Tx, cut int
 	return len(purged), nil
 }
 
-func execCount(ctx context.Context, tx *sql.Tx, query string, args ...any) (int, error) {
+func execCount(ctx context.Context, tx *txn, query string, args ...any) (int, error) {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err

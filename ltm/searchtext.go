@@ -33,7 +33,7 @@ const repairSearchText = "fill-search-text"
 // give, counting the rows it read (when read is not nil) and those it changed. An update fires the index trigger, so a changed row's
 // word-index entry is rewritten from its new columns in the same transaction.
 func fillSearchText(read, changed *int) repairPhase {
-	return func(ctx context.Context, tx *sql.Tx, after int64, limit int) (int64, bool, error) {
+	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id                                        int64
 			content, author, searchText, searchAuthor string
@@ -106,7 +106,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 	}
 	fill := fillSearchText(&rep.Memories, &rep.SearchText)
 	for after, more := int64(0), true; more; {
-		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			after, more, err = fill(ctx, tx, after, batch)
 			return err
@@ -116,7 +116,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 		}
 	}
 	for after, more := int64(0), true; more; {
-		err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+		err := s.db.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			after, more, err = rebuildWords(ctx, tx, after, batch, &rep.Words)
 			return err
@@ -125,7 +125,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 			return rep, fmt.Errorf("couldn't rebuild the word index: %w", err)
 		}
 	}
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		// Not the 'rebuild' command: it would index every row of memories, forgotten ones
 		// too, and the triggers never remove a forgotten row's entry again.
 		// Rebuilt by the content rule alone: the entries older memories kept when plain
@@ -155,7 +155,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 // rebuildWords rewrites the word index for the next limit memories after the id after: it
 // deletes every entry in their id range and inserts the live ones from their columns. The
 // last range is open-ended, so entries of rows that no longer exist go too.
-func rebuildWords(ctx context.Context, tx *sql.Tx, after int64, limit int, count *int) (int64, bool, error) {
+func rebuildWords(ctx context.Context, tx *txn, after int64, limit int, count *int) (int64, bool, error) {
 	var last sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM (SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?)`,
 		after, limit).Scan(&last); err != nil {

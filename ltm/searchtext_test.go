@@ -238,7 +238,7 @@ func TestReindex(t *testing.T) {
 	}
 	// Break the indexes: words of a row that does not exist, the word index emptied, and a
 	// raw row whose search text another client never computed.
-	err = s.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err = s.withWriteTx(ctx, func(tx *txn) error {
 		for _, q := range []string{
 			`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
 			`INSERT INTO memories_fts (rowid, content, author_name) VALUES (999, 'phantom words', '')`,

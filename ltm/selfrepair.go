@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -30,7 +29,7 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 		return 0, nil
 	}
 	requeued := 0
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, kind, dedup_key FROM memory_jobs
 			WHERE state = 'dead' AND auto_requeues = 0 ORDER BY id DESC LIMIT ?`, limit)
 		if err != nil {
@@ -153,7 +152,7 @@ func (s *Maintenance) RecordRepairs(ctx context.Context, repairs []maintenance.R
 	if len(repairs) == 0 {
 		return nil
 	}
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		for _, r := range repairs {
 			_, err := tx.ExecContext(ctx, `INSERT INTO `+repairsTable+` (run_at, action, outcome, mode, score_before,
 				score_after, found, changed, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -37,7 +37,7 @@ func (s *Settings) SetPrivacy(ctx context.Context, userID string, p memory.Priva
 	if !p.Valid() {
 		return memory.Errorf(memory.EINVALID, "Unknown privacy level %q: use normal, partial or full.", string(p))
 	}
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, privacy, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET privacy = excluded.privacy, updated_at = excluded.updated_at`,
 			userID, p, s.db.nowMillis())
@@ -55,7 +55,7 @@ func (s *Settings) SetPrivacy(ctx context.Context, userID string, p memory.Priva
 
 // SetCrossServer sets whether a user's personal memories may be used across guilds.
 func (s *Settings) SetCrossServer(ctx context.Context, userID string, on bool) error {
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO user_settings (user_id, cross_server, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (user_id) DO UPDATE SET cross_server = excluded.cross_server, updated_at = excluded.updated_at`,
 			userID, boolInt(on), s.db.nowMillis())
@@ -105,7 +105,7 @@ func (s *Settings) SaveGuildSettings(ctx context.Context, gs memory.GuildSetting
 		return err
 	}
 	chans, _ := json.Marshal(append([]string{}, gs.AutoReplyChannels...))
-	return s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO guild_settings (guild_id, self_teaching, pipeline_mode,
 			auto_reply_channels, persona, editor_role_id, language, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (guild_id) DO UPDATE SET self_teaching = excluded.self_teaching,

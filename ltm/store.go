@@ -17,8 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/kwindex"
-	"github.com/kioku-bot/kioku/memory/recall"
 	"github.com/kioku-bot/kioku/migrations"
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 )
@@ -78,12 +76,18 @@ type Store struct {
 // Aggregates hold it as a named field rather than embedding it, so these helpers stay out
 // of their method sets; only Store embeds it, to expose the tunables.
 type db struct {
-	path  string
-	write *sql.DB // exactly one connection: all writes are serialised here
-	read  *sql.DB // a pool of read-only connections
+	path string
+	// eng is the SQL engine under the store (engine.go).
+	eng     Engine
+	dialect *Dialect // eng.Dialect()
+	write   *pool    // SQLite: exactly one connection, all writes are serialised here
+	read    *pool    // a pool of read-only connections
 	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
 	// cannot write and Close does not checkpoint.
 	readOnly bool
+	// prepared keeps the single writes' statements prepared on the one writer connection
+	// (SQLite's).
+	prepared bool
 	// checkpoints copies the log into the database file in the background (nil for a
 	// read-only store).
 	checkpoints *checkpointer
@@ -93,69 +97,9 @@ type db struct {
 	// (not started for a read-only store).
 	indexWrites indexWriter
 
-	// Now returns the current time; tests replace it to move through retention windows.
-	Now func() time.Time
-	// RecoverWindow is how long after forget a memory can be recovered.
-	RecoverWindow time.Duration
-	// ConfirmTTL is how long a preview token for a destructive action stays valid.
-	ConfirmTTL time.Duration
-	// EmbedTimeout bounds the best-effort embedding after a write; default
-	// DefaultEmbedTimeout.
-	EmbedTimeout time.Duration
-	// QueryEmbedTimeout bounds embedding a recall query before recall falls back to
-	// keywords; default DefaultQueryEmbedTimeout.
-	QueryEmbedTimeout time.Duration
-	// EmbedRetryAfter is how long embedding is skipped after a provider failure; default
-	// DefaultEmbedRetryAfter.
-	EmbedRetryAfter time.Duration
-	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5);
-	// default DefaultAlpha.
-	Alpha float64
-	// Dampen switches recall's post-fusion dampening stages; default
-	// recall.DefaultDampening (docs/recall.md).
-	Dampen recall.Dampening
-	// Stages weighs recall's conversation-aware ranking stages; default DefaultStages
-	// (docs/recall.md).
-	Stages recall.Stages
-	// GraphDeadline bounds the knowledge-graph queries of one recall (graph boost, hub);
-	// past it recall ranks without the graph. Zero or less skips the graph. Default
-	// DefaultGraphDeadline.
-	GraphDeadline time.Duration
-	// QuantizedCosines makes recall score vector candidates with the index's int8 cosines
-	// (off by default). By default they are re-scored with their float32 vectors read from
-	// the database, which keeps rankings exactly as with float32 vectors but costs two small
-	// queries per recall (about 2 ms each at 20,000 memories); the int8 cosines differ by
-	// about 0.001 at 384 dimensions, more at small widths (docs/recall.md).
-	QuantizedCosines bool
-	// AccessFlushInterval is how often access counts gathered by recall are written; it
-	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
-	AccessFlushInterval time.Duration
-	// VectorWriteDelay is how long a vector fetched for a new memory waits for others to
-	// be stored with (vectorwrite.go); set it before the first write. Default
-	// DefaultVectorWriteDelay.
-	VectorWriteDelay time.Duration
-	// IndexWriteDelay is how long a single write's memory waits for others to enter the
-	// full-text indexes with (indexwrite.go); zero or less indexes each in its own write.
-	// Set it before the first write. Default DefaultIndexWriteDelay.
-	IndexWriteDelay time.Duration
-	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
-	// one member's personal memory (caps.go); zero means DefaultMaxServerMemories and
-	// DefaultMaxMemberMemories, negative no cap.
-	MaxServerMemories int
-	MaxMemberMemories int
-	// KeywordParams are the BM25 parameters of the in-memory keyword index (keywordindex.go);
-	// a scope's index reads them when it is built. Default kwindex.DefaultParams.
-	KeywordParams kwindex.Params
-	// KeywordSyncBuild is the largest scope whose keyword index is built inside the query
-	// that first needs it; larger scopes build in the background while FTS5 answers. Zero
-	// or less builds every scope in the background. Default DefaultKeywordSyncBuild.
-	KeywordSyncBuild int
-	// KeywordIndexMax bounds the memories all keyword indexes hold together; past it the
-	// least recently searched scopes are dropped. Default DefaultKeywordIndexMax.
-	KeywordIndexMax int
-	// KeywordIndexOff answers every keyword query from FTS5 (for comparisons; the eval
-	// and bench baselines).
-	KeywordIndexOff bool
+	// Tunables are the settings every aggregate reads; an engine's store shares them with
+	// the parts it still keeps itself.
+	*Tunables
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 	closeOnce  sync.Once
@@ -258,8 +202,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	s := newStore(path, write, read)
+	s := newStore(path, sqliteEngine{}, write, read, DefaultTunables())
 	s.checkpoints = cp
+	s.prepared = true
 	// What a process that stopped without closing left waiting for the full-text indexes
 	// goes in now: at most a few hundred memories, found by their own index.
 	if err := s.indexPending(ctx); err != nil {
@@ -288,29 +233,15 @@ func pingWriter(ctx context.Context, write *sql.DB) error {
 	}
 }
 
-// newStore builds a Store over its writer and reader pools with the default tunables.
-func newStore(path string, write, read *sql.DB) *Store {
+// newStore builds a Store over its writer and reader pools on eng with the settings t.
+func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store {
 	d := &db{
-		path:          path,
-		write:         write,
-		read:          read,
-		Now:           time.Now,
-		RecoverWindow: DefaultRecoverWindow,
-		ConfirmTTL:    DefaultConfirmTTL,
-
-		EmbedTimeout:        DefaultEmbedTimeout,
-		QueryEmbedTimeout:   DefaultQueryEmbedTimeout,
-		EmbedRetryAfter:     DefaultEmbedRetryAfter,
-		Alpha:               DefaultAlpha,
-		Dampen:              recall.DefaultDampening,
-		Stages:              DefaultStages,
-		GraphDeadline:       DefaultGraphDeadline,
-		AccessFlushInterval: DefaultAccessFlushInterval,
-		VectorWriteDelay:    DefaultVectorWriteDelay,
-		IndexWriteDelay:     DefaultIndexWriteDelay,
-		KeywordParams:       kwindex.DefaultParams,
-		KeywordSyncBuild:    DefaultKeywordSyncBuild,
-		KeywordIndexMax:     DefaultKeywordIndexMax,
+		path:     path,
+		eng:      eng,
+		dialect:  eng.Dialect(),
+		write:    &pool{write, eng},
+		read:     &pool{read, eng},
+		Tunables: t,
 	}
 	recall := &Recall{d}
 	d.recall.init(d, recall.FlushAccess)
@@ -330,6 +261,17 @@ func newStore(path string, write, read *sql.DB) *Store {
 		Maintenance:   &Maintenance{d},
 		Graph:         &Graph{d},
 	}
+}
+
+// OpenEngine returns a Store over conns, a pool of eng's database that the engine has
+// migrated, with the settings t (DefaultTunables when nil). Reads and writes share the
+// pool: the engine's database runs them concurrently. Close stops the store's background
+// work; the engine closes conns.
+func OpenEngine(eng Engine, conns *sql.DB, t *Tunables) *Store {
+	if t == nil {
+		t = DefaultTunables()
+	}
+	return newStore("", eng, conns, conns, t)
 }
 
 // DSN is the data source name every kioku connection to the database at path uses, so the
@@ -355,11 +297,14 @@ func (s *Store) Close() error {
 		s.indexWrites.stop()
 		s.recall.close()
 		s.stmts.close()
+		if s.eng.Name() != (sqliteEngine{}).Name() {
+			return // the engine owns its pool and closes it
+		}
 		s.checkpoints.close()
 		if !s.readOnly {
-			_, _ = s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+			_, _ = s.write.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 		}
-		s.closeErr = errors.Join(s.read.Close(), s.write.Close())
+		s.closeErr = errors.Join(s.read.db.Close(), s.write.db.Close())
 	})
 	return s.closeErr
 }
@@ -375,7 +320,7 @@ func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
 // withWriteTx runs fn inside a write transaction on the single writer connection and
 // commits when fn returns nil. Keep fn short and free of network calls. A write the
 // database refused for its own state (full, read-only, locked) is an EUNAVAILABLE error.
-func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 	return s.writeTx(ctx, true, fn)
 }
 
@@ -383,7 +328,7 @@ func (s *db) withWriteTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // vectors waiting to be stored), whose fixed statements never call out: they are not
 // counted by InWriteTx, which proves that no caller holds the write lock while it calls a
 // model or an embedder, and would otherwise see them at any moment.
-func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *txn) error) error {
 	return s.writeTx(ctx, false, fn)
 }
 
@@ -394,11 +339,13 @@ func (s *db) prepareBulk(ctx context.Context) {
 	s.stmts.prepareBulk(ctx, s.write)
 }
 
-func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) error) error {
-	s.stmts.prepare(ctx, s.write)
+func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *txn) error) error {
+	if s.prepared {
+		s.stmts.prepare(ctx, s.write)
+	}
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return storageError(fmt.Errorf("couldn't begin write: %w", err))
+		return s.eng.StorageError(fmt.Errorf("couldn't begin write: %w", err))
 	}
 	if counted {
 		s.writeDepth.Add(1)
@@ -406,10 +353,10 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) erro
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
-		return storageError(err)
+		return s.eng.StorageError(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return storageError(fmt.Errorf("couldn't commit: %w", err))
+		return s.eng.StorageError(fmt.Errorf("couldn't commit: %w", err))
 	}
 	return nil
 }
@@ -421,7 +368,7 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *sql.Tx) erro
 func (s *db) freePages(ctx context.Context, stmt string) error {
 	s.writeDepth.Add(1)
 	defer s.writeDepth.Add(-1)
-	conn, err := s.write.Conn(ctx)
+	conn, err := s.write.db.Conn(ctx)
 	if err != nil {
 		return err
 	}

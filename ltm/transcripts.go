@@ -24,7 +24,7 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 		created = s.db.nowMillis()
 	}
 	var id int64
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		return s.db.stmts.on(tx).QueryRowContext(ctx, appendTurnSQL,
 			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
 			created, boolInt(t.CanEditServer)).Scan(&id)

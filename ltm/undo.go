@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -36,7 +35,7 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 		return memory.Undone{}, err
 	}
 	var out memory.Undone
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		cur, err := findMemory(ctx, tx, owner, id, true)
 		if err != nil {
 			return err
@@ -99,7 +98,7 @@ func changedSince(id int64, current, version int) error {
 // lastChangeTx returns the newest history row of memory id that changed it. Rows of
 // proposals the pipeline recorded without applying them, and review notes, changed nothing
 // and are passed over.
-func lastChangeTx(ctx context.Context, tx *sql.Tx, owner memory.Owner, id int64) (memory.HistoryEvent, error) {
+func lastChangeTx(ctx context.Context, tx *txn, owner memory.Owner, id int64) (memory.HistoryEvent, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
 		WHERE memory_id = ? AND scope_key = ? AND action IN (?, ?, ?, ?, ?) ORDER BY id DESC LIMIT 1`,
 		id, owner.Key(), memory.ActionCreate, memory.ActionImport, memory.ActionUpdate, memory.ActionDelete, memory.ActionRecover)

@@ -3,7 +3,6 @@ package ltm
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"sync"
@@ -150,7 +149,7 @@ func (w *vectorWriter) flush(ctx context.Context) error {
 // a live memory has its content.
 func (s *db) storePendingVectors(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error {
 	now := s.nowMillis()
-	return s.withBookkeepingTx(ctx, func(tx *sql.Tx) error {
+	return s.withBookkeepingTx(ctx, func(tx *txn) error {
 		q := s.stmts.on(tx)
 		for _, k := range keys {
 			v := vecs[k]

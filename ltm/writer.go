@@ -20,7 +20,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		return memory.WriteResult{}, err
 	}
 	var res memory.WriteResult
-	err := s.db.withWriteTx(ctx, func(tx *sql.Tx) error {
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		dup, err := findVisibleByHash(ctx, s.db.stmts.on(tx), w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
@@ -83,7 +83,7 @@ func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) 
 
 // addEvidenceTx links memory id to the messages it was taken from; links that exist
 // already are kept.
-func addEvidenceTx(ctx context.Context, tx *sql.Tx, id int64, evidence []memory.MessageRef) error {
+func addEvidenceTx(ctx context.Context, tx *txn, id int64, evidence []memory.MessageRef) error {
 	for _, ev := range evidence {
 		if ev.MessageID == "" {
 			continue
@@ -157,7 +157,7 @@ func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64
 // liveIDsByHash returns, for each scope and content of batch, the oldest live memory already
 // holding it; with a writer w, the oldest one w can see. Like findVisibleByHash it reads the
 // same rows whatever the writer may see.
-func liveIDsByHash(ctx context.Context, tx *sql.Tx, w *memory.WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
+func liveIDsByHash(ctx context.Context, tx *txn, w *memory.WriteContext, batch []memory.Memory) (map[hashSlot]int64, error) {
 	var cross bool
 	if w != nil {
 		var err error

@@ -47,7 +47,7 @@ func bulkQueries() []string {
 
 // prepareBulk adds bulkQueries to the kept statements, once; call it outside any
 // transaction, after prepare.
-func (w *writeStmts) prepareBulk(ctx context.Context, write *sql.DB) {
+func (w *writeStmts) prepareBulk(ctx context.Context, write *pool) {
 	w.bulkOnce.Do(func() {
 		w.mu.Lock()
 		kept := w.m != nil
@@ -73,7 +73,7 @@ func (w *writeStmts) prepareBulk(ctx context.Context, write *sql.DB) {
 }
 
 // prepare prepares the statements on write, once; call it outside any transaction.
-func (w *writeStmts) prepare(ctx context.Context, write *sql.DB) {
+func (w *writeStmts) prepare(ctx context.Context, write *pool) {
 	w.once.Do(func() {
 		m := prepareEach(ctx, write, preparedQueries())
 		w.mu.Lock()
@@ -83,7 +83,7 @@ func (w *writeStmts) prepare(ctx context.Context, write *sql.DB) {
 }
 
 // prepareEach prepares queries on write, leaving out any that cannot be prepared.
-func prepareEach(ctx context.Context, write *sql.DB, queries []string) map[string]*sql.Stmt {
+func prepareEach(ctx context.Context, write *pool, queries []string) map[string]*sql.Stmt {
 	m := make(map[string]*sql.Stmt, len(queries))
 	for _, q := range queries {
 		if st, err := write.PrepareContext(context.WithoutCancel(ctx), q); err == nil {
@@ -94,7 +94,7 @@ func prepareEach(ctx context.Context, write *sql.DB, queries []string) map[strin
 }
 
 // on returns a querier over tx that runs the kept statements prepared.
-func (w *writeStmts) on(tx *sql.Tx) querier {
+func (w *writeStmts) on(tx *txn) querier {
 	w.mu.Lock()
 	m := w.m
 	w.mu.Unlock()
@@ -115,7 +115,7 @@ func (w *writeStmts) close() {
 // preparedTx is a write transaction that runs the statements writeStmts keeps through their
 // prepared form, and any other statement as the transaction would.
 type preparedTx struct {
-	tx    *sql.Tx
+	tx    *txn
 	stmts map[string]*sql.Stmt
 }
 

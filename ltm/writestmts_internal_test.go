@@ -54,7 +54,7 @@ func TestBulkWritesKeepTheirStatementsPrepared(t *testing.T) {
 	write(10*insertRowsPerStatement, insertRowsPerStatement)
 	want := 4*insertRowsPerStatement + 4
 	var memories, created int
-	if err := s.read.QueryRow(`SELECT (SELECT count(*) FROM memories WHERE scope_key = 'g:gPrep'),
+	if err := s.read.db.QueryRow(`SELECT (SELECT count(*) FROM memories WHERE scope_key = 'g:gPrep'),
 		(SELECT count(*) FROM memory_history WHERE action = ? AND version = 1)`, memory.ActionCreate).Scan(&memories, &created); err != nil {
 		t.Fatal(err)
 	}

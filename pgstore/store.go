@@ -43,7 +43,7 @@ type Store struct {
 	// Recall finds memories for a query.
 	Recall *Recall
 	// Jobs is the durable queue of background jobs.
-	Jobs *Jobs
+	Jobs *ltm.Jobs
 	// Transcripts are what people said per channel.
 	Transcripts *Transcripts
 	// Settings are members' and guilds' choices.
@@ -73,39 +73,18 @@ type db struct {
 	sql  *sql.DB
 	read *pool // reads and writes share one pool: PostgreSQL runs them concurrently
 
-	// Now returns the current time; tests replace it to move through retention windows.
-	Now func() time.Time
-	// RecoverWindow is how long after forget a memory can be recovered.
-	RecoverWindow time.Duration
-	// ConfirmTTL is how long a preview token for a destructive action stays valid.
-	ConfirmTTL time.Duration
-	// Alpha weighs the vector leg against the keyword leg when both score (SPEC §5).
-	Alpha float64
-	// EmbedTimeout bounds the best-effort embedding after a write; default
-	// ltm.DefaultEmbedTimeout.
-	EmbedTimeout time.Duration
-	// QueryEmbedTimeout bounds embedding a recall query before recall falls back to
-	// keywords; default ltm.DefaultQueryEmbedTimeout.
-	QueryEmbedTimeout time.Duration
-	// EmbedRetryAfter is how long embedding is skipped after a provider failure; default
-	// ltm.DefaultEmbedRetryAfter.
-	EmbedRetryAfter time.Duration
-	// QuantizedCosines makes recall score vector candidates with the index's int8 cosines
-	// instead of re-reading their float32 vectors (benchmarks compare the two).
-	QuantizedCosines bool
-	// Dampen switches recall's post-fusion dampening stages.
-	Dampen recall.Dampening
+	// Tunables are the settings, shared with core: setting one on the Store sets it for
+	// every aggregate, the service's and this package's.
+	*ltm.Tunables
+	// core is the long-term memory service over this database (ltm.OpenEngine): the
+	// aggregates written once for both engines.
+	core *ltm.Store
 	// trigramsCJK is set when pg_trgm indexes CJK characters (a UTF-8 ctype); without it,
 	// large scopes are scanned for CJK text instead of narrowed by the trigram index.
 	trigramsCJK bool
 	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams; larger scopes
 	// are narrowed by trigrams first. Default cjkScanMax.
 	cjkScanMax int
-
-	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
-	// one member's personal memory, as in ltm: zero means the defaults, negative no cap.
-	MaxServerMemories int
-	MaxMemberMemories int
 
 	// recall is the in-process side of recall: the embedder, the vector index of the
 	// scopes this process queried, the query vector cache (embed.go).
@@ -124,9 +103,6 @@ type Memories struct{ db *db }
 
 // Recall finds memories. See Store.Recall.
 type Recall struct{ db *db }
-
-// Jobs is the job queue. See Store.Jobs.
-type Jobs struct{ db *db }
 
 // Transcripts are the stored conversation. See Store.Transcripts.
 type Transcripts struct{ db *db }
@@ -215,19 +191,15 @@ func checkEncoding(ctx context.Context, p *pgxpool.Pool) error {
 
 func newStore(p *pgxpool.Pool) *Store {
 	sqldb := stdlib.OpenDBFromPool(p)
+	t := ltm.DefaultTunables()
+	t.Alpha = recall.DefaultAlpha
 	d := &db{
-		pool:              p,
-		sql:               sqldb,
-		read:              &pool{sqldb},
-		Now:               time.Now,
-		RecoverWindow:     ltm.DefaultRecoverWindow,
-		ConfirmTTL:        ltm.DefaultConfirmTTL,
-		Alpha:             recall.DefaultAlpha,
-		EmbedTimeout:      ltm.DefaultEmbedTimeout,
-		QueryEmbedTimeout: ltm.DefaultQueryEmbedTimeout,
-		EmbedRetryAfter:   ltm.DefaultEmbedRetryAfter,
-		Dampen:            recall.DefaultDampening,
-		cjkScanMax:        cjkScanMax,
+		pool:       p,
+		sql:        sqldb,
+		read:       &pool{sqldb},
+		Tunables:   t,
+		core:       ltm.OpenEngine(engine{}, sqldb, t),
+		cjkScanMax: cjkScanMax,
 	}
 	d.recall.init(d)
 	rc := &Recall{d}
@@ -235,7 +207,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		db:            d,
 		Memories:      &Memories{d},
 		Recall:        rc,
-		Jobs:          &Jobs{d},
+		Jobs:          d.core.Jobs,
 		Transcripts:   &Transcripts{d},
 		Settings:      &Settings{d},
 		Confirmations: &Confirmations{db: d, recaller: rc},
@@ -252,6 +224,7 @@ func newStore(p *pgxpool.Pool) *Store {
 // Close releases every connection of the pool.
 func (s *Store) Close() error {
 	s.changes.stop()
+	_ = s.core.Close()
 	err := s.sql.Close()
 	s.pool.Close()
 	return err
@@ -265,7 +238,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // holds row and advisory locks that other writers, in this process or another, wait for.
 // The single-statement writes on the pool (access counts, channel and welcome records)
 // hold no lock across a call and are not counted, like ltm's bookkeeping.
-func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 }
+func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 || s.core.InWriteTx() }
 
 // withWriteTx runs fn inside a transaction and commits when fn returns nil. Keep fn short
 // and free of network calls other than the database's. A write the database refused for

@@ -1,0 +1,141 @@
+package ltm
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Engine is what differs between the SQL databases the long-term memory service runs on:
+// SQLite (this package's Open) and PostgreSQL (package ltm/postgres). Everything else,
+// the memory semantics, their privacy rules and their SQL where the two agree, is written
+// once in this package. A third engine implements these methods and opens a Store with
+// OpenEngine; docs/postgres.md says what else it brings (migrations, a change feed).
+type Engine interface {
+	// Name names the engine for logs and errors: "sqlite", "postgres".
+	Name() string
+	// Rebind turns a statement written with ? placeholders (and ?N for the Nth argument
+	// again) into the engine's own; SQLite takes them as they are.
+	Rebind(query string) string
+	// LockKey serialises the write transactions that name the same key until they end: a
+	// check followed by a write (is this job queued already?) must not interleave with
+	// another writer's. SQLite's single writer gives that for free.
+	LockKey(ctx context.Context, tx Execer, key string) error
+	// Dialect holds the SQL fragments the two databases spell differently.
+	Dialect() *Dialect
+	// StorageError turns a write the database refused for its own state (full, read-only,
+	// out of connections) into an EUNAVAILABLE domain error, and returns other errors as
+	// they are.
+	StorageError(err error) error
+}
+
+// Dialect is the SQL an engine spells its own way, as fragments the service's statements
+// are built from.
+type Dialect struct {
+	// SkipLocked ends a SELECT that picks a row to take in a write transaction, so that
+	// concurrent writers each get another row; "" when writers never run at once.
+	SkipLocked string
+	// JSONText returns an expression reading the text at key of the JSON text in column, or
+	// NULL when column holds no valid JSON object.
+	JSONText func(column, key string) string
+	// JobIDsPayload is a job's payload reduced to its ids (the guild and channel it names,
+	// a missing or null one dropped; a payload that is no JSON object keeps nothing), as
+	// stored text: what a finished job keeps (SPEC §2).
+	JobIDsPayload string
+	// JobHasCheckpoint is the condition of a job payload that holds a checkpoint, and
+	// JobWithoutCheckpoint the payload with its checkpoint dropped.
+	JobHasCheckpoint, JobWithoutCheckpoint string
+}
+
+// Execer runs a statement: a transaction or a pool, as an Engine's LockKey receives it.
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// pool runs statements written with ? placeholders on a connection pool in the engine's
+// dialect.
+type pool struct {
+	db  *sql.DB
+	eng Engine
+}
+
+func (p *pool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.db.QueryRowContext(ctx, p.eng.Rebind(query), args...)
+}
+
+func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.db.QueryContext(ctx, p.eng.Rebind(query), args...)
+}
+
+func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.db.ExecContext(ctx, p.eng.Rebind(query), args...)
+}
+
+// PrepareContext prepares a statement on the pool, rebound.
+func (p *pool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return p.db.PrepareContext(ctx, p.eng.Rebind(query))
+}
+
+// BeginTx starts a transaction whose statements are rebound like the pool's.
+func (p *pool) BeginTx(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
+	t, err := p.db.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &txn{tx: t, eng: p.eng}, nil
+}
+
+// txn runs statements written with ? placeholders in a transaction in the engine's
+// dialect.
+type txn struct {
+	tx  *sql.Tx
+	eng Engine
+}
+
+func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.eng.Rebind(query), args...)
+}
+
+func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.eng.Rebind(query), args...)
+}
+
+func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.eng.Rebind(query), args...)
+}
+
+// PrepareContext prepares a statement in the transaction, rebound.
+func (t *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
+	return t.tx.PrepareContext(ctx, t.eng.Rebind(query))
+}
+
+// StmtContext returns the pool's prepared statement st for use in the transaction.
+func (t *txn) StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt {
+	return t.tx.StmtContext(ctx, st)
+}
+
+// Commit and Rollback end the transaction.
+func (t *txn) Commit() error   { return t.tx.Commit() }
+func (t *txn) Rollback() error { return t.tx.Rollback() }
+
+// sqliteEngine is SQLite as this package opens it: one writer, FTS5, JSON1.
+type sqliteEngine struct{}
+
+func (sqliteEngine) Name() string                                  { return "sqlite" }
+func (sqliteEngine) Rebind(query string) string                    { return query }
+func (sqliteEngine) LockKey(context.Context, Execer, string) error { return nil }
+func (sqliteEngine) SkipLocked() string                            { return "" }
+func (sqliteEngine) StorageError(err error) error                  { return storageError(err) }
+func (sqliteEngine) Dialect() *Dialect                             { return &sqliteDialect }
+
+var sqliteDialect = Dialect{
+	JSONText: func(column, key string) string {
+		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`
+	},
+	// json_patch drops the keys whose value is null, so a payload without a guild id keeps
+	// only the channel.
+	JobIDsPayload: `CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN json_patch('{}',
+	json_object('guild_id', json_extract(payload, '$.guild_id'), 'channel_id', json_extract(payload, '$.channel_id')))
+	ELSE '{}' END`,
+	JobHasCheckpoint:     `(json_valid(payload) AND json_type(payload, '$.checkpoint') IS NOT NULL)`,
+	JobWithoutCheckpoint: `json_remove(payload, '$.checkpoint')`,
+}

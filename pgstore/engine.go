@@ -1,0 +1,46 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kioku-bot/kioku/ltm"
+)
+
+// engine is PostgreSQL as the long-term memory service sees it (ltm.Engine): numbered
+// placeholders, advisory locks for the checks that must not interleave, row locks that
+// skip what another writer holds, jsonb for JSON text.
+type engine struct{}
+
+var _ ltm.Engine = engine{}
+
+func (engine) Name() string               { return "postgres" }
+func (engine) Rebind(query string) string { return rebind(query) }
+func (engine) Dialect() *ltm.Dialect      { return &dialect }
+func (engine) StorageError(err error) error {
+	return storageError(err)
+}
+
+// LockKey takes a transaction-scoped advisory lock on key: PostgreSQL lets several writers
+// in at once (several processes, or several goroutines of one), and a check followed by a
+// write (is this content in the scope already? is this job queued?) must not interleave
+// with another's.
+func (engine) LockKey(ctx context.Context, tx ltm.Execer, key string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key); err != nil {
+		return fmt.Errorf("couldn't lock %s: %w", key, err)
+	}
+	return nil
+}
+
+// dialect is PostgreSQL's SQL for what the engines spell differently. Job payloads are
+// stored as the text the worker wrote (the queue hands back exactly what it was given) and
+// read as jsonb where a statement looks inside (jobcontent.go).
+var dialect = ltm.Dialect{
+	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	JSONText: func(column, key string) string {
+		return `(` + column + `::jsonb ->> '` + key + `')`
+	},
+	JobIDsPayload:        jobIDsPayload,
+	JobHasCheckpoint:     jobHasCheckpoint,
+	JobWithoutCheckpoint: `(payload::jsonb - 'checkpoint')::text`,
+}
