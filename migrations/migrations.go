@@ -1,9 +1,12 @@
-// Package migrations holds kioku's schema as numbered .sql files embedded in the binary, and
-// the runner that applies them.
+// Package migrations holds kioku's SQLite schema as numbered .sql files embedded in the
+// binary, and the runner that applies them, to SQLite and to PostgreSQL (whose own series
+// its engine embeds).
 //
 // Each file is applied once, in name order, inside its own transaction, and recorded with a
 // checksum. An applied file must never change: the runner refuses to start when one did,
-// because a silently different schema is worse than a clear failure.
+// because a silently different schema is worse than a clear failure. A database that records
+// a file the binary does not have was migrated by a newer kioku, and is refused before
+// anything is applied.
 package migrations
 
 import (
@@ -32,15 +35,58 @@ type Result struct {
 	Current int      // files recorded as applied after the run
 }
 
-// Apply runs every migration in fsys not yet recorded in db. Passing FS() applies kioku's
-// own schema; tests pass their own files.
+// Engine is what the runner does differently on one database engine.
+type Engine struct {
+	// Name prefixes the engine's messages ("PostgreSQL migration 0001_schema.sql was
+	// changed…"); SQLite's say "migration" alone.
+	Name string
+	// Rebind numbers the runner's ? placeholders for the engine.
+	Rebind func(string) string
+	// Lock and Unlock, when set, are run on the runner's one connection before it reads
+	// anything and after it ends, so that two processes starting at once never both apply a
+	// file: PostgreSQL runs writers concurrently. SQLite needs none: each file's transaction
+	// takes the database's one write lock before it checks what is applied.
+	Lock, Unlock string
+}
+
+// SQLite is the engine of kioku's embedded database.
+var SQLite = Engine{Rebind: func(q string) string { return q }}
+
+// conn is what the runner runs statements on: the pool, or one connection of it.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// Apply runs every migration in fsys not yet recorded in db, a SQLite database. Passing
+// FS() applies kioku's own schema; tests pass their own files.
 func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
+	return ApplyEngine(ctx, db, fsys, SQLite)
+}
+
+// ApplyEngine is Apply on the database of engine e.
+func ApplyEngine(ctx context.Context, db *sql.DB, fsys fs.FS, e Engine) (Result, error) {
 	var res Result
-	if _, err := db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+	var c conn = db
+	if e.Lock != "" {
+		one, err := db.Conn(ctx)
+		if err != nil {
+			return res, fmt.Errorf("couldn't migrate: %w", err)
+		}
+		defer one.Close()
+		if _, err := one.ExecContext(ctx, e.Lock); err != nil {
+			return res, fmt.Errorf("couldn't migrate: %w", err)
+		}
+		// Closing the session releases the lock too, should the unlock fail.
+		defer one.ExecContext(context.WithoutCancel(ctx), e.Unlock) //nolint:errcheck
+		c = one
+	}
+	if _, err := c.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY, checksum TEXT NOT NULL, applied_at BIGINT NOT NULL)`); err != nil {
 		return res, fmt.Errorf("couldn't create schema_migrations: %w", err)
 	}
-	applied, err := appliedChecksums(ctx, db)
+	applied, err := appliedChecksums(ctx, c)
 	if err != nil {
 		return res, err
 	}
@@ -49,7 +95,7 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 		return res, fmt.Errorf("couldn't list migrations: %w", err)
 	}
 	sort.Strings(names)
-	if err := refuseNewer(applied, names); err != nil {
+	if err := e.refuseNewer(applied, names); err != nil {
 		return res, err
 	}
 	for _, name := range names {
@@ -61,11 +107,23 @@ func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
 		checksum := hex.EncodeToString(sum[:])
 		if prev, ok := applied[name]; ok {
 			if prev != checksum {
-				return res, fmt.Errorf("migration %s was changed after it was applied (checksum %s, recorded %s); restore the original file and add a new migration instead", name, short(checksum), short(prev))
+				return res, e.changed(name, checksum, prev)
 			}
 			continue
 		}
-		done, err := applyOne(ctx, db, name, string(body), checksum)
+		var done bool
+		if needsSearchText(string(body)) {
+			// Only SQLite's series calls it, and SQLite runs without Engine.Lock's
+			// connection, so the pool can give one that has the function.
+			sc, connErr := searchTextConn(ctx, db)
+			if connErr != nil {
+				return res, fmt.Errorf("couldn't apply migration %s: %w", name, connErr)
+			}
+			done, err = e.applyOne(ctx, sc, name, string(body), checksum)
+			sc.Close()
+		} else {
+			done, err = e.applyOne(ctx, c, name, string(body), checksum)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -100,7 +158,7 @@ func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {
 		return nil, fmt.Errorf("couldn't list migrations: %w", err)
 	}
 	sort.Strings(names)
-	if err := refuseNewer(applied, names); err != nil {
+	if err := SQLite.refuseNewer(applied, names); err != nil {
 		return nil, err
 	}
 	var pending []string
@@ -116,7 +174,7 @@ func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {
 // it, and an older binary running on that schema could misread or damage data, so the only
 // safe moves are upgrading the binary or restoring a backup. It runs before anything is
 // applied, so a refused database is left exactly as it was.
-func refuseNewer(applied map[string]string, known []string) error {
+func (e Engine) refuseNewer(applied map[string]string, known []string) error {
 	knownSet := make(map[string]bool, len(known))
 	for _, name := range known {
 		knownSet[name] = true
@@ -139,10 +197,28 @@ func refuseNewer(applied map[string]string, known []string) error {
 		newestKnown = known[len(known)-1]
 	}
 	sort.Strings(unknown)
-	return fmt.Errorf("this database was migrated by a newer kioku (%s; unknown here: %s); this binary knows up to %s: upgrade kioku or restore a backup", newestDB, strings.Join(unknown, ", "), newestKnown)
+	return fmt.Errorf("this %sdatabase was migrated by a newer kioku (%s; unknown here: %s); this binary knows up to %s: upgrade kioku or restore a backup",
+		e.prefix(), newestDB, strings.Join(unknown, ", "), newestKnown)
 }
 
-func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error) {
+// prefix is the engine's name and a space, or nothing for SQLite.
+func (e Engine) prefix() string {
+	if e.Name == "" {
+		return ""
+	}
+	return e.Name + " "
+}
+
+func (e Engine) changed(name, checksum, prev string) error {
+	return fmt.Errorf("%smigration %s was changed after it was applied (checksum %s, recorded %s); restore the original file and add a new migration instead",
+		e.prefix(), name, short(checksum), short(prev))
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func appliedChecksums(ctx context.Context, db querier) (map[string]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT name, checksum FROM schema_migrations`)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read schema_migrations: %w", err)
@@ -159,52 +235,40 @@ func appliedChecksums(ctx context.Context, db *sql.DB) (map[string]string, error
 	return out, rows.Err()
 }
 
-// applyOne applies one file in its own transaction, on a connection that has
-// kioku_search_text when the file calls it (see searchTextConn).
-// applyOne applies one migration in its own transaction and reports whether it did: false
-// when another process on the same file (a second shard starting at the same moment)
-// recorded it first. The check runs inside the transaction, which holds the write lock once
-// it has written, so two processes never both run a migration.
-func applyOne(ctx context.Context, db *sql.DB, name, body, checksum string) (bool, error) {
-	var conn interface {
-		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
-	} = db
-	if needsSearchText(body) {
-		c, err := searchTextConn(ctx, db)
-		if err != nil {
-			return false, fmt.Errorf("couldn't apply migration %s: %w", name, err)
-		}
-		defer c.Close()
-		conn = c
-	}
-	tx, err := conn.BeginTx(ctx, nil)
+// applyOne applies one migration in its own transaction on c and reports whether it did:
+// false when another process on the same database (a second shard starting at the same
+// moment) recorded it first. On SQLite the check runs inside the transaction, which holds
+// the write lock once it has written, so two processes never both run a migration; on
+// PostgreSQL the runner's advisory lock (Engine.Lock) does the same.
+func (e Engine) applyOne(ctx context.Context, c conn, name, body, checksum string) (bool, error) {
+	tx, err := c.BeginTx(ctx, nil)
 	if err != nil {
-		return false, fmt.Errorf("couldn't begin migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't begin %smigration %s: %w", e.prefix(), name, err)
 	}
 	defer tx.Rollback()
 	// A write first, so the transaction holds the write lock (it waits for another
 	// process's migration to commit) before it reads what is applied.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM schema_migrations WHERE name = '' AND checksum = ''`); err != nil {
-		return false, fmt.Errorf("couldn't begin migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't begin %smigration %s: %w", e.prefix(), name, err)
 	}
 	var prev string
-	switch err := tx.QueryRowContext(ctx, `SELECT checksum FROM schema_migrations WHERE name = ?`, name).Scan(&prev); {
+	switch err := tx.QueryRowContext(ctx, e.Rebind(`SELECT checksum FROM schema_migrations WHERE name = ?`), name).Scan(&prev); {
 	case err == nil && prev == checksum:
 		return false, nil
 	case err == nil:
-		return false, fmt.Errorf("migration %s was changed after it was applied (checksum %s, recorded %s); restore the original file and add a new migration instead", name, short(checksum), short(prev))
+		return false, e.changed(name, checksum, prev)
 	case !errors.Is(err, sql.ErrNoRows):
 		return false, fmt.Errorf("couldn't read applied migrations: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, body); err != nil {
-		return false, fmt.Errorf("couldn't apply migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't apply %smigration %s: %w", e.prefix(), name, err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)`,
+	if _, err := tx.ExecContext(ctx, e.Rebind(`INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)`),
 		name, checksum, time.Now().UnixMilli()); err != nil {
-		return false, fmt.Errorf("couldn't record migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't record %smigration %s: %w", e.prefix(), name, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("couldn't commit migration %s: %w", name, err)
+		return false, fmt.Errorf("couldn't commit %smigration %s: %w", e.prefix(), name, err)
 	}
 	return true, nil
 }
