@@ -44,6 +44,14 @@ type Dialect struct {
 	// JobHasCheckpoint is the condition of a job payload that holds a checkpoint, and
 	// JobWithoutCheckpoint the payload with its checkpoint dropped.
 	JobHasCheckpoint, JobWithoutCheckpoint string
+	// JSONArrayTexts is a table of the elements of the JSON array bound to its one
+	// placeholder, one row each, in a column named value that compares as text (a number
+	// is cast where it is wanted). It lets a statement take a list in one argument, so its
+	// text stays the same however long the list is and it can stay prepared.
+	JSONArrayTexts string
+	// JSONArrayValues is JSONArrayTexts for an array of arrays: value is each inner array,
+	// read with ->> 0, ->> 1.
+	JSONArrayValues string
 }
 
 // Execer runs a statement: a transaction or a pool, as an Engine's LockKey receives it.
@@ -138,4 +146,6 @@ var sqliteDialect = Dialect{
 	ELSE '{}' END`,
 	JobHasCheckpoint:     `(json_valid(payload) AND json_type(payload, '$.checkpoint') IS NOT NULL)`,
 	JobWithoutCheckpoint: `json_remove(payload, '$.checkpoint')`,
+	JSONArrayTexts:       `json_each(?)`,
+	JSONArrayValues:      `json_each(?)`,
 }

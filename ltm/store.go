@@ -80,8 +80,10 @@ type db struct {
 	// eng is the SQL engine under the store (engine.go).
 	eng     Engine
 	dialect *Dialect // eng.Dialect()
-	write   *pool    // SQLite: exactly one connection, all writes are serialised here
-	read    *pool    // a pool of read-only connections
+	// graphSQL are the statements that link memories to entities, in dialect.
+	graphSQL *graphSQL
+	write    *pool // SQLite: exactly one connection, all writes are serialised here
+	read     *pool // a pool of read-only connections
 	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
 	// cannot write and Close does not checkpoint.
 	readOnly bool
@@ -239,6 +241,7 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 		path:     path,
 		eng:      eng,
 		dialect:  eng.Dialect(),
+		graphSQL: newGraphSQL(eng.Dialect()),
 		write:    &pool{write, eng},
 		read:     &pool{read, eng},
 		Tunables: t,

@@ -20,8 +20,8 @@ type writeStmts struct {
 	m        map[string]*sql.Stmt
 }
 
-// preparedQueries are the statements writeStmts keeps.
-func preparedQueries() []string {
+// preparedQueries are the statements writeStmts keeps, in dialect d.
+func preparedQueries(d *Dialect) []string {
 	return append([]string{
 		findLiveByHashSQL,
 		liveCountSQL,
@@ -33,7 +33,7 @@ func preparedQueries() []string {
 		storeVectorSQL,
 		storeLiveVectorSQL,
 		appendTurnSQL,
-	}, graphQueries...)
+	}, newGraphSQL(d).queries()...)
 }
 
 // bulkQueries are the statements of a bulk write's full batches: one INSERT of
@@ -75,7 +75,7 @@ func (w *writeStmts) prepareBulk(ctx context.Context, write *pool) {
 // prepare prepares the statements on write, once; call it outside any transaction.
 func (w *writeStmts) prepare(ctx context.Context, write *pool) {
 	w.once.Do(func() {
-		m := prepareEach(ctx, write, preparedQueries())
+		m := prepareEach(ctx, write, preparedQueries(write.eng.Dialect()))
 		w.mu.Lock()
 		w.m = m
 		w.mu.Unlock()

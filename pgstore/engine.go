@@ -43,4 +43,6 @@ var dialect = ltm.Dialect{
 	JobIDsPayload:        jobIDsPayload,
 	JobHasCheckpoint:     jobHasCheckpoint,
 	JobWithoutCheckpoint: `(payload::jsonb - 'checkpoint')::text`,
+	JSONArrayTexts:       `json_array_elements_text(?)`,
+	JSONArrayValues:      `json_array_elements(?)`,
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/kioku-bot/kioku/ltm"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -14,11 +13,11 @@ import (
 	"github.com/kioku-bot/kioku/memory/graph"
 )
 
-// The knowledge graph (SPEC §4; its tables and triggers in 0001_schema.sql): entities per scope, their aliases, the
-// relations extraction finds between them, and the links from memories to the entities
-// they mention. Memories are linked inside their own write transaction by the pure linker
-// (memory/graph), so a memory and its links commit together and linking makes no network
-// call; the pipeline's triples are written after its facts, in a transaction of their own.
+// The knowledge graph is ltm's (ltm.Graph, served by the core). What stays here are the
+// graph writes of this package's own transactions, copies of ltm's that go when their
+// callers fold into the core: linking a memory to the entities it mentions, inside the
+// memory's write transaction (memories.go), collecting unmentioned entities (retention.go,
+// purge.go) and erasing a member from every graph (forgetme.go).
 
 // decisionMeta protects a new memory that states a decision (graph.ProtectDecision: the
 // importance of a decision, and its type when none was chosen) and returns the history
@@ -290,254 +289,6 @@ func anySlice(ss []string) []any {
 	return out
 }
 
-// AddTriples records the extraction's triples in b.Owner's graph, in one transaction of its
-// own: each end becomes an entity (a speaker's name is tied to their user id), each triple a
-// relation whose mention count and running-average confidence grow when it is seen again,
-// and the batch's speakers its sources. Triples that involve a member whose privacy level
-// is partial or full, and every triple of a batch a speaker of which was forgotten since it
-// started, are dropped. It returns how many triples were recorded.
-func (g *Graph) AddTriples(ctx context.Context, b graph.Batch) (int, error) {
-	if err := b.Owner.Validate(); err != nil {
-		return 0, err
-	}
-	if len(b.Triples) == 0 {
-		return 0, nil
-	}
-	c := graph.Context{People: b.People}
-	type edge struct {
-		src, dst graph.Entity
-		typ      string
-		conf     float64
-	}
-	var edges []edge
-	members := map[string]bool{}
-	for _, s := range b.Sources {
-		members[s] = true
-	}
-	for _, t := range b.Triples {
-		src, ok1 := graph.Named(t.Source, c)
-		dst, ok2 := graph.Named(t.Target, c)
-		typ := graph.RelationType(t.Relationship)
-		if !ok1 || !ok2 || typ == "" || src.Key() == dst.Key() && src.UserID == dst.UserID {
-			continue
-		}
-		conf := t.Confidence
-		if conf <= 0 || conf > 1 {
-			conf = 1
-		}
-		edges = append(edges, edge{src, dst, typ, conf})
-		for _, e := range []graph.Entity{src, dst} {
-			if e.UserID != "" {
-				members[e.UserID] = true
-			}
-		}
-	}
-	if len(edges) == 0 {
-		return 0, nil
-	}
-	ids := make([]string, 0, len(members))
-	for id := range members {
-		ids = append(ids, id)
-	}
-	scopeKey := b.Owner.Key()
-	recorded := 0
-	err := g.db.withWriteTx(ctx, func(tx *txn) error {
-		recorded = 0
-		// The scope's entities are resolved and created below; another process linking a
-		// memory of the same scope must not create the same entity at the same time.
-		if err := lockKey(ctx, tx, scopeKey); err != nil {
-			return err
-		}
-		fenced, err := fencedSinceTx(ctx, tx, ids, b.StartedAt)
-		if err != nil {
-			return err
-		}
-		for _, s := range b.Sources {
-			if fenced[s] {
-				return nil // a speaker asked to be forgotten after this work began
-			}
-		}
-		private, err := privateMembersTx(ctx, tx, ids)
-		if err != nil {
-			return err
-		}
-		now := g.db.nowMillis()
-		for _, e := range edges {
-			if fenced[e.src.UserID] || fenced[e.dst.UserID] || private[e.src.UserID] || private[e.dst.UserID] {
-				continue
-			}
-			srcID, err := resolveEntityTx(ctx, tx, scopeKey, e.src, now)
-			if err != nil {
-				return err
-			}
-			dstID, err := resolveEntityTx(ctx, tx, scopeKey, e.dst, now)
-			if err != nil {
-				return err
-			}
-			if srcID == dstID {
-				continue
-			}
-			var relID int64
-			if err := tx.QueryRowContext(ctx, `INSERT INTO relations (scope_key, source_id, target_id, type, mentions, confidence,
-				created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)
-				ON CONFLICT (source_id, target_id, type) DO UPDATE SET mentions = relations.mentions + 1,
-					confidence = (relations.confidence * relations.mentions + excluded.confidence) / (relations.mentions + 1),
-					updated_at = excluded.updated_at
-				RETURNING id`, scopeKey, srcID, dstID, e.typ, e.conf, now, now).Scan(&relID); err != nil {
-				return fmt.Errorf("couldn't record relation %q: %w", e.typ, err)
-			}
-			for _, s := range b.Sources {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO relation_sources (relation_id, user_id) VALUES (?, ?)
-					ON CONFLICT (relation_id, user_id) DO NOTHING`, relID, s); err != nil {
-					return fmt.Errorf("couldn't record the source of relation %d: %w", relID, err)
-				}
-			}
-			recorded++
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("couldn't record the graph of %s: %w", scopeKey, err)
-	}
-	return recorded, nil
-}
-
-// privateMembersTx returns which of ids have a privacy level that keeps them out of what the
-// model learns (partial or full).
-func privateMembersTx(ctx context.Context, tx *txn, ids []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT user_id FROM user_settings WHERE privacy <> ? AND user_id IN (`+placeholders(len(ids))+`)`,
-		append([]any{memory.PrivacyNormal}, anySlice(ids)...)...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read privacy levels: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("couldn't read privacy levels: %w", err)
-		}
-		out[id] = true
-	}
-	return out, rows.Err()
-}
-
-// MemoryEntities returns the entities the live memory id of owner's scope mentions, by
-// name. A memory of another scope is ENOTFOUND, as everywhere.
-func (g *Graph) MemoryEntities(ctx context.Context, owner memory.Owner, id int64) ([]graph.Node, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	if _, err := findMemory(ctx, g.db.read, owner, id, false); err != nil {
-		return nil, err
-	}
-	rows, err := g.db.read.QueryContext(ctx, `SELECT e.id, e.name, e.kind, e.user_id, e.mentions FROM memory_entities me
-		JOIN entities e ON e.id = me.entity_id WHERE me.memory_id = ? AND e.scope_key = ? ORDER BY e.name`, id, owner.Key())
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read the entities of memory %d: %w", id, err)
-	}
-	return collectNodes(rows)
-}
-
-func collectNodes(rows *sql.Rows) ([]graph.Node, error) {
-	defer rows.Close()
-	var out []graph.Node
-	for rows.Next() {
-		var n graph.Node
-		if err := rows.Scan(&n.ID, &n.Name, &n.Kind, &n.UserID, &n.Mentions); err != nil {
-			return nil, fmt.Errorf("couldn't read entities: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("couldn't read entities: %w", err)
-	}
-	return out, nil
-}
-
-// TopEntities returns the most mentioned entities of owner's scope, at most limit (default
-// 20, at most 500).
-func (g *Graph) TopEntities(ctx context.Context, owner memory.Owner, limit int) ([]graph.Node, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	if limit <= 0 {
-		limit = 20
-	}
-	rows, err := g.db.read.QueryContext(ctx, `SELECT id, name, kind, user_id, mentions FROM entities
-		WHERE scope_key = ? AND mentions > 0 ORDER BY mentions DESC, name LIMIT ?`, owner.Key(), min(limit, 500))
-	if err != nil {
-		return nil, fmt.Errorf("couldn't list entities: %w", err)
-	}
-	return collectNodes(rows)
-}
-
-// maxNeighbours bounds the relations and memory ids one Neighbourhood lists.
-const maxNeighbours = 100
-
-// Neighbourhood returns the entity of owner's scope that name names (by any alias; the most
-// mentioned one when several do) with its aliases, relations and the live memories that
-// mention it. ENOTFOUND when the scope has no such entity.
-func (g *Graph) Neighbourhood(ctx context.Context, owner memory.Owner, name string) (graph.Neighbourhood, error) {
-	var nb graph.Neighbourhood
-	if err := owner.Validate(); err != nil {
-		return nb, err
-	}
-	key := graph.Normalize(name)
-	scopeKey := owner.Key()
-	keys := []any{key}
-	if canon := graph.Normalize(graph.CanonicalPerson(name)); canon != key {
-		keys = append(keys, canon)
-	}
-	err := g.db.read.QueryRowContext(ctx, `SELECT e.id, e.name, e.kind, e.user_id, e.mentions FROM entity_aliases a
-		JOIN entities e ON e.id = a.entity_id WHERE a.scope_key = ? AND a.alias IN (`+placeholders(len(keys))+`)
-		ORDER BY e.mentions DESC, e.id LIMIT 1`, append([]any{scopeKey}, keys...)...).
-		Scan(&nb.Entity.ID, &nb.Entity.Name, &nb.Entity.Kind, &nb.Entity.UserID, &nb.Entity.Mentions)
-	if errNoRows(err) {
-		return nb, memory.Errorf(memory.ENOTFOUND, "There is no entity %q in %s.", name, describeOwner(owner))
-	}
-	if err != nil {
-		return nb, fmt.Errorf("couldn't look up entity %q: %w", name, err)
-	}
-	id := nb.Entity.ID
-	if err := queryEach(ctx, g.db.read, `SELECT alias FROM entity_aliases WHERE entity_id = ? ORDER BY alias`, []any{id},
-		func(rows *sql.Rows) error {
-			var a string
-			err := rows.Scan(&a)
-			nb.Aliases = append(nb.Aliases, a)
-			return err
-		}); err != nil {
-		return nb, fmt.Errorf("couldn't read the aliases of entity %d: %w", id, err)
-	}
-	if err := queryEach(ctx, g.db.read, `SELECT r.type, r.mentions, r.confidence,
-			s.id, s.name, s.kind, s.user_id, s.mentions, t.id, t.name, t.kind, t.user_id, t.mentions
-		FROM relations r JOIN entities s ON s.id = r.source_id JOIN entities t ON t.id = r.target_id
-		WHERE r.scope_key = ? AND (r.source_id = ? OR r.target_id = ?) ORDER BY r.mentions DESC, r.id LIMIT ?`,
-		[]any{scopeKey, id, id, maxNeighbours}, func(rows *sql.Rows) error {
-			var e graph.Edge
-			err := rows.Scan(&e.Type, &e.Mentions, &e.Confidence, &e.Source.ID, &e.Source.Name, &e.Source.Kind, &e.Source.UserID,
-				&e.Source.Mentions, &e.Target.ID, &e.Target.Name, &e.Target.Kind, &e.Target.UserID, &e.Target.Mentions)
-			nb.Relations = append(nb.Relations, e)
-			return err
-		}); err != nil {
-		return nb, fmt.Errorf("couldn't read the relations of entity %d: %w", id, err)
-	}
-	if err := queryEach(ctx, g.db.read, `SELECT m.id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
-		WHERE me.entity_id = ? AND m.scope_key = ? AND m.deleted_at IS NULL ORDER BY m.id DESC LIMIT ?`,
-		[]any{id, scopeKey, maxNeighbours}, func(rows *sql.Rows) error {
-			var mid int64
-			err := rows.Scan(&mid)
-			nb.Memories = append(nb.Memories, mid)
-			return err
-		}); err != nil {
-		return nb, fmt.Errorf("couldn't read the memories of entity %d: %w", id, err)
-	}
-	return nb, nil
-}
-
 // queryEach runs query and calls scan for each row.
 func queryEach(ctx context.Context, q querier, query string, args []any, scan func(*sql.Rows) error) error {
 	rows, err := q.QueryContext(ctx, query, args...)
@@ -551,29 +302,6 @@ func queryEach(ctx context.Context, q querier, query string, args []any, scan fu
 		}
 	}
 	return rows.Err()
-}
-
-// CollectOrphans deletes up to limit entities nothing mentions any more (no memory links, no
-// relations), with their aliases, and returns how many went. Retention runs it; forget-me
-// and the guild purge collect theirs at once.
-// defaultOrphanBatch is how many entities one CollectOrphans call deletes by default,
-// ltm's retention batch.
-const defaultOrphanBatch = ltm.DefaultRetentionBatch
-
-func (g *Graph) CollectOrphans(ctx context.Context, limit int) (int, error) {
-	if limit <= 0 {
-		limit = defaultOrphanBatch
-	}
-	var n int
-	err := g.db.withWriteTx(ctx, func(tx *txn) error {
-		var err error
-		n, err = collectOrphansTx(ctx, tx, limit)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("couldn't collect unmentioned entities: %w", err)
-	}
-	return n, nil
 }
 
 func collectOrphansTx(ctx context.Context, tx *txn, limit int) (int, error) {

@@ -51,7 +51,7 @@ type Store struct {
 	// Confirmations are forget by query and forget-me.
 	Confirmations *Confirmations
 	// Graph is the knowledge graph.
-	Graph *Graph
+	Graph *ltm.Graph
 	// Facts applies the background pipeline's decisions.
 	Facts *Facts
 	// Channels is the remembered shape of each guild's channels.
@@ -115,9 +115,6 @@ type Confirmations struct {
 	db       *db
 	recaller *Recall
 }
-
-// Graph is the knowledge graph. See Store.Graph.
-type Graph struct{ db *db }
 
 // Transfer exports and imports memories. See Store.Transfer.
 type Transfer struct{ db *db }
@@ -211,7 +208,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Transcripts:   &Transcripts{d},
 		Settings:      &Settings{d},
 		Confirmations: &Confirmations{db: d, recaller: rc},
-		Graph:         &Graph{d},
+		Graph:         d.core.Graph,
 		Facts:         &Facts{d},
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
