@@ -3,6 +3,8 @@ package ltm
 import (
 	"context"
 	"database/sql"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Engine is what differs between the SQL databases the long-term memory service runs on:
@@ -26,6 +28,10 @@ type Engine interface {
 	// out of connections) into an EUNAVAILABLE domain error, and returns other errors as
 	// they are.
 	StorageError(err error) error
+	// MemoriesCreated is told of memories a write just committed, for what the engine
+	// keeps beside the database (PostgreSQL: its process's vector index and the planner's
+	// statistics). It runs after the transaction, outside any lock.
+	MemoriesCreated(ctx context.Context, mems []*memory.Memory)
 }
 
 // Dialect is the SQL an engine spells its own way, as fragments the service's statements
@@ -52,6 +58,10 @@ type Dialect struct {
 	// JSONArrayValues is JSONArrayTexts for an array of arrays: value is each inner array,
 	// read with ->> 0, ->> 1.
 	JSONArrayValues string
+	// FullSearchText stores a memory's search text (memory.SearchText) in the search-text
+	// columns even when it is the text itself: PostgreSQL's word index is generated from
+	// those columns alone, while SQLite's triggers read an empty one as the text as it is.
+	FullSearchText bool
 }
 
 // Execer runs a statement: a transaction or a pool, as an Engine's LockKey receives it.
@@ -134,6 +144,9 @@ func (sqliteEngine) LockKey(context.Context, Execer, string) error { return nil 
 func (sqliteEngine) SkipLocked() string                            { return "" }
 func (sqliteEngine) StorageError(err error) error                  { return storageError(err) }
 func (sqliteEngine) Dialect() *Dialect                             { return &sqliteDialect }
+
+// MemoriesCreated does nothing: SQLite's store indexes its memories in its own writes.
+func (sqliteEngine) MemoriesCreated(context.Context, []*memory.Memory) {}
 
 var sqliteDialect = Dialect{
 	JSONText: func(column, key string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -244,6 +245,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
 		s.db.checkpoints.afterBulkCommit(ctx)
+		s.db.eng.MemoriesCreated(ctx, created)
 		embeds.index(prev)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)
@@ -283,6 +285,21 @@ type hashSlot struct{ scopeKey, hash string }
 // writer can see count as already there (WriteContext). The batch has been through
 // bulkAnalysis: decisions are marked.
 func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteContext, batch []memory.Memory, ents [][]graph.Entity, actor memory.Actor) ([]*memory.Memory, []int64, error) {
+	// Lock every scope the batch writes, in one order, so that where writers run at once
+	// two bulk writes sharing scopes cannot deadlock, and no other writer adds the same
+	// content meanwhile.
+	scopes := make([]string, 0, 1)
+	for i := range batch {
+		if k := batch[i].Owner().Key(); !slices.Contains(scopes, k) {
+			scopes = append(scopes, k)
+		}
+	}
+	slices.Sort(scopes)
+	for _, k := range scopes {
+		if err := s.db.eng.LockKey(ctx, tx, k); err != nil {
+			return nil, nil, err
+		}
+	}
 	ids := make([]int64, len(batch))
 	existing, err := liveIDsByHash(ctx, tx, w, batch)
 	if err != nil {
@@ -312,7 +329,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteCo
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
 		args := make([]any, 0, insertArgsPerRow*len(chunk))
 		for _, i := range chunk {
-			args = appendInsertArgs(args, &batch[i], now)
+			args = s.db.appendInsertArgs(args, &batch[i], now)
 		}
 		rows, err := s.db.stmts.on(tx).QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
 		if err != nil {

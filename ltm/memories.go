@@ -104,7 +104,7 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, acto
 		insert = insertPendingMemorySQL
 		s.indexWrites.wake() // its flush waits for this transaction: there is one writer
 	}
-	row := q.QueryRowContext(ctx, insert, appendInsertArgs(nil, m, s.nowMillis())...)
+	row := q.QueryRowContext(ctx, insert, s.appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
 	if err != nil {
 		return memory.WriteResult{}, fmt.Errorf("couldn't insert memory: %w", err)
@@ -121,17 +121,23 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, acto
 
 // insertMemorySQL inserts rows new memories (version 1), taking the values of
 // appendInsertArgs for each, and returns them.
-func insertMemorySQL(rows int) string { return insertMemoriesSQL(rows, "0") }
+func insertMemorySQL(rows int) string { return insertMemoriesSQL(rows, false) }
 
 // insertPendingMemorySQL is insertMemorySQL(1) for a memory the full-text indexes take a
 // moment later, with others (indexwrite.go).
-var insertPendingMemorySQL = insertMemoriesSQL(1, "1")
+var insertPendingMemorySQL = insertMemoriesSQL(1, true)
 
-func insertMemoriesSQL(rows int, pending string) string {
+// insertMemoriesSQL leaves index_pending to its default (indexed at once) unless pending:
+// only SQLite's store has the column.
+func insertMemoriesSQL(rows int, pending bool) string {
+	cols, vals := "", ""
+	if pending {
+		cols, vals = ", index_pending", ", 1"
+	}
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version, index_pending) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, "+pending+"),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version` + cols + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1"+vals+"),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 
@@ -140,7 +146,7 @@ const insertArgsPerRow = 22
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
 // is now, a zero update time the creation time.
-func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
+func (s *db) appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	created, updated := millis(m.CreatedAt), millis(m.UpdatedAt)
 	if created == 0 {
 		created = now
@@ -151,7 +157,7 @@ func appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
 		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
 		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID,
-		storedSearchText(m.Content), storedSearchText(m.Provenance.Author))
+		s.dialect.searchTextColumn(m.Content), s.dialect.searchTextColumn(m.Provenance.Author))
 }
 
 // createAction is the history action of a memory's creation.

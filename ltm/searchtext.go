@@ -25,6 +25,15 @@ func storedSearchText(s string) string {
 	return ""
 }
 
+// searchTextColumn is the value of a search-text column for s in dialect d (see
+// Dialect.FullSearchText).
+func (d *Dialect) searchTextColumn(s string) string {
+	if d.FullSearchText {
+		return memory.SearchText(s)
+	}
+	return storedSearchText(s)
+}
+
 // repairSearchText fills the search-text columns of rows written before migration 0007.
 const repairSearchText = "fill-search-text"
 

@@ -5,12 +5,13 @@ import (
 	"fmt"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // engine is PostgreSQL as the long-term memory service sees it (ltm.Engine): numbered
 // placeholders, advisory locks for the checks that must not interleave, row locks that
 // skip what another writer holds, jsonb for JSON text.
-type engine struct{}
+type engine struct{ d *db }
 
 var _ ltm.Engine = engine{}
 
@@ -19,6 +20,17 @@ func (engine) Rebind(query string) string { return rebind(query) }
 func (engine) Dialect() *ltm.Dialect      { return &dialect }
 func (engine) StorageError(err error) error {
 	return storageError(err)
+}
+
+// MemoriesCreated puts the memories the service just wrote in this process's vector index
+// (fetching their vectors) and has the planner's statistics follow the table's growth, as
+// this package's own writes do.
+func (e engine) MemoriesCreated(ctx context.Context, mems []*memory.Memory) {
+	if len(mems) == 0 {
+		return
+	}
+	e.d.recall.indexMemories(ctx, mems...)
+	e.d.keepPlannerStats(ctx, mems...)
 }
 
 // LockKey takes a transaction-scoped advisory lock on key: PostgreSQL lets several writers
@@ -45,4 +57,5 @@ var dialect = ltm.Dialect{
 	JobWithoutCheckpoint: `(payload::jsonb - 'checkpoint')::text`,
 	JSONArrayTexts:       `json_array_elements_text(?)`,
 	JSONArrayValues:      `json_array_elements(?)`,
+	FullSearchText:       true,
 }

@@ -24,7 +24,7 @@ import (
 
 // The bot and the pipeline take PostgreSQL's aggregates as they take SQLite's.
 var (
-	_ bot.Transfer      = (*pgstore.Transfer)(nil)
+	_ bot.Transfer      = pgstore.Store{}.Transfer // ltm's, on PostgreSQL
 	_ bot.Maintenance   = (*pgstore.Maintenance)(nil)
 	_ pipeline.Health   = (*pgstore.Maintenance)(nil)
 	_ pipeline.Repairer = (*pgstore.Maintenance)(nil)

@@ -61,7 +61,7 @@ type Store struct {
 	// Budgets counts model calls for the daily model budget.
 	Budgets *Budgets
 	// Transfer exports and imports memories as files.
-	Transfer *Transfer
+	Transfer *ltm.Transfer
 	// Maintenance is retention, stats, diagnostics and the store's side of self-repair.
 	Maintenance *Maintenance
 }
@@ -115,9 +115,6 @@ type Confirmations struct {
 	db       *db
 	recaller *Recall
 }
-
-// Transfer exports and imports memories. See Store.Transfer.
-type Transfer struct{ db *db }
 
 // Maintenance is retention, stats, diagnostics and repairs. See Store.Maintenance.
 type Maintenance struct{ db *db }
@@ -195,9 +192,9 @@ func newStore(p *pgxpool.Pool) *Store {
 		sql:        sqldb,
 		read:       &pool{sqldb},
 		Tunables:   t,
-		core:       ltm.OpenEngine(engine{}, sqldb, t),
 		cjkScanMax: cjkScanMax,
 	}
+	d.core = ltm.OpenEngine(engine{d}, sqldb, t)
 	d.recall.init(d)
 	rc := &Recall{d}
 	return &Store{
@@ -213,7 +210,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
 		Budgets:       &Budgets{d},
-		Transfer:      &Transfer{d},
+		Transfer:      d.core.Transfer,
 		Maintenance:   &Maintenance{d},
 	}
 }

@@ -286,3 +286,48 @@ func TestPostgresImportAcrossProcesses(t *testing.T) {
 		t.Fatalf("the scope holds %d memories, %v; want 60", n, err)
 	}
 }
+
+// TestPostgresImportLinksAndIndexes: an import on PostgreSQL goes through the service's bulk
+// writer and leaves what a single write leaves: each memory linked to the entities it names
+// (twice in one batch, for the second memory finds the entities the first created), and its
+// search text stored for the word index, even where it is the content itself.
+func TestPostgresImportLinksAndIndexes(t *testing.T) {
+	ctx := context.Background()
+	s := pgtest.Open(t)
+	owner := memory.ServerOwner("g1")
+	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1", Memories: []ltm.ExportMemory{
+		{Type: memory.TypeFact, Content: "Kate said Bill is hosting the Minecraft server"},
+		{Type: memory.TypeFact, Content: "Kate loves Valheim"},
+		{Type: memory.TypeFact, Content: "raid on friday"},
+	}}
+	res, err := s.Transfer.Import(ctx, owner, f, memory.ActorCLI)
+	if err != nil || res.Created != 3 {
+		t.Fatalf("import = %+v, %v; want 3 created", res, err)
+	}
+	names := func(id int64) []string {
+		t.Helper()
+		nodes, err := s.Graph.MemoryEntities(ctx, owner, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range nodes {
+			out = append(out, n.Name)
+		}
+		return out
+	}
+	if got := names(res.IDs[0]); !slices.Contains(got, "Minecraft") || len(got) != 3 {
+		t.Fatalf("entities of the first memory = %v; want Kate, Bill and Minecraft", got)
+	}
+	nb, err := s.Graph.Neighbourhood(ctx, owner, "kate")
+	if err != nil || len(nb.Memories) != 2 {
+		t.Fatalf("Kate's neighbourhood = %+v, %v; want both memories naming her", nb, err)
+	}
+	var text string
+	if err := s.Pool().QueryRow(ctx, `SELECT search_text FROM memories WHERE id = $1`, res.IDs[2]).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	if text != "raid on friday" {
+		t.Fatalf("search text of an imported memory = %q; want its content", text)
+	}
+}
