@@ -38,9 +38,15 @@ func modelCalls(ctx context.Context, q querier, key, day string) (int, error) {
 // AddModelCalls counts n calls for key on day and returns the day's total. With limit > 0
 // the calls are counted only when the total stays within limit; ok reports whether they
 // were (the total is then the count before them). The check and the count are one write
-// transaction, so processes sharing the database cannot both take the last call.
+// transaction under the key's lock, so processes sharing the database cannot both take the
+// last call.
 func (s *Budgets) AddModelCalls(ctx context.Context, key, day string, n, limit int) (total int, ok bool, err error) {
 	err = s.db.withWriteTx(ctx, func(tx *txn) error {
+		// Where writers run at once (PostgreSQL), two that read the same count must not
+		// both write it plus their own calls: one would be lost, or both take the last.
+		if err := s.db.eng.LockKey(ctx, tx, "model_calls:"+key); err != nil {
+			return err
+		}
 		cur, err := modelCalls(ctx, tx, key, day)
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/pipeline"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/pgstore"
 )
@@ -15,10 +16,10 @@ import (
 var (
 	_ bot.Facts           = (*pgstore.Facts)(nil)
 	_ pipeline.FactWriter = (*pgstore.Facts)(nil)
-	_ bot.Channels        = (*pgstore.Channels)(nil)
+	_ bot.Channels        = (*ltm.Channels)(nil) // pgstore.Store.Channels is the service's
 	_ bot.Guilds          = (*pgstore.Guilds)(nil)
 	_ guildPurger         = (*pgstore.Guilds)(nil)
-	_ chat.BudgetStore    = (*pgstore.Budgets)(nil)
+	_ chat.BudgetStore    = (*ltm.Budgets)(nil) // pgstore.Store.Budgets is the service's
 )
 
 // guildPurger is what the retention task (pipeline.Housekeeping, beside Retention) and

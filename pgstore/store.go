@@ -47,7 +47,7 @@ type Store struct {
 	// Transcripts are what people said per channel.
 	Transcripts *Transcripts
 	// Settings are members' and guilds' choices.
-	Settings *Settings
+	Settings *ltm.Settings
 	// Confirmations are forget by query and forget-me.
 	Confirmations *Confirmations
 	// Graph is the knowledge graph.
@@ -55,11 +55,11 @@ type Store struct {
 	// Facts applies the background pipeline's decisions.
 	Facts *Facts
 	// Channels is the remembered shape of each guild's channels.
-	Channels *Channels
+	Channels *ltm.Channels
 	// Guilds are the servers the bot left or welcomed.
 	Guilds *Guilds
 	// Budgets counts model calls for the daily model budget.
-	Budgets *Budgets
+	Budgets *ltm.Budgets
 	// Transfer exports and imports memories as files.
 	Transfer *ltm.Transfer
 	// Maintenance is retention, stats, diagnostics and the store's side of self-repair.
@@ -106,9 +106,6 @@ type Recall struct{ db *db }
 
 // Transcripts are the stored conversation. See Store.Transcripts.
 type Transcripts struct{ db *db }
-
-// Settings are members' and guilds' choices. See Store.Settings.
-type Settings struct{ db *db }
 
 // Confirmations are previewed destructive actions. See Store.Confirmations.
 type Confirmations struct {
@@ -203,13 +200,13 @@ func newStore(p *pgxpool.Pool) *Store {
 		Recall:        rc,
 		Jobs:          d.core.Jobs,
 		Transcripts:   &Transcripts{d},
-		Settings:      &Settings{d},
+		Settings:      d.core.Settings,
 		Confirmations: &Confirmations{db: d, recaller: rc},
 		Graph:         d.core.Graph,
 		Facts:         &Facts{d},
-		Channels:      &Channels{d},
+		Channels:      d.core.Channels,
 		Guilds:        &Guilds{d},
-		Budgets:       &Budgets{d},
+		Budgets:       d.core.Budgets,
 		Transfer:      d.core.Transfer,
 		Maintenance:   &Maintenance{d},
 	}
