@@ -138,6 +138,10 @@ func (r *recallState) clearQueryCache() {
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
 func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+	if ix, ok := s.eng.(RecallIndexer); ok {
+		ix.IndexMemories(ctx, mems...)
+		return
+	}
 	e, need := s.needVectors(mems)
 	if len(need) == 0 || s.recall.down(s.Now()) {
 		return
@@ -200,6 +204,10 @@ func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
 
 // unindexMemory is the delete hook: the memory leaves the index at once.
 func (s *db) unindexMemory(m *memory.Memory) {
+	if ix, ok := s.eng.(RecallIndexer); ok {
+		ix.UnindexMemories(m)
+		return
+	}
 	s.recall.vectors.Remove(m.Owner().Key(), m.ID)
 }
 

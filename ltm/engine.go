@@ -34,6 +34,18 @@ type Engine interface {
 	MemoriesCreated(ctx context.Context, mems []*memory.Memory)
 }
 
+// RecallIndexer is an Engine whose store keeps recall's in-process state itself (a vector
+// index per scope) rather than the service's: PostgreSQL's, whose recall is its own for now.
+// The service hands it the memories a write changed, after the commit, where it would
+// otherwise update its own index, so that a forgotten memory is never recalled once the
+// forget returned. An engine without it uses the service's index.
+type RecallIndexer interface {
+	// IndexMemories gives new or changed memories their vectors, best effort.
+	IndexMemories(ctx context.Context, mems ...*memory.Memory)
+	// UnindexMemories takes memories out of the index at once.
+	UnindexMemories(mems ...*memory.Memory)
+}
+
 // Dialect is the SQL an engine spells its own way, as fragments the service's statements
 // are built from.
 type Dialect struct {

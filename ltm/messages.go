@@ -48,14 +48,16 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	if channelID == "" || len(ids) == 0 {
 		return res, nil
 	}
-	list := mustJSON(ids)
+	// A channel's deleted messages come at most a bulk delete (100) at a time: well within
+	// the placeholders a statement may have.
+	list, in := messageArgs(ids), `(`+placeholders(len(ids))+`)`
 	// Most deleted messages were never addressed to the bot; a read on the pool spares
 	// them the write lock that chat turns wait for.
 	var referenced bool
 	err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM transcripts
-			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ?)
-		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?)))`,
-		string(list), guildID, channelID, string(list)).Scan(&referenced)
+			WHERE message_id IN `+in+` AND guild_id = ? AND channel_id = ?)
+		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN `+in+`)`,
+		append(append(list, guildID, channelID), list...)...).Scan(&referenced)
 	if err != nil {
 		return res, fmt.Errorf("couldn't look up deleted messages: %w", err)
 	}
@@ -65,8 +67,8 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		res = MessageChange{}
 		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
-			WHERE message_id IN (SELECT value FROM json_each(?)) AND guild_id = ? AND channel_id = ? RETURNING id`,
-			string(list), guildID, channelID)
+			WHERE message_id IN `+in+` AND guild_id = ? AND channel_id = ? RETURNING id`,
+			append(list, guildID, channelID)...)
 		if err != nil {
 			return fmt.Errorf("couldn't delete transcript rows: %w", err)
 		}
@@ -79,7 +81,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 				return err
 			}
 		}
-		applied, err := s.forgetUnsourcedTx(ctx, tx, string(list), ids)
+		applied, err := s.forgetUnsourcedTx(ctx, tx, ids)
 		res.Forgotten, res.Reverted = applied.Forgotten, applied.Reverted
 		return err
 	})
@@ -155,12 +157,13 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 		return 0, nil
 	}
 	now := s.db.nowMillis()
-	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = json_remove(payload, '$.checkpoint'),
+	d := s.db.dialect
+	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+d.JobWithoutCheckpoint+`,
 		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END,
 		state = 'queued', lease_owner = '', leased_until = 0, updated_at = ?
-		WHERE state IN ('queued', 'leased') AND json_valid(payload)
-			AND json_extract(payload, '$.guild_id') = ? AND json_extract(payload, '$.channel_id') = ?
-			AND (state = 'leased' OR json_type(payload, '$.checkpoint') IS NOT NULL)`,
+		WHERE state IN ('queued', 'leased')
+			AND `+d.JSONText("payload", "guild_id")+` = ? AND `+d.JSONText("payload", "channel_id")+` = ?
+			AND (state = 'leased' OR `+d.JobHasCheckpoint+`)`,
 		now, now, guildID, channelID)
 	if err != nil {
 		return 0, fmt.Errorf("couldn't rewind extraction of channel %s: %w", channelID, err)
@@ -168,17 +171,18 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 	return n, nil
 }
 
-// forgetUnsourcedTx applies deleted messages (a JSON list of ids) to the memories they are
+// forgetUnsourcedTx applies deleted messages (their distinct ids) to the memories they are
 // evidence of. A pipeline memory whose every evidence row is among them is soft-deleted;
 // a pipeline memory with evidence left loses the rows of the deleted messages, so that the
 // deletion of its last message later finds it. A memory whose current content a pipeline
 // update wrote from messages that are now all deleted gets back the content it had before
 // (revertUnsourcedUpdateTx). Deliberate saves keep their rows: forget-me still needs to
 // know whose words they were.
-func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list string, deleted []string) (MessageChange, error) {
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []string) (MessageChange, error) {
 	var res MessageChange
+	list, in := messageArgs(deleted), `(`+placeholders(len(deleted))+`)`
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (
-		SELECT memory_id FROM memory_evidence WHERE message_id IN (SELECT value FROM json_each(?))) ORDER BY id`, list)
+		SELECT memory_id FROM memory_evidence WHERE message_id IN `+in+`) ORDER BY id`, list...)
 	if err != nil {
 		return res, fmt.Errorf("couldn't read memories of deleted messages: %w", err)
 	}
@@ -211,7 +215,7 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, list strin
 			continue
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?
-			AND message_id IN (SELECT value FROM json_each(?))`, m.ID, list); err != nil {
+			AND message_id IN `+in, append([]any{m.ID}, list...)...); err != nil {
 			return res, fmt.Errorf("couldn't remove evidence of memory %d: %w", m.ID, err)
 		}
 	}
@@ -289,6 +293,15 @@ func countMaxID(rows *sql.Rows, n *int) (int64, error) {
 		last = max(last, id)
 	}
 	return last, rows.Err()
+}
+
+// messageArgs returns message ids as statement arguments.
+func messageArgs(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // distinctIDs returns the non-empty ids, each once.

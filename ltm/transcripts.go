@@ -145,7 +145,7 @@ func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID 
 	if b.Cursor, err = s.ExtractionCursor(ctx, guildID, channelID); err != nil {
 		return b, err
 	}
-	err = s.db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(role = 'user'), 0), max(created_at)
+	err = s.db.read.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE role = 'user'), max(created_at)
 		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
 		Scan(&b.Turns, &b.UserTurns, &last)
 	if err != nil {

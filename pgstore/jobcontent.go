@@ -8,31 +8,15 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// A job's payload may hold people's words: the pipeline checkpoints extracted facts and
-// decisions in it. A finished job keeps ids and outcome, not content (SPEC §2), so when a
-// job completes, is buried or dies its payload shrinks to the ids below, and its error text
-// never quotes the payload.
-
-// Payloads are stored as the text the worker wrote (the queue hands back exactly what it was
-// given) and read as jsonb where a statement looks inside.
-
-// jobIDsJSON is the SQL expression of a job's payload reduced to its ids, as jsonb: the
-// guild and channel, where the payload names them (a null or missing one is dropped), else
-// nothing. jobIDsPayload is the same as stored text.
-const (
-	jobIDsJSON = `(CASE WHEN jsonb_typeof(payload::jsonb) = 'object' THEN jsonb_strip_nulls(jsonb_build_object(
-	'guild_id', payload::jsonb -> 'guild_id', 'channel_id', payload::jsonb -> 'channel_id')) ELSE '{}'::jsonb END)`
-	jobIDsPayload = jobIDsJSON + `::text`
-)
-
-// jobHasCheckpoint is the SQL condition of a job payload that holds a checkpoint.
-const jobHasCheckpoint = `(jsonb_typeof(payload::jsonb) = 'object' AND payload::jsonb -> 'checkpoint' IS NOT NULL)`
+// What is left here of the job payload rules (ltm/jobcontent.go) serves the aggregates
+// still written for PostgreSQL alone.
 
 // clearCheckpointsTx drops the checkpoint of every unfinished job and takes back every
 // lease, so the words of someone who was just forgotten (or who just switched privacy) are
 // neither kept in a queued job nor written back by a running worker's next heartbeat or
 // postpone: the worker gets ErrLeaseLost and drops its work, and the job runs again from
-// the transcript, without counting an attempt. It returns how many jobs changed.
+// the transcript, without counting an attempt. It returns how many jobs changed. It goes
+// when forget-me folds into the service.
 func (s *db) clearCheckpointsTx(ctx context.Context, tx *txn) (int, error) {
 	now := s.nowMillis()
 	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET
@@ -46,27 +30,8 @@ func (s *db) clearCheckpointsTx(ctx context.Context, tx *txn) (int, error) {
 	return n, nil
 }
 
-// stripFinishedJobsTx reduces the payload of every finished job that still holds more
-// than its ids (written by older versions) and returns how many changed.
-func stripFinishedJobsTx(ctx context.Context, tx *txn) (int, error) {
-	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+jobIDsPayload+`
-		WHERE state IN ('done', 'dead') AND payload::jsonb <> `+jobIDsJSON)
-	if err != nil {
-		return 0, fmt.Errorf("couldn't strip finished jobs: %w", err)
-	}
-	return n, nil
-}
-
-// jobErrorText is the error stored with a failed job: the kind of problem, never the
-// payload. Where the message quotes the payload (a worker reporting a bad payload) or any
-// JSON, it is cut there, and credentials are redacted.
-func jobErrorText(err error, payload string) string {
-	if err == nil {
-		return ""
-	}
-	return cleanJobError(err.Error(), payload)
-}
-
+// cleanJobError is a failed job's error as stored, without the payload it may quote (see
+// ltm's jobErrorText); it goes when self-repair folds into the service.
 func cleanJobError(msg, payload string) string {
 	if p := strings.TrimSpace(payload); p != "" && p != "{}" {
 		if i := strings.Index(msg, p); i >= 0 {

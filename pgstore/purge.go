@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -183,4 +184,11 @@ func addPurge(p *memory.GuildPurge, o memory.GuildPurge) {
 	p.Jobs += o.Jobs
 	p.Graph += o.Graph
 	p.Settings += o.Settings
+}
+
+// distinctIDs returns the non-empty ids, each once.
+func distinctIDs(ids []string) []string {
+	out := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == "" })
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -45,7 +45,7 @@ type Store struct {
 	// Jobs is the durable queue of background jobs.
 	Jobs *ltm.Jobs
 	// Transcripts are what people said per channel.
-	Transcripts *Transcripts
+	Transcripts *ltm.Transcripts
 	// Settings are members' and guilds' choices.
 	Settings *ltm.Settings
 	// Confirmations are forget by query and forget-me.
@@ -103,9 +103,6 @@ type Memories struct{ db *db }
 
 // Recall finds memories. See Store.Recall.
 type Recall struct{ db *db }
-
-// Transcripts are the stored conversation. See Store.Transcripts.
-type Transcripts struct{ db *db }
 
 // Confirmations are previewed destructive actions. See Store.Confirmations.
 type Confirmations struct {
@@ -199,7 +196,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Memories:      &Memories{d},
 		Recall:        rc,
 		Jobs:          d.core.Jobs,
-		Transcripts:   &Transcripts{d},
+		Transcripts:   d.core.Transcripts,
 		Settings:      d.core.Settings,
 		Confirmations: &Confirmations{db: d, recaller: rc},
 		Graph:         d.core.Graph,
