@@ -91,6 +91,7 @@ func addPurge(p *memory.GuildPurge, o memory.GuildPurge) {
 	p.Embeddings += o.Embeddings
 	p.Transcripts += o.Transcripts
 	p.Jobs += o.Jobs
+	p.Graph += o.Graph
 	p.Settings += o.Settings
 }
 
@@ -100,9 +101,9 @@ const purgeBatch = DefaultRetentionBatch
 
 // PurgeGuild hard-deletes everything kioku holds about guildID: its server memories and
 // its members' personal memories that originated there (memories of every state, with
-// their history, evidence and the embeddings no other memory uses), its transcripts,
-// extraction jobs and cursors, pending confirmations, settings and channel records, and
-// finally its departure. DM-origin personal memories of the same members, and memories
+// their history, evidence and the embeddings no other memory uses), its graph,
+// transcripts, extraction jobs and cursors, pending confirmations, settings, channel
+// records, welcome, model-call count and finally its departure. DM-origin personal memories of the same members, and memories
 // that originated in other guilds, are untouched. It works in transactions of at most
 // purgeBatch rows, so it can be interrupted and run again; the departure row goes last,
 // so an interrupted scheduled purge is finished by the next run.
@@ -112,9 +113,10 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 		return res, errors.New("couldn't purge guild: no guild id")
 	}
 	serverKey := memory.ServerOwner(guildID).Key()
-	// Extraction jobs name their channel in the payload; a leased one loses its lease, so
+	// Extraction jobs name their guild in the payload; a leased one loses its lease, so
 	// its commit fails instead of writing the guild's memories back.
-	jobsOfGuild := `SELECT id FROM memory_jobs WHERE json_valid(payload) AND json_extract(payload, '$.guild_id') = ?`
+	d := s.db.dialect
+	jobsOfGuild := `SELECT id FROM memory_jobs WHERE ` + d.JSONText("payload", "guild_id") + ` = ?`
 	steps := []struct {
 		name string
 		dst  *int
@@ -125,11 +127,14 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			// never became a memory, and every row quoting words said in the guild (their
 			// origins: the pipeline's proposals kept in members' personal scopes); older
 			// pipeline rows, written before origins, only by their job, so this step runs
-			// before the jobs go.
+			// before the jobs go. The job ids compare as text: JSON gives back a number on
+			// one engine and text on the other. The LIKE spares reading the JSON of rows
+			// that name no job.
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
 				SELECT id FROM memory_history WHERE memory_id IN (SELECT id FROM memories WHERE guild_id = ?)
 					OR scope_key = ? OR new_origin_guild = ? OR old_origin_guild = ?
-					OR (actor = ? AND json_valid(metadata) AND json_extract(metadata, '$.job') IN (`+jobsOfGuild+`)) LIMIT ?)`,
+					OR (actor = ? AND metadata LIKE '%"job"%' AND CAST(`+d.JSONText("metadata", "job")+` AS TEXT) IN (
+						SELECT CAST(id AS TEXT) FROM memory_jobs WHERE `+d.JSONText("payload", "guild_id")+` = ?)) LIMIT ?)`,
 				guildID, serverKey, guildID, guildID, memory.ActorPipeline, guildID, purgeBatch)
 		}},
 		{"jobs", &res.Jobs, func(tx *txn) (int, error) {
@@ -173,8 +178,8 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 		}},
 		{"confirmations", &res.Settings, func(tx *txn) (int, error) {
 			// A pending forget preview of server memory lists the memories it would forget.
-			return execCount(ctx, tx, `DELETE FROM confirmations WHERE rowid IN (
-				SELECT rowid FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
+			return execCount(ctx, tx, `DELETE FROM confirmations WHERE token IN (
+				SELECT token FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
 		}},
 		{"settings", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
@@ -244,9 +249,9 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *txn, guildID stri
 	embeddings := 0
 	if len(hashes) > 0 {
 		// Vectors are shared by content across scopes: one another memory still uses stays.
-		embeddings, err = execCount(ctx, tx, `DELETE FROM embeddings WHERE content_hash IN (SELECT value FROM json_each(?))
-			AND NOT `+memoryHoldsHash("embeddings.content_hash"),
-			string(mustJSON(distinctIDs(hashes))))
+		args := anySlice(distinctIDs(hashes))
+		embeddings, err = execCount(ctx, tx, `DELETE FROM embeddings WHERE content_hash IN (`+placeholders(len(args))+`)
+			AND NOT `+memoryHoldsHash("embeddings.content_hash"), args...)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -262,7 +267,8 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *txn, guildID stri
 
 // PurgeDepartedGuilds purges every departed guild whose purge is due (PurgeGuild), in
 // order of due date, and returns the sum of what was deleted and how many guilds were
-// purged. The retention task runs it.
+// purged. The retention task runs it; where several processes run it at once (PostgreSQL),
+// each deletes what the other has not yet, and neither fails for the other.
 func (s *Guilds) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error) {
 	var total memory.GuildPurge
 	rows, err := s.db.read.QueryContext(ctx, `SELECT guild_id FROM guild_departures WHERE purge_after <= ?

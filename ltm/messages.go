@@ -50,7 +50,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 	}
 	// A channel's deleted messages come at most a bulk delete (100) at a time: well within
 	// the placeholders a statement may have.
-	list, in := messageArgs(ids), `(`+placeholders(len(ids))+`)`
+	list, in := anySlice(ids), `(`+placeholders(len(ids))+`)`
 	// Most deleted messages were never addressed to the bot; a read on the pool spares
 	// them the write lock that chat turns wait for.
 	var referenced bool
@@ -180,7 +180,7 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 // know whose words they were.
 func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []string) (MessageChange, error) {
 	var res MessageChange
-	list, in := messageArgs(deleted), `(`+placeholders(len(deleted))+`)`
+	list, in := anySlice(deleted), `(`+placeholders(len(deleted))+`)`
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (
 		SELECT memory_id FROM memory_evidence WHERE message_id IN `+in+`) ORDER BY id`, list...)
 	if err != nil {
@@ -293,15 +293,6 @@ func countMaxID(rows *sql.Rows, n *int) (int64, error) {
 		last = max(last, id)
 	}
 	return last, rows.Err()
-}
-
-// messageArgs returns message ids as statement arguments.
-func messageArgs(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
 }
 
 // distinctIDs returns the non-empty ids, each once.

@@ -17,8 +17,8 @@ var (
 	_ bot.Facts           = (*pgstore.Facts)(nil)
 	_ pipeline.FactWriter = (*pgstore.Facts)(nil)
 	_ bot.Channels        = (*ltm.Channels)(nil) // pgstore.Store.Channels is the service's
-	_ bot.Guilds          = (*pgstore.Guilds)(nil)
-	_ guildPurger         = (*pgstore.Guilds)(nil)
+	_ bot.Guilds          = (*ltm.Guilds)(nil)   // pgstore.Store.Guilds is the service's
+	_ guildPurger         = (*ltm.Guilds)(nil)
 	_ chat.BudgetStore    = (*ltm.Budgets)(nil) // pgstore.Store.Budgets is the service's
 )
 

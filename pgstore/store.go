@@ -57,7 +57,7 @@ type Store struct {
 	// Channels is the remembered shape of each guild's channels.
 	Channels *ltm.Channels
 	// Guilds are the servers the bot left or welcomed.
-	Guilds *Guilds
+	Guilds *ltm.Guilds
 	// Budgets counts model calls for the daily model budget.
 	Budgets *ltm.Budgets
 	// Transfer exports and imports memories as files.
@@ -202,7 +202,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Graph:         d.core.Graph,
 		Facts:         &Facts{d},
 		Channels:      d.core.Channels,
-		Guilds:        &Guilds{d},
+		Guilds:        d.core.Guilds,
 		Budgets:       d.core.Budgets,
 		Transfer:      d.core.Transfer,
 		Maintenance:   &Maintenance{d},

@@ -86,7 +86,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
 				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
 					*pgstore.Maintenance
-					*pgstore.Guilds
+					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
 			chat: chat.Deps{Memories: s.Memories, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},
 			db:   &oracle{DB: db, pg: true},

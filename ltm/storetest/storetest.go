@@ -223,6 +223,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("Channels", func(t *testing.T) { testChannels(t, opener) })
 	t.Run("GuildPurge", func(t *testing.T) { testGuildPurge(t, opener) })
 	t.Run("GuildPurgeProposals", func(t *testing.T) { testGuildPurgeProposals(t, opener) })
+	t.Run("GuildPurgeJobRows", func(t *testing.T) { testGuildPurgeJobRows(t, opener) })
 	t.Run("GuildDepartures", func(t *testing.T) { testGuildDepartures(t, opener) })
 	t.Run("Welcome", func(t *testing.T) { testWelcome(t, opener) })
 	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
