@@ -224,8 +224,8 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 // InWriteTx reports whether a write transaction of this process is open right now, as
 // ltm's. Tests use it to prove that no model or embedding call happens while a transaction
 // holds row and advisory locks that other writers, in this process or another, wait for.
-// The single-statement writes on the pool (access counts, channel and welcome records)
-// hold no lock across a call and are not counted, like ltm's bookkeeping.
+// The single-statement writes on the pool (access counts) hold no lock across a call and
+// are not counted, like ltm's bookkeeping; the service's writes count in core.
 func (s *db) InWriteTx() bool { return s.writeDepth.Load() > 0 || s.core.InWriteTx() }
 
 // withWriteTx runs fn inside a transaction and commits when fn returns nil. Keep fn short
