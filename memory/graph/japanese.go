@@ -279,7 +279,7 @@ func (l *linker) gazetteerJA() {
 }
 
 // spanUsed reports whether a token inside [from, to) already belongs to an entity.
-func (l *linker) spanUsed(from, to int) bool {
+func (l *tokenScan) spanUsed(from, to int) bool {
 	for i, t := range l.toks {
 		if t.s < to && t.e > from && l.used[i] {
 			return true
@@ -351,7 +351,7 @@ func commonKatakana(t *tables, w string, depth int) bool {
 
 // cueAfterJA returns the kind Japanese words right after the Latin run ending at j point to
 // (Valheimをプレイ, Lyonに住んでる), or "".
-func (l *linker) cueAfterJA(j int) Kind {
+func (l *tokenScan) cueAfterJA(j int) Kind {
 	if !l.beforeCJK(j) {
 		return ""
 	}
