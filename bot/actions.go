@@ -39,7 +39,7 @@ func errUXBroken(loc i18n.Locale) error {
 // memory, or the server memory of the guild they press in), exist (forgotten ones too when
 // includeForgotten) and come from a channel the presser can view. Every failure is the
 // same "not found".
-func (b memoryCommands) pressTarget(ctx context.Context, c *call, prefix string, includeForgotten bool) (memoryRef, memory.Owner, *memory.Memory, error) {
+func (b memoryForms) pressTarget(ctx context.Context, c *call, prefix string, includeForgotten bool) (memoryRef, memory.Owner, *memory.Memory, error) {
 	loc := c.uxLocale()
 	ref, ok := parseRef(c.customID, prefix)
 	if !ok {
@@ -72,7 +72,7 @@ func (b memoryCommands) pressTarget(ctx context.Context, c *call, prefix string,
 
 // requireUXWrite is checkWrite with a localized refusal: server memory needs an editor,
 // personal memory a privacy level that lets kioku keep things.
-func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memory.Owner, forgetting bool) error {
+func (b memoryForms) requireUXWrite(ctx context.Context, c *call, owner memory.Owner, forgetting bool) error {
 	loc := c.uxLocale()
 	if owner.Scope == memory.ScopeServer {
 		gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
@@ -103,7 +103,7 @@ func (b memoryCommands) requireUXWrite(ctx context.Context, c *call, owner memor
 // editor (or to be the presser's own change), and the memory must still be at the
 // notice's version. A press after the recover
 // window is refused, and a press after the change was already undone changes nothing.
-func (b memoryCommands) undoPress(ctx context.Context, c *call) (*response, error) {
+func (b memoryForms) undoPress(ctx context.Context, c *call) (*response, error) {
 	c.ownReply = true
 	loc := c.uxLocale()
 	ref, owner, cur, err := b.pressTarget(ctx, c, idUndo, true)
@@ -190,7 +190,7 @@ func undoneBy(events []memory.HistoryEvent, shown *memory.HistoryEvent, current 
 // editPress opens the edit modal of a notice's memory, prefilled with what it says now.
 // The modal carries the version it was opened at, so an edit made meanwhile is not
 // overwritten.
-func (b memoryCommands) editPress(ctx context.Context, c *call) (*response, error) {
+func (b memoryForms) editPress(ctx context.Context, c *call) (*response, error) {
 	c.ownReply = true
 	_, owner, m, err := b.pressTarget(ctx, c, idEdit, false)
 	if err != nil {

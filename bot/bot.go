@@ -115,6 +115,8 @@ type Bot struct {
 
 	events     *messageEvents
 	memory     *memoryCommands
+	browser    *memoryBrowser
+	forms      *memoryForms
 	transfer   *memoryTransfer
 	settings   *settingsCommands
 	visibility *channelVisibility
@@ -180,9 +182,18 @@ type core struct {
 // deletions and departures (events.go).
 type messageEvents struct{ *core }
 
-// memoryCommands are the /memory slash commands (memorycmd.go,
-// memoryforget.go) and the "Remember this" context menu (rememberthis.go).
+// memoryCommands are the /memory slash commands that search, add, change and
+// forget memory (memorycmd.go, memoryforget.go, undocmd.go) and the "Remember
+// this" context menu (rememberthis.go).
 type memoryCommands struct{ *core }
+
+// memoryBrowser is reading memory page by page: /memory list and /memory show
+// with their page and filter buttons (browse.go).
+type memoryBrowser struct{ *core }
+
+// memoryForms are the add and edit forms and the Undo and Edit buttons of
+// memory notices (modals.go, actions.go).
+type memoryForms struct{ *core }
 
 // memoryTransfer is /memory export and /memory import (transfer.go).
 type memoryTransfer struct{ *core }
@@ -285,6 +296,8 @@ func New(cfg Config) (*Bot, error) {
 		core:       c,
 		events:     &messageEvents{c},
 		memory:     &memoryCommands{c},
+		browser:    &memoryBrowser{c},
+		forms:      &memoryForms{c},
 		transfer:   &memoryTransfer{c},
 		settings:   &settingsCommands{c},
 		visibility: c.visibility,
@@ -292,8 +305,8 @@ func New(cfg Config) (*Bot, error) {
 		router:     &router{c},
 	}
 	c.base, c.cancelBase = context.WithCancel(context.Background())
-	c.commands = commandHandlers(b.memory, b.transfer, b.settings)
-	maps.Copy(c.commands, interactiveHandlers(b.memory))
+	c.commands = commandHandlers(b.memory, b.browser, b.forms, b.transfer, b.settings)
+	maps.Copy(c.commands, interactiveHandlers(b.forms, b.browser))
 	return b, nil
 }
 

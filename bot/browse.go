@@ -43,12 +43,12 @@ func listID(dir string, scope memory.Scope, page int, f listFilters) string {
 }
 
 // browseList is /memory list.
-func (b memoryCommands) browseList(ctx context.Context, c *call) (*response, error) {
+func (b memoryBrowser) browseList(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
 	}
-	f := listFilters{typ: memory.Type(c.str("type")), tag: strings.ToLower(c.str("tag")), author: c.str("author")}
+	f := listFilters{typ: memory.Type(c.options.str("type")), tag: strings.ToLower(c.options.str("tag")), author: c.options.str("author")}
 	loc := c.uxLocale()
 	if f.typ != "" && !f.typ.Valid() {
 		return nil, uxError(loc, memory.EINVALID, "ux.list.badfilter")
@@ -65,7 +65,7 @@ func (b memoryCommands) browseList(ctx context.Context, c *call) (*response, err
 // browsePress turns a page. Everything is decided again for the member pressing: the scope
 // is theirs (their own personal memory, or the server's of the guild they press in) and
 // the channel rules are theirs, whoever opened the list.
-func (b memoryCommands) browsePress(ctx context.Context, c *call) (*response, error) {
+func (b memoryBrowser) browsePress(ctx context.Context, c *call) (*response, error) {
 	loc := c.uxLocale()
 	p := listPattern.FindStringSubmatch(c.customID)
 	if p == nil {
@@ -89,7 +89,7 @@ func (b memoryCommands) browsePress(ctx context.Context, c *call) (*response, er
 
 // browsePage renders page (from 0) of owner's memories that match f and that the caller's
 // audience allows.
-func (b memoryCommands) browsePage(ctx context.Context, c *call, owner memory.Owner, page int, f listFilters) (*response, error) {
+func (b memoryBrowser) browsePage(ctx context.Context, c *call, owner memory.Owner, page int, f listFilters) (*response, error) {
 	loc := c.uxLocale()
 	opt := memory.ListOptions{Limit: b.pageSize, Offset: page * b.pageSize, Type: f.typ, Tag: f.tag, AuthorID: f.author,
 		Audience: c.audience(ctx)}
@@ -218,7 +218,7 @@ func isSnowflake(s string) bool {
 // browseShow is /memory show: the memory, where it came from (who, where, when, which
 // message), its version, the entities it mentions and its latest changes, in one embed,
 // with its Undo and Edit buttons.
-func (b memoryCommands) browseShow(ctx context.Context, c *call) (*response, error) {
+func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
 		return nil, err
@@ -333,4 +333,87 @@ func scopePlace(loc i18n.Locale, s memory.Scope) string {
 		return i18n.T(loc, "ux.place.personal")
 	}
 	return i18n.T(loc, "ux.place.server")
+}
+
+// listPage renders one page of a listing with its navigation buttons.
+func (b memoryBrowser) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
+	aud := c.audience(ctx)
+	mems, total, err := b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+	if err != nil {
+		return nil, err
+	}
+	l := c.locale()
+	if total == 0 {
+		if typ != "" {
+			return &response{content: i18n.T(l, "list.none.type", i18n.T(l, i18n.Key("choice.type."+string(typ))), describeIn(l, owner))}, nil
+		}
+		return &response{content: i18n.T(l, "list.none", describeIn(l, owner))}, nil
+	}
+	if offset >= total {
+		// The list shrank since the page was opened; show its last page.
+		offset = (total - 1) / b.pageSize * b.pageSize
+		mems, total, err = b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var sb strings.Builder
+	for _, m := range mems {
+		sb.WriteString(memoryLineIn(l, m, owner, c.guildID()))
+		sb.WriteString("\n")
+	}
+	pages := (total + b.pageSize - 1) / b.pageSize
+	page := offset/b.pageSize + 1
+	title := capitalize(describeIn(l, owner))
+	if typ != "" {
+		title += " · " + i18n.T(l, i18n.Key("choice.type."+string(typ)))
+	}
+	embed := &discordgo.MessageEmbed{
+		Title:       title,
+		Description: sb.String(),
+		Color:       colorView,
+		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "list.footer", page, pages, i18n.N(l, "count.memory", total))},
+	}
+	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
+	if pages > 1 {
+		prev := max(offset-b.pageSize, 0)
+		next := offset + b.pageSize
+		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: i18n.T(l, "list.previous"), Style: discordgo.SecondaryButton, Disabled: offset == 0,
+				CustomID: pageID(owner.Scope, prev, typ) + ":p"},
+			discordgo.Button{Label: i18n.T(l, "list.next"), Style: discordgo.SecondaryButton, Disabled: next >= total,
+				CustomID: pageID(owner.Scope, next, typ) + ":n"},
+		}}}
+	}
+	return r, nil
+}
+
+// pageID is the custom ID of a page button. The trailing ":p"/":n" added by
+// the caller keeps the two buttons' IDs distinct even when both point at
+// page one, as Discord requires.
+func pageID(scope memory.Scope, offset int, typ memory.Type) string {
+	return fmt.Sprintf("%s:%s:%d:%s", idPage, scope, offset, typ)
+}
+
+// pagePress shows another page. The owner comes from the person pressing
+// and the channel's guild, never from the button, so a page button cannot
+// show anyone else's memory.
+func (b memoryBrowser) pagePress(ctx context.Context, c *call) (*response, error) {
+	parts := strings.Split(c.customID, ":")
+	if len(parts) < 5 {
+		return nil, errT(memory.EINVALID, "error.old_button")
+	}
+	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
+	if err != nil {
+		return nil, err
+	}
+	offset, err := strconv.Atoi(parts[3])
+	if err != nil || offset < 0 {
+		return nil, errT(memory.EINVALID, "error.broken_button")
+	}
+	typ := memory.Type(parts[4])
+	if typ != "" && !typ.Valid() {
+		typ = ""
+	}
+	return b.listPage(ctx, c, owner, offset, typ)
 }

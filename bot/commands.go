@@ -29,13 +29,13 @@ const (
 // are deferred first: with an embedding model configured, a write embeds the
 // new content and a search embeds the query, which together can outlast
 // Discord's three-second acknowledgement window on a slow provider.
-func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
+func commandHandlers(m *memoryCommands, br *memoryBrowser, f *memoryForms, t *memoryTransfer, s *settingsCommands) map[string]commandHandler {
 	return map[string]commandHandler{
-		"memory list":       m.browseList,
+		"memory list":       br.browseList,
 		"memory search":     deferred(m.memorySearch),
-		"memory show":       m.browseShow,
-		"memory add":        m.memoryAddOrModal,
-		"memory edit":       m.memoryEditOrModal,
+		"memory show":       br.browseShow,
+		"memory add":        f.memoryAddOrModal,
+		"memory edit":       f.memoryEditOrModal,
 		"memory forget":     deferred(m.memoryForget),
 		"memory recover":    deferred(m.memoryRecover),
 		"memory history":    m.memoryHistory,
@@ -50,7 +50,7 @@ func commandHandlers(m *memoryCommands, t *memoryTransfer, s *settingsCommands) 
 		"kioku status":      s.kiokuStatus,
 		"kioku jobs":        s.kiokuJobs,
 		RememberThisCommand: deferred(m.rememberThis),
-		idPage:              m.pagePress,
+		idPage:              br.pagePress,
 		idForget:            m.forgetPress,
 		idCancel:            m.cancelPress,
 		idForgetMeConfirm:   m.forgetMePress,

@@ -23,7 +23,7 @@ const maxEmbedField = 1024
 // entitiesField lists by name the entities memory id of owner mentions, or returns nil
 // when there are none or the store has no graph. The graph is read in the memory's own
 // scope, which the caller was already allowed to see; a failure only leaves the field out.
-func (b memoryCommands) entitiesField(ctx context.Context, owner memory.Owner, id int64) *discordgo.MessageEmbedField {
+func (b memoryBrowser) entitiesField(ctx context.Context, owner memory.Owner, id int64) *discordgo.MessageEmbedField {
 	if b.store.Graph == nil {
 		return nil
 	}

@@ -48,7 +48,7 @@ func (b settingsCommands) kiokuJobs(ctx context.Context, c *call) (*response, er
 	if err := b.perms.requireManager(c); err != nil {
 		return nil, err
 	}
-	state := c.str("state")
+	state := c.options.str("state")
 	if state == "" {
 		state = "all"
 	}

@@ -19,95 +19,12 @@ const (
 	colorConfirm = 0xE67E22
 )
 
-// listPage renders one page of a listing with its navigation buttons.
-func (b memoryCommands) listPage(ctx context.Context, c *call, owner memory.Owner, offset int, typ memory.Type) (*response, error) {
-	aud := c.audience(ctx)
-	mems, total, err := b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
-	if err != nil {
-		return nil, err
-	}
-	l := c.locale()
-	if total == 0 {
-		if typ != "" {
-			return &response{content: i18n.T(l, "list.none.type", i18n.T(l, i18n.Key("choice.type."+string(typ))), describeIn(l, owner))}, nil
-		}
-		return &response{content: i18n.T(l, "list.none", describeIn(l, owner))}, nil
-	}
-	if offset >= total {
-		// The list shrank since the page was opened; show its last page.
-		offset = (total - 1) / b.pageSize * b.pageSize
-		mems, total, err = b.store.Memories.List(ctx, owner, memory.ListOptions{Limit: b.pageSize, Offset: offset, Type: typ, Audience: aud})
-		if err != nil {
-			return nil, err
-		}
-	}
-	var sb strings.Builder
-	for _, m := range mems {
-		sb.WriteString(memoryLineIn(l, m, owner, c.guildID()))
-		sb.WriteString("\n")
-	}
-	pages := (total + b.pageSize - 1) / b.pageSize
-	page := offset/b.pageSize + 1
-	title := capitalize(describeIn(l, owner))
-	if typ != "" {
-		title += " · " + i18n.T(l, i18n.Key("choice.type."+string(typ)))
-	}
-	embed := &discordgo.MessageEmbed{
-		Title:       title,
-		Description: sb.String(),
-		Color:       colorView,
-		Footer:      &discordgo.MessageEmbedFooter{Text: i18n.T(l, "list.footer", page, pages, i18n.N(l, "count.memory", total))},
-	}
-	r := &response{embeds: []*discordgo.MessageEmbed{embed}}
-	if pages > 1 {
-		prev := max(offset-b.pageSize, 0)
-		next := offset + b.pageSize
-		r.components = []discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: i18n.T(l, "list.previous"), Style: discordgo.SecondaryButton, Disabled: offset == 0,
-				CustomID: pageID(owner.Scope, prev, typ) + ":p"},
-			discordgo.Button{Label: i18n.T(l, "list.next"), Style: discordgo.SecondaryButton, Disabled: next >= total,
-				CustomID: pageID(owner.Scope, next, typ) + ":n"},
-		}}}
-	}
-	return r, nil
-}
-
-// pageID is the custom ID of a page button. The trailing ":p"/":n" added by
-// the caller keeps the two buttons' IDs distinct even when both point at
-// page one, as Discord requires.
-func pageID(scope memory.Scope, offset int, typ memory.Type) string {
-	return fmt.Sprintf("%s:%s:%d:%s", idPage, scope, offset, typ)
-}
-
-// pagePress shows another page. The owner comes from the person pressing
-// and the channel's guild, never from the button, so a page button cannot
-// show anyone else's memory.
-func (b memoryCommands) pagePress(ctx context.Context, c *call) (*response, error) {
-	parts := strings.Split(c.customID, ":")
-	if len(parts) < 5 {
-		return nil, errT(memory.EINVALID, "error.old_button")
-	}
-	owner, err := resolveOwner(parts[2], c.guildID(), c.userID())
-	if err != nil {
-		return nil, err
-	}
-	offset, err := strconv.Atoi(parts[3])
-	if err != nil || offset < 0 {
-		return nil, errT(memory.EINVALID, "error.broken_button")
-	}
-	typ := memory.Type(parts[4])
-	if typ != "" && !typ.Valid() {
-		typ = ""
-	}
-	return b.listPage(ctx, c, owner, offset, typ)
-}
-
 func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, error) {
 	owner, err := c.owner()
 	if err != nil {
 		return nil, err
 	}
-	query := c.str("query")
+	query := c.options.str("query")
 	if query == "" {
 		return nil, errT(memory.EINVALID, "search.error.query")
 	}
@@ -162,7 +79,7 @@ func (c *call) ownerAndID() (memory.Owner, int64, error) {
 	if err != nil {
 		return owner, 0, err
 	}
-	id, ok := c.integer("id")
+	id, ok := c.options.integer("id")
 	if !ok || id <= 0 {
 		return owner, 0, errT(memory.EINVALID, "error.id")
 	}
@@ -181,14 +98,14 @@ func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, erro
 		Scope:   owner.Scope,
 		GuildID: c.guildID(), // for personal memory: where it was made
 		UserID:  owner.UserID,
-		Type:    memory.Type(c.str("type")),
-		Content: c.str("content"),
-		Tags:    splitTags(c.str("tags")),
+		Type:    memory.Type(c.options.str("type")),
+		Content: c.options.str("content"),
+		Tags:    splitTags(c.options.str("tags")),
 		Source:  memory.SourceCommand,
 		Provenance: memory.Provenance{AuthorID: c.userID(), Author: c.userName(), ChannelID: c.i.ChannelID,
 			MessageID: c.i.ID},
 	}
-	m.Pinned, _ = c.boolean("pinned")
+	m.Pinned, _ = c.options.boolean("pinned")
 	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err
@@ -215,18 +132,18 @@ func (b memoryCommands) memoryEdit(ctx context.Context, c *call) (*response, err
 		return nil, err
 	}
 	var ch memory.Change
-	if content := c.str("content"); content != "" {
+	if content := c.options.str("content"); content != "" {
 		ch.Content = &content
 	}
-	if t := c.str("type"); t != "" {
+	if t := c.options.str("type"); t != "" {
 		typ := memory.Type(t)
 		ch.Type = &typ
 	}
-	if _, ok := c.options["tags"]; ok {
-		tags := splitTags(c.str("tags"))
+	if c.options.has("tags") {
+		tags := splitTags(c.options.str("tags"))
 		ch.Tags = &tags
 	}
-	if pinned, ok := c.boolean("pinned"); ok {
+	if pinned, ok := c.options.boolean("pinned"); ok {
 		ch.Pinned = &pinned
 	}
 	if ch.Content == nil && ch.Type == nil && ch.Tags == nil && ch.Pinned == nil {

@@ -27,8 +27,8 @@ func (b memoryCommands) memoryForget(ctx context.Context, c *call) (*response, e
 	if err := b.perms.requireWrite(ctx, c, owner); err != nil {
 		return nil, err
 	}
-	id, hasID := c.integer("id")
-	query := c.str("query")
+	id, hasID := c.options.integer("id")
+	query := c.options.str("query")
 	switch {
 	case hasID && query != "":
 		return nil, errT(memory.EINVALID, "forget.error.both")

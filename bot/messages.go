@@ -80,7 +80,12 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 
 	ctx, cancel := context.WithTimeout(b.base, b.turnTimeout)
 	defer cancel()
+	b.runTurn(ctx, m, content, settings, log)
+}
 
+// runTurn runs the chat turn for message m, whose text for the model is content, and
+// answers in its channel.
+func (b messageEvents) runTurn(ctx context.Context, m *discordgo.Message, content string, settings *messageSettings, log *slog.Logger) {
 	// The engine ignores full-privacy users too; checking here as well keeps
 	// even the typing indicator away from someone who asked to be ignored.
 	// The settings read here go to the engine with the request, so the turn
@@ -93,7 +98,21 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 		}
 		speaker = &us
 	}
+	req := b.turnRequest(ctx, m, content, settings, speaker)
+	// Never the content itself: the engine redacts credentials, and a log line
+	// written before that would keep them (and logs outlive forget-me).
+	log.Debug("turn started", "content_bytes", len(content))
+	started := time.Now()
+	stopTyping := b.keepTyping(ctx, m.ChannelID)
+	reply, err := b.turner.Turn(ctx, req)
+	stopTyping()
+	b.stats.turns.Add(1)
+	b.answerTurn(ctx, m, settings, log, reply, err, started)
+}
 
+// turnRequest is what the engine is asked for message m: who speaks, where, what the
+// speaker may change, and who will read the reply.
+func (b messageEvents) turnRequest(ctx context.Context, m *discordgo.Message, content string, settings *messageSettings, speaker *memory.UserSettings) chat.Request {
 	req := chat.Request{
 		GuildID:   m.GuildID,
 		ChannelID: m.ChannelID,
@@ -120,15 +139,12 @@ func (b messageEvents) OnMessageCreate(s *discordgo.Session, e *discordgo.Messag
 	if req.At.IsZero() {
 		req.At = b.now()
 	}
-	// Never the content itself: the engine redacts credentials, and a log line
-	// written before that would keep them (and logs outlive forget-me).
-	log.Debug("turn started", "content_bytes", len(content))
-	started := time.Now()
-	stopTyping := b.keepTyping(ctx, m.ChannelID)
-	reply, err := b.turner.Turn(ctx, req)
-	stopTyping()
-	b.stats.turns.Add(1)
+	return req
+}
 
+// answerTurn sends what the turn started at started gave for message m: its reply with
+// the notices' buttons, or what its error means to the member.
+func (b messageEvents) answerTurn(ctx context.Context, m *discordgo.Message, settings *messageSettings, log *slog.Logger, reply chat.Reply, err error, started time.Time) {
 	// What the bot writes itself (notices, errors) is in the channel's language; the model's
 	// answer is in the language the member wrote in.
 	l := b.messageLocale(ctx, m, settings)

@@ -139,9 +139,9 @@ var addModalPattern = regexp.MustCompile(`^kioku:addm:([sp]):([01])$`)
 
 // memoryAddOrModal is /memory add: with content it saves at once; without, it opens the
 // form (after the permission checks, so nobody types into a form that cannot be saved).
-func (b memoryCommands) memoryAddOrModal(ctx context.Context, c *call) (*response, error) {
-	if c.str("content") != "" {
-		return deferred(b.memoryAdd)(ctx, c)
+func (b memoryForms) memoryAddOrModal(ctx context.Context, c *call) (*response, error) {
+	if c.options.str("content") != "" {
+		return deferred(memoryCommands(b).memoryAdd)(ctx, c)
 	}
 	owner, err := c.owner()
 	if err != nil {
@@ -150,20 +150,20 @@ func (b memoryCommands) memoryAddOrModal(ctx context.Context, c *call) (*respons
 	if err := b.requireUXWrite(ctx, c, owner, false); err != nil {
 		return nil, err
 	}
-	pinned, _ := c.boolean("pinned")
+	pinned, _ := c.options.boolean("pinned")
 	pin := "0"
 	if pinned {
 		pin = "1"
 	}
 	loc := c.uxLocale()
 	id := fmt.Sprintf("%s:%s:%s", idAddModal, scopeLetter(owner.Scope), pin)
-	return &response{modal: memoryModal(loc, id, i18n.T(loc, "ux.modal.add.title"), "", memory.Type(c.str("type")),
-		splitTags(c.str("tags")))}, nil
+	return &response{modal: memoryModal(loc, id, i18n.T(loc, "ux.modal.add.title"), "", memory.Type(c.options.str("type")),
+		splitTags(c.options.str("tags")))}, nil
 }
 
 // addSubmit saves what the add modal sent, with the checks of /memory add run again: the
 // form may have been open for a while.
-func (b memoryCommands) addSubmit(ctx context.Context, c *call) (*response, error) {
+func (b memoryForms) addSubmit(ctx context.Context, c *call) (*response, error) {
 	loc := c.uxLocale()
 	parts := addModalPattern.FindStringSubmatch(c.customID)
 	if parts == nil {
@@ -207,13 +207,13 @@ func (b memoryCommands) addSubmit(ctx context.Context, c *call) (*response, erro
 
 // memoryEditOrModal is /memory edit: with something to change it changes it at once;
 // with only an id it opens the form, prefilled with the memory as it is.
-func (b memoryCommands) memoryEditOrModal(ctx context.Context, c *call) (*response, error) {
-	_, hasContent := c.options["content"]
-	_, hasType := c.options["type"]
-	_, hasTags := c.options["tags"]
-	_, hasPinned := c.options["pinned"]
+func (b memoryForms) memoryEditOrModal(ctx context.Context, c *call) (*response, error) {
+	hasContent := c.options.has("content")
+	hasType := c.options.has("type")
+	hasTags := c.options.has("tags")
+	hasPinned := c.options.has("pinned")
 	if hasContent || hasType || hasTags || hasPinned {
-		return deferred(b.memoryEdit)(ctx, c)
+		return deferred(memoryCommands(b).memoryEdit)(ctx, c)
 	}
 	owner, id, err := c.ownerAndID()
 	if err != nil {
@@ -234,7 +234,7 @@ func (b memoryCommands) memoryEditOrModal(ctx context.Context, c *call) (*respon
 
 // editSubmit applies what the edit modal sent, only while the memory is still at the
 // version the form was opened at: an edit made meanwhile is reported, not overwritten.
-func (b memoryCommands) editSubmit(ctx context.Context, c *call) (*response, error) {
+func (b memoryForms) editSubmit(ctx context.Context, c *call) (*response, error) {
 	loc := c.uxLocale()
 	ref, owner, cur, err := b.pressTarget(ctx, c, idEditModal, false)
 	if err != nil {

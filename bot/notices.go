@@ -22,13 +22,13 @@ import (
 
 // interactiveHandlers are the handlers of the buttons and forms of this file's family
 // (actions.go, modals.go, browse.go), added beside commandHandlers.
-func interactiveHandlers(m *memoryCommands) map[string]commandHandler {
+func interactiveHandlers(f *memoryForms, br *memoryBrowser) map[string]commandHandler {
 	return map[string]commandHandler{
-		idUndo:      m.undoPress,
-		idEdit:      m.editPress,
-		idEditModal: m.editSubmit,
-		idAddModal:  m.addSubmit,
-		idList:      m.browsePress,
+		idUndo:      f.undoPress,
+		idEdit:      f.editPress,
+		idEditModal: f.editSubmit,
+		idAddModal:  f.addSubmit,
+		idList:      br.browsePress,
 	}
 }
 

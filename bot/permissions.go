@@ -83,7 +83,7 @@ var errServerInDM = errT(memory.EINVALID, "error.server_in_dm")
 // the caller's own memory, server is the memory of the guild the command
 // runs in. In DMs only personal exists; in a guild the default is server.
 func (c *call) owner() (memory.Owner, error) {
-	return resolveOwner(c.str("scope"), c.guildID(), c.userID())
+	return resolveOwner(c.options.str("scope"), c.guildID(), c.userID())
 }
 
 func resolveOwner(scope, guildID, userID string) (memory.Owner, error) {

@@ -28,7 +28,7 @@ type call struct {
 	// the custom ID prefix of a button.
 	key string
 	// options are the options of the (sub)command by name.
-	options map[string]*discordgo.ApplicationCommandInteractionDataOption
+	options commandOptions
 	// command is the command data; zero for buttons.
 	command discordgo.ApplicationCommandInteractionData
 	// customID is the button's or modal's custom ID; empty for commands.
@@ -67,41 +67,6 @@ func (c *call) userName() string {
 		return c.member.Nick
 	}
 	return c.user.DisplayName()
-}
-
-// str returns a string option (also channel, role and attachment ids) or "".
-func (c *call) str(name string) string {
-	o, ok := c.options[name]
-	if !ok || o == nil {
-		return ""
-	}
-	if s, ok := o.Value.(string); ok {
-		return strings.TrimSpace(s)
-	}
-	return ""
-}
-
-// integer returns an integer option and whether it was given.
-func (c *call) integer(name string) (int64, bool) {
-	o, ok := c.options[name]
-	if !ok || o == nil {
-		return 0, false
-	}
-	// Discord sends JSON numbers; discordgo decodes them as float64.
-	if f, ok := o.Value.(float64); ok {
-		return int64(f), true
-	}
-	return 0, false
-}
-
-// boolean returns a boolean option and whether it was given.
-func (c *call) boolean(name string) (bool, bool) {
-	o, ok := c.options[name]
-	if !ok || o == nil {
-		return false, false
-	}
-	v, ok := o.Value.(bool)
-	return v, ok
 }
 
 // isComponent reports whether the call is a button press.
@@ -262,6 +227,12 @@ func (b router) handleInteraction(s *discordgo.Session, e *discordgo.Interaction
 		c.log.Info("interaction answered", "key", c.key, "duration_ms", time.Since(started).Milliseconds())
 		return
 	}
+	b.answerFailure(ctx, c, err)
+}
+
+// answerFailure tells the member why their interaction failed: a timeout or an internal
+// error is counted and logged with its cause, a refusal (a domain error) is shown as it is.
+func (b router) answerFailure(ctx context.Context, c *call, err error) {
 	var text string
 	switch code := memory.ErrorCode(err); {
 	case ctx.Err() != nil:
@@ -320,7 +291,7 @@ func (b router) newCall(i *discordgo.Interaction) (*call, bool) {
 			c.key += " " + opts[0].Name
 			opts = opts[0].Options
 		}
-		c.options = make(map[string]*discordgo.ApplicationCommandInteractionDataOption, len(opts))
+		c.options = make(commandOptions, len(opts))
 		for _, o := range opts {
 			if o != nil {
 				c.options[o.Name] = o

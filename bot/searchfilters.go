@@ -21,34 +21,24 @@ func searchFilterOptions() []*discordgo.ApplicationCommandOption {
 	}
 }
 
-// number returns a number option and whether it was given.
-func (c *call) number(name string) (float64, bool) {
-	o, ok := c.options[name]
-	if !ok || o == nil {
-		return 0, false
-	}
-	f, ok := o.Value.(float64)
-	return f, ok
-}
-
 // searchFilters puts the call's filter options into q; a bad value is an EINVALID error
 // naming the option. Ages count back from now.
 func (b memoryCommands) searchFilters(c *call, q *memory.SearchQuery) error {
-	if t := c.str("type"); t != "" {
+	if t := c.options.str("type"); t != "" {
 		q.Types = []memory.Type{memory.Type(t)}
 	}
-	q.Tags = splitTags(c.str("tag"))
+	q.Tags = splitTags(c.options.str("tag"))
 	now := b.store.Now()
 	var err error
-	if q.Since, err = memory.ParseSearchDate("since", c.str("since"), now, false); err != nil {
+	if q.Since, err = memory.ParseSearchDate("since", c.options.str("since"), now, false); err != nil {
 		return err
 	}
-	if q.Until, err = memory.ParseSearchDate("until", c.str("until"), now, true); err != nil {
+	if q.Until, err = memory.ParseSearchDate("until", c.options.str("until"), now, true); err != nil {
 		return err
 	}
-	q.PinnedOnly, _ = c.boolean("pinned")
-	q.AuthorID = c.str("author")
-	q.MinScore, _ = c.number("min_score")
+	q.PinnedOnly, _ = c.options.boolean("pinned")
+	q.AuthorID = c.options.str("author")
+	q.MinScore, _ = c.options.number("min_score")
 	return q.ValidateFilters()
 }
 

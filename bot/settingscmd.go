@@ -15,8 +15,8 @@ import (
 )
 
 func (b settingsCommands) privacy(ctx context.Context, c *call) (*response, error) {
-	level := memory.Privacy(c.str("level"))
-	cross, hasCross := c.boolean("cross_server")
+	level := memory.Privacy(c.options.str("level"))
+	cross, hasCross := c.options.boolean("cross_server")
 	var changed []string
 	if level != "" {
 		if err := b.store.Settings.SetPrivacy(ctx, c.userID(), level); err != nil {
@@ -97,7 +97,7 @@ func stmValue(l i18n.Locale, e stm.Entry) string {
 }
 
 func (b settingsCommands) stmClear(_ context.Context, c *call) (*response, error) {
-	if c.str("what") == "channel" {
+	if c.options.str("what") == "channel" {
 		if !c.inDM() {
 			if err := b.perms.requireManager(c); err != nil {
 				return nil, errT(memory.EFORBIDDEN, "stm.error.channel")
@@ -121,29 +121,29 @@ func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, 
 		return nil, err
 	}
 	changed := false
-	if v, ok := c.boolean("self_teaching"); ok {
+	if v, ok := c.options.boolean("self_teaching"); ok {
 		gs.SelfTeaching, changed = v, true
 	}
-	if v := c.str("pipeline_mode"); v != "" {
+	if v := c.options.str("pipeline_mode"); v != "" {
 		gs.PipelineMode, changed = memory.PipelineMode(v), true
 	}
-	if v := c.str("auto_reply_add"); v != "" && !slices.Contains(gs.AutoReplyChannels, v) {
+	if v := c.options.str("auto_reply_add"); v != "" && !slices.Contains(gs.AutoReplyChannels, v) {
 		gs.AutoReplyChannels, changed = append(gs.AutoReplyChannels, v), true
 	}
-	if v := c.str("auto_reply_remove"); v != "" {
+	if v := c.options.str("auto_reply_remove"); v != "" {
 		gs.AutoReplyChannels = slices.DeleteFunc(gs.AutoReplyChannels, func(id string) bool { return id == v })
 		changed = true
 	}
-	if _, ok := c.options["persona"]; ok {
-		gs.Persona, changed = c.str("persona"), true
+	if c.options.has("persona") {
+		gs.Persona, changed = c.options.str("persona"), true
 	}
-	if v := c.str("editor_role"); v != "" {
+	if v := c.options.str("editor_role"); v != "" {
 		gs.EditorRoleID, changed = v, true
 	}
-	if v := c.str("language"); v != "" {
+	if v := c.options.str("language"); v != "" {
 		gs.Language, changed = v, true
 	}
-	switch c.str("reset") {
+	switch c.options.str("reset") {
 	case "persona":
 		gs.Persona, changed = "", true
 	case "editor_role":

@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/i18n"
+	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -52,28 +53,7 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 	if err != nil {
 		return nil, err
 	}
-	health := i18n.T(l, "status.health.ok")
-	switch problems := ps.Problems(); {
-	case manager && !st.IntegrityOK:
-		health = i18n.T(l, "status.health.integrity")
-	case ps.Jobs.Dead > 0:
-		health = i18n.T(l, "status.health.dead", i18n.N(l, "count.job", ps.Jobs.Dead))
-	case len(problems) > 0:
-		health = i18n.T(l, "status.health.problems", i18n.N(l, "count.problem", len(problems)))
-	case b.pipe != nil && !ps.Running:
-		health = i18n.T(l, "status.health.stopped")
-	case !b.connected.Load():
-		health = i18n.T(l, "status.health.reconnecting")
-	}
-	byType := make([]string, 0, len(memory.Types))
-	for _, t := range memory.Types {
-		if n := counts.ServerByType[t]; n > 0 {
-			byType = append(byType, fmt.Sprintf("%s %d", i18n.T(l, i18n.Key("choice.type."+string(t))), n))
-		}
-	}
-	if len(byType) == 0 {
-		byType = append(byType, i18n.T(l, "status.none"))
-	}
+	health := b.healthText(l, ps, manager && !st.IntegrityOK)
 	counters := b.snapshot()
 	embed := &discordgo.MessageEmbed{
 		Title: i18n.T(l, "status.title"),
@@ -81,29 +61,11 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 		Fields: []*discordgo.MessageEmbedField{
 			{Name: i18n.T(l, "status.server"), Value: i18n.T(l, "status.server.value", counts.Server, counts.Forgotten), Inline: true},
 			{Name: i18n.T(l, "status.personal"), Value: i18n.T(l, "status.personal.value", counts.Personal), Inline: true},
-			{Name: i18n.T(l, "status.by_type"), Value: strings.Join(byType, " · ")},
+			{Name: i18n.T(l, "status.by_type"), Value: typeCountsText(l, counts.ServerByType)},
 			{Name: i18n.T(l, "status.queue"), Value: i18n.T(l, "status.queue.value", ps.Jobs.Queued, ps.Jobs.Ready, ps.Jobs.Leased, ps.Jobs.Dead), Inline: true},
 		},
 	}
-	if b.budgetToday != nil {
-		used, limit, err := b.budgetToday(ctx, c.guildID())
-		value := i18n.T(l, "status.budget.unlimited")
-		switch {
-		case err != nil:
-			c.log.Error("couldn't read the daily model budget for status", "err", err)
-			value = i18n.T(l, "status.unavailable")
-		case limit > 0:
-			value = i18n.T(l, "status.budget.value", used, limit)
-		}
-		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.budget"), Value: value, Inline: true})
-	}
-	if ps.Budget != nil {
-		budget := i18n.T(l, "status.pipeline_budget.unlimited", ps.Budget.Used)
-		if ps.Budget.Limit > 0 {
-			budget = i18n.T(l, "status.pipeline_budget.value", ps.Budget.Used, ps.Budget.Limit)
-		}
-		embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.pipeline_budget"), Value: budget, Inline: true})
-	}
+	embed.Fields = append(embed.Fields, b.budgetFields(ctx, c, ps)...)
 	uptime := i18n.T(l, "status.none")
 	if !b.started.IsZero() {
 		uptime = durationText(l, b.now().Sub(b.started))
@@ -114,18 +76,82 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 		&discordgo.MessageEmbedField{Name: i18n.T(l, "status.uptime"), Value: uptime, Inline: true},
 		&discordgo.MessageEmbedField{Name: i18n.T(l, "status.turns"), Value: i18n.T(l, "status.turns.value", counters.Turns, counters.TurnErrors), Inline: true},
 	)
-	integrity := i18n.T(l, "status.integrity.ok")
-	switch {
-	case !manager:
-		integrity = i18n.T(l, "status.integrity.unchecked")
-	case !st.IntegrityOK:
-		integrity = i18n.T(l, "status.integrity.failed")
-	}
-	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.integrity"), Value: integrity, Inline: true})
+	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.integrity"), Value: integrityText(l, manager, st.IntegrityOK), Inline: true})
 	if manager {
 		embed.Fields = append(embed.Fields, b.healthFields(ctx, c, owner)...)
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{fitEmbed(embed)}}, nil
+}
+
+// healthText is the one line of health the status shows: the worst of a failed integrity
+// check, dead jobs, the pipeline's problems, a stopped pipeline and a lost gateway.
+func (b settingsCommands) healthText(l i18n.Locale, ps pipeline.Status, integrityFailed bool) string {
+	switch problems := ps.Problems(); {
+	case integrityFailed:
+		return i18n.T(l, "status.health.integrity")
+	case ps.Jobs.Dead > 0:
+		return i18n.T(l, "status.health.dead", i18n.N(l, "count.job", ps.Jobs.Dead))
+	case len(problems) > 0:
+		return i18n.T(l, "status.health.problems", i18n.N(l, "count.problem", len(problems)))
+	case b.pipe != nil && !ps.Running:
+		return i18n.T(l, "status.health.stopped")
+	case !b.connected.Load():
+		return i18n.T(l, "status.health.reconnecting")
+	}
+	return i18n.T(l, "status.health.ok")
+}
+
+// typeCountsText is the server's memory counts by type, in the order of memory.Types,
+// the types without memories left out.
+func typeCountsText(l i18n.Locale, byType map[memory.Type]int) string {
+	parts := make([]string, 0, len(memory.Types))
+	for _, t := range memory.Types {
+		if n := byType[t]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", i18n.T(l, i18n.Key("choice.type."+string(t))), n))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, i18n.T(l, "status.none"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// budgetFields are the daily model budget of the server and the pipeline's, each when
+// one is configured; a budget that cannot be read shows as unavailable.
+func (b settingsCommands) budgetFields(ctx context.Context, c *call, ps pipeline.Status) []*discordgo.MessageEmbedField {
+	l := c.locale()
+	var fields []*discordgo.MessageEmbedField
+	if b.budgetToday != nil {
+		used, limit, err := b.budgetToday(ctx, c.guildID())
+		value := i18n.T(l, "status.budget.unlimited")
+		switch {
+		case err != nil:
+			c.log.Error("couldn't read the daily model budget for status", "err", err)
+			value = i18n.T(l, "status.unavailable")
+		case limit > 0:
+			value = i18n.T(l, "status.budget.value", used, limit)
+		}
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.budget"), Value: value, Inline: true})
+	}
+	if ps.Budget != nil {
+		budget := i18n.T(l, "status.pipeline_budget.unlimited", ps.Budget.Used)
+		if ps.Budget.Limit > 0 {
+			budget = i18n.T(l, "status.pipeline_budget.value", ps.Budget.Used, ps.Budget.Limit)
+		}
+		fields = append(fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.pipeline_budget"), Value: budget, Inline: true})
+	}
+	return fields
+}
+
+// integrityText is the integrity check's result; it is run only for managers.
+func integrityText(l i18n.Locale, manager, ok bool) string {
+	switch {
+	case !manager:
+		return i18n.T(l, "status.integrity.unchecked")
+	case !ok:
+		return i18n.T(l, "status.integrity.failed")
+	}
+	return i18n.T(l, "status.integrity.ok")
 }
 
 // taskRunsText lists the latest run of each pipeline task, one line each. Errors stay

@@ -97,7 +97,7 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 
 // attachment returns the resolved attachment of an attachment option.
 func (c *call) attachment(name string) *discordgo.MessageAttachment {
-	id := c.str(name)
+	id := c.options.str(name)
 	if id == "" || c.command.Resolved == nil {
 		return nil
 	}

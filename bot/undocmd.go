@@ -27,7 +27,7 @@ func (b memoryCommands) memoryUndo(ctx context.Context, c *call) (*response, err
 	if err := b.visibility.requireVisible(ctx, c, owner, id); err != nil {
 		return nil, err
 	}
-	version, _ := c.integer("version")
+	version, _ := c.options.integer("version")
 	res, err := b.store.Memories.UndoAs(ctx, c.writeContext(ctx), owner, id, int(version), memory.UserActor(c.userID()))
 	if errors.Is(err, memory.ErrChangedSince) {
 		return nil, errT(memory.ECONFLICT, "undo.error.changed", id, id, scopeArg(owner))
