@@ -51,8 +51,8 @@ func (x *Index) Ready(key string) bool {
 	}
 }
 
-// retire marks sv evicted and stops counting its rows and copies; sv.mu is held.
-func (x *Index) retire(sv *scope) {
+// retire marks sv evicted and stops counting its rows and copies in x; sv.mu is held.
+func (sv *scope) retire(x *Index) {
 	if sv.evicted {
 		return
 	}
@@ -70,21 +70,5 @@ func (sv *scope) dropExact(x *Index) {
 	sv.f32 = nil
 	if !sv.evicted {
 		x.exact.Add(-int64(len(sv.ids)))
-	}
-}
-
-// fitLoading makes room, once the index passes its bound while copies are held, for the
-// rows of scope key that is being loaded: a load must not grow the process past the bound
-// by its copies, so scopes and copies go as they would after the load (evict), the
-// loading scope's copies last.
-func (x *Index) fitLoading(key string) {
-	if x.exact.Load() == 0 {
-		return
-	}
-	x.mu.RLock()
-	limit, dims := x.limit, x.dims
-	x.mu.RUnlock()
-	if limit > 0 && x.heldBytes(dims) > limit {
-		x.evict(key)
 	}
 }

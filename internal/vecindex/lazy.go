@@ -39,30 +39,8 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		hint := 0
-		if size != nil {
-			if n, err := size(context.WithoutCancel(ctx), key); err == nil {
-				hint = n
-			}
-		}
-		err := load(context.WithoutCancel(ctx), key, func(id int64, hash string, meta Meta, vec []float32) {
-			if hint > 0 {
-				x.reserve(key, sv, hint, len(vec)) // the first row gives the width
-				hint = 0
-			}
-			x.put(sv, id, hash, meta, vec, true)
-			x.fitLoading(key)
-		})
-		sv.mu.Lock()
-		sv.loading, sv.removed, sv.written = false, nil, nil
-		sv.shrink()
-		sv.mu.Unlock()
-		if err != nil {
-			x.drop(key, sv)
-			sv.loadErr = err
-		}
-		close(sv.ready)
-		x.evict(key)
+		ld := &scopeLoad{x: x, key: key, sv: sv}
+		ld.run(context.WithoutCancel(ctx), load, size)
 	}()
 	select {
 	case <-done:
@@ -72,23 +50,52 @@ func (x *Index) Ensure(ctx context.Context, key string) error {
 	}
 }
 
-// Sizer returns how many rows the Loader will put for scope key (an estimate will do).
-// A load sizes the scope's arrays from it once, instead of growing them by appends: each
-// growth copies the scope and holds the old and the new arrays at once, so a 100k-row scope
-// used to reach more than twice its final size while it loaded.
-type Sizer func(ctx context.Context, key string) (int, error)
-
-// SetSizer sets the Sizer loads consult; nil (the default) lets arrays grow as rows come.
-func (x *Index) SetSizer(s Sizer) {
-	x.mu.Lock()
-	x.sizer = s
-	x.mu.Unlock()
+// scopeLoad is one load of a scope from the durable store, run by Ensure: it sizes the
+// scope's arrays from the Sizer, puts the Loader's rows, keeps the index within its bound
+// while the rows arrive, and drops the scope if the load fails.
+type scopeLoad struct {
+	x    *Index
+	key  string
+	sv   *scope
+	hint int // rows the Sizer announced; 0 once the arrays are sized
 }
 
-// reserve gives the loading scope sv room for n rows (and a little more for the writes
+// run loads the scope with load, sized by size when set, and marks it ready.
+func (ld *scopeLoad) run(ctx context.Context, load Loader, size Sizer) {
+	x, sv, key := ld.x, ld.sv, ld.key
+	if size != nil {
+		if n, err := size(ctx, key); err == nil {
+			ld.hint = n
+		}
+	}
+	err := load(ctx, key, ld.put)
+	sv.mu.Lock()
+	sv.loading, sv.removed, sv.written = false, nil, nil
+	sv.shrink()
+	sv.mu.Unlock()
+	if err != nil {
+		ld.drop()
+		sv.loadErr = err
+	}
+	close(sv.ready)
+	x.evict(key)
+}
+
+// put stores one row the Loader read.
+func (ld *scopeLoad) put(id int64, hash string, meta Meta, vec []float32) {
+	if ld.hint > 0 {
+		ld.reserve(ld.hint, len(vec)) // the first row gives the width
+		ld.hint = 0
+	}
+	ld.x.put(ld.sv, id, hash, meta, vec, true)
+	ld.fitLoading()
+}
+
+// reserve gives the loading scope room for n rows (and a little more for the writes
 // that arrive while it loads). The float32 copies get room only when they fit in the
 // index's bound next to what it holds, since otherwise they would be dropped for room.
-func (x *Index) reserve(key string, sv *scope, n, dims int) {
+func (ld *scopeLoad) reserve(n, dims int) {
+	x, sv := ld.x, ld.sv
 	x.mu.RLock()
 	limit, width := x.limit, x.dims
 	x.mu.RUnlock()
@@ -103,7 +110,7 @@ func (x *Index) reserve(key string, sv *scope, n, dims int) {
 	if exact {
 		need += int64(n) * exactRowBytes(dims)
 	}
-	x.makeRoom(key, min(need, limit))
+	x.makeRoom(ld.key, min(need, limit))
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	if sv.dims == 0 && len(sv.ids) == 0 {
@@ -124,16 +131,48 @@ func (x *Index) reserve(key string, sv *scope, n, dims int) {
 	}
 }
 
-// drop removes sv (if it is still the scope of key) and stops counting its rows.
-func (x *Index) drop(key string, sv *scope) {
+// drop removes the scope after a failed load (if it is still the scope of its key) and
+// stops counting its rows.
+func (ld *scopeLoad) drop() {
+	x, sv, key := ld.x, ld.sv, ld.key
 	x.mu.Lock()
 	if x.scopes[key] == sv {
 		delete(x.scopes, key)
 	}
 	x.mu.Unlock()
 	sv.mu.Lock()
-	x.retire(sv)
+	sv.retire(x)
 	sv.mu.Unlock()
+}
+
+// fitLoading makes room, once the index passes its bound while copies are held, for the
+// rows of the scope being loaded: a load must not grow the process past the bound
+// by its copies, so scopes and copies go as they would after the load (evict), the
+// loading scope's copies last.
+func (ld *scopeLoad) fitLoading() {
+	x := ld.x
+	if x.exact.Load() == 0 {
+		return
+	}
+	x.mu.RLock()
+	limit, dims := x.limit, x.dims
+	x.mu.RUnlock()
+	if limit > 0 && x.heldBytes(dims) > limit {
+		x.evict(ld.key)
+	}
+}
+
+// Sizer returns how many rows the Loader will put for scope key (an estimate will do).
+// A load sizes the scope's arrays from it once, instead of growing them by appends: each
+// growth copies the scope and holds the old and the new arrays at once, so a 100k-row scope
+// used to reach more than twice its final size while it loaded.
+type Sizer func(ctx context.Context, key string) (int, error)
+
+// SetSizer sets the Sizer loads consult; nil (the default) lets arrays grow as rows come.
+func (x *Index) SetSizer(s Sizer) {
+	x.mu.Lock()
+	x.sizer = s
+	x.mu.Unlock()
 }
 
 // evict makes the index fit its bound, in order of recency: the least recently used scope
@@ -194,7 +233,7 @@ func (x *Index) makeRoom(keep string, extra int64) {
 		}
 		delete(x.scopes, vkey)
 		x.mu.Unlock()
-		x.retire(victim)
+		victim.retire(x)
 		victim.mu.Unlock()
 	}
 }

@@ -17,32 +17,33 @@ type cfilter struct {
 	channels map[uint32]bool
 }
 
-func (x *Index) compile(f *Filter) *cfilter {
+// compile is f over interned strings; a string never interned matches no row.
+func (t *strtab) compile(f *Filter) *cfilter {
 	if f == nil {
 		return nil
 	}
 	c := &cfilter{f: f}
 	var ok bool
 	if f.OriginGuild != "" {
-		if c.origin, ok = x.strs.lookup(f.OriginGuild); !ok {
+		if c.origin, ok = t.lookup(f.OriginGuild); !ok {
 			c.none = true
 		}
 	}
 	if f.AuthorID != "" {
-		if c.author, ok = x.strs.lookup(f.AuthorID); !ok {
+		if c.author, ok = t.lookup(f.AuthorID); !ok {
 			c.none = true
 		}
 	}
-	for _, t := range f.Types {
-		if id, ok := x.strs.lookup(t); ok {
+	for _, typ := range f.Types {
+		if id, ok := t.lookup(typ); ok {
 			c.types = append(c.types, id)
 		}
 	}
 	if len(f.Types) > 0 && len(c.types) == 0 {
 		c.none = true
 	}
-	for _, t := range f.Tags {
-		id, ok := x.strs.lookup(t)
+	for _, tag := range f.Tags {
+		id, ok := t.lookup(tag)
 		if !ok {
 			c.none = true
 		}
@@ -51,7 +52,7 @@ func (x *Index) compile(f *Filter) *cfilter {
 	if f.RestrictChannels {
 		c.channels = make(map[uint32]bool, len(f.Channels))
 		for ch, on := range f.Channels {
-			if id, ok := x.strs.lookup(ch); ok && on {
+			if id, ok := t.lookup(ch); ok && on {
 				c.channels[id] = true
 			}
 		}

@@ -373,7 +373,7 @@ func (x *Index) put(sv *scope, id int64, hash string, meta Meta, vec []float32, 
 	if !Normalize(unit) {
 		return false
 	}
-	rm := x.compact(&meta)
+	rm := x.strs.compact(&meta)
 	fp := fingerprint(hash)
 	var tags []uint32
 	for _, t := range meta.Tags {
@@ -462,9 +462,10 @@ func (sv *scope) shrink() {
 	}
 }
 
-func (x *Index) compact(m *Meta) rowMeta {
-	return rowMeta{createdAt: m.CreatedAt, importance: float32(m.Importance), origin: x.strs.intern(m.OriginGuild),
-		channel: x.strs.intern(m.Channel), author: x.strs.intern(m.AuthorID), typ: x.strs.intern(m.Type), pinned: m.Pinned}
+// compact is m with its strings interned.
+func (t *strtab) compact(m *Meta) rowMeta {
+	return rowMeta{createdAt: m.CreatedAt, importance: float32(m.Importance), origin: t.intern(m.OriginGuild),
+		channel: t.intern(m.Channel), author: t.intern(m.AuthorID), typ: t.intern(m.Type), pinned: m.Pinned}
 }
 
 // SetMeta updates the filterable fields of an indexed id (its type or pin changed).
@@ -473,7 +474,7 @@ func (x *Index) SetMeta(key string, id int64, meta Meta) {
 	if sv == nil {
 		return
 	}
-	rm := x.compact(&meta)
+	rm := x.strs.compact(&meta)
 	var tags []uint32
 	for _, t := range meta.Tags {
 		tags = append(tags, x.strs.intern(t))
@@ -547,7 +548,7 @@ func (x *Index) Search(key string, q []float32, k int, filter *Filter, exact boo
 	if sv == nil {
 		return nil
 	}
-	return sv.search(q, k, x.compile(filter), exact)
+	return sv.search(q, k, x.strs.compile(filter), exact)
 }
 
 // Cosine returns the cosine between the unit vector q and id's vector in scope key, and
