@@ -200,7 +200,7 @@ func (r *run) measureWarm(ctx context.Context, store *ltm.Store, path, alonePath
 		}
 		defer func() { alone.close() }()
 	}
-	if err := r.checkResident(store); err != nil {
+	if err := checkResident(store, r.opt, r.progress); err != nil {
 		return err
 	}
 	index := make(map[int64]int, len(ids))
@@ -240,18 +240,18 @@ func (r *run) measureWarm(ctx context.Context, store *ltm.Store, path, alonePath
 	return err
 }
 
-// checkResident checks every vector is resident when the corpus fits the vector cache's
-// bound (int8 rows of dims + 156 bytes); past it the scopes warmed first have given way,
-// as in a bot.
-func (r *run) checkResident(store *ltm.Store) error {
+// checkResident checks every vector of the corpus opt describes is resident in store
+// when the corpus fits the vector cache's bound (int8 rows of dims + 156 bytes); past it
+// the scopes warmed first have given way, as in a bot, which progress reports.
+func checkResident(store *ltm.Store, opt Options, progress func(format string, args ...any)) error {
 	st := store.Recall.EmbedStatus()
-	if st.Vectors == r.opt.Memories {
+	if st.Vectors == opt.Memories {
 		return nil
 	}
-	if int64(r.opt.Memories)*int64(r.opt.Dims+156) <= ltm.DefaultVectorCacheBytes {
-		return fmt.Errorf("vector index holds %d memories, want %d", st.Vectors, r.opt.Memories)
+	if int64(opt.Memories)*int64(opt.Dims+156) <= ltm.DefaultVectorCacheBytes {
+		return fmt.Errorf("vector index holds %d memories, want %d", st.Vectors, opt.Memories)
 	}
-	r.progress("vector index holds %d of %d memories within its bound", st.Vectors, r.opt.Memories)
+	progress("vector index holds %d of %d memories within its bound", st.Vectors, opt.Memories)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"runtime/debug"
@@ -76,7 +77,7 @@ func (r *run) afterRestart(ctx context.Context, store *ltm.Store, path string, s
 	if err := store.Recall.Settle(ctx); err != nil {
 		return err
 	}
-	return r.resident(base, rep)
+	return readResident(r.opt.MemProfile, base, rep)
 }
 
 // cold times the first recall of each cold guild after the restart against a plain FTS5
@@ -114,12 +115,12 @@ func (r *run) cold(ctx context.Context, store *ltm.Store, raw *sql.DB, rep *Repo
 	return nil
 }
 
-// resident reads the process's memory once every scope was asked: the heap profile when
-// asked for, the resident memory above base, and the Go heap in use.
-func (r *run) resident(base status, rep *Report) error {
-	if r.opt.MemProfile != nil {
+// readResident reads the process's memory once every scope was asked: the heap profile
+// into memProfile when set, the resident memory above base, and the Go heap in use.
+func readResident(memProfile io.Writer, base status, rep *Report) error {
+	if memProfile != nil {
 		runtime.GC()
-		if err := pprof.WriteHeapProfile(r.opt.MemProfile); err != nil {
+		if err := pprof.WriteHeapProfile(memProfile); err != nil {
 			return fmt.Errorf("couldn't write heap profile: %w", err)
 		}
 	}
