@@ -122,37 +122,15 @@ func runBench(ctx context.Context, app *App, args []string) error {
 	default:
 		return usagef("--store is sqlite or postgres, got %q", *store)
 	}
-	for name, v := range map[string]int{"--memories": *n, "--dims": *dims, "--queries": *queries, "--scopes": *scopes} {
-		if v < 1 {
-			return usagef("%s must be at least 1, got %d", name, v)
-		}
-	}
-	if *n < 4 {
-		return usagef("--memories must be at least 4, got %d", *n)
-	}
-	if *turns < 0 {
-		return usagef("--turns must be at least 0, got %d", *turns)
-	}
-	if *scopes > 1 && *n < 20**scopes {
-		return usagef("--memories must be at least 20 per scope (%d for --scopes %d), got %d", 20**scopes, *scopes, *n)
-	}
 	opt := bench.Options{Memories: *n, Dims: *dims, Queries: *queries, Seed: *seed, Scopes: *scopes, Turns: *turns, Keep: *keep, Progress: app.Stderr}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return fmt.Errorf("couldn't create CPU profile: %w", err)
-		}
-		defer f.Close()
-		opt.CPUProfile = f
+	if err := checkBenchSizes(opt); err != nil {
+		return err
 	}
-	if *memProfile != "" {
-		f, err := os.Create(*memProfile)
-		if err != nil {
-			return fmt.Errorf("couldn't create heap profile: %w", err)
-		}
-		defer f.Close()
-		opt.MemProfile = f
+	closeProfiles, err := openProfiles(&opt, *cpuProfile, *memProfile)
+	if err != nil {
+		return err
 	}
+	defer closeProfiles()
 	// The bench measures a fresh bot process's memory under the limit a bot sets. The load
 	// holds the whole corpus, so the watcher raises the limit past it; the restart that
 	// stands for a fresh process starts over from the bot's limit.
@@ -173,6 +151,54 @@ func runBench(ctx context.Context, app *App, args []string) error {
 		return rep.WriteJSON(app.Stdout)
 	}
 	return rep.WriteText(app.Stdout)
+}
+
+// checkBenchSizes refuses sizes the benchmark cannot run with, naming the flag.
+func checkBenchSizes(opt bench.Options) error {
+	for name, v := range map[string]int{"--memories": opt.Memories, "--dims": opt.Dims, "--queries": opt.Queries, "--scopes": opt.Scopes} {
+		if v < 1 {
+			return usagef("%s must be at least 1, got %d", name, v)
+		}
+	}
+	if opt.Memories < 4 {
+		return usagef("--memories must be at least 4, got %d", opt.Memories)
+	}
+	if opt.Turns < 0 {
+		return usagef("--turns must be at least 0, got %d", opt.Turns)
+	}
+	if opt.Scopes > 1 && opt.Memories < 20*opt.Scopes {
+		return usagef("--memories must be at least 20 per scope (%d for --scopes %d), got %d", 20*opt.Scopes, opt.Scopes, opt.Memories)
+	}
+	return nil
+}
+
+// openProfiles creates the CPU and heap profile files named (empty: none) and sets them in
+// opt; the returned func closes what was opened.
+func openProfiles(opt *bench.Options, cpuProfile, memProfile string) (closeAll func(), err error) {
+	var files []*os.File
+	closeAll = func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return func() {}, fmt.Errorf("couldn't create CPU profile: %w", err)
+		}
+		files = append(files, f)
+		opt.CPUProfile = f
+	}
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			closeAll()
+			return func() {}, fmt.Errorf("couldn't create heap profile: %w", err)
+		}
+		files = append(files, f)
+		opt.MemProfile = f
+	}
+	return closeAll, nil
 }
 
 // benchStores is `kioku bench --store postgres`: SQLite and PostgreSQL side by side, the

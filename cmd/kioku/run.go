@@ -15,6 +15,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/internal/pipeline"
+	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/stm"
@@ -64,41 +65,74 @@ func runBot(ctx context.Context, app *App, args []string) error {
 			log.Error("couldn't close database cleanly", "err", err)
 		}
 	}()
+	run := &botRun{store: store, log: log}
+	defer run.background.Wait()
+	if err := run.wire(ctx, app); err != nil {
+		return err
+	}
+	if err := run.serveOps(app); err != nil {
+		return err
+	}
+	if err := run.start(ctx, cfg); err != nil {
+		return err
+	}
+	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", run.model.Config().PipelineModel,
+		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(run.bot))
 
-	backups, err := app.newBackupJob(store)
-	if err != nil {
+	<-ctx.Done()
+	return run.stop(ctx)
+}
+
+// botRun is what `kioku run` starts over its store, in the order it starts them, and
+// stops in reverse.
+type botRun struct {
+	store   *backend
+	log     *slog.Logger
+	backups *backupJob // nil without KIOKU_BACKUP_DIR
+	model   *llm.Client
+	short   *stm.Store
+	pipe    *pipeline.Pipeline
+	bot     *shardedBot
+	forgets *forgetWatch
+	srv     *http.Server // nil when health and metrics are not served
+	life    lifecycle
+	// background holds the goroutines the run started; the store closes after them.
+	background sync.WaitGroup
+}
+
+// wire builds the parts over the store: backups, metrics, the model client, short-term
+// memory, the pipeline, the chat engine and one bot per shard.
+func (r *botRun) wire(ctx context.Context, app *App) error {
+	var err error
+	if r.backups, err = app.newBackupJob(r.store); err != nil {
 		return err
 	}
-	app.newMetrics(store)
-	model, err := app.newModelClient()
-	if err != nil {
+	app.newMetrics(r.store)
+	if r.model, err = app.newModelClient(); err != nil {
 		return err
 	}
-	var background sync.WaitGroup
-	defer background.Wait()
-	short, err := stm.New(stm.Options{})
-	if err != nil {
+	if r.short, err = stm.New(stm.Options{}); err != nil {
 		return err
 	}
 	// Decisions see only memories the conversation's channel may use, by the bot's channel
 	// rule; b is set below, before the pipeline starts.
 	var b *shardedBot
-	pipe, err := app.newPipeline(store, model, func(ctx context.Context, guildID, channelID string) *memory.Audience {
+	r.pipe, err = app.newPipeline(r.store, r.model, func(ctx context.Context, guildID, channelID string) *memory.Audience {
 		return b.ReplyAudience(ctx, guildID, channelID)
 	})
 	if err != nil {
 		return err
 	}
-	engine, err := app.newEngine(store, model, short, pipe.OnTurn)
+	engine, err := app.newEngine(r.store, r.model, r.short, r.pipe.OnTurn)
 	if err != nil {
 		return err
 	}
-	if cfg.EmbedModel != "" {
+	if app.config.EmbedModel != "" {
 		// The embedding tracker's first run loads cached vectors and embeds a first
 		// batch of what is missing without delaying the start (recall uses keywords
 		// alone until the index is ready); the scheduled runs do the rest. RunTask
 		// records the run and logs a failure itself.
-		background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskEmbeddings) })
+		r.background.Go(func() { _ = r.pipe.RunTask(ctx, pipeline.TaskEmbeddings) })
 	}
 	// One session and bot per shard this process runs (shards.go); they share the store,
 	// short-term memory, the chat engine and the pipeline.
@@ -107,65 +141,76 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	b = &shardedBot{first: sessions[0].ShardID, count: sessions[0].ShardCount}
-	forgets := newForgetWatch(store, short, log)
+	r.forgets = newForgetWatch(r.store, r.short, r.log)
 	for _, session := range sessions {
-		sb, err := app.newBot(session, store, short, forgets.turner(engine), pipe)
+		sb, err := app.newBot(session, r.store, r.short, r.forgets.turner(engine), r.pipe)
 		if err != nil {
 			return err
 		}
 		b.bots = append(b.bots, sb)
 	}
-	app.watchRun(store, short, b, pipe)
+	r.bot = b
+	app.hooks().watchRun(r.store, r.short, b, r.pipe)
+	return nil
+}
 
-	var (
-		srv  *http.Server
-		life lifecycle
-	)
+// serveOps serves health and metrics on the app's listener, or on KIOKU_HTTP_ADDR when
+// it has none; without either nothing is served.
+func (r *botRun) serveOps(app *App) error {
 	ln := app.httpListener
-	if ln == nil && cfg.HTTPAddr != "" {
-		if ln, err = net.Listen("tcp", cfg.HTTPAddr); err != nil {
-			return fmt.Errorf("invalid KIOKU_HTTP_ADDR: couldn't listen on %s: %w", cfg.HTTPAddr, err)
+	if ln == nil && app.config.HTTPAddr != "" {
+		var err error
+		if ln, err = net.Listen("tcp", app.config.HTTPAddr); err != nil {
+			return fmt.Errorf("invalid KIOKU_HTTP_ADDR: couldn't listen on %s: %w", app.config.HTTPAddr, err)
 		}
 	}
-	if ln != nil {
-		srv = &http.Server{Handler: opsHandler(store, b, app.metrics, &life), ReadHeaderTimeout: 5 * time.Second}
-		log.Info("serving health and metrics", "addr", ln.Addr().String())
-		background.Go(func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("health and metrics server stopped", "err", err)
-			}
-		})
+	if ln == nil {
+		return nil
 	}
+	srv := &http.Server{Handler: opsHandler(r.store, r.bot, app.metrics, &r.life), ReadHeaderTimeout: 5 * time.Second}
+	r.srv = srv
+	r.log.Info("serving health and metrics", "addr", ln.Addr().String())
+	r.background.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("health and metrics server stopped", "err", err)
+		}
+	})
+	return nil
+}
 
-	if err := b.Open(); err != nil {
-		if srv != nil {
-			_ = srv.Close()
+// start connects the bots, starts the pipeline and the background work: forget-me
+// watching, retention catch-up, the first diagnosis, backups and one-time repairs.
+func (r *botRun) start(ctx context.Context, cfg Config) error {
+	if err := r.bot.Open(); err != nil {
+		if r.srv != nil {
+			_ = r.srv.Close()
 		}
 		return err
 	}
 	// The pipeline (worker, stale-lease reaper, sweep, retention) starts with the bot.
 	// Its tasks run under their own context, which Stop cancels below.
-	if err := pipe.Start(ctx); err != nil {
-		_ = b.Shutdown(context.WithoutCancel(ctx))
-		if srv != nil {
-			_ = srv.Close()
+	if err := r.pipe.Start(ctx); err != nil {
+		_ = r.bot.Shutdown(context.WithoutCancel(ctx))
+		if r.srv != nil {
+			_ = r.srv.Close()
 		}
 		return err
 	}
-	life.set(phaseRunning)
-	background.Go(func() { forgets.run(ctx) })
-	background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
+	r.life.set(phaseRunning)
+	store, pipe, log := r.store, r.pipe, r.log
+	r.background.Go(func() { r.forgets.run(ctx) })
+	r.background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
 	if cfg.MaintenanceMode != maintenance.ModeOff {
 		// A first diagnosis now, so the health score (/kioku status, /metrics) is known from
 		// the start rather than after the first scheduled run; RunTask records it and logs a
 		// failure itself.
-		background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskMaintenance) })
+		r.background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskMaintenance) })
 	}
-	if backups != nil {
-		background.Go(func() { backups.schedule(ctx) }) // daily, when KIOKU_BACKUP_DIR is set
+	if r.backups != nil {
+		r.background.Go(func() { r.backups.schedule(ctx) }) // daily, when KIOKU_BACKUP_DIR is set
 	}
 	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
-	background.Go(func() {
+	r.background.Go(func() {
 		rep, err := store.runRepairs(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -174,32 +219,34 @@ func runBot(ctx context.Context, app *App, args []string) error {
 			log.Info("stored data repaired", "result", describeRepairs(rep))
 		}
 	})
-	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", model.Config().PipelineModel,
-		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(b))
+	return nil
+}
 
-	<-ctx.Done()
-	life.set(phaseStopping)
-	log.Info("shutting down")
+// stop stops accepting turns, lets in-flight ones finish within shutdownTimeout, closes
+// the gateway sessions, stops the pipeline and the health server.
+func (r *botRun) stop(ctx context.Context) error {
+	r.life.set(phaseStopping)
+	r.log.Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	var errs []error
-	if err := b.Shutdown(shutCtx); err != nil {
+	if err := r.bot.Shutdown(shutCtx); err != nil {
 		errs = append(errs, err)
 	}
 	// After the bot, whose last turns may still schedule extractions, and before the
 	// store closes: a job cut short here goes back to the queue without losing an attempt.
-	if err := pipe.Stop(shutCtx); err != nil {
+	if err := r.pipe.Stop(shutCtx); err != nil {
 		errs = append(errs, err)
 	}
-	if srv != nil {
-		if err := srv.Shutdown(shutCtx); err != nil {
+	if r.srv != nil {
+		if err := r.srv.Shutdown(shutCtx); err != nil {
 			errs = append(errs, fmt.Errorf("couldn't stop the health server: %w", err))
 		}
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	log.Info("stopped cleanly")
+	r.log.Info("stopped cleanly")
 	return nil
 }
 

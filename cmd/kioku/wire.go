@@ -68,7 +68,7 @@ func (app *App) newModelClient() (*llm.Client, error) {
 		EmbedModel:    cfg.EmbedModel,
 		Timeout:       cfg.LLMTimeout,
 		Logger:        app.logger.With("component", "llm"),
-		OnCall:        app.modelCallHook(),
+		OnCall:        app.hooks().modelCallHook(),
 	})
 }
 
@@ -92,8 +92,8 @@ func (app *App) newPipeline(store *backend, model *llm.Client, audience func(ctx
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		MaintenanceMode:   app.config.MaintenanceMode,
 		Logger:            app.logger.With("component", "pipeline"),
-		OnJobOutcome:      app.jobOutcomeHook(),
-	}, app.observePipeline(deps))
+		OnJobOutcome:      app.hooks().jobOutcomeHook(),
+	}, app.hooks().observePipeline(deps))
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -167,7 +167,7 @@ func (app *App) newEngine(store *backend, model *llm.Client, short *stm.Store, o
 		MaxOutputTokens: cfg.MaxOutputTokens,
 		TurnsPerMinute:  cfg.TurnsPerMinute,
 		Logger:          app.logger.With("component", "chat"),
-	}, app.observeChat(chatDeps(store, model, short, onTurn)))
+	}, app.hooks().observeChat(chatDeps(store, model, short, onTurn)))
 }
 
 // newBot builds the Discord bot on session with the store, short-term memory, the chat
@@ -175,9 +175,9 @@ func (app *App) newEngine(store *backend, model *llm.Client, short *stm.Store, o
 func (app *App) newBot(session *discordgo.Session, store *backend, short *stm.Store, engine bot.Turner, pipe *pipeline.Pipeline) (*bot.Bot, error) {
 	return bot.New(bot.Config{
 		Session: session,
-		Store:   app.observeBot(botStore(store)),
+		Store:   app.hooks().observeBot(botStore(store)),
 		STM:     short,
-		Turner:  app.observeTurns(engine),
+		Turner:  app.hooks().observeTurns(engine),
 		Logger:  app.logger.With("component", "bot"),
 		// Turns running at once, and messages that may wait for one (README "Limits").
 		MaxConcurrentTurns: app.config.MaxConcurrentTurns,

@@ -2,7 +2,7 @@ package main
 
 // The metrics' side of the wiring: the hooks and timing wrappers that connect the parts
 // wire.go builds to the process's Prometheus registry (internal/metrics), so that none of
-// them imports Prometheus. Each is a no-op when app.metrics is nil (every subcommand but
+// them imports Prometheus. Each is a no-op when app.metrics is nil (metricHooks) (every subcommand but
 // `kioku run`).
 
 import (
@@ -28,10 +28,17 @@ func (app *App) newMetrics(store *backend) *metrics.Metrics {
 	return app.metrics
 }
 
+// metricHooks connects the parts of a run to the metrics registry m; with m nil (every
+// subcommand but `kioku run`) each hook is nil and each wrapper gives back what it got.
+type metricHooks struct{ m *metrics.Metrics }
+
+// hooks are the app's metric hooks for the parts wire.go builds.
+func (app *App) hooks() metricHooks { return metricHooks{app.metrics} }
+
 // watchRun points the metrics read at scrape time at the store, short-term memory, the
 // bot and the pipeline's last health report.
-func (app *App) watchRun(store *backend, short *stm.Store, b interface{ Stats() bot.Stats }, pipe *pipeline.Pipeline) {
-	if app.metrics == nil {
+func (h metricHooks) watchRun(store *backend, short *stm.Store, b interface{ Stats() bot.Stats }, pipe *pipeline.Pipeline) {
+	if h.m == nil {
 		return
 	}
 	var pool func() metrics.PoolStats
@@ -41,8 +48,8 @@ func (app *App) watchRun(store *backend, short *stm.Store, b interface{ Stats() 
 			return metrics.PoolStats{Idle: int64(p.Idle), InUse: int64(p.InUse), Max: int64(p.Max), Acquires: p.Acquires}
 		}
 	}
-	app.metrics.WatchStore(metrics.StoreSources{Kind: store.kind, Pool: pool})
-	app.metrics.Watch(metrics.Sources{
+	h.m.WatchStore(metrics.StoreSources{Kind: store.kind, Pool: pool})
+	h.m.Watch(metrics.Sources{
 		JobStats:         store.Jobs.JobStats,
 		MemoryCounts:     store.Maintenance.MemoryCounts,
 		ShortTermEntries: short.Len,
@@ -60,8 +67,8 @@ func (app *App) watchRun(store *backend, short *stm.Store, b interface{ Stats() 
 }
 
 // modelCallHook counts the model client's attempts by model and purpose.
-func (app *App) modelCallHook() func(llm.Call) {
-	m := app.metrics
+func (h metricHooks) modelCallHook() func(llm.Call) {
+	m := h.m
 	if m == nil {
 		return nil
 	}
@@ -72,8 +79,8 @@ func (app *App) modelCallHook() func(llm.Call) {
 }
 
 // jobOutcomeHook counts the pipeline's job outcomes.
-func (app *App) jobOutcomeHook() func(pipeline.JobOutcome) {
-	m := app.metrics
+func (h metricHooks) jobOutcomeHook() func(pipeline.JobOutcome) {
+	m := h.m
 	if m == nil {
 		return nil
 	}
@@ -81,35 +88,35 @@ func (app *App) jobOutcomeHook() func(pipeline.JobOutcome) {
 }
 
 // observePipeline times the pipeline's candidate searches.
-func (app *App) observePipeline(d pipeline.Deps) pipeline.Deps {
-	if app.metrics != nil {
-		d.Candidates = timedRecall{d.Candidates, app.metrics, metrics.RecallPipeline}
+func (h metricHooks) observePipeline(d pipeline.Deps) pipeline.Deps {
+	if h.m != nil {
+		d.Candidates = timedRecall{d.Candidates, h.m, metrics.RecallPipeline}
 	}
 	return d
 }
 
 // observeChat times the chat engine's recall (the prompt's and the memory tools').
-func (app *App) observeChat(d chat.Deps) chat.Deps {
-	if app.metrics != nil {
-		d.Recall = timedRecall{d.Recall, app.metrics, metrics.RecallTurn}
+func (h metricHooks) observeChat(d chat.Deps) chat.Deps {
+	if h.m != nil {
+		d.Recall = timedRecall{d.Recall, h.m, metrics.RecallTurn}
 	}
 	return d
 }
 
 // observeBot times the bot's own searches (/memory search).
-func (app *App) observeBot(s bot.Store) bot.Store {
-	if app.metrics != nil {
-		s.Recall = timedRecall{s.Recall, app.metrics, metrics.RecallCommand}
+func (h metricHooks) observeBot(s bot.Store) bot.Store {
+	if h.m != nil {
+		s.Recall = timedRecall{s.Recall, h.m, metrics.RecallCommand}
 	}
 	return s
 }
 
 // observeTurns times every chat turn the bot runs.
-func (app *App) observeTurns(t bot.Turner) bot.Turner {
-	if app.metrics == nil {
+func (h metricHooks) observeTurns(t bot.Turner) bot.Turner {
+	if h.m == nil {
 		return t
 	}
-	return timedTurner{t, app.metrics}
+	return timedTurner{t, h.m}
 }
 
 // searcher is recall as chat, the pipeline and the bot each declare it.
