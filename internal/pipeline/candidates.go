@@ -9,6 +9,10 @@ import (
 	"github.com/kioku-bot/kioku/memory/backoff"
 )
 
+// maxQueryBytes bounds the recall query made from a fact: its beginning says what it is
+// about, and a 2000-character keyword query costs far more than it adds.
+const maxQueryBytes = 600
+
 // candidateOverfetch is how many recall results per candidate slot are read before the
 // visibility filter, so that memories the conversation may not see do not crowd out those
 // it may.

@@ -249,20 +249,7 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 		return errRulesUnknown
 	}
 	if cp == nil {
-		reply, err := p.complete(ctx, run, memory.PurposeExtraction, ExtractionMessages(selected, ch.GuildID))
-		if err != nil {
-			return err
-		}
-		x := ParseExtraction(reply)
-		cp = &checkpoint{From: cursor, Through: through, Records: turnIDs(selected), StartedAt: run.started,
-			Extraction: x, Decisions: map[int]Decision{}}
-		run.payload.Checkpoint = cp
-		for _, w := range x.Warnings {
-			run.log.Warn("extraction warning", slog.String("warning", w))
-		}
-		// Keep the extraction: a crash or a spent budget from here on does not pay for it
-		// again. This also renews the lease.
-		if err := p.heartbeat(ctx, run); err != nil {
+		if cp, err = p.extractFacts(ctx, run, ch, selected, cursor, through); err != nil {
 			return err
 		}
 	}
@@ -274,20 +261,10 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 	if !cp.StartedAt.IsZero() && cp.StartedAt.Before(batch.StartedAt) {
 		batch.StartedAt = cp.StartedAt
 	}
-	for i, f := range cp.Extraction.Facts {
-		att, warnings, why, ok := recs.attribute(f, ch.GuildID == "")
-		for _, w := range warnings {
-			run.log.Warn("extraction warning", slog.Int("fact", i), slog.String("warning", w))
-		}
-		if !ok {
-			run.log.Warn("fact dropped", slog.Int("fact", i), slog.String("why", why))
-			continue
-		}
-		prop, err := p.propose(ctx, run, mode, ch, aud, att, cursor, through, i, f)
-		if err != nil {
-			return err
-		}
-		batch.Proposals = append(batch.Proposals, prop)
+	batch.Proposals, err = p.proposeAll(ctx, factBatch{run: run, mode: mode, ch: ch, aud: aud, from: cursor, through: through},
+		recs, cp.Extraction.Facts)
+	if err != nil {
+		return err
 	}
 	var texts []string
 	for _, pr := range batch.Proposals {
@@ -304,6 +281,27 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 	}
 	p.recordGraph(ctx, run, ch, mode, recs, cp.Extraction.Entities, batch.StartedAt)
 	return nil
+}
+
+// extractFacts asks the model for the facts of the selected turns and keeps them as the
+// job's checkpoint, so a crash or a spent budget from here on does not pay for them again.
+func (p *worker) extractFacts(ctx context.Context, run *jobRun, ch memory.Channel, selected []memory.Turn, cursor, through int64) (*checkpoint, error) {
+	reply, err := p.complete(ctx, run, memory.PurposeExtraction, ExtractionMessages(selected, ch.GuildID))
+	if err != nil {
+		return nil, err
+	}
+	x := ParseExtraction(reply)
+	cp := &checkpoint{From: cursor, Through: through, Records: turnIDs(selected), StartedAt: run.started,
+		Extraction: x, Decisions: map[int]Decision{}}
+	run.payload.Checkpoint = cp
+	for _, w := range x.Warnings {
+		run.log.Warn("extraction warning", slog.String("warning", w))
+	}
+	// Keeping the checkpoint also renews the lease.
+	if err := p.heartbeat(ctx, run); err != nil {
+		return nil, err
+	}
+	return cp, nil
 }
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
@@ -431,136 +429,4 @@ func truncateUTF8(s string, maxBytes int) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// propose turns fact i, attributed by att, into a proposal: apply the privacy and
-// confidence gates, find candidates among the memories visible in this conversation,
-// decide (with the model only when there are candidates), apply the mode, and look for
-// contradictions.
-func (p *worker) propose(ctx context.Context, run *jobRun, mode memory.PipelineMode, ch memory.Channel, aud *memory.Audience,
-	att attribution, from, through int64, i int, f Fact) (prop memory.Proposal, err error) {
-	cp := run.payload.Checkpoint
-	owner := memory.ServerOwner(ch.GuildID)
-	subject := att.subject
-	if subject != nil {
-		owner = memory.PersonalOwner(subject.id)
-	}
-	prov := memory.Provenance{ChannelID: ch.ChannelID}
-	if att.author != nil {
-		prov.AuthorID, prov.Author = att.author.id, att.author.name
-	}
-	evidenceTurns := make([]int64, 0, len(att.evidence))
-	for _, t := range att.evidence {
-		evidenceTurns = append(evidenceTurns, t.ID)
-		if att.author != nil && t.UserID == att.author.id {
-			prov.MessageID = t.MessageID // the author's latest message it rests on
-		}
-	}
-	meta := map[string]any{"job": run.job.ID, "fact": i, "turns": []int64{from + 1, through},
-		"evidence_turns": evidenceTurns, "fact_confidence": f.Confidence, "mode": mode}
-	prop = memory.Proposal{
-		Action: memory.ProposeAdd,
-		Owner:  owner,
-		Memory: memory.Memory{Type: f.Type, Content: f.Content, Confidence: f.Confidence, GuildID: ch.GuildID,
-			Provenance: prov},
-		Metadata:      meta,
-		Evidence:      evidenceOf(att.evidence),
-		MayEditServer: att.mayEditServer,
-	}
-	if subject != nil {
-		prop.Memory.SubjectID = subject.id
-	}
-	// Privacy: nothing is written about people who chose partial or full privacy (a fact
-	// about them is theirs whatever its label), and the history row keeps no content.
-	if subject != nil && (subject.privacy == memory.PrivacyFull || subject.privacy == memory.PrivacyPartial) {
-		prop.Record, prop.Redact, prop.Reason = memory.ActionBlock, true, "privacy: "+string(subject.privacy)
-		return prop, nil
-	}
-	if f.Confidence < p.cfg.ConfidenceGate {
-		prop.Record = memory.ActionSkip
-		prop.Reason = fmt.Sprintf("fact confidence %.2f is below %.2f", f.Confidence, p.cfg.ConfidenceGate)
-		return prop, nil
-	}
-	cands, err := p.candidates(ctx, ch, aud, owner, f)
-	if err != nil {
-		return prop, fmt.Errorf("couldn't find candidates for fact %d: %w", i, err)
-	}
-	hash := memory.Hash(f.Content)
-	exact := false
-	for _, c := range cands {
-		exact = exact || c.Hash == hash
-	}
-	var d Decision
-	switch prev, done := cp.Decisions[i]; {
-	case exact || len(cands) == 0:
-		// Nothing to ask: the same content exists (the write records it as deduped), or
-		// nothing similar does.
-		d = addWithoutModel(f)
-	case done:
-		d = prev
-	default:
-		if p.now().Sub(run.beat) > p.cfg.LeaseFor/3 {
-			// A long batch of decisions: renew the lease before the reaper takes the job,
-			// and keep the decisions made so far.
-			if err := p.heartbeat(ctx, run); err != nil {
-				return prop, err
-			}
-		}
-		reply, err := p.complete(ctx, run, memory.PurposeDecision, DecisionMessages(f, cands, p.quote))
-		if err != nil {
-			return prop, err
-		}
-		d = ParseDecision(reply, f, cands)
-		cp.Decisions[i] = d
-		for _, w := range d.Warnings {
-			run.log.Warn("decision warning", slog.Int("fact", i), slog.String("warning", w))
-		}
-	}
-	meta["decision"] = d.Action
-	meta["confidence"] = d.Confidence
-	if d.ByModel {
-		meta["candidates"] = candidateIDs(cands)
-	}
-	if len(d.Warnings) > 0 {
-		meta["warnings"] = d.Warnings
-	}
-	if d.Invalid != "" {
-		run.log.Warn("decision dropped", slog.Int("fact", i), slog.String("why", d.Invalid))
-		prop.Record, prop.Reason = memory.ActionSkip, d.Invalid
-		return prop, nil
-	}
-	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
-	prop.Memory.Content = d.Content
-	if d.Action == memory.ProposeAdd || d.Action == memory.ProposeUpdate {
-		for _, c := range cands {
-			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
-				prop.Contradicts = append(prop.Contradicts, c.ID)
-			}
-		}
-	}
-	if d.Confidence < p.cfg.ConfidenceGate {
-		prop.Record = memory.ActionSkip
-		meta["gate"] = fmt.Sprintf("decision confidence %.2f is below %.2f", d.Confidence, p.cfg.ConfidenceGate)
-		return prop, nil
-	}
-	if d.Action == memory.ProposeNone {
-		return prop, nil
-	}
-	if rec, why := gate(mode, d.Action); rec != "" {
-		prop.Record = rec
-		meta["gate"] = why
-	}
-	return prop, nil
-}
-
-// maxQueryBytes bounds the recall query made from a fact: its beginning says what it is
-// about, and a 2000-character keyword query costs far more than it adds.
-const maxQueryBytes = 600
-
-func candidateIDs(cands []*memory.Memory) []int64 {
-	ids := make([]int64, len(cands))
-	for i, c := range cands {
-		ids[i] = c.ID
-	}
-	return ids
 }
