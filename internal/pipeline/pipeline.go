@@ -254,6 +254,46 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 	if cfg.Flags != nil {
 		flags = *cfg.Flags
 	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &core{
+		jobs:         deps.Jobs,
+		ledger:       deps.Ledger,
+		transcript:   deps.Transcript,
+		facts:        deps.Facts,
+		finder:       deps.Candidates,
+		settings:     deps.Settings,
+		housekeeping: deps.Housekeeping,
+		embeddings:   deps.Embeddings,
+		graph:        deps.Graph,
+		model:        deps.Model,
+		quote:        deps.Quote,
+		now:          deps.Now,
+		cfg:          cfg,
+		flags:        flags,
+		log:          log,
+		guard:        NewCostGuard(cfg.CallsPerHour, time.Hour, deps.Now).WithShare(cfg.GuildShare),
+		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
+		nonce:        rand.Uint32(),
+		wake:         make(chan struct{}, 1),
+		provider:     deps.Provider,
+		window:       maintenance.NewProviderWindow(maintenance.DefaultProviderWindow, deps.Now()),
+	}
+	work, hook := &worker{c}, &turnHook{c}
+	maint := newMaintainer(c, deps)
+	return &Pipeline{core: c, work: work, hook: hook, maint: maint,
+		tasks: &scheduler{core: c, work: work, hook: hook, maint: maint}}, nil
+}
+
+// withDefaults fills cfg's zero fields with the defaults and checks the fields a default
+// cannot stand in for.
+func (cfg Config) withDefaults() (Config, error) {
 	if cfg.BatchTurns <= 0 {
 		cfg.BatchTurns = DefaultBatchTurns
 	}
@@ -321,7 +361,7 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.MaintenanceMode = maintenance.ModeExecute
 	}
 	if _, err := maintenance.ParseMode(string(cfg.MaintenanceMode)); err != nil {
-		return nil, fmt.Errorf("couldn't create pipeline: %w", err)
+		return cfg, fmt.Errorf("couldn't create pipeline: %w", err)
 	}
 	if cfg.MaintenanceSchedule == "" {
 		cfg.MaintenanceSchedule = DefaultMaintenanceSchedule
@@ -331,39 +371,9 @@ func New(cfg Config, deps Deps) (*Pipeline, error) {
 		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
 	}
 	if cfg.ConfidenceGate < 0 || cfg.ConfidenceGate > 1 {
-		return nil, fmt.Errorf("couldn't create pipeline: confidence gate %v is outside 0–1", cfg.ConfidenceGate)
+		return cfg, fmt.Errorf("couldn't create pipeline: confidence gate %v is outside 0–1", cfg.ConfidenceGate)
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	c := &core{
-		jobs:         deps.Jobs,
-		ledger:       deps.Ledger,
-		transcript:   deps.Transcript,
-		facts:        deps.Facts,
-		finder:       deps.Candidates,
-		settings:     deps.Settings,
-		housekeeping: deps.Housekeeping,
-		embeddings:   deps.Embeddings,
-		graph:        deps.Graph,
-		model:        deps.Model,
-		quote:        deps.Quote,
-		now:          deps.Now,
-		cfg:          cfg,
-		flags:        flags,
-		log:          log,
-		guard:        NewCostGuard(cfg.CallsPerHour, time.Hour, deps.Now).WithShare(cfg.GuildShare),
-		triggers:     newMemberTriggers(cfg.HighSignalPerHour, deps.Now),
-		nonce:        rand.Uint32(),
-		wake:         make(chan struct{}, 1),
-		provider:     deps.Provider,
-		window:       maintenance.NewProviderWindow(maintenance.DefaultProviderWindow, deps.Now()),
-	}
-	work, hook := &worker{c}, &turnHook{c}
-	maint := newMaintainer(c, deps)
-	return &Pipeline{core: c, work: work, hook: hook, maint: maint,
-		tasks: &scheduler{core: c, work: work, hook: hook, maint: maint}}, nil
+	return cfg, nil
 }
 
 // Config returns the effective configuration, defaults filled in.
