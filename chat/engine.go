@@ -429,16 +429,10 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 	req.Content = memory.RedactSecrets(req.Content)
 
 	// 2. Raw-first: the user's words are durable before any model call.
-	stored := memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: req.UserName, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
-		CanEditServer: req.GuildID != "" && req.ServerEditor}
-	turnID, err := e.transcript.AppendTurn(ctx, stored)
+	turnID, explicit, err := e.recordUserTurn(ctx, log, req)
 	if err != nil {
 		return Reply{}, err
 	}
-	stored.ID = turnID
-	explicit := isExplicit(req.Content)
-	e.notifyTurn(ctx, log, stored, explicit)
 
 	// 3–4. Intent gate and context.
 	tc, err := e.prepare(ctx, log, req, speaker, turnID, explicit)
@@ -460,20 +454,46 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		if ctx.Err() != nil {
 			return reply, fmt.Errorf("couldn't finish chat turn: %w", runErr)
 		}
-		// The transcript already holds the user's turn; the apology is not a real
-		// answer, so it is neither recorded nor captured.
-		log.WarnContext(ctx, "chat model unavailable", slog.Int("rounds", res.Rounds), slog.Any("err", runErr))
-		e.capture(log, req, "")
-		reply.Text, reply.ModelUnavailable, reply.Canned = modelDownText, true, CannedModelDown
-		if errors.Is(runErr, context.DeadlineExceeded) {
-			// Every attempt ran out of KIOKU_LLM_TIMEOUT: the model is reachable but slow,
-			// which asks for patience rather than a check of the provider.
-			reply.Text, reply.Canned = modelSlowText, CannedModelSlow
-		}
-		reply.Usage.Duration = time.Since(started)
-		return reply, nil
+		return e.apologize(ctx, log, req, reply, res.Rounds, runErr, started), nil
 	}
+	return e.answer(ctx, log, req, tc, reply, res, started), nil
+}
 
+// recordUserTurn stores the user's message in the transcript and tells the turn hook,
+// returning the turn's id and whether the message asks to remember something.
+func (e *Engine) recordUserTurn(ctx context.Context, log *slog.Logger, req Request) (int64, bool, error) {
+	stored := memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
+		AuthorName: req.UserName, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
+		CanEditServer: req.GuildID != "" && req.ServerEditor}
+	turnID, err := e.transcript.AppendTurn(ctx, stored)
+	if err != nil {
+		return 0, false, err
+	}
+	stored.ID = turnID
+	explicit := isExplicit(req.Content)
+	e.notifyTurn(ctx, log, stored, explicit)
+	return turnID, explicit, nil
+}
+
+// apologize is the reply of a turn whose model failed after rounds rounds with runErr.
+// The transcript already holds the user's turn; the apology is not a real answer, so it
+// is neither recorded nor captured.
+func (e *Engine) apologize(ctx context.Context, log *slog.Logger, req Request, reply Reply, rounds int, runErr error, started time.Time) Reply {
+	log.WarnContext(ctx, "chat model unavailable", slog.Int("rounds", rounds), slog.Any("err", runErr))
+	e.capture(log, req, "")
+	reply.Text, reply.ModelUnavailable, reply.Canned = modelDownText, true, CannedModelDown
+	if errors.Is(runErr, context.DeadlineExceeded) {
+		// Every attempt ran out of KIOKU_LLM_TIMEOUT: the model is reachable but slow,
+		// which asks for patience rather than a check of the provider.
+		reply.Text, reply.Canned = modelSlowText, CannedModelSlow
+	}
+	reply.Usage.Duration = time.Since(started)
+	return reply
+}
+
+// answer completes the reply from the tool loop's result res (steps 6 and 7): the text
+// or a canned stand-in, recorded in the transcript and captured in short-term memory.
+func (e *Engine) answer(ctx context.Context, log *slog.Logger, req Request, tc turnContext, reply Reply, res tools.Result, started time.Time) Reply {
 	// 6. Reply. The model never saw a credential from this message, but one may come
 	// from elsewhere (a row stored before the detector knew its shape, or the model's
 	// own invention): it is not echoed, recorded or captured either.
@@ -506,7 +526,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		slog.Int("tool_calls", res.ToolCalls), slog.Int("tool_errors", res.ToolErrors), slog.Bool("exhausted", res.Exhausted),
 		slog.Int("notices", len(reply.Notices)), slog.Int("prompt_tokens", res.Usage.PromptTokens),
 		slog.Int("completion_tokens", res.Usage.CompletionTokens), slog.Duration("duration", reply.Usage.Duration))
-	return reply, nil
+	return reply
 }
 
 // capture appends the user's message, and the reply when there is one, to short-term
