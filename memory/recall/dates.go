@@ -69,62 +69,96 @@ func DateWindow(text string, asked time.Time) (Window, bool) {
 		asked = time.Now()
 	}
 	s := strings.ToLower(norm.NFKC.String(text))
-	loc := asked.Location()
-	today := time.Date(asked.Year(), asked.Month(), asked.Day(), 0, 0, 0, 0, loc)
-	days := func(from time.Time, n int) Window { return Window{from, from.AddDate(0, 0, n)} }
-	monthStart := func(m time.Month) time.Time {
-		y := asked.Year()
-		if m > asked.Month() {
-			y--
-		}
-		return time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	cal := newCalendar(asked)
+	if w, ok := cal.absoluteDate(s); ok {
+		return w, true
 	}
-	relMonth := func(name string) time.Time {
-		cur := time.Date(asked.Year(), asked.Month(), 1, 0, 0, 0, 0, loc)
-		if name == "last month" {
-			return cur.AddDate(0, -1, 0)
-		}
-		if name == "this month" {
-			return cur
-		}
-		return monthStart(monthByName[name])
+	if w, ok := cal.relativeDate(s); ok {
+		return w, true
 	}
-	part := func(start time.Time, p string) Window {
-		end := start.AddDate(0, 1, 0)
-		switch p {
-		case "early", "the start of", "the beginning of", "start of", "beginning of", "初め", "はじめ", "頭", "上旬":
-			return Window{start, start.AddDate(0, 0, 10)}
-		case "mid", "the middle of", "middle of", "中旬", "半ば":
-			return Window{start.AddDate(0, 0, 9), start.AddDate(0, 0, 21)}
-		case "late", "the end of", "end of", "下旬", "終わり", "末":
-			return Window{start.AddDate(0, 0, 20), end}
-		case "the first week of":
-			return days(start, 7)
-		case "the second week of":
-			return days(start.AddDate(0, 0, 7), 7)
-		case "the first weekend of", "the second weekend of":
-			sat := start
-			for sat.Weekday() != time.Saturday {
-				sat = sat.AddDate(0, 0, 1)
-			}
-			if p == "the second weekend of" {
-				sat = sat.AddDate(0, 0, 7)
-			}
-			return days(sat, 2)
-		}
-		return Window{start, end}
-	}
-	// lastWeekday is the latest day before today that falls on wd.
-	lastWeekday := func(wd time.Weekday) time.Time {
-		back := (int(today.Weekday()) - int(wd) + 7) % 7
-		if back == 0 {
-			back = 7
-		}
-		return today.AddDate(0, 0, -back)
-	}
-	// weekStart is the Monday of the week holding t.
-	weekStart := func(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7)) }
+	return jaDateWindow(s, cal)
+}
 
+// calendar reckons dates relative to when a question is asked.
+type calendar struct {
+	asked, today time.Time
+	loc          *time.Location
+}
+
+func newCalendar(asked time.Time) calendar {
+	loc := asked.Location()
+	return calendar{asked: asked, today: time.Date(asked.Year(), asked.Month(), asked.Day(), 0, 0, 0, 0, loc), loc: loc}
+}
+
+// spanDays is the n days from from.
+func spanDays(from time.Time, n int) Window { return Window{from, from.AddDate(0, 0, n)} }
+
+// monthStart is the first day of the latest month m not after the asked time.
+func (c calendar) monthStart(m time.Month) time.Time {
+	y := c.asked.Year()
+	if m > c.asked.Month() {
+		y--
+	}
+	return time.Date(y, m, 1, 0, 0, 0, 0, c.loc)
+}
+
+// relMonth is the first day of the month named: "last month", "this month" or a month's
+// name.
+func (c calendar) relMonth(name string) time.Time {
+	cur := time.Date(c.asked.Year(), c.asked.Month(), 1, 0, 0, 0, 0, c.loc)
+	if name == "last month" {
+		return cur.AddDate(0, -1, 0)
+	}
+	if name == "this month" {
+		return cur
+	}
+	return c.monthStart(monthByName[name])
+}
+
+// part is the part p ("early", "the first week of", "下旬"…) of the month starting at
+// start; the whole month for an empty or unknown p.
+func (c calendar) part(start time.Time, p string) Window {
+	end := start.AddDate(0, 1, 0)
+	switch p {
+	case "early", "the start of", "the beginning of", "start of", "beginning of", "初め", "はじめ", "頭", "上旬":
+		return Window{start, start.AddDate(0, 0, 10)}
+	case "mid", "the middle of", "middle of", "中旬", "半ば":
+		return Window{start.AddDate(0, 0, 9), start.AddDate(0, 0, 21)}
+	case "late", "the end of", "end of", "下旬", "終わり", "末":
+		return Window{start.AddDate(0, 0, 20), end}
+	case "the first week of":
+		return spanDays(start, 7)
+	case "the second week of":
+		return spanDays(start.AddDate(0, 0, 7), 7)
+	case "the first weekend of", "the second weekend of":
+		sat := start
+		for sat.Weekday() != time.Saturday {
+			sat = sat.AddDate(0, 0, 1)
+		}
+		if p == "the second weekend of" {
+			sat = sat.AddDate(0, 0, 7)
+		}
+		return spanDays(sat, 2)
+	}
+	return Window{start, end}
+}
+
+// lastWeekday is the latest day before today that falls on wd.
+func (c calendar) lastWeekday(wd time.Weekday) time.Time {
+	back := (int(c.today.Weekday()) - int(wd) + 7) % 7
+	if back == 0 {
+		back = 7
+	}
+	return c.today.AddDate(0, 0, -back)
+}
+
+// weekStart is the Monday of the week holding t.
+func weekStart(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7)) }
+
+// absoluteDate reads a date written out: "2024-03-03", "3月3日", "3 March", "March 3rd",
+// "on the 14th".
+func (c calendar) absoluteDate(s string) (Window, bool) {
+	asked, loc, days, monthStart := c.asked, c.loc, spanDays, c.monthStart
 	if m := reISO.FindStringSubmatch(s); m != nil {
 		y, _ := strconv.Atoi(m[1])
 		mo, _ := strconv.Atoi(m[2])
@@ -162,6 +196,13 @@ func DateWindow(text string, asked time.Time) (Window, bool) {
 			return days(start.AddDate(0, 0, d-1), 1), true
 		}
 	}
+	return Window{}, false
+}
+
+// relativeDate reads an English date relative to the asked day: "early March", "two weeks
+// ago", "yesterday", "last weekend", "last Friday", "in March".
+func (c calendar) relativeDate(s string) (Window, bool) {
+	today, days, monthStart, relMonth, part, lastWeekday := c.today, spanDays, c.monthStart, c.relMonth, c.part, c.lastWeekday
 	if m := rePart.FindStringSubmatch(s); m != nil {
 		return part(relMonth(m[2]), m[1]), true
 	}
@@ -213,12 +254,13 @@ func DateWindow(text string, asked time.Time) (Window, bool) {
 	if m := reMonthOnly.FindStringSubmatch(s); m != nil {
 		return part(monthStart(monthByName[m[1]]), ""), true
 	}
-	return jaDateWindow(s, today, lastWeekday, weekStart, part, monthStart)
+	return Window{}, false
 }
 
-func jaDateWindow(s string, today time.Time, lastWeekday func(time.Weekday) time.Time, weekStart func(time.Time) time.Time,
-	part func(time.Time, string) Window, monthStart func(time.Month) time.Time) (Window, bool) {
-	days := func(from time.Time, n int) Window { return Window{from, from.AddDate(0, 0, n)} }
+// jaDateWindow reads a Japanese date relative to the asked day: "3日前", "先月の下旬",
+// "3月", "昨日", "先週の金曜", "週末".
+func jaDateWindow(s string, c calendar) (Window, bool) {
+	today, days, monthStart, part, lastWeekday := c.today, spanDays, c.monthStart, c.part, c.lastWeekday
 	if m := reJaAgo.FindStringSubmatch(s); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		var c time.Time
