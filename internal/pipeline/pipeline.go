@@ -336,6 +336,31 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.SweepWindow <= 0 {
 		cfg.SweepWindow = DefaultSweepWindow
 	}
+	cfg = cfg.withDefaultSchedules()
+	if cfg.EmbedBatch <= 0 {
+		cfg.EmbedBatch = DefaultEmbedBatch
+	}
+	if cfg.EmbedCallsPerRun <= 0 {
+		cfg.EmbedCallsPerRun = DefaultEmbedCallsPerRun
+	}
+	if cfg.MaintenanceMode == "" {
+		cfg.MaintenanceMode = maintenance.ModeExecute
+	}
+	if _, err := maintenance.ParseMode(string(cfg.MaintenanceMode)); err != nil {
+		return cfg, fmt.Errorf("couldn't create pipeline: %w", err)
+	}
+	if cfg.WorkerID == "" {
+		host, _ := os.Hostname()
+		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if cfg.ConfidenceGate < 0 || cfg.ConfidenceGate > 1 {
+		return cfg, fmt.Errorf("couldn't create pipeline: confidence gate %v is outside 0–1", cfg.ConfidenceGate)
+	}
+	return cfg, nil
+}
+
+// withDefaultSchedules fills the empty task schedules with the defaults.
+func (cfg Config) withDefaultSchedules() Config {
 	if cfg.WorkSchedule == "" {
 		cfg.WorkSchedule = DefaultWorkSchedule
 	}
@@ -351,29 +376,10 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.EmbedSchedule == "" {
 		cfg.EmbedSchedule = DefaultEmbedSchedule
 	}
-	if cfg.EmbedBatch <= 0 {
-		cfg.EmbedBatch = DefaultEmbedBatch
-	}
-	if cfg.EmbedCallsPerRun <= 0 {
-		cfg.EmbedCallsPerRun = DefaultEmbedCallsPerRun
-	}
-	if cfg.MaintenanceMode == "" {
-		cfg.MaintenanceMode = maintenance.ModeExecute
-	}
-	if _, err := maintenance.ParseMode(string(cfg.MaintenanceMode)); err != nil {
-		return cfg, fmt.Errorf("couldn't create pipeline: %w", err)
-	}
 	if cfg.MaintenanceSchedule == "" {
 		cfg.MaintenanceSchedule = DefaultMaintenanceSchedule
 	}
-	if cfg.WorkerID == "" {
-		host, _ := os.Hostname()
-		cfg.WorkerID = fmt.Sprintf("%s:%d", host, os.Getpid())
-	}
-	if cfg.ConfidenceGate < 0 || cfg.ConfidenceGate > 1 {
-		return cfg, fmt.Errorf("couldn't create pipeline: confidence gate %v is outside 0–1", cfg.ConfidenceGate)
-	}
-	return cfg, nil
+	return cfg
 }
 
 // Config returns the effective configuration, defaults filled in.

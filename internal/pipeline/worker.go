@@ -266,16 +266,7 @@ func (p *worker) extract(ctx context.Context, run *jobRun) error {
 	if err != nil {
 		return err
 	}
-	var texts []string
-	for _, pr := range batch.Proposals {
-		if pr.Record == "" && (pr.Action == memory.ProposeAdd || pr.Action == memory.ProposeUpdate) {
-			texts = append(texts, pr.Memory.Content)
-		}
-	}
-	if err := p.facts.PrefetchEmbeddings(ctx, texts); err != nil {
-		// The memories are written anyway; the embedding tracker fills their vectors later.
-		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
-	}
+	p.prefetchEmbeddings(ctx, run, batch.Proposals)
 	if err := p.commit(ctx, run, ch, batch); err != nil {
 		return err
 	}
@@ -302,6 +293,21 @@ func (p *worker) extractFacts(ctx context.Context, run *jobRun, ch memory.Channe
 		return nil, err
 	}
 	return cp, nil
+}
+
+// prefetchEmbeddings embeds the contents the proposals will write, before the write
+// transaction, which must not wait on a model.
+func (p *worker) prefetchEmbeddings(ctx context.Context, run *jobRun, props []memory.Proposal) {
+	var texts []string
+	for _, pr := range props {
+		if pr.Record == "" && (pr.Action == memory.ProposeAdd || pr.Action == memory.ProposeUpdate) {
+			texts = append(texts, pr.Memory.Content)
+		}
+	}
+	if err := p.facts.PrefetchEmbeddings(ctx, texts); err != nil {
+		// The memories are written anyway; the embedding tracker fills their vectors later.
+		run.log.Warn("couldn't prefetch embeddings", slog.Any("err", err))
+	}
 }
 
 // commit applies the batch in one transaction, then re-arms the channel for turns that
