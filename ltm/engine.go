@@ -28,10 +28,15 @@ type Engine interface {
 	// out of connections) into an EUNAVAILABLE domain error, and returns other errors as
 	// they are.
 	StorageError(err error) error
-	// MemoriesCreated is told of memories a write just committed, for what the engine
-	// keeps beside the database (PostgreSQL: its process's vector index and the planner's
-	// statistics). It runs after the transaction, outside any lock.
-	MemoriesCreated(ctx context.Context, mems []*memory.Memory)
+	// PlanArgs returns the arguments of a lookup in the memories table that every write
+	// makes (is this content in the scope already?) with what the engine needs to plan the
+	// lookup for these values each time: a plan kept from when the table was small would
+	// read a whole scope once it is large. SQLite returns them as they are.
+	PlanArgs(args ...any) []any
+	// Written is told, after a write committed, of the memories it stored or changed and of
+	// those it forgot, for what the engine keeps beside the service's own state (PostgreSQL:
+	// its recall's vector index and the planner's statistics). SQLite keeps nothing more.
+	Written(ctx context.Context, changed, removed []*memory.Memory)
 }
 
 // RecallIndexer is an Engine whose store keeps recall's in-process state itself (a vector
@@ -70,10 +75,22 @@ type Dialect struct {
 	// JSONArrayValues is JSONArrayTexts for an array of arrays: value is each inner array,
 	// read with ->> 0, ->> 1.
 	JSONArrayValues string
-	// FullSearchText stores a memory's search text (memory.SearchText) in the search-text
-	// columns even when it is the text itself: PostgreSQL's word index is generated from
-	// those columns alone, while SQLite's triggers read an empty one as the text as it is.
-	FullSearchText bool
+	// SearchText is the value stored in a search-text column (search_text, search_author)
+	// for text: what the engine's full-text index reads (searchtext.go).
+	SearchText func(text string) string
+	// Greatest names the function that returns the larger of two values.
+	Greatest string
+	// Instr names the function that returns the 1-based position of its second argument
+	// in its first, 0 when it is not there.
+	Instr string
+	// TagsHold returns the condition that the JSON array of tags in column holds the text
+	// bound as the next parameter.
+	TagsHold func(column string) string
+	// PinnedLiveMemories is the memories table as a query of live pinned memories reads it.
+	PinnedLiveMemories string
+	// JSONMerge returns an expression of column's JSON object with the top-level keys of
+	// the JSON object bound as the next parameter set in it.
+	JSONMerge func(column string) string
 }
 
 // Execer runs a statement: a transaction or a pool, as an Engine's LockKey receives it.
@@ -99,6 +116,8 @@ func (p *pool) QueryContext(ctx context.Context, query string, args ...any) (*sq
 func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return p.db.ExecContext(ctx, p.eng.Rebind(query), args...)
 }
+
+func (p *pool) engine() Engine { return p.eng }
 
 // PrepareContext prepares a statement on the pool, rebound.
 func (p *pool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -133,6 +152,8 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return t.tx.ExecContext(ctx, t.eng.Rebind(query), args...)
 }
 
+func (t *txn) engine() Engine { return t.eng }
+
 // PrepareContext prepares a statement in the transaction, rebound.
 func (t *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return t.tx.PrepareContext(ctx, t.eng.Rebind(query))
@@ -150,15 +171,14 @@ func (t *txn) Rollback() error { return t.tx.Rollback() }
 // sqliteEngine is SQLite as this package opens it: one writer, FTS5, JSON1.
 type sqliteEngine struct{}
 
-func (sqliteEngine) Name() string                                  { return "sqlite" }
-func (sqliteEngine) Rebind(query string) string                    { return query }
-func (sqliteEngine) LockKey(context.Context, Execer, string) error { return nil }
-func (sqliteEngine) SkipLocked() string                            { return "" }
-func (sqliteEngine) StorageError(err error) error                  { return storageError(err) }
-func (sqliteEngine) Dialect() *Dialect                             { return &sqliteDialect }
-
-// MemoriesCreated does nothing: SQLite's store indexes its memories in its own writes.
-func (sqliteEngine) MemoriesCreated(context.Context, []*memory.Memory) {}
+func (sqliteEngine) Name() string                                                { return "sqlite" }
+func (sqliteEngine) Rebind(query string) string                                  { return query }
+func (sqliteEngine) LockKey(context.Context, Execer, string) error               { return nil }
+func (sqliteEngine) SkipLocked() string                                          { return "" }
+func (sqliteEngine) StorageError(err error) error                                { return storageError(err) }
+func (sqliteEngine) Dialect() *Dialect                                           { return &sqliteDialect }
+func (sqliteEngine) PlanArgs(args ...any) []any                                  { return args }
+func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
 
 var sqliteDialect = Dialect{
 	JSONText: func(column, key string) string {
@@ -173,4 +193,17 @@ var sqliteDialect = Dialect{
 	JobWithoutCheckpoint: `json_remove(payload, '$.checkpoint')`,
 	JSONArrayTexts:       `json_each(?)`,
 	JSONArrayValues:      `json_each(?)`,
+	SearchText:           storedSearchText,
+	Greatest:             "max",
+	Instr:                "instr",
+	TagsHold: func(column string) string {
+		return `EXISTS (SELECT 1 FROM json_each(` + column + `) WHERE value = ?)`
+	},
+	// Named: without statistics SQLite sees the pinned rows' partial index and
+	// memories_scope_live as equally good and may walk the scope's every live row (30-130
+	// ms at 100k memories).
+	PinnedLiveMemories: "memories INDEXED BY memories_pinned_live",
+	JSONMerge: func(column string) string {
+		return `json_patch(` + column + `, ?)`
+	},
 }

@@ -245,7 +245,7 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
 		s.db.checkpoints.afterBulkCommit(ctx)
-		s.db.eng.MemoriesCreated(ctx, created)
+		s.db.eng.Written(ctx, created, nil)
 		embeds.index(prev)
 		res.Created += len(created)
 		res.Duplicates += len(batch) - len(created)

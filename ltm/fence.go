@@ -34,7 +34,7 @@ func (s *Memories) FenceForgotten(ctx context.Context, userID string) error {
 // fence and the deletion commit together.
 func (s *db) fenceForgottenTx(ctx context.Context, tx *txn, userID string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO forget_fences (user_id, forgotten_at) VALUES (?, ?)
-		ON CONFLICT (user_id) DO UPDATE SET forgotten_at = max(forgotten_at, excluded.forgotten_at)`,
+		ON CONFLICT (user_id) DO UPDATE SET forgotten_at = `+s.dialect.Greatest+`(forget_fences.forgotten_at, excluded.forgotten_at)`,
 		userID, s.nowMillis())
 	if err != nil {
 		return fmt.Errorf("couldn't fence forgotten member %s: %w", userID, err)

@@ -145,6 +145,6 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, restored)
+	s.db.written(ctx, []*memory.Memory{restored}, nil)
 	return restored, nil
 }

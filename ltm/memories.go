@@ -72,7 +72,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
-		s.db.indexMemories(ctx, res.Memory)
+		s.db.written(ctx, []*memory.Memory{res.Memory}, nil)
 	}
 	return res, nil
 }
@@ -80,6 +80,9 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
 func (s *db) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
+	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
+		return memory.WriteResult{}, err
+	}
 	existing, err := findLiveByHash(ctx, s.stmts.on(tx), owner.Key(), m.Hash)
 	if err != nil {
 		return memory.WriteResult{}, err
@@ -172,9 +175,11 @@ const findLiveByHashSQL = `SELECT ` + memoryColumns + ` FROM memories
 	WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id LIMIT 1`
 
 // findLiveByHash returns the oldest live memory of the scope holding hash, whoever may see
-// it: the dedup of writers without a place (see WriteContext for those with one).
+// it: the dedup of writers without a place (see WriteContext for those with one). It reads
+// one entry of the live hash index, planned for its values (planArgs), however large the
+// scope.
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
-	m, err := scanMemory(q.QueryRowContext(ctx, findLiveByHashSQL, scopeKey, hash))
+	m, err := scanMemory(q.QueryRowContext(ctx, findLiveByHashSQL, planArgs(q, scopeKey, hash)...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -188,7 +193,13 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	// engine is the engine the statements run on.
+	engine() Engine
 }
+
+// planArgs are the arguments of a lookup in the memories table that every write makes, as
+// the engine q runs on plans it (Engine.PlanArgs).
+func planArgs(q querier, args ...any) []any { return q.engine().PlanArgs(args...) }
 
 func boolInt(b bool) int {
 	if b {
@@ -250,17 +261,16 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		args = append(args, opt.Type)
 	}
 	if opt.Tag != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM json_each(memories.tags) WHERE value = ?)")
+		where = append(where, s.db.dialect.TagsHold("memories.tags"))
 		args = append(args, strings.ToLower(opt.Tag))
 	}
 	if opt.Pinned != nil {
-		// Written out rather than bound, so the pinned rows' partial index applies. It is
-		// named too: without statistics SQLite sees it and memories_scope_live as equally
-		// good and may walk the scope's every live row (30-130 ms at 100k memories).
+		// Written out rather than bound, so the pinned rows' partial index applies; the
+		// engine may name it too (Dialect.PinnedLiveMemories).
 		if *opt.Pinned {
 			where = append(where, "pinned <> 0")
 			if !opt.Deleted {
-				from = "memories INDEXED BY memories_pinned_live"
+				from = s.db.dialect.PinnedLiveMemories
 			}
 		} else {
 			where = append(where, "pinned = 0")
@@ -275,7 +285,7 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		args = append(args, opt.AuthorID)
 	}
 	if opt.Contains != "" {
-		where = append(where, "instr(lower(content), lower(?)) > 0")
+		where = append(where, s.db.dialect.Instr+"(lower(content), lower(?)) > 0")
 		args = append(args, opt.Contains)
 	}
 	if cond, condArgs := audienceClause(opt.Audience, ""); cond != "" {
@@ -333,11 +343,14 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, updated)
+	s.db.written(ctx, []*memory.Memory{updated}, nil)
 	return updated, nil
 }
 
 func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
+	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
+		return nil, err
+	}
 	cur, err := findMemory(ctx, tx, owner, id, false)
 	if err != nil {
 		return nil, err
@@ -386,7 +399,7 @@ func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owne
 	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
 		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
-		next.Content, next.Normalized, next.Hash, storedSearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
+		next.Content, next.Normalized, next.Hash, s.dialect.SearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
 		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
@@ -443,9 +456,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range forgotten {
-		s.db.unindexMemory(m)
-	}
+	s.db.written(ctx, nil, forgotten)
 	return forgotten, nil
 }
 
@@ -497,13 +508,16 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, restored)
+	s.db.written(ctx, []*memory.Memory{restored}, nil)
 	return restored, nil
 }
 
 // recoverTx brings back the forgotten memory id of owner's scope inside tx, recording
 // reason in its history row.
 func (s *db) recoverTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
+	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
+		return nil, err
+	}
 	cur, err := findMemory(ctx, tx, owner, id, true)
 	if err != nil {
 		return nil, err

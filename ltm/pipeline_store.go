@@ -3,6 +3,7 @@ package ltm
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -16,6 +17,11 @@ import (
 // paths as commands, one history row per proposal, review_needed rows for contradictions,
 // the cursor move and the job's completion. It fails with ErrLeaseLost or ErrCursorMoved
 // (wrapped) when another run got there first; nothing is written then.
+//
+// Where several processes apply batches at once (PostgreSQL), the channel's cursor and
+// every scope the batch writes are locked first, the scopes in one order, so two batches
+// (or a batch and a command) never interleave a check and its write, nor wait on each other
+// in a cycle.
 func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) ([]memory.ProposalOutcome, error) {
 	for i, p := range b.Proposals {
 		if err := p.Owner.Validate(); err != nil {
@@ -33,6 +39,9 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 			if err := holdsLease(ctx, tx, b.JobID, b.LeaseOwner); err != nil {
 				return err
 			}
+		}
+		if err := s.lockBatch(ctx, tx, b); err != nil {
+			return err
 		}
 		cur, err := extractionCursor(ctx, tx, b.GuildID, b.ChannelID)
 		if err != nil {
@@ -79,11 +88,29 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 	if err != nil {
 		return nil, err
 	}
-	s.db.indexMemories(ctx, changed...)
-	for _, m := range removed {
-		s.db.unindexMemory(m)
-	}
+	s.db.written(ctx, changed, removed)
 	return out, nil
+}
+
+// lockBatch takes the locks (Engine.LockKey) of b's channel cursor and of every scope its
+// proposals write, the scopes sorted: the write paths take their scope's lock again (the
+// locks nest within a transaction), and with one order for all, two batches sharing scopes
+// wait for each other instead of deadlocking.
+func (s *Facts) lockBatch(ctx context.Context, tx *txn, b memory.PipelineBatch) error {
+	if err := s.db.eng.LockKey(ctx, tx, "cursor:"+b.GuildID+"\x1f"+b.ChannelID); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(b.Proposals))
+	for _, p := range b.Proposals {
+		keys = append(keys, p.Owner.Key())
+	}
+	slices.Sort(keys)
+	for _, key := range slices.Compact(keys) {
+		if err := s.db.eng.LockKey(ctx, tx, key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Facts) applyProposalTx(ctx context.Context, tx *txn, from memory.Origin, p memory.Proposal) (memory.ProposalOutcome, error) {
@@ -125,7 +152,7 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *txn, from memory.Origin, p m
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}
-	if err := annotateLastHistory(ctx, tx, res.Memory.ID, p.Metadata); err != nil {
+	if err := s.annotateLastHistory(ctx, tx, res.Memory.ID, p.Metadata); err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	if err := addEvidenceTx(ctx, tx, res.Memory.ID, p.Evidence); err != nil {
@@ -165,7 +192,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *txn, from memory.Origin, 
 		if err != nil {
 			return memory.ProposalOutcome{}, err
 		}
-		if err := annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
+		if err := s.annotateLastHistory(ctx, tx, target.ID, p.Metadata); err != nil {
 			return memory.ProposalOutcome{}, err
 		}
 		if _, err := tx.ExecContext(ctx, DecisionOriginSQL, from.GuildID, from.ChannelID, target.ID); err != nil {
@@ -201,7 +228,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *txn, from memory.Origin, 
 	if err != nil {
 		return memory.ProposalOutcome{}, err
 	}
-	if err := annotateLastHistory(ctx, tx, target.ID, ChangeMetadata(p)); err != nil {
+	if err := s.annotateLastHistory(ctx, tx, target.ID, ChangeMetadata(p)); err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	// The new content is the speakers' words: deleting their messages or their forget-me
@@ -259,12 +286,13 @@ func (s *Facts) recordContradictionsTx(ctx context.Context, tx *txn, p memory.Pr
 
 // annotateLastHistory merges meta into the newest history row of memory id, which the
 // shared write path (rememberTx, modifyTx, forgetTx) has just written in this transaction,
-// so the pipeline's rows carry the job and fact they came from.
-func annotateLastHistory(ctx context.Context, tx *txn, id int64, meta map[string]any) error {
+// so the pipeline's rows carry the job and fact they came from. The merge is of top-level
+// keys, which is all pipeline metadata has.
+func (s *Facts) annotateLastHistory(ctx context.Context, tx *txn, id int64, meta map[string]any) error {
 	if len(meta) == 0 {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE memory_history SET metadata = json_patch(metadata, ?)
+	_, err := tx.ExecContext(ctx, `UPDATE memory_history SET metadata = `+s.db.dialect.JSONMerge("metadata")+`
 		WHERE id = (SELECT max(id) FROM memory_history WHERE memory_id = ?)`, string(mustJSON(meta)), id)
 	if err != nil {
 		return fmt.Errorf("couldn't annotate history of memory %d: %w", id, err)

@@ -26,13 +26,8 @@ func storedSearchText(s string) string {
 }
 
 // searchTextColumn is the value of a search-text column for s in dialect d (see
-// Dialect.FullSearchText).
-func (d *Dialect) searchTextColumn(s string) string {
-	if d.FullSearchText {
-		return memory.SearchText(s)
-	}
-	return storedSearchText(s)
-}
+// Dialect.SearchText).
+func (d *Dialect) searchTextColumn(s string) string { return d.SearchText(s) }
 
 // repairSearchText fills the search-text columns of rows written before migration 0007.
 const repairSearchText = "fill-search-text"

@@ -81,9 +81,9 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 		return memory.Undone{}, err
 	}
 	if out.Action == memory.ActionDelete {
-		s.db.unindexMemory(out.Memory)
+		s.db.written(ctx, nil, []*memory.Memory{out.Memory})
 	} else {
-		s.db.indexMemories(ctx, out.Memory)
+		s.db.written(ctx, []*memory.Memory{out.Memory}, nil)
 	}
 	return out, nil
 }

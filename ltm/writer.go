@@ -21,6 +21,9 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 	}
 	var res memory.WriteResult
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		if err := s.db.eng.LockKey(ctx, tx, m.Owner().Key()); err != nil {
+			return err
+		}
 		dup, err := findVisibleByHash(ctx, s.db.stmts.on(tx), w, m.Owner().Key(), m.Hash)
 		if err != nil {
 			return err
@@ -36,21 +39,33 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		return memory.WriteResult{}, err
 	}
 	if res.Created {
-		s.db.indexMemories(ctx, res.Memory)
+		s.db.written(ctx, []*memory.Memory{res.Memory}, nil)
 	}
 	return res, nil
 }
 
+// written brings what this process keeps of memories beside the database up to date with a
+// committed write: the vector index takes the memories it stored or changed and drops those
+// it forgot, then the engine is told (Engine.Written).
+func (s *db) written(ctx context.Context, changed, removed []*memory.Memory) {
+	s.indexMemories(ctx, changed...)
+	for _, m := range removed {
+		s.unindexMemory(m)
+	}
+	s.eng.Written(ctx, changed, removed)
+}
+
 // findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
 // there, or nil. It always reads every same-hash row and the writer's settings, so that
-// the statements a write runs do not depend on what it may not see.
+// the statements a write runs do not depend on what it may not see. Like findLiveByHash it
+// is planned for its values (planArgs).
 func findVisibleByHash(ctx context.Context, q querier, w memory.WriteContext, scopeKey, hash string) (*memory.Memory, error) {
 	cross, err := crossServerOf(ctx, q, w.WriterID)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
-		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id`, scopeKey, hash)
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id`, planArgs(q, scopeKey, hash)...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't look up duplicate: %w", err)
 	}

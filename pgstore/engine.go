@@ -10,8 +10,8 @@ import (
 
 // engine is PostgreSQL as the long-term memory service sees it (ltm.Engine): numbered
 // placeholders, advisory locks for the checks that must not interleave, row locks that
-// skip what another writer holds, jsonb for JSON text. It tells the store's own recall
-// state (embed.go) what the service's writes changed (ltm.RecallIndexer).
+// skip what another writer holds, jsonb for JSON text. d is the store it serves, whose
+// recall (this package's, for now) follows the service's writes (Written, RecallIndexer).
 type engine struct{ d *db }
 
 var (
@@ -26,15 +26,19 @@ func (engine) StorageError(err error) error {
 	return storageError(err)
 }
 
-// MemoriesCreated puts the memories the service just wrote in this process's vector index
-// (fetching their vectors) and has the planner's statistics follow the table's growth, as
-// this package's own writes do.
-func (e engine) MemoriesCreated(ctx context.Context, mems []*memory.Memory) {
-	if len(mems) == 0 {
-		return
+// PlanArgs puts planNow before args: the lookups every write makes in the memories table
+// are planned for their values each time.
+func (engine) PlanArgs(args ...any) []any { return append([]any{planNow}, args...) }
+
+// Written brings this process's recall up to date with a write the service committed (its
+// vector index; other processes hear of it from the change feed) and keeps the planner's
+// statistics of memories current as the table grows.
+func (e engine) Written(ctx context.Context, changed, removed []*memory.Memory) {
+	if len(changed) > 0 {
+		e.d.recall.indexMemories(ctx, changed...)
+		e.d.keepPlannerStats(ctx, changed...)
 	}
-	e.d.recall.indexMemories(ctx, mems...)
-	e.d.keepPlannerStats(ctx, mems...)
+	e.d.recall.unindexMemories(removed...)
 }
 
 // IndexMemories and UnindexMemories keep this store's recall current with what the
@@ -69,7 +73,19 @@ var dialect = ltm.Dialect{
 	JobWithoutCheckpoint: `(payload::jsonb - 'checkpoint')::text`,
 	JSONArrayTexts:       `json_array_elements_text(?)`,
 	JSONArrayValues:      `json_array_elements(?)`,
-	FullSearchText:       true,
+	// The generated word index reads the search text whatever it is (0001_schema.sql).
+	SearchText: memory.SearchText,
+	Greatest:   "greatest",
+	Instr:      "strpos",
+	TagsHold: func(column string) string {
+		return `EXISTS (SELECT 1 FROM jsonb_array_elements_text(` + column + `::jsonb) t WHERE t = ?)`
+	},
+	// The planner sees the pinned rows' partial index (memories_pinned_live) from the
+	// written-out condition.
+	PinnedLiveMemories: "memories",
+	JSONMerge: func(column string) string {
+		return `(` + column + `::jsonb || ?::jsonb)::text`
+	},
 }
 
 // jobIDsJSON is the SQL expression of a job's payload reduced to its ids, as jsonb: the
