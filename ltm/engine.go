@@ -37,6 +37,10 @@ type Engine interface {
 	// those it forgot, for what the engine keeps beside the service's own state (PostgreSQL:
 	// its recall's vector index and the planner's statistics). SQLite keeps nothing more.
 	Written(ctx context.Context, changed, removed []*memory.Memory)
+	// PrefetchEmbeddings computes ahead of a write the vectors of texts that what the engine
+	// keeps beside the service will want after it (Written); never inside a write
+	// transaction. SQLite keeps nothing more.
+	PrefetchEmbeddings(ctx context.Context, texts []string) error
 }
 
 // RecallIndexer is an Engine whose store keeps recall's in-process state itself (a vector
@@ -179,6 +183,7 @@ func (sqliteEngine) StorageError(err error) error                               
 func (sqliteEngine) Dialect() *Dialect                                           { return &sqliteDialect }
 func (sqliteEngine) PlanArgs(args ...any) []any                                  { return args }
 func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
+func (sqliteEngine) PrefetchEmbeddings(context.Context, []string) error          { return nil }
 
 var sqliteDialect = Dialect{
 	JSONText: func(column, key string) string {

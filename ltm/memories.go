@@ -103,7 +103,7 @@ func (s *db) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, acto
 	}
 	meta := decisionMeta(m)
 	insert := insertMemorySQL(1)
-	if s.deferIndexing() {
+	if s.deferIndexing() { // only SQLite's store starts the background indexing
 		insert = insertPendingMemorySQL
 		s.indexWrites.wake() // its flush waits for this transaction: there is one writer
 	}

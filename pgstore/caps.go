@@ -47,14 +47,6 @@ func (s *db) memoryCap(scope memory.Scope) int {
 	return n
 }
 
-// LiveCount returns the number of live memories in owner's scope, as the caps count them.
-func (s *Memories) LiveCount(ctx context.Context, owner memory.Owner) (int, error) {
-	if err := owner.Validate(); err != nil {
-		return 0, err
-	}
-	return liveCount(ctx, s.db.read, owner.Key())
-}
-
 // liveCount reads the live memories of scopeKey from the counts the triggers keep.
 func liveCount(ctx context.Context, q querier, scopeKey string) (int, error) {
 	var n int

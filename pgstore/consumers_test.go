@@ -14,12 +14,12 @@ import (
 // The aggregates satisfy the interfaces their consumers declare, so that `kioku run` can
 // hand the bot, the pipeline and the chat budget a PostgreSQL store instead of SQLite's.
 var (
-	_ bot.Facts           = (*pgstore.Facts)(nil)
-	_ pipeline.FactWriter = (*pgstore.Facts)(nil)
 	_ bot.Channels        = (*ltm.Channels)(nil) // pgstore.Store.Channels is the service's
 	_ bot.Guilds          = (*ltm.Guilds)(nil)   // pgstore.Store.Guilds is the service's
 	_ guildPurger         = (*ltm.Guilds)(nil)
 	_ chat.BudgetStore    = (*ltm.Budgets)(nil) // pgstore.Store.Budgets is the service's
+	_ bot.Facts           = pgstore.Store{}.Facts
+	_ pipeline.FactWriter = pgstore.Store{}.Facts
 )
 
 // guildPurger is what the retention task (pipeline.Housekeeping, beside Retention) and

@@ -42,12 +42,18 @@ func (e engine) Written(ctx context.Context, changed, removed []*memory.Memory) 
 }
 
 // IndexMemories and UnindexMemories keep this store's recall current with what the
-// service wrote, as its own writes do.
+// service's own recall state would otherwise index (ltm.RecallIndexer).
 func (e engine) IndexMemories(ctx context.Context, mems ...*memory.Memory) {
 	e.d.recall.indexMemories(ctx, mems...)
 }
 
 func (e engine) UnindexMemories(mems ...*memory.Memory) { e.d.recall.unindexMemories(mems...) }
+
+// PrefetchEmbeddings embeds texts for this process's recall ahead of a write
+// (Recall.PrefetchEmbeddings), so the indexing after its commit finds their vectors stored.
+func (e engine) PrefetchEmbeddings(ctx context.Context, texts []string) error {
+	return (&Recall{e.d}).PrefetchEmbeddings(ctx, texts)
+}
 
 // LockKey takes a transaction-scoped advisory lock on key: PostgreSQL lets several writers
 // in at once (several processes, or several goroutines of one), and a check followed by a

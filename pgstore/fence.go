@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/kioku-bot/kioku/ltm"
-	"github.com/kioku-bot/kioku/memory"
 )
 
 // Forget-me fences in-flight pipeline work (SPEC §2, issue "forget-me loses a race"): a job
@@ -20,16 +17,6 @@ import (
 // runs (leases are minutes, a postponed job restarts without its checkpoint), short enough
 // that the member's id does not linger. Retention removes older fences.
 const forgetFenceKeep = 24 * time.Hour
-
-// FenceForgotten records that userID was forgotten now (by the store clock), so that pipeline
-// jobs that started before now write nothing about them. Forget-me calls it; calling it again
-// moves the fence forward.
-func (s *Memories) FenceForgotten(ctx context.Context, userID string) error {
-	if userID == "" {
-		return fmt.Errorf("couldn't fence forgotten member: a user id is required")
-	}
-	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.fenceForgottenTx(ctx, tx, userID) })
-}
 
 // fenceForgottenTx is FenceForgotten inside a caller's transaction (forget-me's own), so the
 // fence and the deletion commit together.
@@ -68,48 +55,4 @@ func fencedSinceTx(ctx context.Context, tx *txn, userIDs []string, since time.Ti
 		out[id] = true
 	}
 	return out, rows.Err()
-}
-
-// NoteFenced is the outcome note of a proposal dropped by a forget-me fence; no history row
-// is written for it.
-const NoteFenced = ltm.NoteFenced
-
-// batchFencesTx returns the members involved in b's proposals who were forgotten at or
-// after b.StartedAt.
-func batchFencesTx(ctx context.Context, tx *txn, b memory.PipelineBatch) (map[string]bool, error) {
-	if b.StartedAt.IsZero() {
-		return nil, nil
-	}
-	seen := make(map[string]bool)
-	var ids []string
-	for _, p := range b.Proposals {
-		for _, id := range involved(p) {
-			if id != "" && !seen[id] {
-				seen[id] = true
-				ids = append(ids, id)
-			}
-		}
-	}
-	return fencedSinceTx(ctx, tx, ids, b.StartedAt)
-}
-
-// involved lists the members a proposal is about or learned from.
-func involved(p memory.Proposal) []string {
-	ids := []string{p.Owner.UserID, p.Memory.SubjectID, p.Memory.Provenance.AuthorID}
-	for _, e := range p.Evidence {
-		ids = append(ids, e.AuthorID)
-	}
-	return ids
-}
-
-func involvesAny(p memory.Proposal, users map[string]bool) bool {
-	if len(users) == 0 {
-		return false
-	}
-	for _, id := range involved(p) {
-		if users[id] {
-			return true
-		}
-	}
-	return false
 }

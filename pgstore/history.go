@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -39,110 +38,4 @@ func (s *db) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) er
 		return fmt.Errorf("couldn't record history: %w", err)
 	}
 	return nil
-}
-
-// RecordHistory writes one history row on its own, for proposals that change no memory
-// (pipeline shadow, skipped and blocked decisions). ev.ScopeKey must be set.
-func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) error {
-	if ev.ScopeKey == "" {
-		return fmt.Errorf("couldn't record history: empty scope key")
-	}
-	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.addHistory(ctx, tx, ev) })
-}
-
-// History returns every history row of memory id in owner's scope, oldest first. It works
-// for forgotten memories too, so people can see what was removed and recover it.
-func (s *Memories) History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
-		WHERE memory_id = ? AND scope_key = ? ORDER BY id`, id, owner.Key())
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read history of memory %d: %w", id, err)
-	}
-	events, err := collectHistory(rows)
-	if err != nil {
-		return nil, err
-	}
-	if len(events) == 0 {
-		return nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d in %s.", id, describeOwner(owner))
-	}
-	return events, nil
-}
-
-// ScopeHistory returns the newest history rows of a whole scope (limit at most 500),
-// including proposals that touched no memory.
-func (s *Memories) ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	if limit <= 0 || limit > 500 {
-		limit = 500
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+historyColumns+` FROM memory_history
-		WHERE scope_key = ? ORDER BY id DESC LIMIT ?`, owner.Key(), limit)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read history: %w", err)
-	}
-	return collectHistory(rows)
-}
-
-const historyColumns = `id, coalesce(memory_id, 0), scope_key, action, old_content, new_content, version, actor, reason, metadata, created_at, ` + ltm.HistoryOriginColumns
-
-func collectHistory(rows *sql.Rows) ([]memory.HistoryEvent, error) {
-	defer rows.Close()
-	var out []memory.HistoryEvent
-	for rows.Next() {
-		var (
-			ev      memory.HistoryEvent
-			meta    string
-			created int64
-			origins ltm.OriginScan
-		)
-		dest := []any{&ev.ID, &ev.MemoryID, &ev.ScopeKey, &ev.Action, &ev.OldContent, &ev.NewContent,
-			&ev.Version, &ev.Actor, &ev.Reason, &meta, &created}
-		if err := rows.Scan(append(dest, origins.Targets()...)...); err != nil {
-			return nil, fmt.Errorf("couldn't read history row: %w", err)
-		}
-		ev.Metadata = []byte(meta)
-		ev.CreatedAt = fromMillis(created)
-		origins.SetOn(&ev)
-		out = append(out, ev)
-	}
-	return out, rows.Err()
-}
-
-// Revert restores the content a memory had before the update recorded in history row
-// historyID, as a new versioned update (so the revert itself can be reverted). It is how
-// an UPDATE made by the pipeline, or anyone, is undone; a DELETE is undone with Recover.
-func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID int64, actor memory.Actor) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	var restored *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		var (
-			action memory.Action
-			old    string
-		)
-		err := tx.QueryRowContext(ctx, `SELECT action, old_content FROM memory_history WHERE id = ? AND memory_id = ?
-			AND scope_key = ?`, historyID, id, owner.Key()).Scan(&action, &old)
-		if errNoRows(err) {
-			return memory.Errorf(memory.ENOTFOUND, "Memory #%d has no history entry #%d in %s.", id, historyID, describeOwner(owner))
-		}
-		if err != nil {
-			return fmt.Errorf("couldn't read history entry %d: %w", historyID, err)
-		}
-		if action != memory.ActionUpdate || old == "" {
-			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
-		}
-		restored, err = s.db.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.db.recall.indexMemories(ctx, restored)
-	return restored, nil
 }

@@ -52,29 +52,6 @@ func encodeTags(tags []string) string {
 	return string(b)
 }
 
-// Remember stores m (raw-first: the row exists before any embedding work) and returns it
-// with its id. A memory whose normalized content already exists live in the same scope is
-// not duplicated: the existing memory is returned with Created false.
-func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error) {
-	if err := m.Prepare(); err != nil {
-		return memory.WriteResult{}, err
-	}
-	var res memory.WriteResult
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		var err error
-		res, err = s.db.rememberTx(ctx, tx, &m, actor, "")
-		return err
-	})
-	if err != nil {
-		return memory.WriteResult{}, err
-	}
-	if res.Created {
-		s.db.recall.indexMemories(ctx, res.Memory)
-		s.db.keepPlannerStats(ctx, res.Memory)
-	}
-	return res, nil
-}
-
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
 func (s *db) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
@@ -174,15 +151,6 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// Get returns the live memory id in owner's scope. Memories of other scopes and forgotten
-// memories are reported as not found, so ids reveal nothing across scopes.
-func (s *Memories) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	return findMemory(ctx, s.db.read, owner, id, false)
-}
-
 func findMemory(ctx context.Context, q querier, owner memory.Owner, id int64, includeDeleted bool) (*memory.Memory, error) {
 	query := `SELECT ` + memoryColumns + ` FROM memories WHERE id = ? AND scope_key = ?`
 	if !includeDeleted {
@@ -205,61 +173,6 @@ func describeOwner(o memory.Owner) string {
 	return "this server's memory"
 }
 
-// List returns one page of memories in owner's scope, newest first, and the total count.
-func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, 0, err
-	}
-	if opt.Limit <= 0 {
-		opt.Limit = 20
-	}
-	opt.Limit = min(opt.Limit, 500)
-	where := []string{"scope_key = ?"}
-	args := []any{owner.Key()}
-	if opt.Deleted {
-		where = append(where, "deleted_at IS NOT NULL")
-	} else {
-		where = append(where, "deleted_at IS NULL")
-	}
-	if opt.Type != "" {
-		where = append(where, "type = ?")
-		args = append(args, opt.Type)
-	}
-	if opt.Tag != "" {
-		where = append(where, "EXISTS (SELECT 1 FROM jsonb_array_elements_text(memories.tags::jsonb) t WHERE t = ?)")
-		args = append(args, strings.ToLower(opt.Tag))
-	}
-	if opt.Pinned != nil {
-		// Written out rather than bound, so the planner sees that the pinned rows' partial
-		// index (memories_pinned_live) applies.
-		if *opt.Pinned {
-			where = append(where, "pinned <> 0")
-		} else {
-			where = append(where, "pinned = 0")
-		}
-	}
-	if opt.GuildID != "" {
-		where = append(where, "guild_id = ?")
-		args = append(args, opt.GuildID)
-	}
-	if cond, condArgs := audienceClause(opt.Audience, ""); cond != "" {
-		where = append(where, cond)
-		args = append(args, condArgs...)
-	}
-	cond := strings.Join(where, " AND ")
-	var total int
-	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE `+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
-	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE `+cond+
-		` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("couldn't list memories: %w", err)
-	}
-	out, err := collectMemories(rows)
-	return out, total, err
-}
-
 func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
 	defer rows.Close()
 	var out []*memory.Memory
@@ -274,31 +187,6 @@ func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {
 		return nil, fmt.Errorf("couldn't read memory rows: %w", err)
 	}
 	return out, nil
-}
-
-// Modify applies ch to the live memory id in owner's scope, bumps its version and records
-// the old and new content in history.
-func (s *Memories) Modify(ctx context.Context, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
-	return s.modify(ctx, nil, owner, id, ch, actor)
-}
-
-// modify is Modify and ModifyAs: w, when not nil, limits the duplicate check to what the
-// writer can see.
-func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	var updated *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		var err error
-		updated, err = s.db.modifyTx(ctx, tx, w, owner, id, ch, actor)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.db.recall.indexMemories(ctx, updated)
-	return updated, nil
 }
 
 func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
@@ -392,28 +280,6 @@ func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owne
 	return updated, nil
 }
 
-// Forget soft-deletes the given live memories of owner's scope. It is all or nothing: if any
-// id is not a live memory of the scope, nothing changes and the error names it.
-func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	if len(ids) == 0 {
-		return nil, memory.Errorf(memory.EINVALID, "Name at least one memory to forget.")
-	}
-	var forgotten []*memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		var err error
-		forgotten, err = s.db.forgetTx(ctx, tx, owner, ids, actor, reason)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.db.recall.unindexMemories(forgotten...)
-	return forgotten, nil
-}
-
 func (s *db) forgetTx(ctx context.Context, tx *txn, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
@@ -442,77 +308,19 @@ func (s *db) forgetTx(ctx context.Context, tx *txn, owner memory.Owner, ids []in
 	return out, nil
 }
 
-// Recover restores a forgotten memory of owner's scope. It fails with ENOTDELETED when the
-// memory is live, EEXPIRED when the recover window has passed, and ECONFLICT when ifVersion
-// is stale or the same content has been remembered again since.
-func (s *Memories) Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
-	return s.recover(ctx, nil, owner, id, ifVersion, actor)
-}
-
-func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
-	if err := owner.Validate(); err != nil {
-		return nil, err
-	}
-	var restored *memory.Memory
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		var err error
-		restored, err = s.db.recoverTx(ctx, tx, w, owner, id, ifVersion, actor, "")
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.db.recall.indexMemories(ctx, restored)
-	return restored, nil
-}
-
-// recoverTx brings back the forgotten memory id of owner's scope inside tx, recording
-// reason in its history row.
-func (s *db) recoverTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
-	if err := lockKey(ctx, tx, owner.Key()); err != nil {
-		return nil, err
-	}
-	cur, err := findMemory(ctx, tx, owner, id, true)
-	if err != nil {
-		return nil, err
-	}
-	if !cur.Deleted() {
-		return nil, memory.Errorf(memory.ENOTDELETED, "Memory #%d is not forgotten, so there is nothing to recover.", id)
-	}
-	if s.Now().Sub(cur.DeletedAt) > s.RecoverWindow {
-		return nil, memory.Errorf(memory.EEXPIRED, "Memory #%d was forgotten on %s, longer ago than the %d-day recover window.",
-			id, cur.DeletedAt.Format("2006-01-02"), int(s.RecoverWindow.Hours()/24))
-	}
-	if ifVersion != 0 && ifVersion != cur.Version {
-		return nil, memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, ifVersion)
-	}
-	dup, err := findDuplicateTx(ctx, tx, w, owner.Key(), cur.Hash)
-	if err != nil {
-		return nil, err
-	}
-	if dup != nil {
-		return nil, memory.Errorf(memory.ECONFLICT, "The same memory exists again as #%d.", dup.ID)
-	}
-	if err := s.checkCapTx(ctx, tx, owner, 1); err != nil {
-		return nil, err
-	}
-	now := s.nowMillis()
-	restored, err := scanMemory(tx.QueryRowContext(ctx, `UPDATE memories SET deleted_at = NULL, updated_at = ?,
-		version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
-	if err != nil {
-		return nil, fmt.Errorf("couldn't recover memory %d: %w", id, err)
-	}
-	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
-		NewContent: restored.Content, NewOrigin: memory.OriginOf(restored), Version: restored.Version, Actor: actor, Reason: reason}); err != nil {
-		return nil, err
-	}
-	return restored, nil
-}
-
 func mustJSON(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return json.RawMessage(`{}`)
 	}
 	return b
+}
+
+// nonNilTags makes a memory without tags record [] rather than null, so the old tags of
+// an edit read back as "none" and not as "not recorded".
+func nonNilTags(tags []string) []string {
+	if tags == nil {
+		return []string{}
+	}
+	return tags
 }

@@ -39,7 +39,7 @@ type Store struct {
 	*db
 
 	// Memories are the memories with their history.
-	Memories *Memories
+	Memories *ltm.Memories
 	// Recall finds memories for a query.
 	Recall *Recall
 	// Jobs is the durable queue of background jobs.
@@ -53,7 +53,7 @@ type Store struct {
 	// Graph is the knowledge graph.
 	Graph *ltm.Graph
 	// Facts applies the background pipeline's decisions.
-	Facts *Facts
+	Facts *ltm.Facts
 	// Channels is the remembered shape of each guild's channels.
 	Channels *ltm.Channels
 	// Guilds are the servers the bot left or welcomed.
@@ -97,9 +97,6 @@ type db struct {
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 }
-
-// Memories are the memories with their history. See Store.Memories.
-type Memories struct{ db *db }
 
 // Recall finds memories. See Store.Recall.
 type Recall struct{ db *db }
@@ -193,18 +190,18 @@ func newStore(p *pgxpool.Pool) *Store {
 	rc := &Recall{d}
 	return &Store{
 		db:            d,
-		Memories:      &Memories{d},
+		Memories:      d.core.Memories,
 		Recall:        rc,
 		Jobs:          d.core.Jobs,
 		Transcripts:   d.core.Transcripts,
 		Settings:      d.core.Settings,
 		Confirmations: &Confirmations{db: d, recaller: rc},
 		Graph:         d.core.Graph,
-		Facts:         &Facts{d},
 		Channels:      d.core.Channels,
 		Guilds:        d.core.Guilds,
 		Budgets:       d.core.Budgets,
 		Transfer:      d.core.Transfer,
+		Facts:         d.core.Facts,
 		Maintenance:   &Maintenance{d},
 	}
 }

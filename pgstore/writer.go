@@ -2,46 +2,10 @@ package pgstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
 )
-
-// RememberAs is Remember for a writer in a place: m is deduplicated only against the live
-// memories of its scope that w can see (WriteContext.CanSee); when there is none, a fresh
-// row is inserted even if an identical memory the writer cannot see exists. evidence, when
-// given, links the memory (new or existing) to the messages it was taken from.
-func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error) {
-	if err := m.Prepare(); err != nil {
-		return memory.WriteResult{}, err
-	}
-	var res memory.WriteResult
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		if err := lockKey(ctx, tx, m.Owner().Key()); err != nil {
-			return err
-		}
-		dup, err := findVisibleByHash(ctx, tx, w, m.Owner().Key(), m.Hash)
-		if err != nil {
-			return err
-		}
-		if dup != nil {
-			res = memory.WriteResult{Memory: dup}
-		} else if res, err = s.db.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
-			return err
-		}
-		return addEvidenceTx(ctx, tx, res.Memory.ID, evidence)
-	})
-	if err != nil {
-		return memory.WriteResult{}, err
-	}
-	if res.Created {
-		s.db.recall.indexMemories(ctx, res.Memory)
-		s.db.keepPlannerStats(ctx, res.Memory)
-	}
-	return res, nil
-}
 
 // findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
 // there, or nil. It always reads every same-hash row and the writer's settings, so that
@@ -82,54 +46,6 @@ func crossServerOf(ctx context.Context, q querier, userID string) (bool, error) 
 	return cross != 0, nil
 }
 
-// addEvidenceTx links memory id to the messages it was taken from; links that exist
-// already are kept.
-func addEvidenceTx(ctx context.Context, tx *txn, id int64, evidence []memory.MessageRef) error {
-	for _, ev := range evidence {
-		if ev.MessageID == "" {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_evidence (memory_id, message_id, user_id) VALUES (?, ?, ?)
-			ON CONFLICT (memory_id, message_id) DO NOTHING`, id, ev.MessageID, ev.AuthorID); err != nil {
-			return fmt.Errorf("couldn't record the source of memory %d: %w", id, err)
-		}
-	}
-	return nil
-}
-
-// Evidence returns the messages memory id was learned from, as recorded.
-func (s *Memories) Evidence(ctx context.Context, id int64) ([]memory.MessageRef, error) {
-	rows, err := s.db.read.QueryContext(ctx, `SELECT message_id, user_id FROM memory_evidence WHERE memory_id = ? ORDER BY message_id`, id)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
-	}
-	defer rows.Close()
-	var out []memory.MessageRef
-	for rows.Next() {
-		var ref memory.MessageRef
-		if err := rows.Scan(&ref.MessageID, &ref.AuthorID); err != nil {
-			return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
-		}
-		out = append(out, ref)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("couldn't read the sources of memory %d: %w", id, err)
-	}
-	return out, nil
-}
-
-// ModifyAs is Modify for a writer in a place: the content it sets conflicts only with a
-// memory the writer can see; an identical memory it cannot see does not stop the change.
-func (s *Memories) ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
-	return s.modify(ctx, &w, owner, id, ch, actor)
-}
-
-// RecoverAs is Recover for a writer in a place: only a live memory the writer can see
-// holding the same content stops the recovery.
-func (s *Memories) RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error) {
-	return s.recover(ctx, &w, owner, id, ifVersion, actor)
-}
-
 // findDuplicateTx finds the live memory of scopeKey holding hash that blocks a change:
 // any such memory when w is nil (writers without a place), else one w can see.
 func findDuplicateTx(ctx context.Context, q querier, w *memory.WriteContext, scopeKey, hash string) (*memory.Memory, error) {
@@ -137,20 +53,4 @@ func findDuplicateTx(ctx context.Context, q querier, w *memory.WriteContext, sco
 		return findLiveByHash(ctx, q, scopeKey, hash)
 	}
 	return findVisibleByHash(ctx, q, *w, scopeKey, hash)
-}
-
-// PinnedVersion returns a counter of changes to the pinned memories of owner's scope: it
-// moves whenever a pinned memory is added, changed, unpinned, forgotten or erased, by any
-// path and any process (a trigger keeps it, 0001_schema.sql). A cache of pinned memories
-// compares it before serving.
-func (s *Memories) PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error) {
-	var v int64
-	err := s.db.read.QueryRowContext(ctx, `SELECT version FROM pinned_changes WHERE scope_key = ?`, owner.Key()).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("couldn't read pinned memory version: %w", err)
-	}
-	return v, nil
 }
