@@ -8,6 +8,9 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// The caps are the service's (ltm caps.go); this copy stays for the write paths kept in
+// memories.go and transfer's batch check (checkBatchCapsTx), and goes when they fold.
+
 // Per-scope memory caps (README "Limits"): a server, or one member's personal memory, holds
 // at most so many live memories. A write that would pass the cap is refused with an ELIMIT
 // error naming it, from every path (tools, commands, Remember this, recover and undo,

@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// The fences are the service's (ltm fence.go); what stays here is forget-me's fence write
+// (forgetme.go), the graph's fence check (graph.go) and the fences' keep (changes.go,
+// retention.go), which go when those fold.
+
 // Forget-me fences in-flight pipeline work (SPEC §2, issue "forget-me loses a race"): a job
 // leased before a member's forget-me may still hold their words in memory (a checkpointed
 // extraction, a decision in progress). Forget-me records when the member was forgotten, and

@@ -9,6 +9,9 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// History is the service's (ltm.Memories); addHistory stays for forget-me, repairs and the
+// write paths kept in memories.go, and goes when they fold.
+
 func (s *db) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)

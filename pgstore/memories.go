@@ -11,6 +11,14 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// The memories aggregate is the service's (ltm.Memories, Store.Memories). What is left here
+// are the row helpers and write paths that this package's own aggregates still run inside
+// their transactions; each goes when its callers fold into ltm: the row scans and columns
+// (embedtrack, messages, neighbours, recall, repairs, transfer), rememberTx, insertMemoryTx
+// and the insert statement (transfer), findMemory (channels, confirm, graph), modifyTx and
+// forgetTx (confirm, messages), mustJSON (forgetme, messages), boolInt (channels,
+// settings, transcripts).
+
 // memoryColumns is the column list scanMemory expects, in order.
 const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, content_hash, confidence,
 	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,

@@ -7,6 +7,10 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// What is left of the writer paths (ltm's writer.go) is the duplicate check that modifyTx
+// and rememberTx make here, and the cross-server setting transfer reads; they go when
+// their callers fold.
+
 // findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
 // there, or nil. It always reads every same-hash row and the writer's settings, so that
 // the statements a write runs do not depend on what it may not see. Like findLiveByHash it
