@@ -338,6 +338,9 @@ func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *txn) error) erro
 // prepareBulk prepares the statements of a bulk write's full batches (bulkQueries) on the
 // writer; call it outside any transaction.
 func (s *db) prepareBulk(ctx context.Context) {
+	if !s.prepared {
+		return // statements run as they are: engines other than SQLite plan some per run (Engine.PlanArgs)
+	}
 	s.stmts.prepare(ctx, s.write)
 	s.stmts.prepareBulk(ctx, s.write)
 }
