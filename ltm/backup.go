@@ -17,8 +17,10 @@ import (
 // query_only, which SQLite applies to VACUUM INTO as well, and the single writer would hold
 // every write back for as long as the copy takes. An existing path is refused rather than
 // overwritten, so a backup can never clobber another one (or the database).
+// On an engine that backs itself up with its own tools (PostgreSQL) it refuses with the
+// engine's reason and writes nothing.
 func (s *Maintenance) Backup(ctx context.Context, path string) error {
-	return BackupFile(ctx, s.db.path, path)
+	return s.db.upkeep.Backup(ctx, path)
 }
 
 // BackupFile is Backup for a database that is not open as a Store: `kioku migrate` copies

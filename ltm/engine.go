@@ -95,6 +95,9 @@ type Dialect struct {
 	// JSONMerge returns an expression of column's JSON object with the top-level keys of
 	// the JSON object bound as the next parameter set in it.
 	JSONMerge func(column string) string
+	// ChangeLog is set when the engine keeps memory_changes, the log of writes that
+	// in-process keyword indexes follow (keywordindex.go), which retention trims.
+	ChangeLog bool
 }
 
 // Execer runs a statement: a transaction or a pool, as an Engine's LockKey receives it.
@@ -186,6 +189,7 @@ func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory)
 func (sqliteEngine) PrefetchEmbeddings(context.Context, []string) error          { return nil }
 
 var sqliteDialect = Dialect{
+	ChangeLog: true,
 	JSONText: func(column, key string) string {
 		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`
 	},

@@ -200,8 +200,8 @@ func (g *Graph) CollectOrphans(ctx context.Context, limit int) (int, error) {
 }
 
 func collectOrphansTx(ctx context.Context, tx *txn, limit int) (int, error) {
-	// Entities another transaction is linking right now are locked by its mention count
-	// update where writers run at once: they are skipped, and collected later if they are
+	// Where writers run at once, entities another transaction is linking right now are
+	// locked by its mention count update: they are skipped, and collected later if they are
 	// still unmentioned.
 	return execCount(ctx, tx, `DELETE FROM entities WHERE mentions <= 0 AND id IN (
 		SELECT id FROM entities WHERE mentions <= 0 LIMIT ?`+tx.eng.Dialect().SkipLocked+`)`, limit)

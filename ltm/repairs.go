@@ -143,7 +143,7 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairR
 			var changed []int64
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{
 				s.redactMemories(&rep, &changed), redactHistory(&rep), redactTranscripts(&rep), redactJobs(&rep)})
-			s.reindex(ctx, changed)
+			s.db.upkeep.Reindexed(ctx, changed)
 		case repairStrip:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(s.db.dialect, &rep)})
 		case repairSearchText:
@@ -248,6 +248,11 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 			hash := memory.Hash(content)
 			dupe, action, reason := false, memory.ActionUpdate, "credential redacted on upgrade"
 			if r.live && hash != r.hash {
+				// The scope's dedup lock, as a write's: a memory of the same text written
+				// meanwhile by another writer is seen.
+				if err := s.db.eng.LockKey(ctx, tx, r.scopeKey); err != nil {
+					return 0, false, err
+				}
 				dup, err := findLiveByHash(ctx, tx, r.scopeKey, hash)
 				if err != nil {
 					return 0, false, err
@@ -260,7 +265,7 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 			}
 			var version int
 			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
-				tags = ?, deleted_at = CASE WHEN ? THEN ? ELSE deleted_at END, updated_at = ?, version = version + 1
+				tags = ?, deleted_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE deleted_at END, updated_at = ?, version = version + 1
 				WHERE id = ? RETURNING version`,
 				content, memory.Normalize(content), hash, storedSearchText(content), tags, dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
@@ -277,19 +282,6 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 			*changed = append(*changed, r.id)
 		}
 		return lastID(batch, func(r row) int64 { return r.id }), len(batch) == limit, nil
-	}
-}
-
-// reindex puts redacted memories back in the vector index with their new text's vector
-// (best effort, like every write path's indexing).
-func (s *Maintenance) reindex(ctx context.Context, ids []int64) {
-	for _, id := range ids {
-		m, err := scanMemory(s.db.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
-		if err != nil {
-			continue
-		}
-		s.db.unindexMemory(m)
-		s.db.indexMemories(ctx, m)
 	}
 }
 

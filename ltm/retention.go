@@ -3,6 +3,7 @@ package ltm
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -56,15 +57,18 @@ func fillRetention(p *memory.RetentionPolicy) {
 // Retention deletes what has outlived its keeping, in order: vectors only expired
 // tombstones (or nothing) use, tombstones past the recover window (each leaving a content-
 // free "purge" history row and taking its history rows' text), history rows, finished
-// jobs, dead jobs, transcript turns, forget fences older than a day; after purging it
-// merges the full-text indexes so the purged words leave the file.
-// Every step deletes in its own short transactions of at most pol.Batch rows. It returns
-// what was done so far with the first error.
+// jobs, dead jobs, transcript turns, the change log in-process keyword indexes follow
+// (where the engine keeps one), forget fences older than a day; after purging it has the
+// engine drop the purged words from its full-text search (Upkeep.MergeSearch).
+// Every step deletes in its own short transactions of at most pol.Batch rows, skipping
+// rows another writer holds (a recovery, another process's retention) where writers run
+// at once: the next run takes them. It returns what was done so far with the first error.
 func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error) {
 	fillRetention(&pol)
 	now := s.db.Now()
 	var res memory.RetentionResult
 	tombstoneCut := millis(now.Add(-s.db.RecoverWindow))
+	skipLocked := s.db.dialect.SkipLocked
 	// The knowledge graph's links of expired tombstones go first, before the rows they
 	// point at; the entities they leave unmentioned go after the tombstones.
 	steps := []struct {
@@ -73,9 +77,11 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 		run  func(tx *txn, limit int) (int, error)
 	}{
 		{"graph links", &res.GraphLinks, func(tx *txn, limit int) (int, error) {
+			// The tombstones are a subquery, not a join, so that a row lock takes the links alone.
 			return execCount(ctx, tx, `DELETE FROM memory_entities WHERE (memory_id, entity_id) IN (
-				SELECT me.memory_id, me.entity_id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
-				WHERE m.deleted_at IS NOT NULL AND m.deleted_at < ? LIMIT ?)`, tombstoneCut, limit)
+				SELECT me.memory_id, me.entity_id FROM memory_entities me WHERE me.memory_id IN (
+					SELECT m.id FROM memories m WHERE m.deleted_at IS NOT NULL AND m.deleted_at < ?)
+				LIMIT ?`+skipLocked+`)`, tombstoneCut, limit)
 		}},
 		{"embeddings", &res.Embeddings, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM embeddings WHERE (content_hash, model) IN (
@@ -84,7 +90,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 					AND m.deleted_at IS NULL)
 				AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.content_hash = e.content_hash
 					AND m.deleted_at IS NOT NULL AND m.deleted_at >= ?)
-				LIMIT ?)`, millis(now.Add(-orphanEmbeddingGrace)), tombstoneCut, limit)
+				LIMIT ?`+skipLocked+`)`, millis(now.Add(-orphanEmbeddingGrace)), tombstoneCut, limit)
 		}},
 		{"tombstones", &res.Tombstones, func(tx *txn, limit int) (int, error) {
 			return s.purgeTombstonesTx(ctx, tx, tombstoneCut, limit)
@@ -94,32 +100,35 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 		}},
 		{"history", &res.History, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_history WHERE id IN (
-				SELECT id FROM memory_history WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+				SELECT id FROM memory_history WHERE created_at < ? ORDER BY created_at LIMIT ?`+skipLocked+`)`,
 				millis(now.Add(-pol.History)), limit)
 		}},
 		{"done jobs", &res.DoneJobs, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
-				SELECT id FROM memory_jobs WHERE state = 'done' AND updated_at < ? LIMIT ?)`,
+				SELECT id FROM memory_jobs WHERE state = 'done' AND updated_at < ? LIMIT ?`+skipLocked+`)`,
 				millis(now.Add(-pol.DoneJobs)), limit)
 		}},
 		{"dead jobs", &res.DeadJobs, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM memory_jobs WHERE id IN (
-				SELECT id FROM memory_jobs WHERE state = 'dead' AND updated_at < ? LIMIT ?)`,
+				SELECT id FROM memory_jobs WHERE state = 'dead' AND updated_at < ? LIMIT ?`+skipLocked+`)`,
 				millis(now.Add(-pol.DeadJobs)), limit)
 		}},
 		{"transcripts", &res.Transcripts, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM transcripts WHERE id IN (
-				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?)`,
+				SELECT id FROM transcripts WHERE created_at < ? ORDER BY created_at LIMIT ?`+skipLocked+`)`,
 				millis(now.Add(-pol.Transcripts)), limit)
 		}},
 		{"change log", &res.Changes, func(tx *txn, limit int) (int, error) {
+			if !s.db.dialect.ChangeLog {
+				return 0, nil
+			}
 			return execCount(ctx, tx, `DELETE FROM memory_changes WHERE seq IN (
 				SELECT seq FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ? ORDER BY seq LIMIT ?)`,
 				changeLogKeep, limit)
 		}},
 		{"forget fences", &res.Fences, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
-				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?)`,
+				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?`+skipLocked+`)`,
 				millis(now.Add(-forgetFenceKeep)), limit)
 		}},
 	}
@@ -141,9 +150,10 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 		}
 	}
 	if res.Tombstones > 0 {
-		// The word index still holds the purged memories' words as deleted entries until
-		// its segments are merged; merge now that their text is gone everywhere else.
-		if err := s.db.withWriteTx(ctx, func(tx *txn) error { return optimizeFullText(ctx, tx, "memories_fts") }); err != nil {
+		// The full-text search may still hold the purged memories' words (SQLite's word index
+		// as deleted entries until its segments are merged): they go now that their text is
+		// gone everywhere else.
+		if err := s.db.upkeep.MergeSearch(ctx); err != nil {
 			return res, err
 		}
 	}
@@ -153,40 +163,57 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 // purgeTombstonesTx hard-deletes up to limit memories forgotten before cut and records
 // each purge in history without content. The purged memories' history rows stay as an
 // audit trail (who did what, when) but lose their text: old and new content, the reason
-// (the pipeline's reasons quote facts) and the metadata. Their evidence rows go.
+// (the pipeline's reasons quote facts) and the metadata. Their evidence rows go. A batch
+// takes three statements whatever its size: on a database across the network, a round
+// trip per memory would hold the transaction open hundreds of times longer.
 func (s *Maintenance) purgeTombstonesTx(ctx context.Context, tx *txn, cut int64, limit int) (int, error) {
 	rows, err := tx.QueryContext(ctx, `DELETE FROM memories WHERE id IN (
-		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?)
+		SELECT id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY deleted_at LIMIT ?`+
+		s.db.dialect.SkipLocked+`)
 		RETURNING id, scope_key, version`, cut, limit)
 	if err != nil {
 		return 0, err
 	}
-	var purged []memory.HistoryEvent
+	var (
+		ids     []any
+		history []any
+	)
+	now := s.db.nowMillis()
 	for rows.Next() {
-		ev := memory.HistoryEvent{Action: memory.ActionPurge, Actor: memory.ActorRetention,
-			Reason: "forgotten longer than the recover window"}
-		if err := rows.Scan(&ev.MemoryID, &ev.ScopeKey, &ev.Version); err != nil {
+		var (
+			id, version int64
+			scopeKey    string
+		)
+		if err := rows.Scan(&id, &scopeKey, &version); err != nil {
 			rows.Close()
 			return 0, err
 		}
-		purged = append(purged, ev)
+		ids = append(ids, id)
+		history = append(history, id, scopeKey, memory.ActionPurge, version, memory.ActorRetention,
+			"forgotten longer than the recover window", now)
 	}
 	if err := rows.Close(); err != nil {
 		return 0, err
 	}
-	for _, ev := range purged {
-		if _, err := tx.ExecContext(ctx, `UPDATE memory_history SET old_content = '', new_content = '', reason = '',
-			metadata = '{}' WHERE memory_id = ?`, ev.MemoryID); err != nil {
-			return 0, fmt.Errorf("couldn't purge history text of memory %d: %w", ev.MemoryID, err)
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id = ?`, ev.MemoryID); err != nil {
-			return 0, fmt.Errorf("couldn't purge evidence of memory %d: %w", ev.MemoryID, err)
-		}
-		if err := s.db.addHistory(ctx, tx, ev); err != nil {
-			return 0, err
-		}
+	if len(ids) == 0 {
+		return 0, nil
 	}
-	return len(purged), nil
+	in := `IN (` + placeholders(len(ids)) + `)`
+	if _, err := tx.ExecContext(ctx, `UPDATE memory_history SET old_content = '', new_content = '', reason = '',
+		metadata = '{}' WHERE memory_id `+in, ids...); err != nil {
+		return 0, fmt.Errorf("couldn't purge the history text of forgotten memories: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_evidence WHERE memory_id `+in, ids...); err != nil {
+		return 0, fmt.Errorf("couldn't purge the evidence of forgotten memories: %w", err)
+	}
+	// The purge rows of addHistory, with nothing to redact and no origin.
+	row := `(?, ?, ?, '', '', ?, ?, ?, '{}', ?, NULL, NULL, NULL, NULL)`
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memory_history (memory_id, scope_key, action, old_content,
+		new_content, version, actor, reason, metadata, created_at, `+historyOriginColumns+`)
+		VALUES `+strings.TrimSuffix(strings.Repeat(row+`, `, len(ids)), `, `), history...); err != nil {
+		return 0, fmt.Errorf("couldn't record purges: %w", err)
+	}
+	return len(ids), nil
 }
 
 func execCount(ctx context.Context, tx *txn, query string, args ...any) (int, error) {

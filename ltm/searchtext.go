@@ -96,21 +96,22 @@ type ReindexReport struct {
 // concurrent writer never sees it half empty), then the trigram index in one transaction,
 // for the memories whose text goes beyond ASCII.
 // It is safe to run while the bot serves. On error (a cancelled ctx included) it returns
-// what was done so far; running it again starts over.
+// what was done so far; running it again starts over. That is SQLite's rebuild
+// (sqliteUpkeep); another engine rebuilds its search its own way (Upkeep.Reindex).
 func (s *Maintenance) Reindex(ctx context.Context) (ReindexReport, error) {
-	return s.reindexAll(ctx, repairBatch)
+	return s.db.upkeep.Reindex(ctx)
 }
 
-func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
+func (s *db) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
 	var rep ReindexReport
 	// What single writes left waiting goes in first, so the rebuilt indexes hold every live
 	// memory.
-	if err := s.db.indexPending(ctx); err != nil {
+	if err := s.indexPending(ctx); err != nil {
 		return rep, err
 	}
 	fill := fillSearchText(&rep.Memories, &rep.SearchText)
 	for after, more := int64(0), true; more; {
-		err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		err := s.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			after, more, err = fill(ctx, tx, after, batch)
 			return err
@@ -120,7 +121,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 		}
 	}
 	for after, more := int64(0), true; more; {
-		err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		err := s.withWriteTx(ctx, func(tx *txn) error {
 			var err error
 			after, more, err = rebuildWords(ctx, tx, after, batch, &rep.Words)
 			return err
@@ -129,7 +130,7 @@ func (s *Maintenance) reindexAll(ctx context.Context, batch int) (ReindexReport,
 			return rep, fmt.Errorf("couldn't rebuild the word index: %w", err)
 		}
 	}
-	err := s.db.withWriteTx(ctx, func(tx *txn) error {
+	err := s.withWriteTx(ctx, func(tx *txn) error {
 		// Not the 'rebuild' command: it would index every row of memories, forgotten ones
 		// too, and the triggers never remove a forgotten row's entry again.
 		// Rebuilt by the content rule alone: the entries older memories kept when plain

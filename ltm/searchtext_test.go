@@ -256,7 +256,7 @@ func TestReindex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.Maintenance.reindexAll(ctx, 2)
+	rep, err := s.db.reindexAll(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

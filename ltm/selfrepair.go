@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
@@ -23,7 +22,8 @@ const RepairLogRetention = 30 * 24 * time.Hour
 
 // RequeueDead gives up to limit dead jobs, newest first, one more chance: each is queued
 // again with fresh attempts. A job is requeued this way once in its life; a dead job whose
-// work another job already does is marked as handled and left dead.
+// work another job already does is marked as handled and left dead. Jobs another process's
+// self-repair is requeuing at the same moment are skipped, not waited for.
 func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
@@ -31,7 +31,7 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 	requeued := 0
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, kind, dedup_key FROM memory_jobs
-			WHERE state = 'dead' AND auto_requeues = 0 ORDER BY id DESC LIMIT ?`, limit)
+			WHERE state = 'dead' AND auto_requeues = 0 ORDER BY id DESC LIMIT ?`+s.db.dialect.SkipLocked, limit)
 		if err != nil {
 			return fmt.Errorf("couldn't list dead jobs: %w", err)
 		}
@@ -54,7 +54,11 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 		now := s.db.nowMillis()
 		for _, j := range dead {
 			// One queued or running job per kind and key: a dead job whose work is already
-			// queued (or was requeued earlier in this batch) stays dead.
+			// queued (or was requeued earlier in this batch) stays dead. Checked under
+			// Enqueue's lock, so a job enqueued meanwhile by any process is seen.
+			if err := s.db.eng.LockKey(ctx, tx, "job:"+j.kind+"\x1f"+j.key); err != nil {
+				return err
+			}
 			var live int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_jobs WHERE kind = ? AND dedup_key = ?
 				AND state IN ('queued', 'leased')`, j.kind, j.key).Scan(&live); err != nil {
@@ -79,11 +83,12 @@ func (s *Maintenance) RequeueDead(ctx context.Context, limit int) (int, error) {
 	return requeued, nil
 }
 
-// RepairIndexes rebuilds the full-text indexes from the rows (Reindex, as `kioku reindex`
-// does) and returns how many live memories the word index holds afterwards.
+// RepairIndexes mends the full-text search (Upkeep.RepairSearch): on SQLite it rebuilds
+// the indexes from the rows and returns how many live memories the word index holds
+// afterwards; on PostgreSQL it rewrites the search columns that differ from what the store
+// writes and returns how many it rewrote.
 func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
-	rep, err := s.Reindex(ctx)
-	return rep.Words, err
+	return s.db.upkeep.RepairSearch(ctx)
 }
 
 // EmbedMissing embeds the live memories that have no vector of the configured model and
@@ -91,58 +96,15 @@ func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
 // calls); it returns how many texts were embedded. Without an embedding model it does
 // nothing.
 func (s *Maintenance) EmbedMissing(ctx context.Context) (int, error) {
-	res, err := (&Recall{s.db}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
-	if err == nil && res.Skipped != "" {
-		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
-	}
-	return res.Embedded + res.Refreshed, err
+	return s.db.upkeep.EmbedMissing(ctx)
 }
 
-// Compact gives the database's free pages back to the file system and returns how many
-// bytes it freed. With auto_vacuum incremental that is `PRAGMA incremental_vacuum`; with
-// none (kioku's databases: nothing ever set it) incremental_vacuum does nothing, so it is
-// a plain VACUUM, which rewrites the file and holds the write lock while it does: the
-// caller runs it only when many pages are free (maintenance.VacuumWorthwhile). With full,
-// SQLite frees pages at every commit and there is nothing to do.
+// Compact gives the database's free space back to the file system and returns how many
+// bytes it freed (Upkeep.Compact). On SQLite that may rewrite the file while holding the
+// write lock, so the caller runs it only when many pages are free
+// (maintenance.VacuumWorthwhile); PostgreSQL leaves it to autovacuum and frees nothing here.
 func (s *Maintenance) Compact(ctx context.Context) (int64, error) {
-	before, mode, err := s.freeBytes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var stmt string
-	switch mode {
-	case "full":
-		return 0, nil
-	case "incremental":
-		stmt = `PRAGMA incremental_vacuum`
-	default:
-		stmt = `VACUUM`
-	}
-	err = s.db.freePages(ctx, stmt)
-	if err != nil {
-		return 0, fmt.Errorf("couldn't compact the database: %w", err)
-	}
-	after, _, err := s.freeBytes(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return max(before-after, 0), nil
-}
-
-// freeBytes reads the bytes in free pages and the auto_vacuum mode on the writer, which
-// sees its own changes at once.
-func (s *Maintenance) freeBytes(ctx context.Context) (int64, string, error) {
-	var pageSize, free int64
-	var mode int
-	for _, p := range []struct {
-		pragma string
-		dst    any
-	}{{"page_size", &pageSize}, {"freelist_count", &free}, {"auto_vacuum", &mode}} {
-		if err := s.db.write.QueryRowContext(ctx, `PRAGMA `+p.pragma).Scan(p.dst); err != nil {
-			return 0, "", fmt.Errorf("couldn't read %s: %w", p.pragma, err)
-		}
-	}
-	return free * pageSize, autoVacuumMode(mode), nil
+	return s.db.upkeep.Compact(ctx)
 }
 
 // RecordRepairs appends repairs to the audit and drops rows older than
@@ -156,7 +118,8 @@ func (s *Maintenance) RecordRepairs(ctx context.Context, repairs []maintenance.R
 		for _, r := range repairs {
 			_, err := tx.ExecContext(ctx, `INSERT INTO `+repairsTable+` (run_at, action, outcome, mode, score_before,
 				score_after, found, changed, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				millis(r.At), r.Action, r.Outcome, r.Mode, r.ScoreBefore, r.ScoreAfter, r.Found, r.Changed, cleanJobError(r.Error, ""))
+				millis(r.At), string(r.Action), string(r.Outcome), string(r.Mode), r.ScoreBefore, r.ScoreAfter, r.Found, r.Changed,
+				repairErrorText(r))
 			if err != nil {
 				return fmt.Errorf("couldn't record repair %s: %w", r.Action, err)
 			}
@@ -167,6 +130,15 @@ func (s *Maintenance) RecordRepairs(ctx context.Context, repairs []maintenance.R
 		}
 		return nil
 	})
+}
+
+// repairErrorText is the error stored with a repair: empty when it had none (a job's
+// cleaning would call that "job failed"), else cleaned as a job's error is.
+func repairErrorText(r maintenance.Repair) string {
+	if r.Error == "" {
+		return ""
+	}
+	return cleanJobError(r.Error, "")
 }
 
 // RepairLog returns the audited repairs since since, oldest first.

@@ -3,7 +3,6 @@ package ltm
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -22,27 +21,26 @@ type Stats struct {
 	IntegrityErr string         `json:"integrity_error,omitempty"`
 }
 
-// Stats counts rows across the store and runs SQLite's integrity check (a read of the whole
-// file). scopeKey, when not empty, narrows memory counts to one scope (a guild's "g:<id>").
+// Stats counts rows across the store and runs the engine's integrity check (on SQLite a
+// read of the whole file). scopeKey, when not empty, narrows memory counts to one scope (a
+// guild's "g:<id>").
 func (s *Maintenance) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 	st, err := s.Counts(ctx, scopeKey)
 	if err != nil {
 		return st, err
 	}
-	var check string
-	if err := s.db.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
-		return st, fmt.Errorf("couldn't check database integrity: %w", err)
+	problem, err := s.db.upkeep.Integrity(ctx)
+	if err != nil {
+		return st, err
 	}
-	st.IntegrityOK = check == "ok"
-	if !st.IntegrityOK {
-		st.IntegrityErr = check
-	}
+	st.IntegrityOK, st.IntegrityErr = problem == "", problem
 	return st, nil
 }
 
 // Counts is Stats without the integrity check, for views anyone may open: the check reads
 // the whole database file, which is an operator's or a server manager's call to make, not
 // something any member should be able to set off at will. IntegrityOK is false (unknown).
+// DBBytes is the space the engine reports for the store's data (Upkeep.SizeBytes).
 func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error) {
 	st := Stats{Jobs: map[string]int{}}
 	memWhere, args := "", []any{}
@@ -84,8 +82,8 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 	if err := rows.Err(); err != nil {
 		return st, fmt.Errorf("couldn't read job stats: %w", err)
 	}
-	if fi, err := os.Stat(s.db.path); err == nil {
-		st.DBBytes = fi.Size()
+	if st.DBBytes, err = s.db.upkeep.SizeBytes(ctx); err != nil {
+		return st, fmt.Errorf("couldn't read the size of the store: %w", err)
 	}
 	return st, nil
 }

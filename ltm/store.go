@@ -99,6 +99,9 @@ type db struct {
 	// (not started for a read-only store).
 	indexWrites indexWriter
 
+	// upkeep is the maintenance the engine does its own way (upkeep.go).
+	upkeep Upkeep
+
 	// Tunables are the settings every aggregate reads; an engine's store shares them with
 	// the parts it still keeps itself.
 	*Tunables
@@ -246,6 +249,7 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 		read:     &pool{read, eng},
 		Tunables: t,
 	}
+	d.upkeep = upkeepOf(eng, d)
 	recall := &Recall{d}
 	d.recall.init(d, recall.FlushAccess)
 	return &Store{
@@ -267,9 +271,9 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 }
 
 // OpenEngine returns a Store over conns, a pool of eng's database that the engine has
-// migrated, with the settings t (DefaultTunables when nil). Reads and writes share the
-// pool: the engine's database runs them concurrently. Close stops the store's background
-// work; the engine closes conns.
+// migrated, with the settings t (DefaultTunables when nil); eng implements Upkeep too.
+// Reads and writes share the pool: the engine's database runs them concurrently. Close
+// stops the store's background work; the engine closes conns.
 func OpenEngine(eng Engine, conns *sql.DB, t *Tunables) *Store {
 	if t == nil {
 		t = DefaultTunables()

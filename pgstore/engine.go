@@ -12,6 +12,8 @@ import (
 // placeholders, advisory locks for the checks that must not interleave, row locks that
 // skip what another writer holds, jsonb for JSON text. d is the store it serves, whose
 // recall (this package's, for now) follows the service's writes (Written, RecallIndexer).
+//
+// Its maintenance (upkeep.go) reads and writes through d too.
 type engine struct{ d *db }
 
 var (

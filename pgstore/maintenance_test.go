@@ -25,13 +25,13 @@ import (
 // The bot and the pipeline take PostgreSQL's aggregates as they take SQLite's.
 var (
 	_ bot.Transfer      = pgstore.Store{}.Transfer // ltm's, on PostgreSQL
-	_ bot.Maintenance   = (*pgstore.Maintenance)(nil)
-	_ pipeline.Health   = (*pgstore.Maintenance)(nil)
-	_ pipeline.Repairer = (*pgstore.Maintenance)(nil)
+	_ bot.Maintenance   = (*ltm.Maintenance)(nil)
+	_ pipeline.Health   = (*ltm.Maintenance)(nil)
+	_ pipeline.Repairer = (*ltm.Maintenance)(nil)
 	// Housekeeping's other half, PurgeDepartedGuilds, belongs to the departed servers.
 	_ interface {
 		Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
-	} = (*pgstore.Maintenance)(nil)
+	} = (*ltm.Maintenance)(nil)
 )
 
 // openClocked opens a PostgreSQL store on a hand-driven clock.

@@ -62,8 +62,9 @@ type Store struct {
 	Budgets *ltm.Budgets
 	// Transfer exports and imports memories as files.
 	Transfer *ltm.Transfer
-	// Maintenance is retention, stats, diagnostics and the store's side of self-repair.
-	Maintenance *Maintenance
+	// Maintenance is retention, stats, diagnostics, repairs and the store's side of
+	// self-repair: the service's, with PostgreSQL's upkeep (upkeep.go).
+	Maintenance *ltm.Maintenance
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -106,9 +107,6 @@ type Confirmations struct {
 	db       *db
 	recaller *Recall
 }
-
-// Maintenance is retention, stats, diagnostics and repairs. See Store.Maintenance.
-type Maintenance struct{ db *db }
 
 // Open connects to the database at url (postgres://…), applies pending migrations and
 // returns a ready store. Close releases the pool.
@@ -202,7 +200,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Budgets:       d.core.Budgets,
 		Transfer:      d.core.Transfer,
 		Facts:         d.core.Facts,
-		Maintenance:   &Maintenance{d},
+		Maintenance:   d.core.Maintenance,
 	}
 }
 

@@ -85,7 +85,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 				Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow},
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
 				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
-					*pgstore.Maintenance
+					*ltm.Maintenance
 					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
 			chat: chat.Deps{Memories: s.Memories, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},

@@ -1,0 +1,69 @@
+package ltm
+
+import (
+	"context"
+
+	"github.com/kioku-bot/kioku/memory/maintenance"
+)
+
+// Upkeep is the maintenance an engine does its own way: the state of its storage (how
+// sound, how large, what space it could give back, which migrations it lacks), its
+// full-text search (how it is built, how it is checked against the rows, how it is
+// rebuilt), and copying the database. The rules of maintenance (what retention deletes,
+// what a repair changes and audits, what the diagnostics count) are the service's and the
+// same on every engine. An Engine passed to OpenEngine implements Upkeep too; SQLite's is
+// this package's (sqliteUpkeep).
+type Upkeep interface {
+	// Integrity checks the database as far as it can afford on demand, and returns "" when
+	// it is sound or else what is wrong, in words an operator can act on.
+	Integrity(ctx context.Context) (string, error)
+	// SizeBytes is the space the store's data takes.
+	SizeBytes(ctx context.Context) (int64, error)
+	// HasSchema reports whether the database has table, or the table's column when column
+	// is not empty: `kioku doctor` reads a database a migration or two behind without
+	// migrating it.
+	HasSchema(ctx context.Context, table, column string) (bool, error)
+	// DiagnoseStorage fills the engine's part of the storage diagnostics: FileBytes,
+	// FreeBytes, AutoVacuum and PendingMigrations.
+	DiagnoseStorage(ctx context.Context, st *maintenance.Storage) error
+	// DiagnoseSearch compares the full-text search with the live memories: x.Words and
+	// x.Trigrams.
+	DiagnoseSearch(ctx context.Context, x *maintenance.Index) error
+	// Reindex rebuilds the full-text search from the rows (`kioku reindex`).
+	Reindex(ctx context.Context) (ReindexReport, error)
+	// RepairSearch is self-repair's mending of the full-text search; it returns how many
+	// items it changed.
+	RepairSearch(ctx context.Context) (int, error)
+	// MergeSearch drops what the full-text search still holds of purged memories; retention
+	// calls it after a purge.
+	MergeSearch(ctx context.Context) error
+	// Compact gives free space back to the file system and returns how many bytes it freed.
+	Compact(ctx context.Context) (int64, error)
+	// Backup writes a consistent copy of the database to path, or says why it can't.
+	Backup(ctx context.Context, path string) error
+
+	// The process's recall, as maintenance touches it: the engine's store may keep recall
+	// itself rather than through this package's Recall.
+
+	// EmbedModel names the embedding model recall uses in this process ("" for none).
+	EmbedModel() string
+	// EmbedMissing embeds the live memories without a vector of that model and returns how
+	// many texts it embedded.
+	EmbedMissing(ctx context.Context) (int, error)
+	// Reindexed puts the memories ids, whose text a repair changed, back in the process's
+	// vector index (best effort).
+	Reindexed(ctx context.Context, ids []int64)
+}
+
+// upkeepOf is the Upkeep of eng for the store over d. An engine without one is a
+// programming error, caught when the store is opened rather than at the first repair.
+func upkeepOf(eng Engine, d *db) Upkeep {
+	if _, ok := eng.(sqliteEngine); ok {
+		return sqliteUpkeep{d}
+	}
+	u, ok := eng.(Upkeep)
+	if !ok {
+		panic("ltm: the " + eng.Name() + " engine does not implement ltm.Upkeep")
+	}
+	return u
+}

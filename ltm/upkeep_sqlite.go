@@ -1,0 +1,241 @@
+package ltm
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
+	"github.com/kioku-bot/kioku/migrations"
+)
+
+// Names of the full-text indexes (migrations 0001 and 0004): the word index and the
+// trigram index. Each keeps one row per indexed memory in its %_docsize shadow table,
+// which is what the diagnostics count: counting the trigram table itself would read the
+// memories table it takes its content from.
+const (
+	wordIndex    = "memories_fts"
+	trigramIndex = "memories_tri"
+)
+
+// wordHolds is the condition under which the word index holds a live memory m (migration
+// 0019): it is not waiting to be indexed (indexwrite.go).
+const wordHolds = `m.index_pending = 0`
+
+// trigramRuleHolds is migration 0018's condition under which the trigram index holds a
+// live memory m: its content has a character beyond ASCII (more bytes than characters), or
+// the memory was written before the index left plain ASCII to the word index.
+const trigramRuleHolds = `(length(CAST(m.content AS BLOB)) > length(m.content) OR m.id <= (SELECT max_id FROM ` + trigramLegacyTable + `))`
+
+// trigramHolds is the condition since 0019: the word index holds m, and 0018's rule holds.
+// The triggers test the same condition.
+const trigramHolds = wordHolds + ` AND ` + trigramRuleHolds
+
+// trigramLegacyTable holds the highest id of the memories written before migration 0018.
+const trigramLegacyTable = "memories_tri_legacy"
+
+// sqliteUpkeep is SQLite's Upkeep: one file with its free pages, FTS5 indexes kept by
+// triggers, VACUUM and VACUUM INTO.
+type sqliteUpkeep struct{ d *db }
+
+// Integrity runs SQLite's quick_check, a read of the whole file.
+func (u sqliteUpkeep) Integrity(ctx context.Context) (string, error) {
+	var check string
+	if err := u.d.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+		return "", fmt.Errorf("couldn't check database integrity: %w", err)
+	}
+	if check == "ok" {
+		return "", nil
+	}
+	return check, nil
+}
+
+// SizeBytes is the size of the database file (the log beside it not included).
+func (u sqliteUpkeep) SizeBytes(context.Context) (int64, error) {
+	fi, err := os.Stat(u.d.path)
+	if err != nil {
+		return 0, nil // a store without a file (or one just removed) has no size to report
+	}
+	return fi.Size(), nil
+}
+
+func (u sqliteUpkeep) HasSchema(ctx context.Context, table, column string) (bool, error) {
+	var n int
+	var err error
+	if column == "" {
+		err = u.d.read.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+	} else {
+		err = u.d.read.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+	}
+	if err != nil {
+		return false, fmt.Errorf("couldn't read the schema of %s: %w", table, err)
+	}
+	return n > 0, nil
+}
+
+func (u sqliteUpkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Storage) error {
+	free, mode, err := u.freeBytes(ctx, u.d.read)
+	if err != nil {
+		return err
+	}
+	st.FreeBytes, st.AutoVacuum = free, mode
+	if st.FileBytes, err = u.SizeBytes(ctx); err != nil {
+		return err
+	}
+	state, err := migrations.Inspect(ctx, u.d.read.db, migrations.FS())
+	if err != nil {
+		return err
+	}
+	st.PendingMigrations = state.Pending
+	return nil
+}
+
+// freeBytes reads the bytes in free pages and the auto_vacuum mode on q: the writer, to
+// see its own changes at once, or a reader.
+func (u sqliteUpkeep) freeBytes(ctx context.Context, q querier) (int64, string, error) {
+	var pageSize, free int64
+	var mode int
+	for _, p := range []struct {
+		pragma string
+		dst    any
+	}{{"page_size", &pageSize}, {"freelist_count", &free}, {"auto_vacuum", &mode}} {
+		if err := q.QueryRowContext(ctx, `PRAGMA `+p.pragma).Scan(p.dst); err != nil {
+			return 0, "", fmt.Errorf("couldn't read %s: %w", p.pragma, err)
+		}
+	}
+	return free * pageSize, autoVacuumMode(mode), nil
+}
+
+// autoVacuumMode names SQLite's auto_vacuum setting.
+func autoVacuumMode(n int) string {
+	switch n {
+	case 1:
+		return "full"
+	case 2:
+		return "incremental"
+	}
+	return "none"
+}
+
+// DiagnoseSearch compares each FTS5 index's rows (its %_docsize shadow table: counting the
+// trigram table itself would read the memories table it takes its content from) with the
+// live memories it should hold.
+func (u sqliteUpkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) error {
+	// A database a migration or two behind (read, not migrated, by `kioku doctor`): before
+	// 0019 no memory waits to be indexed, before 0018 the trigram index holds every live one.
+	pendingKnown, err := u.HasSchema(ctx, "memories", "index_pending")
+	if err != nil {
+		return err
+	}
+	ruleKnown, err := u.HasSchema(ctx, trigramLegacyTable, "")
+	if err != nil {
+		return err
+	}
+	wordsHold, triHolds := wordHolds, trigramHolds
+	switch {
+	case !ruleKnown:
+		wordsHold, triHolds = "1", "1"
+	case !pendingKnown:
+		wordsHold, triHolds = "1", trigramRuleHolds
+	}
+	for _, idx := range []struct {
+		table string
+		holds string // the condition under which the index holds live memory m
+		dst   *maintenance.IndexSync
+	}{{wordIndex, wordsHold, &x.Words}, {trigramIndex, triHolds, &x.Trigrams}} {
+		idx.dst.Table = idx.table
+		docs := idx.table + "_docsize"
+		err := u.d.read.QueryRowContext(ctx, `SELECT
+			(SELECT count(*) FROM `+docs+`),
+			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+idx.holds+`
+				AND NOT EXISTS (SELECT 1 FROM `+docs+` d WHERE d.id = m.id)),
+			(SELECT count(*) FROM `+docs+` d WHERE NOT EXISTS (
+				SELECT 1 FROM memories m WHERE m.id = d.id AND m.deleted_at IS NULL AND `+idx.holds+`))`).Scan(&idx.dst.Rows, &idx.dst.Missing, &idx.dst.Extra)
+		if err != nil {
+			return fmt.Errorf("couldn't compare %s with the memories: %w", idx.table, err)
+		}
+	}
+	return nil
+}
+
+// Reindex rebuilds search from the rows (reindexAll).
+func (u sqliteUpkeep) Reindex(ctx context.Context) (ReindexReport, error) {
+	return u.d.reindexAll(ctx, repairBatch)
+}
+
+// RepairSearch rebuilds the full-text indexes from the rows and returns how many live
+// memories the word index holds afterwards.
+func (u sqliteUpkeep) RepairSearch(ctx context.Context) (int, error) {
+	rep, err := u.Reindex(ctx)
+	return rep.Words, err
+}
+
+// MergeSearch merges the word index's segments: until then it still holds the purged
+// memories' words as deleted entries.
+func (u sqliteUpkeep) MergeSearch(ctx context.Context) error {
+	return u.d.withWriteTx(ctx, func(tx *txn) error { return optimizeFullText(ctx, tx, wordIndex) })
+}
+
+// Compact gives the database's free pages back to the file system. With auto_vacuum
+// incremental that is `PRAGMA incremental_vacuum`; with none (kioku's databases: nothing
+// ever set it) incremental_vacuum does nothing, so it is a plain VACUUM, which rewrites the
+// file and holds the write lock while it does: the caller runs it only when many pages are
+// free (maintenance.VacuumWorthwhile). With full, SQLite frees pages at every commit and
+// there is nothing to do.
+func (u sqliteUpkeep) Compact(ctx context.Context) (int64, error) {
+	before, mode, err := u.freeBytes(ctx, u.d.write)
+	if err != nil {
+		return 0, err
+	}
+	var stmt string
+	switch mode {
+	case "full":
+		return 0, nil
+	case "incremental":
+		stmt = `PRAGMA incremental_vacuum`
+	default:
+		stmt = `VACUUM`
+	}
+	if err := u.d.freePages(ctx, stmt); err != nil {
+		return 0, fmt.Errorf("couldn't compact the database: %w", err)
+	}
+	after, _, err := u.freeBytes(ctx, u.d.write)
+	if err != nil {
+		return 0, err
+	}
+	return max(before-after, 0), nil
+}
+
+// Backup snapshots the file with VACUUM INTO (BackupFile).
+func (u sqliteUpkeep) Backup(ctx context.Context, path string) error {
+	return BackupFile(ctx, u.d.path, path)
+}
+
+func (u sqliteUpkeep) EmbedModel() string {
+	if e := u.d.recall.emb.Load(); e != nil {
+		return e.model
+	}
+	return ""
+}
+
+// EmbedMissing is the embedding tracker's run with no cap on calls, which also loads every
+// vector into recall's index. Without an embedding model it does nothing.
+func (u sqliteUpkeep) EmbedMissing(ctx context.Context) (int, error) {
+	res, err := (&Recall{u.d}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
+	if err == nil && res.Skipped != "" {
+		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
+	}
+	return res.Embedded + res.Refreshed, err
+}
+
+func (u sqliteUpkeep) Reindexed(ctx context.Context, ids []int64) {
+	for _, id := range ids {
+		m, err := scanMemory(u.d.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
+		if err != nil {
+			continue
+		}
+		u.d.unindexMemory(m)
+		u.d.indexMemories(ctx, m)
+	}
+}
