@@ -89,7 +89,7 @@ func botStore(s *ltm.Store) bot.Store {
 		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
-		Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow,
+		Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow,
 		Graph: s.Graph,
 	}
 }

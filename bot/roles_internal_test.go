@@ -85,7 +85,7 @@ func rolesBot(t *testing.T, store *ltm.Store, fake *fakediscord.Fake, clock *tes
 		Turner: turnerOK{},
 		Store: Store{Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
 			Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
-			Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds, Maintenance: store.Maintenance,
+			Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds, Maintenance: store.Health,
 			Now: store.Now, RecoverWindow: store.RecoverWindow, Graph: store.Graph}})
 	if err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ type Guilds interface {
 }
 
 // Maintenance reports what the database holds and how healthy it is, for
-// /kioku status. *ltm.Maintenance satisfies it.
+// /kioku status. *ltm.Health satisfies it.
 type Maintenance interface {
 	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
 	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (ltm.GuildMemoryCounts, error)

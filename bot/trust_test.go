@@ -21,7 +21,7 @@ func TestRememberThisRespectsAuthorPrivacy(t *testing.T) {
 	member := int64(discordgo.PermissionSendMessages)
 	count := func() int {
 		t.Helper()
-		st, err := tb.store.Maintenance.Counts(ctx, "")
+		st, err := tb.store.Health.Counts(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

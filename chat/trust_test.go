@@ -169,7 +169,7 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 		id := int64(out.result["memory_id"].(float64))
 		delete(out.result, "memory_id")
 		out.calls = cs.snapshot()
-		st, err := e.store.Maintenance.Counts(ctx, "")
+		st, err := e.store.Health.Counts(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

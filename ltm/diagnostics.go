@@ -19,13 +19,13 @@ const DiagnosticsWindow = 24 * time.Hour
 // Diagnose reads the store's health (queue, storage, indexes, recent mutations and the
 // self-repair audit) with the embedding model recall uses in this process. It only reads.
 // The provider part is left unknown: only the process calling the provider can fill it.
-func (s *Maintenance) Diagnose(ctx context.Context) (maintenance.Diagnostics, error) {
+func (s *Health) Diagnose(ctx context.Context) (maintenance.Diagnostics, error) {
 	return s.DiagnoseModel(ctx, s.db.upkeep.EmbedModel())
 }
 
 // DiagnoseModel is Diagnose with the embedding model named: a process that does not embed
 // (`kioku doctor`) names the configured one. An empty model skips the embedding counts.
-func (s *Maintenance) DiagnoseModel(ctx context.Context, embedModel string) (maintenance.Diagnostics, error) {
+func (s *Health) DiagnoseModel(ctx context.Context, embedModel string) (maintenance.Diagnostics, error) {
 	now := s.db.Now()
 	d := maintenance.Diagnostics{At: now}
 	for _, read := range []func() error{
@@ -43,7 +43,7 @@ func (s *Maintenance) DiagnoseModel(ctx context.Context, embedModel string) (mai
 	return d, nil
 }
 
-func (s *Maintenance) diagnoseQueue(ctx context.Context, now time.Time, q *maintenance.Queue) error {
+func (s *Health) diagnoseQueue(ctx context.Context, now time.Time, q *maintenance.Queue) error {
 	q.Window = DiagnosticsWindow
 	// A database not yet migrated to 0008 has no auto_requeues column: nothing there was
 	// requeued by self-repair.
@@ -78,7 +78,7 @@ func (s *Maintenance) diagnoseQueue(ctx context.Context, now time.Time, q *maint
 	return nil
 }
 
-func (s *Maintenance) diagnoseStorage(ctx context.Context, now time.Time, st *maintenance.Storage) error {
+func (s *Health) diagnoseStorage(ctx context.Context, now time.Time, st *maintenance.Storage) error {
 	// Three counts rather than one pass: each is answered from its partial index.
 	err := s.db.read.QueryRowContext(ctx, `SELECT
 		(SELECT count(*) FROM memories WHERE deleted_at IS NULL),
@@ -90,7 +90,7 @@ func (s *Maintenance) diagnoseStorage(ctx context.Context, now time.Time, st *ma
 	return s.db.upkeep.DiagnoseStorage(ctx, st)
 }
 
-func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *maintenance.Index) error {
+func (s *Health) diagnoseIndex(ctx context.Context, embedModel string, x *maintenance.Index) error {
 	if err := s.db.upkeep.DiagnoseSearch(ctx, x); err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func (s *Maintenance) diagnoseIndex(ctx context.Context, embedModel string, x *m
 	return nil
 }
 
-func (s *Maintenance) diagnoseMutations(ctx context.Context, now time.Time, m *maintenance.Mutations) error {
+func (s *Health) diagnoseMutations(ctx context.Context, now time.Time, m *maintenance.Mutations) error {
 	m.Window = DiagnosticsWindow
 	cut := millis(now.Add(-DiagnosticsWindow))
 	err := s.db.read.QueryRowContext(ctx, `SELECT
@@ -136,7 +136,7 @@ func (s *Maintenance) diagnoseMutations(ctx context.Context, now time.Time, m *m
 	return nil
 }
 
-func (s *Maintenance) diagnoseRepairs(ctx context.Context, st *maintenance.RepairState) error {
+func (s *Health) diagnoseRepairs(ctx context.Context, st *maintenance.RepairState) error {
 	// A database not yet migrated to 0008 has no audit: self-repair never ran on it.
 	if ok, err := s.db.upkeep.HasSchema(ctx, repairsTable, ""); err != nil || !ok {
 		return err

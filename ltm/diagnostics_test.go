@@ -77,7 +77,7 @@ func killJobs(t *testing.T, s *ltm.Store, prefix string, n int) {
 
 func diagnose(t *testing.T, s *ltm.Store) (maintenance.Diagnostics, maintenance.Report) {
 	t.Helper()
-	d, err := s.Maintenance.Diagnose(t.Context())
+	d, err := s.Health.Diagnose(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,16 +346,16 @@ func TestRepairAuditRoundTripAndPrune(t *testing.T) {
 	s, clock, _ := diagStore(t)
 	old := maintenance.Repair{At: clock.Now(), Action: maintenance.ActionReindex, Outcome: maintenance.OutcomeExecuted, Mode: maintenance.ModeExecute,
 		ScoreBefore: 40, ScoreAfter: 90, Found: 5, Changed: 40}
-	if err := s.Maintenance.RecordRepairs(ctx, []maintenance.Repair{old}); err != nil {
+	if err := s.Health.RecordRepairs(ctx, []maintenance.Repair{old}); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(ltm.RepairLogRetention + time.Hour)
 	halted := maintenance.Repair{At: clock.Now(), Action: maintenance.ActionRequeueDead, Outcome: maintenance.OutcomeHalted, Mode: maintenance.ModeExecute,
 		ScoreBefore: 60, ScoreAfter: 60, Found: 3, Error: "Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789"}
-	if err := s.Maintenance.RecordRepairs(ctx, []maintenance.Repair{halted}); err != nil {
+	if err := s.Health.RecordRepairs(ctx, []maintenance.Repair{halted}); err != nil {
 		t.Fatal(err)
 	}
-	log, err := s.Maintenance.RepairLog(ctx, time.Time{})
+	log, err := s.Health.RepairLog(ctx, time.Time{})
 	if err != nil || len(log) != 1 {
 		t.Fatalf("log %+v, %v: want only the new row", log, err)
 	}

@@ -62,7 +62,7 @@ func mustCoverage(t *testing.T, s *ltm.Store) ltm.EmbedCoverage {
 
 func embeddingRows(t *testing.T, s *ltm.Store) int {
 	t.Helper()
-	st, err := s.Maintenance.Counts(t.Context(), "")
+	st, err := s.Health.Counts(t.Context(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

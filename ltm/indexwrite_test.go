@@ -49,7 +49,7 @@ func TestSingleWritesWaitForTheFullTextIndexes(t *testing.T) {
 	if len(res) == 0 || res[0].Memory.ID != ascii {
 		t.Fatalf("recall before the flush found %v, want #%d first", res, ascii)
 	}
-	d, err := s.Maintenance.Diagnose(ctx)
+	d, err := s.Health.Diagnose(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSingleWritesWaitForTheFullTextIndexes(t *testing.T) {
 	if got := matchWords(t, s, "memories_tri", `"火曜日"`); !slices.Equal(got, []int64{cjk}) {
 		t.Errorf("trigram index after the flush: %v, want [%d]", got, cjk)
 	}
-	if d, err = s.Maintenance.Diagnose(ctx); err != nil {
+	if d, err = s.Health.Diagnose(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if d.Index.Words.Rows != 2 || d.Index.Trigrams.Rows != 1 || d.Index.Words.OutOfSync()+d.Index.Trigrams.OutOfSync() != 0 {

@@ -71,7 +71,7 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	if !slices.Equal(state.Pending, []string{newest}) {
 		t.Fatalf("pending %v, want [%s]", state.Pending, newest)
 	}
-	d, err := s.Maintenance.DiagnoseModel(ctx, "")
+	d, err := s.Health.DiagnoseModel(ctx, "")
 	if err != nil {
 		t.Fatalf("diagnosing a database one migration behind: %v", err)
 	}

@@ -95,7 +95,7 @@ func TestRetention(t *testing.T) {
 	if _, err := s.Memories.Get(ctx, g, kept.ID); err != nil {
 		t.Fatalf("live memory purged: %v", err)
 	}
-	st, _ := s.Maintenance.Stats(ctx, "")
+	st, _ := s.Health.Stats(ctx, "")
 	if st.Embeddings != 2 {
 		t.Fatalf("%d embeddings left, want the live memory's and the one g2 still uses", st.Embeddings)
 	}

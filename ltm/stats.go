@@ -24,7 +24,7 @@ type Stats struct {
 // Stats counts rows across the store and runs the engine's integrity check (on SQLite a
 // read of the whole file). scopeKey, when not empty, narrows memory counts to one scope (a
 // guild's "g:<id>").
-func (s *Maintenance) Stats(ctx context.Context, scopeKey string) (Stats, error) {
+func (s *Health) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 	st, err := s.Counts(ctx, scopeKey)
 	if err != nil {
 		return st, err
@@ -41,7 +41,7 @@ func (s *Maintenance) Stats(ctx context.Context, scopeKey string) (Stats, error)
 // the whole database file, which is an operator's or a server manager's call to make, not
 // something any member should be able to set off at will. IntegrityOK is false (unknown).
 // DBBytes is the space the engine reports for the store's data (Upkeep.SizeBytes).
-func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error) {
+func (s *Health) Counts(ctx context.Context, scopeKey string) (Stats, error) {
 	st := Stats{Jobs: map[string]int{}}
 	memWhere, args := "", []any{}
 	if scopeKey != "" {
@@ -91,7 +91,7 @@ func (s *Maintenance) Counts(ctx context.Context, scopeKey string) (Stats, error
 // MemoryCounts counts live memories by scope and type in one grouped query, for the
 // operator's metrics; only pairs that have memories are listed. It reads every live row's
 // two columns, so a caller polling it caches the answer.
-func (s *Maintenance) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error) {
+func (s *Health) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error) {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT scope, type, count(*) FROM memories
 		WHERE deleted_at IS NULL GROUP BY scope, type ORDER BY scope, type`)
 	if err != nil {
@@ -123,14 +123,14 @@ type GuildMemoryCounts struct {
 }
 
 // GuildMemoryCounts counts the memories of guildID.
-func (s *Maintenance) GuildMemoryCounts(ctx context.Context, guildID string) (GuildMemoryCounts, error) {
+func (s *Health) GuildMemoryCounts(ctx context.Context, guildID string) (GuildMemoryCounts, error) {
 	return s.GuildMemoryCountsWithin(ctx, guildID, nil)
 }
 
 // GuildMemoryCountsWithin counts the memories of guildID that aud allows (nil: all of
 // them). A member's counts must not move when a memory is saved in a channel they cannot
 // view: a count is a small oracle too.
-func (s *Maintenance) GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (GuildMemoryCounts, error) {
+func (s *Health) GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (GuildMemoryCounts, error) {
 	c := GuildMemoryCounts{ServerByType: map[memory.Type]int{}}
 	cond, condArgs := audienceClause(aud, "")
 	if cond != "" {

@@ -12,7 +12,7 @@ import (
 // member; forgotten ones are not.
 func TestMemoryCounts(t *testing.T) {
 	s := testkit.MustOpenStore(t)
-	if got, err := s.Maintenance.MemoryCounts(ctx); err != nil || len(got) != 0 {
+	if got, err := s.Health.MemoryCounts(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("empty store: %v, %v", got, err)
 	}
 	testkit.MustRemember(t, s, server("g1", "Raids are on Friday"))
@@ -26,7 +26,7 @@ func TestMemoryCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := s.Maintenance.MemoryCounts(ctx)
+	got, err := s.Health.MemoryCounts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

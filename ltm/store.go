@@ -64,8 +64,12 @@ type Store struct {
 	Guilds *Guilds
 	// Budgets count model calls per server (or member's DMs) and day, for the daily budget.
 	Budgets *Budgets
-	// Maintenance keeps the database healthy: retention, repairs, reindexing and stats.
+	// Maintenance keeps the database healthy: retention, repairs, reindexing, compaction
+	// and backups.
 	Maintenance *Maintenance
+	// Health reports what the database holds and how healthy it is (stats and
+	// diagnostics), and keeps the audit of self-repair.
+	Health *Health
 	// Graph is the knowledge graph: the entities memories mention and their relations.
 	Graph *Graph
 }
@@ -145,8 +149,12 @@ type Channels struct{ db *db }
 // Guilds are departed servers and their purge. See Store.Guilds.
 type Guilds struct{ db *db }
 
-// Maintenance is retention, repairs, reindexing and stats. See Store.Maintenance.
+// Maintenance is retention, repairs, reindexing, compaction and backups. See
+// Store.Maintenance.
 type Maintenance struct{ db *db }
+
+// Health is stats, diagnostics and the repair audit. See Store.Health.
+type Health struct{ db *db }
 
 // writerCacheKiB is the page cache of the one writer connection. SQLite's default of 2 MiB
 // holds little more than the root pages of a large database, so a write re-read the same
@@ -266,6 +274,7 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 		Guilds:        &Guilds{d},
 		Budgets:       &Budgets{d},
 		Maintenance:   &Maintenance{d},
+		Health:        &Health{d},
 		Graph:         &Graph{d},
 	}
 }

@@ -25,8 +25,8 @@ import (
 // The bot and the pipeline take PostgreSQL's aggregates as they take SQLite's.
 var (
 	_ bot.Transfer      = pgstore.Store{}.Transfer // ltm's, on PostgreSQL
-	_ bot.Maintenance   = (*ltm.Maintenance)(nil)
-	_ pipeline.Health   = (*ltm.Maintenance)(nil)
+	_ bot.Maintenance   = (*ltm.Health)(nil)
+	_ pipeline.Health   = (*ltm.Health)(nil)
 	_ pipeline.Repairer = (*ltm.Maintenance)(nil)
 	// Housekeeping's other half, PurgeDepartedGuilds, belongs to the departed servers.
 	_ interface {
@@ -67,7 +67,7 @@ func TestPostgresDiagnose(t *testing.T) {
 	}
 	assess := func() (maintenance.Diagnostics, maintenance.Report) {
 		t.Helper()
-		d, err := s.Maintenance.Diagnose(ctx)
+		d, err := s.Health.Diagnose(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestPostgresDiagnose(t *testing.T) {
 
 	t.Run("EmbeddingCoverage", func(t *testing.T) {
 		const model = "text-embedding-3-small"
-		d, err := s.Maintenance.DiagnoseModel(ctx, model)
+		d, err := s.Health.DiagnoseModel(ctx, model)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,14 +215,14 @@ func TestPostgresDiagnose(t *testing.T) {
 				WHERE deleted_at IS NULL ORDER BY id LIMIT 1) h, unnest(ARRAY[$1, 'old-model']) m`, model); err != nil {
 			t.Fatal(err)
 		}
-		d, err = s.Maintenance.DiagnoseModel(ctx, model)
+		d, err = s.Health.DiagnoseModel(ctx, model)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if d.Index.Embedded != 1 || d.Index.Vectors != 2 || d.Index.Stale != 1 || d.Index.Live != 3 {
 			t.Fatalf("index with one vector = %+v; want 1 of 3 embedded, 2 vectors, 1 stale", d.Index)
 		}
-		if d, err := s.Maintenance.Diagnose(ctx); err != nil || d.Index.EmbedModel != "" {
+		if d, err := s.Health.Diagnose(ctx); err != nil || d.Index.EmbedModel != "" {
 			t.Fatalf("Diagnose = %+v, %v; recall without an embedder names no embedding model", d.Index, err)
 		}
 	})
@@ -253,10 +253,10 @@ func TestPostgresRepairLog(t *testing.T) {
 			ScoreBefore: 80, ScoreAfter: 80, Found: 2,
 			Error: `requeue failed: {"content":"my password is hunter2"}`},
 	}
-	if err := s.Maintenance.RecordRepairs(ctx, repairs); err != nil {
+	if err := s.Health.RecordRepairs(ctx, repairs); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.Maintenance.RepairLog(ctx, old.Add(-time.Hour))
+	got, err := s.Health.RepairLog(ctx, old.Add(-time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,14 +266,14 @@ func TestPostgresRepairLog(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("repair log (-want +got):\n%s", diff)
 	}
-	d, err := s.Maintenance.Diagnose(ctx)
+	d, err := s.Health.Diagnose(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !d.Repairs.LastRunAt.Equal(now) || !d.Repairs.Halted {
 		t.Errorf("diagnosed repairs = %+v; want the run at %s, halted", d.Repairs, now)
 	}
-	if none, err := s.Maintenance.RepairLog(ctx, now.Add(time.Second)); err != nil || len(none) != 0 {
+	if none, err := s.Health.RepairLog(ctx, now.Add(time.Second)); err != nil || len(none) != 0 {
 		t.Errorf("repair log since later = %+v, %v; want none", none, err)
 	}
 }
@@ -325,7 +325,7 @@ func TestPostgresStats(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := s.Maintenance.Stats(ctx, "")
+	st, err := s.Health.Stats(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,10 +333,10 @@ func TestPostgresStats(t *testing.T) {
 		st.Migrations < 3 || st.DBBytes <= 0 || !st.IntegrityOK {
 		t.Errorf("stats = %+v", st)
 	}
-	if st, err := s.Maintenance.Counts(ctx, memory.ServerOwner("g1").Key()); err != nil || st.Memories != 2 || st.Forgotten != 1 || st.IntegrityOK {
+	if st, err := s.Health.Counts(ctx, memory.ServerOwner("g1").Key()); err != nil || st.Memories != 2 || st.Forgotten != 1 || st.IntegrityOK {
 		t.Errorf("counts of g1 = %+v, %v; want 2 live, 1 forgotten, integrity unknown", st, err)
 	}
-	gc, err := s.Maintenance.GuildMemoryCounts(ctx, "g1")
+	gc, err := s.Health.GuildMemoryCounts(ctx, "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +344,7 @@ func TestPostgresStats(t *testing.T) {
 		!cmp.Equal(gc.ServerByType, map[memory.Type]int{memory.TypeEvent: 1, memory.TypeDecision: 1}) {
 		t.Errorf("guild counts = %+v", gc)
 	}
-	mc, err := s.Maintenance.MemoryCounts(ctx)
+	mc, err := s.Health.MemoryCounts(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestPostgresStats(t *testing.T) {
 			WHERE indexrelid = 'memories_guild'::regclass`); err != nil {
 			pgtest.Skip(t, fmt.Sprintf("can't mark an index invalid here (%v)", err))
 		}
-		st, err := s.Maintenance.Stats(ctx, "")
+		st, err := s.Health.Stats(ctx, "")
 		if err != nil {
 			t.Fatal(err)
 		}

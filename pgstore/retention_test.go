@@ -38,6 +38,8 @@ type retentionSide struct {
 	}
 	maintenance interface {
 		Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
+	}
+	health interface {
 		Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
 	}
 }
@@ -46,14 +48,14 @@ func sqliteSide(t *testing.T, start time.Time) retentionSide {
 	s := testkit.MustOpenStore(t)
 	clock := testkit.NewClock(start)
 	s.Now = clock.Now
-	return retentionSide{"SQLite", clock, s.Memories, s.Transcripts, s.Jobs, s.Maintenance}
+	return retentionSide{"SQLite", clock, s.Memories, s.Transcripts, s.Jobs, s.Maintenance, s.Health}
 }
 
 func postgresSide(t *testing.T, start time.Time) retentionSide {
 	s := pgtest.Open(t)
 	clock := testkit.NewClock(start)
 	s.Now = clock.Now
-	return retentionSide{"PostgreSQL", clock, s.Memories, s.Transcripts, s.Jobs, s.Maintenance}
+	return retentionSide{"PostgreSQL", clock, s.Memories, s.Transcripts, s.Jobs, s.Maintenance, s.Health}
 }
 
 // TestPostgresRetentionMatchesSQLite seeds both stores with the same memories, history,
@@ -89,7 +91,7 @@ func TestPostgresRetentionMatchesSQLite(t *testing.T) {
 		}
 		var counts []ltm.Stats
 		for _, s := range sides {
-			st, err := s.maintenance.Counts(ctx, "")
+			st, err := s.health.Counts(ctx, "")
 			if err != nil {
 				t.Fatal(err)
 			}

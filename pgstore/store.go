@@ -62,9 +62,11 @@ type Store struct {
 	Budgets *ltm.Budgets
 	// Transfer exports and imports memories as files.
 	Transfer *ltm.Transfer
-	// Maintenance is retention, stats, diagnostics, repairs and the store's side of
-	// self-repair: the service's, with PostgreSQL's upkeep (upkeep.go).
+	// Maintenance is retention, repairs and the store's side of self-repair: the
+	// service's, with PostgreSQL's upkeep (upkeep.go).
 	Maintenance *ltm.Maintenance
+	// Health is stats, diagnostics and the repair audit, the service's.
+	Health *ltm.Health
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -201,6 +203,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Transfer:      d.core.Transfer,
 		Facts:         d.core.Facts,
 		Maintenance:   d.core.Maintenance,
+		Health:        d.core.Health,
 	}
 }
 

@@ -45,6 +45,7 @@ type backend struct {
 	Guilds        storeGuilds
 	Budgets       chat.BudgetStore
 	Maintenance   storeMaintenance
+	Health        storeHealth
 	Graph         storeGraph
 
 	// now is the store's clock, read at each call so a test that moves it moves every user.
@@ -103,7 +104,7 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
-		Maintenance: s.Maintenance, Graph: s.Graph,
+		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
 		fences:        s.Memories.ForgottenSince,
@@ -181,15 +182,19 @@ type storeGuilds interface {
 	PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, int, error)
 }
 
-// storeMaintenance is the store's health, retention and repairs.
+// storeMaintenance is the store's retention and repairs.
 type storeMaintenance interface {
-	bot.Maintenance
-	pipeline.Health
 	pipeline.Repairer
 	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
+	Reindex(ctx context.Context) (ltm.ReindexReport, error)
+}
+
+// storeHealth is what the store holds and how healthy it is, and the repair audit.
+type storeHealth interface {
+	bot.Maintenance
+	pipeline.Health
 	MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error)
 	DiagnoseModel(ctx context.Context, embedModel string) (maintenance.Diagnostics, error)
-	Reindex(ctx context.Context) (ltm.ReindexReport, error)
 }
 
 // dataRepairer is a store that repairs data older versions of kioku wrote (SQLite's, which

@@ -30,7 +30,7 @@ func postgresBackend(s *pgstore.Store, where string) *backend {
 		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
-		Maintenance: s.Maintenance, Graph: s.Graph,
+		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
 		changes:       pgChanges{s},

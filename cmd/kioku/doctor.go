@@ -102,7 +102,7 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 		return []check{{"database", "fail", err.Error()}}, nil
 	}
 	defer store.Close()
-	st, err := store.Maintenance.Stats(ctx, "")
+	st, err := store.Health.Stats(ctx, "")
 	if err != nil {
 		return []check{{"database", "fail", err.Error()}}, nil
 	}
@@ -131,7 +131,7 @@ func (app *App) checkPostgres(ctx context.Context) ([]check, *maintenance.Diagno
 		return []check{{"database", "fail", err.Error()}}, nil
 	}
 	defer store.Close()
-	st, err := store.Maintenance.Stats(ctx, "")
+	st, err := store.Health.Stats(ctx, "")
 	if err != nil {
 		return []check{{"database", "fail", err.Error()}}, nil
 	}
@@ -151,7 +151,7 @@ func (app *App) checkPostgres(ctx context.Context) ([]check, *maintenance.Diagno
 func (app *App) checkContents(ctx context.Context, store *backend, out []check) ([]check, *maintenance.Diagnostics) {
 	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
 	out = append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
-	diag, err := store.Maintenance.DiagnoseModel(ctx, app.config.EmbedModel)
+	diag, err := store.Health.DiagnoseModel(ctx, app.config.EmbedModel)
 	if err != nil {
 		return append(out, check{"health", "fail", err.Error()}), nil
 	}

@@ -73,7 +73,7 @@ func migratePostgres(ctx context.Context, app *App) error {
 		return err
 	}
 	defer store.Close()
-	st, err := store.Maintenance.Stats(ctx, "")
+	st, err := store.Health.Stats(ctx, "")
 	if err != nil {
 		return err
 	}

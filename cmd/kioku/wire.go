@@ -109,7 +109,7 @@ func pipelineDeps(store *backend, model pipeline.Model) pipeline.Deps {
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
 		Embeddings:   store.Recall,
 		Graph:        store.Graph,
-		Health:       store.Maintenance,
+		Health:       store.Health,
 		Repairer:     store.Maintenance,
 		Model:        model,
 		Quote:        contextbuild.Quote,
@@ -199,7 +199,7 @@ func botStore(store *backend) bot.Store {
 		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
 		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
 		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
-		Maintenance: store.Maintenance, Now: store.Now, RecoverWindow: store.RecoverWindow,
+		Maintenance: store.Health, Now: store.Now, RecoverWindow: store.RecoverWindow,
 		Graph: store.Graph,
 	}
 }

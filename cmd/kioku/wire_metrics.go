@@ -51,7 +51,7 @@ func (h metricHooks) watchRun(store *backend, short *stm.Store, b interface{ Sta
 	h.m.WatchStore(metrics.StoreSources{Kind: store.kind, Pool: pool})
 	h.m.Watch(metrics.Sources{
 		JobStats:         store.Jobs.JobStats,
-		MemoryCounts:     store.Maintenance.MemoryCounts,
+		MemoryCounts:     store.Health.MemoryCounts,
 		ShortTermEntries: short.Len,
 		HealthScore: func() (float64, bool) {
 			r, ok := pipe.Health()

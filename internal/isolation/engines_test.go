@@ -58,7 +58,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 			bot: bot.Store{Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 				Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
-				Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow},
+				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
 				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
 					*ltm.Maintenance
@@ -82,7 +82,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 			bot: bot.Store{Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 				Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
-				Maintenance: s.Maintenance, Now: s.Now, RecoverWindow: s.RecoverWindow},
+				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
 				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
 					*ltm.Maintenance

@@ -96,7 +96,7 @@ func (e *env) embedState(model string) embedState {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	st, err := e.store.Maintenance.Counts(e.t.Context(), "")
+	st, err := e.store.Health.Counts(e.t.Context(), "")
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func newMaintEnv(t *testing.T, cfg pipeline.Config) *maintEnv {
 	t.Helper()
 	e := newEnv(t, pipeline.Config{})
 	deps := storeDeps(e.store, e.client)
-	deps.Health, deps.Repairer = e.store.Maintenance, e.store.Maintenance
+	deps.Health, deps.Repairer = e.store.Health, e.store.Maintenance
 	deps.Provider = func() maintenance.ProviderCounts {
 		u, es := e.client.Usage(), e.store.Recall.EmbedStatus()
 		return maintenance.ProviderCounts{Calls: u.Calls, Errors: u.Errors, EmbedModel: es.Model, EmbedDown: es.Down, EmbedFailedAt: es.LastErrorAt}
@@ -139,11 +139,11 @@ func TestMaintenanceRepairsABrokenStore(t *testing.T) {
 			t.Errorf("%s: %q, want executed", a, o)
 		}
 	}
-	d, err := m.store.Maintenance.Diagnose(t.Context())
+	d, err := m.store.Health.Diagnose(t.Context())
 	if err != nil || d.Index.Words.OutOfSync() != 0 || d.Queue.Stale != 0 || d.Queue.Dead != 0 {
 		t.Fatalf("after the run: %+v %v", d, err)
 	}
-	audit, err := m.store.Maintenance.RepairLog(t.Context(), time.Time{})
+	audit, err := m.store.Health.RepairLog(t.Context(), time.Time{})
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("audit %+v, %v", audit, err)
 	}
@@ -198,7 +198,7 @@ func TestMaintenanceObserveChangesNothing(t *testing.T) {
 	m.dropFromWordIndex(mems[:3]...)
 	m.deadJob("d1")
 	m.staleLease("s1")
-	before, err := m.store.Maintenance.Diagnose(t.Context())
+	before, err := m.store.Health.Diagnose(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +211,14 @@ func TestMaintenanceObserveChangesNothing(t *testing.T) {
 			t.Errorf("repair %+v, want observed and nothing changed", rep)
 		}
 	}
-	after, err := m.store.Maintenance.Diagnose(t.Context())
+	after, err := m.store.Health.Diagnose(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after.Index.Words != before.Index.Words || after.Queue.Dead != 1 || after.Queue.Stale != 1 || after.Queue.Requeueable != 1 {
 		t.Fatalf("observe changed the store: before %+v after %+v", before, after)
 	}
-	audit, err := m.store.Maintenance.RepairLog(t.Context(), time.Time{})
+	audit, err := m.store.Health.RepairLog(t.Context(), time.Time{})
 	if err != nil || len(audit) != 3 {
 		t.Fatalf("audit %+v, %v", audit, err)
 	}
@@ -252,7 +252,7 @@ func TestMaintenanceHaltsAfterThreeRunsThatDoNotHelp(t *testing.T) {
 	if m.fake.EmbeddingCount() != calls {
 		t.Fatal("a halted run called the provider")
 	}
-	d, err := m.store.Maintenance.Diagnose(t.Context())
+	d, err := m.store.Health.Diagnose(t.Context())
 	if err != nil || !d.Repairs.Halted {
 		t.Fatalf("diagnostics do not show the halt: %+v %v", d.Repairs, err)
 	}
