@@ -6,8 +6,8 @@ import (
 )
 
 // The store's side of self-repair (internal/pipeline's maintenance task): the repairs that
-// need SQL, and the audit of every repair the health findings called for. Each repair
-// returns how many items it changed.
+// need SQL, what the engine does its own way left to its Upkeep. Each repair returns how
+// many items it changed; the audit of them is Health's (repairaudit.go).
 
 // RequeueDead gives up to limit dead jobs, newest first, one more chance: each is queued
 // again with fresh attempts. A job is requeued this way once in its life; a dead job whose

@@ -83,7 +83,7 @@ func (s *Health) Counts(ctx context.Context, scopeKey string) (Stats, error) {
 		return st, fmt.Errorf("couldn't read job stats: %w", err)
 	}
 	if st.DBBytes, err = s.db.upkeep.SizeBytes(ctx); err != nil {
-		return st, fmt.Errorf("couldn't read the size of the store: %w", err)
+		return st, err
 	}
 	return st, nil
 }
