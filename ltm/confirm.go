@@ -128,8 +128,10 @@ func (s *db) useConfirmation(ctx context.Context, tx *txn, owner memory.Owner, k
 		expires int64
 		used    sql.NullInt64
 	)
+	// Locked until the transaction ends where writers run at once: the same token confirmed
+	// twice together is used once.
 	err := tx.QueryRowContext(ctx, `SELECT payload, expires_at, used_at FROM confirmations
-		WHERE token = ? AND scope_key = ? AND kind = ?`, token, owner.Key(), kind).Scan(&body, &expires, &used)
+		WHERE token = ? AND scope_key = ? AND kind = ?`+s.dialect.LockRow, token, owner.Key(), kind).Scan(&body, &expires, &used)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.Errorf(memory.ENOTFOUND, "That confirmation is not valid here; run the command again.")
 	}

@@ -55,6 +55,15 @@ type RecallIndexer interface {
 	UnindexMemories(mems ...*memory.Memory)
 }
 
+// RecallSearcher is the recall that forget by query previews with and whose cache of query
+// vectors (keyed by what people searched, which may name the member) forget-me empties: the
+// service's Recall, or the recall of an engine whose store keeps its own (PostgreSQL's, for
+// now), given with Store.UseRecall.
+type RecallSearcher interface {
+	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+	ForgetCachedQueries()
+}
+
 // Dialect is the SQL an engine spells its own way, as fragments the service's statements
 // are built from.
 type Dialect struct {
@@ -95,6 +104,33 @@ type Dialect struct {
 	// JSONMerge returns an expression of column's JSON object with the top-level keys of
 	// the JSON object bound as the next parameter set in it.
 	JSONMerge func(column string) string
+	// LockRow ends a SELECT of a row that the write transaction then changes, so that a
+	// concurrent writer of the same row waits for it (a confirmation is used once); ""
+	// when writers never run at once.
+	LockRow string
+	// JSONMayHold returns a condition true of every row whose JSON text in column holds
+	// key, which a statement puts before reading column as JSON: the rows it lets through
+	// are valid JSON, or (PostgreSQL's cheaper text match) at least name key.
+	JSONMayHold func(column, key string) string
+	// JSONArrayAt is a table of the elements of the JSON array at key of the JSON object in
+	// column, one row each in a column named value, read with JSONValueText.
+	JSONArrayAt func(column, key string) string
+	// JSONValueText returns an expression reading the text at key of value, a JSON object
+	// from JSONArrayAt.
+	JSONValueText func(value, key string) string
+	// JSONAgg returns the aggregate of the JSON values of value (from JSONArrayAt) into a
+	// JSON array, [] over no rows.
+	JSONAgg func(value string) string
+	// JSONSet returns the JSON text of column's object with key set to value, a JSON
+	// expression (JSONAgg's).
+	JSONSet func(column, key, value string) string
+	// JobBeyondIDs is the condition of a job payload that holds more than its ids
+	// (JobIDsPayload), compared as JSON where the engine stores the ids as such.
+	JobBeyondIDs string
+	// PurgeSearch is the statement after which the full-text search holds nothing of the
+	// rows deleted before it in the transaction (forget-me's); "" when a delete takes
+	// a row's entries with it.
+	PurgeSearch string
 	// ChangeLog is set when the engine keeps memory_changes, the log of writes that
 	// in-process keyword indexes follow (keywordindex.go), which retention trims.
 	ChangeLog bool
@@ -188,16 +224,20 @@ func (sqliteEngine) PlanArgs(args ...any) []any                                 
 func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
 func (sqliteEngine) PrefetchEmbeddings(context.Context, []string) error          { return nil }
 
+// sqliteJobIDsPayload is a job's payload reduced to its ids (Dialect.JobIDsPayload).
+// json_patch drops the keys whose value is null, so a payload without a guild id keeps only
+// the channel.
+const sqliteJobIDsPayload = `CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN json_patch('{}',
+	json_object('guild_id', json_extract(payload, '$.guild_id'), 'channel_id', json_extract(payload, '$.channel_id')))
+	ELSE '{}' END`
+
 var sqliteDialect = Dialect{
 	ChangeLog: true,
 	JSONText: func(column, key string) string {
 		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`
 	},
-	// json_patch drops the keys whose value is null, so a payload without a guild id keeps
-	// only the channel.
-	JobIDsPayload: `CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN json_patch('{}',
-	json_object('guild_id', json_extract(payload, '$.guild_id'), 'channel_id', json_extract(payload, '$.channel_id')))
-	ELSE '{}' END`,
+	JobIDsPayload:        sqliteJobIDsPayload,
+	JobBeyondIDs:         `payload <> ` + sqliteJobIDsPayload,
 	JobHasCheckpoint:     `(json_valid(payload) AND json_type(payload, '$.checkpoint') IS NOT NULL)`,
 	JobWithoutCheckpoint: `json_remove(payload, '$.checkpoint')`,
 	JSONArrayTexts:       `json_each(?)`,
@@ -215,4 +255,20 @@ var sqliteDialect = Dialect{
 	JSONMerge: func(column string) string {
 		return `json_patch(` + column + `, ?)`
 	},
+	JSONMayHold: func(column, _ string) string { return `json_valid(` + column + `)` },
+	JSONArrayAt: func(column, key string) string {
+		return `json_each(` + column + `, '$.` + key + `')`
+	},
+	JSONValueText: func(value, key string) string {
+		return `json_extract(` + value + `, '$.` + key + `')`
+	},
+	JSONAgg: func(value string) string { return `json_group_array(json(` + value + `))` },
+	JSONSet: func(column, key, value string) string {
+		return `json_set(` + column + `, '$.` + key + `', ` + value + `)`
+	},
+	// Deleting from the contentless word index only marks its entries; merging its
+	// segments drops them, so deleted words leave the file. The trigram index gets the
+	// deleted text with each delete, and its secure-delete option removes the entries at
+	// once.
+	PurgeSearch: `INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`,
 }

@@ -34,30 +34,40 @@ type ForgetMeSummary struct {
 // rewritten from them by a pipeline update, whose history row names its messages) and its
 // content hash (for the vectors waiting to be stored). Arguments: the member's personal
 // scope key and user id.
-const forgetMeMemories = `SELECT id, scope, guild_id, user_id, content_hash,
+func forgetMeMemories(d *Dialect) string {
+	return `SELECT id, scope, guild_id, user_id, content_hash,
 	CASE WHEN scope_key = ?1 THEN 0 WHEN subject_id = ?2 THEN 1 ELSE 2 END
 	FROM memories WHERE scope_key = ?1 OR subject_id = ?2 OR id IN (
 		SELECT e.memory_id FROM memory_evidence e WHERE e.user_id = ?2 AND NOT EXISTS (
 			SELECT 1 FROM memory_evidence o WHERE o.memory_id = e.memory_id AND o.user_id <> ?2))
 	OR id IN (SELECT h.memory_id FROM memory_history h
 		WHERE h.memory_id IN (SELECT memory_id FROM memory_evidence WHERE user_id = ?2)
-			AND h.action = 'update' AND h.actor = 'pipeline' AND json_valid(h.metadata)
-			AND EXISTS (SELECT 1 FROM json_each(h.metadata, '$.evidence') j WHERE json_extract(j.value, '$.user_id') = ?2)
-			AND NOT EXISTS (SELECT 1 FROM json_each(h.metadata, '$.evidence') j WHERE json_extract(j.value, '$.user_id') <> ?2))`
+			AND h.action = 'update' AND h.actor = 'pipeline' AND ` + d.JSONMayHold("h.metadata", "evidence") + `
+			AND EXISTS (` + sourcesWhere(d, "h.metadata", "= ?2") + `)
+			AND NOT EXISTS (` + sourcesWhere(d, "h.metadata", "<> ?2") + `))`
+}
+
+// sourcesWhere selects the sources named in the evidence of the history metadata in column
+// (ltm.ChangeMetadata) whose user id meets cond, as j.
+func sourcesWhere(d *Dialect, column, cond string) string {
+	return `SELECT 1 FROM ` + d.JSONArrayAt(column, "evidence") + ` j WHERE ` + d.JSONValueText("j.value", "user_id") + ` ` + cond
+}
 
 // forgetMeUpdateSources takes the member out of the sources that the history rows of
 // pipeline updates written from several members' messages name (ltm.ChangeMetadata).
-const forgetMeUpdateSources = `UPDATE memory_history SET metadata = json_set(metadata, '$.evidence',
-		(SELECT json_group_array(json(j.value)) FROM json_each(metadata, '$.evidence') j
-			WHERE json_extract(j.value, '$.user_id') <> ?1))
-	WHERE action = 'update' AND actor = 'pipeline' AND json_valid(metadata)
-		AND EXISTS (SELECT 1 FROM json_each(metadata, '$.evidence') j WHERE json_extract(j.value, '$.user_id') = ?1)`
+func forgetMeUpdateSources(d *Dialect) string {
+	kept := `(SELECT ` + d.JSONAgg("j.value") + ` FROM ` + d.JSONArrayAt("metadata", "evidence") + ` j
+			WHERE ` + d.JSONValueText("j.value", "user_id") + ` <> ?1)`
+	return `UPDATE memory_history SET metadata = ` + d.JSONSet("metadata", "evidence", kept) + `
+	WHERE action = 'update' AND actor = 'pipeline' AND ` + d.JSONMayHold("metadata", "evidence") + `
+		AND EXISTS (` + sourcesWhere(d, "metadata", "= ?1") + `)`
+}
 
 // forgetMeJobs is the condition of the jobs whose content forget-me clears: unfinished
 // jobs with a checkpoint or a lease, finished jobs holding more than their ids.
 func forgetMeJobs(d *Dialect) string {
 	return `state = 'leased' OR (state = 'queued' AND ` + d.JobHasCheckpoint + `)
-	OR (state IN ('done', 'dead') AND payload <> ` + d.JobIDsPayload + `)`
+	OR (state IN ('done', 'dead') AND ` + d.JobBeyondIDs + `)`
 }
 
 // PreviewForgetMe counts everything forget-me would erase for userID and returns a
@@ -77,7 +87,7 @@ func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (For
 }
 
 func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) error {
-	removed, err := forgetMeList(ctx, q, owner, userID, sum)
+	removed, err := forgetMeList(ctx, q, s.db.dialect, owner, userID, sum)
 	if err != nil {
 		return err
 	}
@@ -113,8 +123,8 @@ func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memo
 
 // forgetMeList returns the memories forget-me removes (only the fields the vector index
 // and the waiting vectors need) and counts them by category into sum.
-func forgetMeList(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
-	rows, err := q.QueryContext(ctx, forgetMeMemories, owner.Key(), userID)
+func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+	rows, err := q.QueryContext(ctx, forgetMeMemories(d), owner.Key(), userID)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
 	}
@@ -169,6 +179,11 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		if err := s.db.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
 			return err
 		}
+		// One forget-me of a member at a time, across processes: the lists below must not
+		// race a write to their personal scope.
+		if err := s.db.eng.LockKey(ctx, tx, owner.Key()); err != nil {
+			return err
+		}
 		var err error
 		if removed, err = s.forgetMeTx(ctx, tx, owner, userID, &sum); err != nil {
 			return fmt.Errorf("couldn't erase data of user %s: %w", userID, err)
@@ -188,28 +203,19 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	// is fetched again by the embedding tracker).
 	s.db.recall.vectorWrites.drop(hashes)
 	// Recent queries (theirs included) are cached as text; the cache refills itself.
-	s.db.recall.clearQueryCache()
+	s.recaller.ForgetCachedQueries()
 	return sum, nil
 }
 
 func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
-	removed, err := forgetMeList(ctx, tx, owner, userID, sum)
+	d := s.db.dialect
+	removed, err := forgetMeList(ctx, tx, d, owner, userID, sum)
 	if err != nil {
 		return nil, err
 	}
-	// The ids go through a temporary table: there may be more than SQLite's bound
-	// parameter limit, and every statement below needs them.
-	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS forget_me_ids (id INTEGER PRIMARY KEY)`); err != nil {
-		return nil, fmt.Errorf("couldn't collect memories: %w", err)
-	}
-	defer tx.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS temp.forget_me_ids`) //nolint:errcheck // the rollback or commit ends it anyway
-	if _, err := tx.ExecContext(ctx, `DELETE FROM temp.forget_me_ids`); err != nil {
-		return nil, fmt.Errorf("couldn't collect memories: %w", err)
-	}
-	for _, m := range removed {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO temp.forget_me_ids (id) VALUES (?)`, m.ID); err != nil {
-			return nil, fmt.Errorf("couldn't collect memories: %w", err)
-		}
+	defer tx.ExecContext(context.WithoutCancel(ctx), `DROP TABLE IF EXISTS forget_me_ids`) //nolint:errcheck // the rollback or commit ends it anyway
+	if err := collectForgetMeIDs(ctx, tx, d, removed); err != nil {
+		return nil, err
 	}
 	actors := []any{memory.UserActor(userID), memory.ModelActor(userID)}
 	steps := []struct {
@@ -218,24 +224,25 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		args  []any
 		count *int
 	}{
-		{"history", `DELETE FROM memory_history WHERE memory_id IN (SELECT id FROM temp.forget_me_ids) OR scope_key = ?
-			OR (json_valid(metadata) AND json_extract(metadata, '$.subject_id') = ?)
-			OR (action IN (` + ForgetMeProposalActions + `) AND json_valid(metadata) AND (
-				EXISTS (SELECT 1 FROM json_each(metadata, '$.evidence') j WHERE json_extract(j.value, '$.user_id') = ?)
-				OR json_extract(metadata, '$.conflicts_with') IN (SELECT id FROM temp.forget_me_ids)))`,
+		{"history", `DELETE FROM memory_history WHERE memory_id IN (SELECT id FROM forget_me_ids) OR scope_key = ?
+			OR (` + d.JSONMayHold("metadata", "subject_id") + ` AND ` + d.JSONText("metadata", "subject_id") + ` = ?)
+			OR (action IN (` + ForgetMeProposalActions + `) AND ` + d.JSONMayHold("metadata", "evidence") + `
+				AND EXISTS (` + sourcesWhere(d, "metadata", "= ?") + `))
+			OR (action IN (` + ForgetMeProposalActions + `) AND ` + d.JSONMayHold("metadata", "conflicts_with") + `
+				AND CAST(` + d.JSONText("metadata", "conflicts_with") + ` AS BIGINT) IN (SELECT id FROM forget_me_ids))`,
 			[]any{owner.Key(), userID, userID}, nil},
-		{"memories", `DELETE FROM memories WHERE id IN (SELECT id FROM temp.forget_me_ids)`, nil, nil},
-		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT id FROM temp.forget_me_ids) OR user_id = ?`,
+		{"memories", `DELETE FROM memories WHERE id IN (SELECT id FROM forget_me_ids)`, nil, nil},
+		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT id FROM forget_me_ids) OR user_id = ?`,
 			[]any{userID}, nil},
 		{"authorship", `UPDATE memories SET author_id = '', author_name = '', search_author = '', message_id = '' WHERE author_id = ?`,
 			[]any{userID}, &sum.Anonymised},
 		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
-		{"update sources", forgetMeUpdateSources, []any{userID}, nil},
+		{"update sources", forgetMeUpdateSources(d), []any{userID}, nil},
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
-		{"finished jobs", `UPDATE memory_jobs SET payload = ` + s.db.dialect.JobIDsPayload + `, last_error = CASE WHEN instr(last_error, '{') > 0
-			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND payload <> ` + s.db.dialect.JobIDsPayload, nil, &sum.Jobs},
+		{"finished jobs", `UPDATE memory_jobs SET payload = ` + d.JobIDsPayload + `, last_error = CASE WHEN ` + d.Instr + `(last_error, '{') > 0
+			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND ` + d.JobBeyondIDs, nil, &sum.Jobs},
 	}
 	for _, st := range steps {
 		n, err := execCount(ctx, tx, st.query, st.args...)
@@ -257,16 +264,37 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 	if err := s.db.fenceForgottenTx(ctx, tx, userID); err != nil {
 		return nil, err
 	}
-	// Deleting from the contentless word index only marks its entries; merging its
-	// segments drops them, so the member's words leave the file.
-	if err := optimizeFullText(ctx, tx, "memories_fts"); err != nil {
-		return nil, err
+	if d.PurgeSearch != "" {
+		if _, err := tx.ExecContext(ctx, d.PurgeSearch); err != nil {
+			return nil, fmt.Errorf("couldn't purge the search of erased memories: %w", err)
+		}
 	}
 	err = s.db.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
 		Actor: memory.UserActor(userID), Reason: "forget me",
 		Metadata: mustJSON(map[string]int{"memories": sum.Memories, "about": sum.About, "from_messages": sum.FromMessages,
 			"anonymised": sum.Anonymised, "turns": sum.Turns, "jobs": sum.Jobs})})
 	return removed, err
+}
+
+// collectForgetMeIDs puts the ids of removed in the temporary table forget_me_ids, which
+// every erasing statement reads: there may be more than a statement's bound parameters can
+// hold, and the list is given once, as one JSON array. Both engines keep a temporary table
+// to the connection; the caller drops it before the transaction ends.
+func collectForgetMeIDs(ctx context.Context, tx *txn, d *Dialect, removed []*memory.Memory) error {
+	if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS forget_me_ids (id BIGINT PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("couldn't collect memories: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM forget_me_ids`); err != nil {
+		return fmt.Errorf("couldn't collect memories: %w", err)
+	}
+	ids := make([]int64, len(removed))
+	for i, m := range removed {
+		ids[i] = m.ID
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO forget_me_ids (id) SELECT CAST(value AS BIGINT) FROM `+d.JSONArrayTexts, idArray(ids)); err != nil {
+		return fmt.Errorf("couldn't collect memories: %w", err)
+	}
+	return nil
 }
 
 // optimizeFullText merges each named full-text index into one segment, which drops the

@@ -136,8 +136,10 @@ type Settings struct{ db *db }
 
 // Confirmations are previewed destructive actions. See Store.Confirmations.
 type Confirmations struct {
-	db       *db
-	recaller *Recall // forget by query previews what a search finds
+	db *db
+	// recaller is the recall forget by query previews with and whose cached queries
+	// forget-me empties: the service's Recall, or the engine's own (Store.UseRecall).
+	recaller RecallSearcher
 }
 
 // Transfer exports and imports memories. See Store.Transfer.
@@ -278,6 +280,11 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 		Graph:         &Graph{d},
 	}
 }
+
+// UseRecall has the store's Confirmations preview forget by query with r, and empty r's
+// cached queries after a forget-me: the recall of an engine whose store keeps its own
+// rather than the service's (PostgreSQL's, for now). Call it before the store is used.
+func (s *Store) UseRecall(r RecallSearcher) { s.Confirmations.recaller = r }
 
 // OpenEngine returns a Store over conns, a pool of eng's database that the engine has
 // migrated, with the settings t (DefaultTunables when nil); eng implements Upkeep too.

@@ -94,6 +94,27 @@ var dialect = ltm.Dialect{
 	JSONMerge: func(column string) string {
 		return `(` + column + `::jsonb || ?::jsonb)::text`
 	},
+	LockRow: " FOR UPDATE",
+	// A text match is cheaper than a cast to jsonb, which would also fail on the empty
+	// metadata of rows without any.
+	JSONMayHold: func(column, key string) string {
+		return column + ` LIKE '%"` + key + `"%'`
+	},
+	JSONArrayAt: func(column, key string) string {
+		return `jsonb_array_elements(` + column + `::jsonb -> '` + key + `')`
+	},
+	JSONValueText: func(value, key string) string {
+		return `(` + value + ` ->> '` + key + `')`
+	},
+	JSONAgg: func(value string) string { return `coalesce(jsonb_agg(` + value + `), '[]'::jsonb)` },
+	JSONSet: func(column, key, value string) string {
+		return `jsonb_set(` + column + `::jsonb, '{` + key + `}', ` + value + `)::text`
+	},
+	// Compared as jsonb: a payload's text need not be jsonb's spelling of the same ids.
+	JobBeyondIDs: `payload::jsonb <> ` + jobIDsJSON,
+	// The word vectors are columns of the deleted rows and go with them (PostgreSQL's files
+	// keep dead row versions until VACUUM: docs/postgres.md).
+	PurgeSearch: "",
 }
 
 // jobIDsJSON is the SQL expression of a job's payload reduced to its ids, as jsonb: the

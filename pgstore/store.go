@@ -48,8 +48,9 @@ type Store struct {
 	Transcripts *ltm.Transcripts
 	// Settings are members' and guilds' choices.
 	Settings *ltm.Settings
-	// Confirmations are forget by query and forget-me.
-	Confirmations *Confirmations
+	// Confirmations are forget by query and forget-me, the service's, previewing with this
+	// store's Recall.
+	Confirmations *ltm.Confirmations
 	// Graph is the knowledge graph.
 	Graph *ltm.Graph
 	// Facts applies the background pipeline's decisions.
@@ -103,12 +104,6 @@ type db struct {
 
 // Recall finds memories. See Store.Recall.
 type Recall struct{ db *db }
-
-// Confirmations are previewed destructive actions. See Store.Confirmations.
-type Confirmations struct {
-	db       *db
-	recaller *Recall
-}
 
 // Open connects to the database at url (postgres://…), applies pending migrations and
 // returns a ready store. Close releases the pool.
@@ -188,6 +183,7 @@ func newStore(p *pgxpool.Pool) *Store {
 	d.core = ltm.OpenEngine(engine{d}, sqldb, t)
 	d.recall.init(d)
 	rc := &Recall{d}
+	d.core.UseRecall(rc)
 	return &Store{
 		db:            d,
 		Memories:      d.core.Memories,
@@ -195,7 +191,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Jobs:          d.core.Jobs,
 		Transcripts:   d.core.Transcripts,
 		Settings:      d.core.Settings,
-		Confirmations: &Confirmations{db: d, recaller: rc},
+		Confirmations: d.core.Confirmations,
 		Graph:         d.core.Graph,
 		Channels:      d.core.Channels,
 		Guilds:        d.core.Guilds,
