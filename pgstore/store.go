@@ -18,7 +18,6 @@ package pgstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -243,17 +242,6 @@ func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 	return nil
 }
 
-// lockKey serialises the transactions that name the same key until they end: PostgreSQL
-// lets several writers in at once (several processes, or several goroutines of one), and
-// a check followed by a write (is this content in the scope already? is this job queued?)
-// must not interleave with another's. SQLite gets the same from its single writer.
-func lockKey(ctx context.Context, tx *txn, key string) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, key); err != nil {
-		return fmt.Errorf("couldn't lock %s: %w", key, err)
-	}
-	return nil
-}
-
 // planNow, passed as a statement's first argument, has PostgreSQL plan the statement for
 // its values and the table as it is at that moment, every time it runs. pgx otherwise
 // prepares each statement once per connection, and after five runs PostgreSQL may keep one
@@ -278,13 +266,6 @@ func fromMillis(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms).UTC()
-}
-
-// querier is what a statement runs on: the pool or a transaction.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
 type scanner interface{ Scan(dest ...any) error }
@@ -372,6 +353,3 @@ func execCount(ctx context.Context, tx *txn, query string, args ...any) (int, er
 	n, err := res.RowsAffected()
 	return int(n), err
 }
-
-// errNoRows reports whether err says a single-row query found nothing.
-func errNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
