@@ -270,5 +270,5 @@ var sqliteDialect = Dialect{
 	// segments drops them, so deleted words leave the file. The trigram index gets the
 	// deleted text with each delete, and its secure-delete option removes the entries at
 	// once.
-	PurgeSearch: `INSERT INTO memories_fts (memories_fts) VALUES ('optimize')`,
+	PurgeSearch: `INSERT INTO ` + wordIndex + ` (` + wordIndex + `) VALUES ('optimize')`,
 }

@@ -160,10 +160,12 @@ func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner
 // (which take back running jobs' leases, so nothing in flight writes their words back).
 // Memories they authored that stay (server knowledge) lose their id and name, and history
 // rows of their edits name ActorForgotten instead. A forget fence stops pipeline work that
-// started earlier from writing about them afterwards, and the word index is merged so
-// deleted words leave the file. Unlike forget, this is immediate and not recoverable: the
-// preview and confirmation are the safety net. One history row without content records
-// that it happened.
+// started earlier from writing about them afterwards, and the full-text search drops their
+// words at once (Dialect.PurgeSearch: SQLite merges its word index so deleted words leave
+// the file; PostgreSQL's word vectors are columns of the deleted rows, though its files keep
+// dead row versions until VACUUM, docs/postgres.md). Unlike forget, this is immediate and
+// not recoverable: the preview and confirmation are the safety net. One history row without
+// content records that it happened.
 func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {
 	owner := memory.PersonalOwner(userID)
 	if err := owner.Validate(); err != nil {
@@ -293,20 +295,6 @@ func collectForgetMeIDs(ctx context.Context, tx *txn, d *Dialect, removed []*mem
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO forget_me_ids (id) SELECT CAST(value AS BIGINT) FROM `+d.JSONArrayTexts, idArray(ids)); err != nil {
 		return fmt.Errorf("couldn't collect memories: %w", err)
-	}
-	return nil
-}
-
-// optimizeFullText merges each named full-text index into one segment, which drops the
-// entries of deleted rows for good. The contentless word index (memories_fts) needs it:
-// deleting from it only records the row id until its segments merge. The trigram index
-// gets the deleted text with each delete, so its secure-delete option removes the entries
-// at once and it needs no merge after forget-me.
-func optimizeFullText(ctx context.Context, q querier, tables ...string) error {
-	for _, table := range tables {
-		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
-			return fmt.Errorf("couldn't merge full-text index %s: %w", table, err)
-		}
 	}
 	return nil
 }

@@ -239,3 +239,17 @@ func (u sqliteUpkeep) Reindexed(ctx context.Context, ids []int64) {
 		u.d.indexMemories(ctx, m)
 	}
 }
+
+// optimizeFullText merges each named full-text index into one segment, which drops the
+// entries of deleted rows for good. The contentless word index (memories_fts) needs it:
+// deleting from it only records the row id until its segments merge. The trigram index
+// gets the deleted text with each delete, so its secure-delete option removes the entries
+// at once.
+func optimizeFullText(ctx context.Context, q querier, tables ...string) error {
+	for _, table := range tables {
+		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
+			return fmt.Errorf("couldn't merge full-text index %s: %w", table, err)
+		}
+	}
+	return nil
+}
