@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -453,7 +454,7 @@ type recallState struct {
 	access       accessTracker
 	vectorWrites vectorWriter
 
-	keywords keywordIndexes
+	keywords *kwindex.Indexes
 	stmts    stmtCache
 }
 
@@ -461,7 +462,7 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
 	r.vectors.SetLoader(d.loadScopeVectors, DefaultVectorCacheBytes)
 	r.vectors.SetSizer(d.liveMemories)
-	r.keywords.init()
+	r.keywords = newKeywordIndexes(d)
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
 	r.vectorWrites.start(d.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
@@ -470,6 +471,6 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 func (r *recallState) close() {
 	r.vectorWrites.stop()
 	r.access.stop()
-	r.keywords.close()
+	r.keywords.Close()
 	r.stmts.close()
 }

@@ -41,6 +41,13 @@ type Engine interface {
 	// keeps beside the service will want after it (Written); never inside a write
 	// transaction. SQLite keeps nothing more.
 	PrefetchEmbeddings(ctx context.Context, texts []string) error
+	// Changes is the log of memory changes the in-memory keyword indexes follow; nil for
+	// the memory_changes table, which SQLite's triggers fill and every process reads.
+	Changes() ChangeLog
+	// Committed is told of every write transaction of the service that committed; an
+	// engine whose change log arrives asynchronously uses it so that a query after a
+	// write of this process waits for that write's changes.
+	Committed()
 }
 
 // RecallIndexer is an Engine whose store keeps recall's in-process state itself (a vector
@@ -223,6 +230,8 @@ func (sqliteEngine) Dialect() *Dialect                                          
 func (sqliteEngine) PlanArgs(args ...any) []any                                  { return args }
 func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
 func (sqliteEngine) PrefetchEmbeddings(context.Context, []string) error          { return nil }
+func (sqliteEngine) Changes() ChangeLog                                          { return nil }
+func (sqliteEngine) Committed()                                                  {}
 
 // sqliteJobIDsPayload is a job's payload reduced to its ids (Dialect.JobIDsPayload).
 // json_patch drops the keys whose value is null, so a payload without a guild id keeps only

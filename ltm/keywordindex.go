@@ -2,17 +2,15 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 )
 
 // The keyword leg is served from an in-memory BM25 index per scope key (internal/kwindex),
@@ -38,39 +36,6 @@ const (
 	// falls further behind rebuilds its indexes.
 	changeLogKeep = 200_000
 )
-
-// keywordIndexes are the in-memory keyword indexes of one store.
-type keywordIndexes struct {
-	// catchUp serialises reading the change log; applied is the last sequence number
-	// applied to every ready scope.
-	catchUp sync.Mutex
-	applied atomic.Int64
-
-	mu     sync.Mutex
-	scopes map[string]*keywordScope
-	clock  atomic.Int64 // use counter for least-recently-used eviction
-	wg     sync.WaitGroup
-	closed bool
-}
-
-type keywordScope struct {
-	idx      *kwindex.Scope
-	ready    atomic.Bool
-	building atomic.Bool
-	lastUsed atomic.Int64
-}
-
-func (k *keywordIndexes) init() {
-	k.scopes = map[string]*keywordScope{}
-}
-
-// close waits for background builds to stop.
-func (k *keywordIndexes) close() {
-	k.mu.Lock()
-	k.closed = true
-	k.mu.Unlock()
-	k.wg.Wait()
-}
 
 // keywordColumns are the memory columns an index document is made of.
 const keywordColumns = `id, scope_key, deleted_at IS NULL, content, author_name, guild_id, channel_id, created_at, type, pinned,
@@ -99,148 +64,94 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 		Grams: m.Normalized + " " + strings.ToLower(m.Provenance.Author), Meta: metaOf(&m)}, scopeKey, live, nil
 }
 
-// ready returns the scope's index when it can answer now. Otherwise it starts building it
-// (in the query for a small scope, in the background for a large one) and returns nil.
-func (k *keywordIndexes) ready(ctx context.Context, d *db, key string) (*kwindex.Scope, error) {
-	sc := k.scope(key)
-	if sc.ready.Load() {
-		return sc.idx, nil
+// ChangeLog is where the in-memory keyword indexes learn which memories changed
+// (kwindex.Source's Ends and Changed): SQLite's is the memory_changes table, another
+// engine's may be its own change feed (Engine.Changes).
+type ChangeLog interface {
+	Ends(ctx context.Context) (last, first int64, err error)
+	Changed(ctx context.Context, from, to int64) ([]int64, error)
+}
+
+// keywordSource is what the keyword indexes read: the memories, in SQL both engines run,
+// and the engine's change log.
+type keywordSource struct {
+	d *db
+	ChangeLog
+}
+
+func newKeywordIndexes(d *db) *kwindex.Indexes {
+	var log ChangeLog = changeTable{d}
+	if l := d.eng.Changes(); l != nil {
+		log = l
 	}
+	return kwindex.NewIndexes(keywordSource{d, log}, func() kwindex.Settings {
+		return kwindex.Settings{Params: d.KeywordParams, SyncBuild: d.KeywordSyncBuild, Max: d.KeywordIndexMax}
+	})
+}
+
+func (s keywordSource) Size(ctx context.Context, key string) (int, error) {
 	var size int
-	if err := d.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&size); err != nil {
-		return nil, fmt.Errorf("couldn't count memories: %w", err)
+	if err := s.d.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&size); err != nil {
+		return 0, fmt.Errorf("couldn't count memories: %w", err)
 	}
-	if size <= d.KeywordSyncBuild {
-		if !sc.building.CompareAndSwap(false, true) {
-			return nil, nil // another query is building it
-		}
-		defer sc.building.Store(false)
-		if err := k.build(ctx, d, key, sc); err != nil {
-			return nil, err
-		}
-		return sc.idx, nil
-	}
-	if sc.building.CompareAndSwap(false, true) {
-		k.mu.Lock()
-		if k.closed {
-			k.mu.Unlock()
-			sc.building.Store(false)
-			return nil, nil
-		}
-		k.wg.Add(1)
-		k.mu.Unlock()
-		go func() {
-			defer k.wg.Done()
-			defer sc.building.Store(false)
-			// A background build outlives the query that asked for it, not the store.
-			_ = k.build(context.WithoutCancel(ctx), d, key, sc)
-		}()
-	}
-	return nil, nil
+	return size, nil
 }
 
-// scope returns the entry of key, creating it, and marks it as just used for eviction.
-func (k *keywordIndexes) scope(key string) *keywordScope {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	sc := k.scopes[key]
-	if sc == nil {
-		sc = &keywordScope{}
-		k.scopes[key] = sc
-	}
-	sc.lastUsed.Store(k.clock.Add(1))
-	return sc
-}
-
-// build loads the scope's live rows into its index and marks it ready. The rows and the
-// change log position are read in one snapshot, and the changes written since are applied
-// before the index answers, so nothing written during the build is missed.
-func (k *keywordIndexes) build(ctx context.Context, d *db, key string, sc *keywordScope) error {
-	tx, err := d.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+func (s keywordSource) Load(ctx context.Context, key string) ([]kwindex.Doc, error) {
+	rows, err := s.d.read.QueryContext(ctx, `SELECT `+keywordColumns+` FROM memories WHERE scope_key = ? AND deleted_at IS NULL`, key)
 	if err != nil {
-		return fmt.Errorf("couldn't read memories: %w", err)
+		return nil, fmt.Errorf("couldn't read memories: %w", err)
 	}
-	defer tx.Rollback()
-	var at int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM memory_changes`).Scan(&at); err != nil {
-		return fmt.Errorf("couldn't read the change log: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+keywordColumns+` FROM memories WHERE scope_key = ? AND deleted_at IS NULL`, key)
-	if err != nil {
-		return fmt.Errorf("couldn't read memories: %w", err)
-	}
+	defer rows.Close()
 	var docs []kwindex.Doc
 	for rows.Next() {
 		doc, _, _, err := scanKeywordDoc(rows)
 		if err != nil {
-			rows.Close()
-			return fmt.Errorf("couldn't read memory row: %w", err)
+			return nil, fmt.Errorf("couldn't read memory row: %w", err)
 		}
 		docs = append(docs, doc)
 	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("couldn't read memories: %w", err)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read memories: %w", err)
 	}
-	_ = tx.Rollback()
-	idx := kwindex.NewScope(d.KeywordParams)
-	idx.Put(docs...)
-
-	// Apply what changed since the snapshot, under the catch-up lock so the global
-	// position and this scope agree when it turns ready.
-	k.catchUp.Lock()
-	defer k.catchUp.Unlock()
-	if err := k.applyRange(ctx, d, at, k.applied.Load(), map[string]*kwindex.Scope{key: idx}); err != nil {
-		return err
-	}
-	k.mu.Lock()
-	sc.idx = idx
-	sc.ready.Store(true)
-	k.mu.Unlock()
-	k.evict(d.KeywordIndexMax)
-	return nil
+	return docs, nil
 }
 
-// sync applies every change logged since the last one applied to the ready scopes. It runs
-// before each keyword query.
-func (k *keywordIndexes) sync(ctx context.Context, d *db) error {
-	last, first, err := d.changeLogEnds(ctx)
+func (s keywordSource) Read(ctx context.Context, ids []int64) ([]kwindex.Row, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := s.d.read.QueryContext(ctx, `SELECT `+keywordColumns+` FROM memories WHERE id IN (`+placeholders(len(ids))+`)`, args...)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("couldn't read changed memories: %w", err)
 	}
-	if last <= k.applied.Load() {
-		return nil
+	defer rows.Close()
+	out := make([]kwindex.Row, 0, len(ids))
+	for rows.Next() {
+		doc, key, live, err := scanKeywordDoc(rows)
+		if err != nil {
+			return nil, fmt.Errorf("couldn't read memory row: %w", err)
+		}
+		out = append(out, kwindex.Row{Doc: doc, ScopeKey: key, Live: live})
 	}
-	k.catchUp.Lock()
-	defer k.catchUp.Unlock()
-	from := k.applied.Load()
-	if last <= from {
-		return nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read changed memories: %w", err)
 	}
-	if from == 0 && !k.anyReady() {
-		// Nothing is built yet, so nothing needs the log's past: start reading from here
-		// (a build reads the rows themselves) instead of replaying the whole log.
-		k.applied.Store(last)
-		return nil
-	}
-	if first > from+1 {
-		// Retention trimmed changes this process never read: start over.
-		k.dropAll()
-		k.applied.Store(last)
-		return nil
-	}
-	if err := k.applyRange(ctx, d, from, last, k.readyScopes()); err != nil {
-		return err
-	}
-	k.applied.Store(last)
-	return nil
+	return out, nil
 }
 
-// changeLogEnds returns the newest and oldest sequence numbers of the change log (0 when
-// it is empty), through a statement kept prepared: it runs before every keyword query.
-func (d *db) changeLogEnds(ctx context.Context) (last, first int64, err error) {
+// changeTable is SQLite's change log: the memory_changes table (migration 0012), which
+// triggers fill on every write by any process, so the CLI or an import writing to the same
+// file is seen by the next query.
+type changeTable struct{ d *db }
+
+// Ends returns the newest and oldest sequence numbers of the change log (0 when it is
+// empty), through a statement kept prepared: it runs before every keyword query.
+func (c changeTable) Ends(ctx context.Context) (last, first int64, err error) {
 	// Two subqueries: SQLite answers a lone min() or max() of the primary key from the
 	// b-tree's ends, but one SELECT with both scans the table.
-	rows, err := d.recall.stmts.query(ctx, d.read, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
+	rows, err := c.d.recall.stmts.query(ctx, c.d.read, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
 		coalesce((SELECT min(seq) FROM memory_changes), 0)`)
 	if err != nil {
 		return 0, 0, fmt.Errorf("couldn't read the change log: %w", err)
@@ -258,127 +169,103 @@ func (d *db) changeLogEnds(ctx context.Context) (last, first int64, err error) {
 	return last, first, nil
 }
 
-// applyRange applies the changes with sequence numbers in (from, to] to the given indexes.
-func (k *keywordIndexes) applyRange(ctx context.Context, d *db, from, to int64, scopes map[string]*kwindex.Scope) error {
-	if to <= from || len(scopes) == 0 {
-		return nil
-	}
-	rows, err := d.read.QueryContext(ctx, `SELECT DISTINCT memory_id FROM memory_changes WHERE seq > ? AND seq <= ?`, from, to)
+// Changed returns the memories of the changes with sequence numbers in (from, to].
+func (c changeTable) Changed(ctx context.Context, from, to int64) ([]int64, error) {
+	rows, err := c.d.read.QueryContext(ctx, `SELECT DISTINCT memory_id FROM memory_changes WHERE seq > ? AND seq <= ?`, from, to)
 	if err != nil {
-		return fmt.Errorf("couldn't read the change log: %w", err)
+		return nil, fmt.Errorf("couldn't read the change log: %w", err)
 	}
+	defer rows.Close()
 	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return fmt.Errorf("couldn't read the change log: %w", err)
+			return nil, fmt.Errorf("couldn't read the change log: %w", err)
 		}
 		ids = append(ids, id)
 	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("couldn't read the change log: %w", err)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("couldn't read the change log: %w", err)
 	}
-	for start := 0; start < len(ids); start += 500 {
-		batch := ids[start:min(start+500, len(ids))]
-		// Every changed id leaves every index first: a memory may have moved scope, been
-		// forgotten or purged (then it has no row at all).
-		for _, idx := range scopes {
-			idx.Remove(batch...)
+	return ids, nil
+}
+
+// IndexedKeywordLeg is the keyword leg answered from the in-memory indexes alone, for an
+// engine whose database answers the leg its own way while a scope's index builds
+// (PostgreSQL's): the raw keyword scores of the best limit memories for the words, the
+// CJK text and the lexicon's expansion of plan, exactly as SQLite's recall computes them.
+// where and args are the scope and filters in the engine's SQL over the memories alias m.
+// It returns false when some visible scope's index is not ready yet (it is building then).
+func (s *Recall) IndexedKeywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, where string, args []any,
+	limit int) (map[int64]float64, bool, error) {
+	k := s.db.recall.keywords
+	if s.db.KeywordIndexOff {
+		return nil, false, nil
+	}
+	if err := k.Sync(ctx); err != nil {
+		return nil, false, err
+	}
+	vis := visibleScopes(q)
+	for _, v := range vis {
+		if idx, err := k.Ready(ctx, v.Owner.Key()); err != nil || idx == nil {
+			return nil, false, err
 		}
-		args := make([]any, len(batch))
-		for i, id := range batch {
-			args[i] = id
-		}
-		rows, err := d.read.QueryContext(ctx, `SELECT `+keywordColumns+` FROM memories WHERE id IN (`+placeholders(len(batch))+`)`, args...)
-		if err != nil {
-			return fmt.Errorf("couldn't read changed memories: %w", err)
-		}
-		add := map[string][]kwindex.Doc{}
-		for rows.Next() {
-			doc, key, live, err := scanKeywordDoc(rows)
-			if err != nil {
-				rows.Close()
-				return fmt.Errorf("couldn't read memory row: %w", err)
+	}
+	out := map[int64]float64{}
+	leg := func(plan *recall.Plan, withPairs bool, into map[int64]float64) (bool, error) {
+		if len(plan.Terms) > 0 {
+			if done, err := s.indexLeg(ctx, wordSearch(plan, withPairs), q, vis, where, args, limit, 1, into); err != nil || !done {
+				return false, err
 			}
-			if _, ok := scopes[key]; ok && live {
-				add[key] = append(add[key], doc)
+		}
+		if len(plan.CJK) > 0 {
+			if done, err := s.indexLeg(ctx, cjkSearch(plan), q, vis, where, args, limit, cjkWeight, into); err != nil || !done {
+				return false, err
 			}
 		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("couldn't read changed memories: %w", err)
-		}
-		for key, docs := range add {
-			scopes[key].Put(docs...)
-		}
+		return true, nil
 	}
-	return nil
+	if done, err := leg(plan, true, out); err != nil || !done {
+		return nil, false, err
+	}
+	if s.db.Stages.Lexicon <= 0 || len(plan.Expansion) == 0 {
+		return out, true, nil
+	}
+	exp := plan.ExpansionPlan()
+	more := map[int64]float64{}
+	if done, err := leg(&exp, false, more); err != nil || !done {
+		return nil, false, err
+	}
+	for id, x := range more {
+		out[id] += s.db.Stages.Lexicon * x
+	}
+	return out, true, nil
 }
 
-func (k *keywordIndexes) readyScopes() map[string]*kwindex.Scope {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	out := make(map[string]*kwindex.Scope, len(k.scopes))
-	for key, sc := range k.scopes {
-		if sc.ready.Load() {
-			out[key] = sc.idx
-		}
+// wordSearch searches an index for the plan's words and, withPairs, its adjacent pairs.
+func wordSearch(plan *recall.Plan, withPairs bool) func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+	var pairs [][2]string
+	if withPairs {
+		pairs = plan.Pairs
 	}
-	return out
-}
-
-func (k *keywordIndexes) anyReady() bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, sc := range k.scopes {
-		if sc.ready.Load() {
-			return true
-		}
-	}
-	return false
-}
-
-// dropAll forgets every index; each is rebuilt on its next use.
-func (k *keywordIndexes) dropAll() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for key, sc := range k.scopes {
-		if !sc.building.Load() {
-			delete(k.scopes, key)
-		}
+	return func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+		return idx.Search(kwindex.Query{Terms: plan.Terms, Pairs: pairs, Filter: f, Limit: k})
 	}
 }
 
-// evict drops the least recently searched ready scopes while the indexes hold more than
-// max memories.
-func (k *keywordIndexes) evict(max int) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	type entry struct {
-		key  string
-		used int64
-		n    int
-	}
-	var all []entry
-	total := 0
-	for key, sc := range k.scopes {
-		if !sc.ready.Load() {
-			continue
+// cjkSearch searches an index for the plan's unsegmented text: its character bigrams, and
+// the Latin words written inside it ("ＡＰＩのrate limit"), which are one token to the
+// tokenizer.
+func cjkSearch(plan *recall.Plan) func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+	grams := plan.CJKGrams(2)
+	var words []string
+	for _, t := range plan.Terms {
+		if len(t) >= 2 {
+			words = append(words, t)
 		}
-		n := sc.idx.Len()
-		total += n
-		all = append(all, entry{key, sc.lastUsed.Load(), n})
 	}
-	if max <= 0 || total <= max {
-		return
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].used < all[j].used })
-	for _, e := range all[:len(all)-1] { // the scope just used stays
-		if total <= max {
-			break
-		}
-		delete(k.scopes, e.key)
-		total -= e.n
+	return func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
+		return idx.SearchCJK(kwindex.CJKQuery{Grams: grams, Words: words, Filter: f, Limit: k})
 	}
 }
 
@@ -387,14 +274,14 @@ func (k *keywordIndexes) evict(max int) {
 // false when some scope's index is not ready yet; the caller then uses FTS5.
 func (s *Recall) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f *vecindex.Filter, limit int) []kwindex.Hit,
 	q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, weight float64, out map[int64]float64) (bool, error) {
-	k := &s.db.recall.keywords
+	k := s.db.recall.keywords
 	if s.db.KeywordIndexOff {
 		return false, nil
 	}
 	// keywordLeg brought the indexes up to date with the change log before its first leg.
 	idxs := make([]*kwindex.Scope, len(vis))
 	for i, v := range vis {
-		idx, err := k.ready(ctx, s.db, v.Owner.Key())
+		idx, err := k.Ready(ctx, v.Owner.Key())
 		if err != nil || idx == nil {
 			return false, err
 		}
@@ -446,34 +333,20 @@ func (s *Recall) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f
 
 // KeywordIndexHolds reports whether any in-memory keyword index holds word; forget-me
 // tests use it to prove a member's words left memory too.
-func (s *Recall) KeywordIndexHolds(word string) bool {
-	for _, idx := range s.db.recall.keywords.readyScopes() {
-		if idx.Holds(word) {
-			return true
-		}
-	}
-	return false
-}
+func (s *Recall) KeywordIndexHolds(word string) bool { return s.db.recall.keywords.Holds(word) }
+
+// KeywordIndexHas reports whether any in-memory keyword index holds memory id; forget-me
+// tests use it to prove a member's memories left memory too.
+func (s *Recall) KeywordIndexHas(id int64) bool { return s.db.recall.keywords.Has(id) }
 
 // WarmKeywordIndex builds the keyword indexes of the given scopes now and waits for them,
 // so a benchmark or an operator's warm-up times a ready index rather than its build.
 func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) error {
-	k := &s.db.recall.keywords
-	// Catch up first, so the log's position is set before the builds (sync).
-	if err := k.sync(ctx, s.db); err != nil {
-		return err
+	keys := make([]string, len(owners))
+	for i, o := range owners {
+		keys[i] = o.Key()
 	}
-	for _, o := range owners {
-		key := o.Key()
-		sc := k.scope(key)
-		if sc.ready.Load() {
-			continue
-		}
-		if err := k.build(ctx, s.db, key, sc); err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.db.recall.keywords.Warm(ctx, keys...)
 }
 
 // Settle waits until the background loads that recalls started have finished: keyword
@@ -481,16 +354,8 @@ func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) e
 // resident memory after it); callers stop recalling first, since loads started while it
 // waits may or may not be waited for.
 func (s *Recall) Settle(ctx context.Context) error {
-	k := &s.db.recall.keywords
-	built := make(chan struct{})
-	go func() {
-		k.wg.Wait()
-		close(built)
-	}()
-	select {
-	case <-built:
-	case <-ctx.Done():
-		return context.Cause(ctx)
+	if err := s.db.recall.keywords.Settle(ctx); err != nil {
+		return err
 	}
 	return s.db.recall.vectors.Settle(ctx)
 }

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/kwindex"
-	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
@@ -322,7 +320,7 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.Se
 	// One look at the change log per recall: every leg below (words, CJK, the lexicon's
 	// expansion) then reads the same state of the in-memory indexes.
 	if !s.db.KeywordIndexOff {
-		if err := s.db.recall.keywords.sync(ctx, s.db); err != nil {
+		if err := s.db.recall.keywords.Sync(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -342,16 +340,7 @@ func (s *Recall) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQue
 	if len(plan.CJK) == 0 {
 		return nil
 	}
-	grams := plan.CJKGrams(2)
-	var words []string
-	for _, t := range plan.Terms {
-		if len(t) >= 2 {
-			words = append(words, t)
-		}
-	}
-	search := func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
-		return idx.SearchCJK(kwindex.CJKQuery{Grams: grams, Words: words, Filter: f, Limit: k})
-	}
+	search := cjkSearch(plan)
 	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, cjkWeight, out)
 	if err != nil || done {
 		return err
@@ -366,13 +355,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 	if len(plan.Terms) == 0 {
 		return nil
 	}
-	var pairs [][2]string
-	if withPairs {
-		pairs = plan.Pairs
-	}
-	search := func(idx *kwindex.Scope, f *vecindex.Filter, k int) []kwindex.Hit {
-		return idx.Search(kwindex.Query{Terms: plan.Terms, Pairs: pairs, Filter: f, Limit: k})
-	}
+	search := wordSearch(plan, withPairs)
 	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, 1, out)
 	if err != nil || done {
 		return err

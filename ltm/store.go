@@ -384,6 +384,7 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *txn) error) 
 	if err := tx.Commit(); err != nil {
 		return s.eng.StorageError(fmt.Errorf("couldn't commit: %w", err))
 	}
+	s.eng.Committed()
 	return nil
 }
 

@@ -104,6 +104,7 @@ func (s *db) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f.cancel = cancel
 	s.changes = f
+	s.notices.sync = f.sync
 	go f.run(runCtx, conn)
 	return nil
 }
@@ -211,6 +212,7 @@ func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 // rather than leave a forget-me of the gap unannounced.
 func (f *changeFeed) resync(ctx context.Context) error {
 	f.d.recall.reset()
+	f.d.notices.lost()
 	fences, err := f.fences(ctx)
 	if err != nil {
 		return err
@@ -238,6 +240,7 @@ func (f *changeFeed) handle(payload string) {
 			}
 		}
 		f.d.recall.noteChanged(key, ids)
+		f.d.notices.add(ids)
 		f.emit(Change{Kind: MemoriesChanged, ScopeKey: key, IDs: ids})
 		return
 	case "f":
@@ -305,6 +308,16 @@ func (f *changeFeed) setConn(conn *pgx.Conn) {
 	f.moved = make(chan struct{})
 }
 
+// isUp reports whether the feed is connected, so every change reaches this process.
+func (f *changeFeed) isUp() bool {
+	if f == nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.up
+}
+
 // stop ends the feed and closes its connection.
 func (f *changeFeed) stop() {
 	if f == nil {
@@ -329,8 +342,10 @@ func (s *Store) OnChange(fn func(Change)) {
 // by this store and handed to its OnChange hooks (a notice of its own makes the round
 // trip: notices arrive in commit order). While the feed is reconnecting it waits for the
 // feed to be back, which drops every cache anyway.
-func (s *Store) SyncChanges(ctx context.Context) error {
-	f := s.changes
+func (s *Store) SyncChanges(ctx context.Context) error { return s.changes.sync(ctx) }
+
+// sync is SyncChanges.
+func (f *changeFeed) sync(ctx context.Context) error {
 	var raw [8]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return fmt.Errorf("couldn't sync changes: %w", err)
@@ -353,7 +368,7 @@ func (s *Store) SyncChanges(ctx context.Context) error {
 				return fmt.Errorf("couldn't sync changes: %w", context.Cause(ctx))
 			}
 		}
-		_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, f.channel, "s "+token)
+		_, err := f.d.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, f.channel, "s "+token)
 		if err == nil {
 			select {
 			case <-w:

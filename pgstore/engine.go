@@ -13,7 +13,8 @@ import (
 // skip what another writer holds, jsonb for JSON text. d is the store it serves, whose
 // recall (this package's, for now) follows the service's writes (Written, RecallIndexer).
 //
-// Its maintenance (upkeep.go) reads and writes through d too.
+// Its maintenance (upkeep.go) reads and writes through d too, and the change feed's memory
+// notices (d.notices) are the log the keyword indexes follow.
 type engine struct{ d *db }
 
 var (
@@ -24,6 +25,15 @@ var (
 func (engine) Name() string               { return "postgres" }
 func (engine) Rebind(query string) string { return rebind(query) }
 func (engine) Dialect() *ltm.Dialect      { return &dialect }
+
+// Changes is the change feed's memory notices (keywords.go): a write of another process
+// reaches this one's keyword indexes by notice, as it reaches its vector index.
+func (e engine) Changes() ltm.ChangeLog { return e.d.notices }
+
+// Committed counts a write transaction of the service that committed, so the next keyword
+// query waits for its notices.
+func (e engine) Committed() { e.d.notices.committed() }
+
 func (engine) StorageError(err error) error {
 	return storageError(err)
 }

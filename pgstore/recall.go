@@ -169,8 +169,16 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
 // memories: word BM25, n-gram BM25 for CJK text, and the lexicon's expansion, weighed as
-// on SQLite.
-func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int) (map[int64]float64, error) {
+// on SQLite. The service's in-memory indexes answer when every visible scope's is ready
+// (keywords.go), exactly as on SQLite; the database answers while one builds, and while
+// the change feed is down, when the indexes may miss what other processes write.
+func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, where string, args []any, limit int) (map[int64]float64, error) {
+	if s.db.changes.isUp() {
+		out, ok, err := s.db.core.Recall.IndexedKeywordLeg(ctx, plan, q, where, args, limit)
+		if err != nil || ok {
+			return out, err
+		}
+	}
 	out := map[int64]float64{}
 	if err := s.wordLeg(ctx, plan.Terms, plan.Pairs, where, args, limit, 1, out); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -106,8 +107,17 @@ func TestPostgresSearch(t *testing.T) {
 			}
 		}
 	}
-	t.Run("SmallScopeScan", func(t *testing.T) { check(t, searchCases) })
+	// The in-memory keyword index answers once a scope's is ready; the database's own
+	// search answers while it builds, and is checked with the index off.
+	t.Run("KeywordIndex", func(t *testing.T) { check(t, searchCases) })
+	t.Run("SmallScopeScan", func(t *testing.T) {
+		s.KeywordIndexOff = true
+		defer func() { s.KeywordIndexOff = false }()
+		check(t, searchCases)
+	})
 	t.Run("LargeScopeTrigrams", func(t *testing.T) {
+		s.KeywordIndexOff = true
+		defer func() { s.KeywordIndexOff = false }()
 		s.SetCJKScanMax(1)
 		defer s.SetCJKScanMax(20000)
 		check(t, []searchCase{
@@ -168,5 +178,16 @@ func TestPostgresSearchMatchesSQLite(t *testing.T) {
 			t.Errorf("%q: PostgreSQL found %v, SQLite %v", c.query, pi, li)
 		}
 		t.Logf("%q: best keyword score %.3f on PostgreSQL, %.3f on SQLite", c.query, p[0].Keyword, l[0].Keyword)
+		// Both answer from the same in-memory keyword index: the same keyword scores (the
+		// final ones also weigh each memory's age, which the two writes set apart).
+		liteKeyword := map[int64]float64{}
+		for _, r := range l {
+			liteKeyword[r.Memory.ID] = r.Keyword
+		}
+		for _, r := range p {
+			if x, ok := liteKeyword[r.Memory.ID]; ok && math.Abs(r.Keyword-x) > 1e-9 {
+				t.Errorf("%q: #%d has keyword score %v on PostgreSQL, %v on SQLite", c.query, r.Memory.ID, r.Keyword, x)
+			}
+		}
 	}
 }

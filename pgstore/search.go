@@ -49,7 +49,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if e := s.db.recall.emb.Load(); e != nil && !q.KeywordOnly && strings.TrimSpace(q.Text) != "" {
 		wg.Go(func() { vec = s.vectorLeg(ctx, e, &q, vis, pool) })
 	}
-	kw, kwErr := s.keywordLeg(ctx, &plan, where, args, pool)
+	kw, kwErr := s.keywordLeg(ctx, &plan, &q, where, args, pool)
 	wg.Wait()
 	if kwErr != nil {
 		return nil, kwErr

@@ -97,6 +97,9 @@ type db struct {
 	// changes is the LISTEN connection that keeps recall's in-process state current with
 	// what other processes write (changes.go).
 	changes *changeFeed
+	// notices are the feed's memory notices as the keyword indexes' change log
+	// (keywords.go).
+	notices *noticeLog
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 }
@@ -172,11 +175,13 @@ func newStore(p *pgxpool.Pool) *Store {
 	sqldb := stdlib.OpenDBFromPool(p)
 	t := ltm.DefaultTunables()
 	t.Alpha = recall.DefaultAlpha
+	notices := newNoticeLog()
 	d := &db{
 		pool:       p,
 		sql:        sqldb,
 		read:       &pool{sqldb},
 		Tunables:   t,
+		notices:    notices,
 		cjkScanMax: cjkScanMax,
 	}
 	d.core = ltm.OpenEngine(engine{d}, sqldb, t)
@@ -239,6 +244,7 @@ func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 	if err := t.Commit(); err != nil {
 		return storageError(fmt.Errorf("couldn't commit: %w", err))
 	}
+	s.notices.committed()
 	return nil
 }
 
