@@ -32,8 +32,9 @@ func TestPostgresStore(t *testing.T) {
 			Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
-			Raw:     tableDump{s: s, dir: t.TempDir()},
-			Repairs: s.Maintenance,
+			Keywords: s.Recall,
+			Raw:      tableDump{s: s, dir: t.TempDir()},
+			Repairs:  s.Maintenance,
 			Exec: func(ctx context.Context, stmt string) error {
 				_, err := s.Pool().Exec(ctx, stmt)
 				return err

@@ -13,6 +13,12 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// KeywordIndex is a store's view of its in-memory keyword indexes.
+type KeywordIndex interface {
+	// KeywordIndexHolds reports whether any in-memory keyword index holds word.
+	KeywordIndexHolds(word string) bool
+}
+
 // testForgetMe: the preview counts without erasing; its token works once, only for its
 // member and only before it expires; afterwards nothing of the member is found by any read
 // (nor, for a file-backed store, in the bytes of its files), and everyone else's data is
@@ -128,6 +134,19 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 	counts := func(sum ltm.ForgetMeSummary) ltm.ForgetMeSummary {
 		sum.Token, sum.ExpiresAt = "", time.Time{}
 		return sum
+	}
+
+	// Searches of every scope load the in-memory keyword indexes with her words.
+	indexed := []string{"personal", "server-about", "author-name", "remember-this", "from-messages"}
+	if s.Keywords != nil {
+		for _, owner := range []memory.Owner{aliceMe, srv, bobMe} {
+			searchIDs(t, s, "word", owner)
+		}
+		for _, place := range indexed {
+			if !s.Keywords.KeywordIndexHolds(secret[place]) {
+				t.Fatalf("%s: the keyword index never held %q, so its check below proves nothing", place, secret[place])
+			}
+		}
 	}
 
 	preview, err := s.ForgetMe.PreviewForgetMe(ctx, alice)
@@ -280,6 +299,22 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 			t.Errorf("Bob's turns: %+v %v", turns, err)
 		}
 	})
+	if s.Keywords != nil {
+		t.Run("KeywordIndexForgetsHerWords", func(t *testing.T) {
+			// The next search brings the indexes up to date; no read of them happens before.
+			searchIDs(t, s, "word", bobMe)
+			for place, word := range secret {
+				if s.Keywords.KeywordIndexHolds(word) {
+					t.Errorf("%s: %q is still in an in-memory keyword index", place, word)
+				}
+			}
+			for _, place := range []string{"bob-personal", "alice-authored"} {
+				if !s.Keywords.KeywordIndexHolds(survivor[place]) {
+					t.Errorf("%s: %q left the keyword index, but it was not hers", place, survivor[place])
+				}
+			}
+		})
+	}
 	t.Run("TokenIsSingleUse", func(t *testing.T) {
 		again := mustRemember(t, s, personal(alice, "", "I am back"))
 		_, err := s.ForgetMe.ConfirmForgetMe(ctx, alice, preview.Token)

@@ -126,6 +126,10 @@ type Stores struct {
 	// (no arguments) on the store's database, to write rows as an older version did.
 	Repairs Repairer
 	Exec    func(ctx context.Context, stmt string) error
+	// Keywords, when set, adds the check that forget-me takes the member's words out of
+	// the store's in-memory keyword indexes; it must be the index the suite's Recall
+	// searches through.
+	Keywords KeywordIndex
 	// Raw, when set, adds the byte-level scan to the forget-me case; nil for stores that
 	// keep no files of their own (a database server).
 	Raw RawAccess
