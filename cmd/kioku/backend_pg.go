@@ -20,6 +20,8 @@ func (app *App) openPostgres(ctx context.Context) (*backend, error) {
 	}
 	s.MaxServerMemories = app.config.MaxServerMemories
 	s.MaxMemberMemories = app.config.MaxMemberMemories
+	// The keyword indexes are in this process's memory, as on SQLite: the same bound.
+	s.KeywordIndexMax = app.config.KeywordIndexMemories
 	return postgresBackend(s, redactURL(app.config.DB)), nil
 }
 
