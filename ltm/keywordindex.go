@@ -339,6 +339,11 @@ func (s *Recall) KeywordIndexHolds(word string) bool { return s.db.recall.keywor
 // tests use it to prove a member's memories left memory too.
 func (s *Recall) KeywordIndexHas(id int64) bool { return s.db.recall.keywords.Has(id) }
 
+// DropKeywordIndexes forgets every in-memory keyword index at once, for an engine whose
+// change log lost changes (PostgreSQL's feed after a reconnect): each is rebuilt on its
+// next use, and nothing the lost changes erased stays in memory until then.
+func (s *Recall) DropKeywordIndexes() { s.db.recall.keywords.DropAll() }
+
 // WarmKeywordIndex builds the keyword indexes of the given scopes now and waits for them,
 // so a benchmark or an operator's warm-up times a ready index rather than its build.
 func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -104,7 +105,8 @@ func (s *db) listen(ctx context.Context, cfg *pgx.ConnConfig) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f.cancel = cancel
 	s.changes = f
-	s.notices.sync = f.sync
+	// A keyword query does not wait for a feed that is down: the database answers it.
+	s.notices.sync = func(ctx context.Context) error { return f.sync(ctx, false) }
 	go f.run(runCtx, conn)
 	return nil
 }
@@ -213,6 +215,7 @@ func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 func (f *changeFeed) resync(ctx context.Context) error {
 	f.d.recall.reset()
 	f.d.notices.lost()
+	f.d.core.Recall.DropKeywordIndexes()
 	fences, err := f.fences(ctx)
 	if err != nil {
 		return err
@@ -342,10 +345,15 @@ func (s *Store) OnChange(fn func(Change)) {
 // by this store and handed to its OnChange hooks (a notice of its own makes the round
 // trip: notices arrive in commit order). While the feed is reconnecting it waits for the
 // feed to be back, which drops every cache anyway.
-func (s *Store) SyncChanges(ctx context.Context) error { return s.changes.sync(ctx) }
+func (s *Store) SyncChanges(ctx context.Context) error { return s.changes.sync(ctx, true) }
 
-// sync is SyncChanges.
-func (f *changeFeed) sync(ctx context.Context) error {
+// errFeedDown says the change feed is reconnecting, so what other processes write may not
+// have reached this one.
+var errFeedDown = errors.New("the change feed is reconnecting")
+
+// sync is SyncChanges. While the feed is down it waits for it to be back when wait is set,
+// and returns errFeedDown otherwise.
+func (f *changeFeed) sync(ctx context.Context, wait bool) error {
 	var raw [8]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return fmt.Errorf("couldn't sync changes: %w", err)
@@ -360,6 +368,9 @@ func (f *changeFeed) sync(ctx context.Context) error {
 			f.waiters[token] = w
 		}
 		f.mu.Unlock()
+		if !up && !wait {
+			return fmt.Errorf("couldn't sync changes: %w", errFeedDown)
+		}
 		if !up {
 			select {
 			case <-moved:

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -18,18 +17,19 @@ import (
 // order, and each notice is one position of it. While a scope's index builds, and while the
 // feed is down, the keyword leg answers from the database (recall.go).
 
-// noticeKeep is how many memory ids the log holds; a scope whose build falls further
-// behind than that is built again, and the indexes are rebuilt when their own sync does.
+// noticeKeep bounds the memory ids the log holds: past it the older half goes. Indexes
+// that fell further behind (no keyword query while that many memories changed) are rebuilt,
+// and so is a scope whose build outlasted them.
 const noticeKeep = 200_000
 
 // noticeLog is the change feed's memory notices as the keyword indexes' change log
-// (ltm.ChangeLog).
+// (ltm.ChangeLog): position first+i is the notice whose ids are ids[ends[i-1]:ends[i]].
 type noticeLog struct {
-	mu      sync.Mutex
-	last    int64 // position of the newest notice; 0 before the first
-	first   int64 // position of the oldest notice held; last+1 when none is
-	entries []notice
-	held    int // ids in entries
+	mu    sync.Mutex
+	last  int64 // position of the newest notice; 0 before the first
+	first int64 // position of the oldest notice held; last+1 when none is
+	ids   []int64
+	ends  []int
 
 	// commits counts this process's committed write transactions; synced is the count the
 	// feed had caught up with at the last sync. A query after a write of this process
@@ -37,11 +37,6 @@ type noticeLog struct {
 	commits atomic.Int64
 	synced  atomic.Int64
 	sync    func(ctx context.Context) error
-}
-
-type notice struct {
-	pos int64
-	ids []int64
 }
 
 func newNoticeLog() *noticeLog { return &noticeLog{first: 1} }
@@ -54,17 +49,23 @@ func (l *noticeLog) add(ids []int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
-	l.entries = append(l.entries, notice{l.last, ids})
-	l.held += len(ids)
+	l.ids = append(l.ids, ids...)
+	l.ends = append(l.ends, len(l.ids))
+	if len(l.ids) <= noticeKeep {
+		return
+	}
 	drop := 0
-	for l.held > noticeKeep && drop < len(l.entries)-1 {
-		l.held -= len(l.entries[drop].ids)
+	for drop < len(l.ends)-1 && len(l.ids)-l.ends[drop] > noticeKeep/2 {
 		drop++
 	}
-	if drop > 0 {
-		l.entries = append(l.entries[:0:0], l.entries[drop:]...)
+	cut := l.ends[drop]
+	l.ids = append(l.ids[:0:0], l.ids[cut:]...)
+	ends := make([]int, len(l.ends)-drop-1)
+	for i := range ends {
+		ends[i] = l.ends[drop+1+i] - cut
 	}
-	l.first = l.entries[0].pos
+	l.ends = ends
+	l.first += int64(drop + 1)
 }
 
 // lost records that notices were missed (the feed was down): every reader behind this
@@ -73,7 +74,7 @@ func (l *noticeLog) lost() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.last++
-	l.entries, l.held = nil, 0
+	l.ids, l.ends = nil, nil
 	l.first = l.last + 1
 }
 
@@ -98,18 +99,20 @@ func (l *noticeLog) Changed(_ context.Context, from, to int64) ([]int64, error) 
 	if from+1 < l.first {
 		return nil, fmt.Errorf("couldn't read the change feed's notices after %d: %w", from, kwindex.ErrLogTrimmed)
 	}
-	start := sort.Search(len(l.entries), func(i int) bool { return l.entries[i].pos > from })
+	lo, hi := int(from+1-l.first), int(min(to, l.last)-l.first) // notice indexes, inclusive
+	if hi < lo {
+		return nil, nil
+	}
+	start := 0
+	if lo > 0 {
+		start = l.ends[lo-1]
+	}
 	seen := map[int64]struct{}{}
 	var ids []int64
-	for _, e := range l.entries[start:] {
-		if e.pos > to {
-			break
-		}
-		for _, id := range e.ids {
-			if _, ok := seen[id]; !ok {
-				seen[id] = struct{}{}
-				ids = append(ids, id)
-			}
+	for _, id := range l.ids[start:l.ends[hi]] {
+		if _, ok := seen[id]; !ok {
+			seen[id] = struct{}{}
+			ids = append(ids, id)
 		}
 	}
 	return ids, nil

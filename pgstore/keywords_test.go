@@ -122,3 +122,54 @@ func TestPostgresForgetMeRemovesKeywords(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresKeywordIndexAfterReconnect: while the change feed is down, keyword recall
+// answers from the database, which sees what another process wrote meanwhile; once the
+// feed is back, the indexes that may have missed those writes are rebuilt, and a memory
+// forgotten during the gap is in none of them.
+func TestPostgresKeywordIndexAfterReconnect(t *testing.T) {
+	stores := openShared(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := t.Context()
+	g := memory.ServerOwner("g1")
+	kept := remember(t, a, g, "the lantern parade starts at dusk")
+	gone := remember(t, a, g, "bring a lantern and snacks")
+	if got := keywordSearch(t, b, g, "lantern"); len(got) != 2 || !b.Recall.KeywordIndexHas(gone.ID) {
+		t.Fatalf("before: %v, want both memories from the keyword index", got)
+	}
+
+	release := b.HoldReconnect()
+	pid := b.ListenerPID()
+	if _, err := a.Pool().Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitFeedDown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Memories.Forget(ctx, g, []int64{gone.ID}, memory.ActorCLI, ""); err != nil {
+		t.Fatal(err)
+	}
+	added := remember(t, a, g, "a paper lantern workshop on sunday")
+	// b's own write while its feed is down: answered without waiting for the feed.
+	mine := remember(t, b, g, "lantern oil is in the shed")
+	want := []int64{kept.ID, added.ID, mine.ID}
+	got := keywordSearch(t, b, g, "lantern")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("while the feed is down: %v, want %v", got, want)
+	}
+
+	release()
+	syncChanges(t, b)
+	if b.Recall.KeywordIndexHas(gone.ID) || b.Recall.KeywordIndexHolds("snacks") {
+		t.Error("the memory forgotten while the feed was down is still in the keyword index")
+	}
+	got = keywordSearch(t, b, g, "lantern")
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("after the feed is back: %v, want %v", got, want)
+	}
+	if !b.Recall.KeywordIndexHas(added.ID) || b.Recall.KeywordIndexHas(gone.ID) {
+		t.Error("after the feed is back, the keyword index does not answer with the gap's writes")
+	}
+}

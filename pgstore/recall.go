@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -175,7 +176,7 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, where string, args []any, limit int) (map[int64]float64, error) {
 	if s.db.changes.isUp() {
 		out, ok, err := s.db.core.Recall.IndexedKeywordLeg(ctx, plan, q, where, args, limit)
-		if err != nil || ok {
+		if (err != nil && !errors.Is(err, errFeedDown)) || ok {
 			return out, err
 		}
 	}
