@@ -14,12 +14,14 @@ import (
 )
 
 // The keyword leg is served from an in-memory BM25 index per scope key (internal/kwindex),
-// with the scope's own term statistics and kioku's BM25 parameters. SQLite stays the
+// with the scope's own term statistics and kioku's BM25 parameters. The database stays the
 // durable source: a scope's index is built from its rows on first use and kept current
-// from the memory_changes log (migration 0012), which triggers fill on every write by any
-// process, so the CLI or an import writing to the same file is seen by the next query.
-// Until a scope's index is ready (a large scope builds in the background), the keyword leg
-// answers from the FTS5 index, as it always did.
+// from a change log (kwindex.Indexes). SQLite's is the memory_changes table (migration
+// 0012), which triggers fill on every write by any process, so the CLI or an import writing
+// to the same file is seen by the next query; another engine brings its own
+// (Engine.Changes: PostgreSQL's change feed). Until a scope's index is ready (a large
+// scope builds in the background), the keyword leg answers from the database's full-text
+// index, as it always did.
 
 const (
 	// DefaultKeywordSyncBuild is the largest scope whose keyword index is built inside the

@@ -16,11 +16,13 @@ import (
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
-// Recall on PostgreSQL runs ltm's keyword recall with PostgreSQL's own indexes and hands the
-// result to the same pure ranking (memory/recall): the query is read by recall.AnalyzeAt,
-// the candidates are ranked by recall.Rank, and the keyword score each candidate carries is
-// on the same scale as SQLite's (the keyword index's BM25: k1 1.2, b 0.3, the author column weighed
-// twice), so the normalization k = x/(1+xmax) and the fusion with a vector leg behave alike.
+// Recall on PostgreSQL runs ltm's keyword recall and hands the result to the same pure
+// ranking (memory/recall): the query is read by recall.AnalyzeAt, the candidates are ranked
+// by recall.Rank. The keyword leg is the service's in-memory index, as on SQLite
+// (keywords.go); while a scope's index builds, or while the change feed is down, the
+// database answers with its own indexes, and the keyword score each candidate carries is
+// on the same scale (the keyword index's BM25: k1 1.2, b 0.3, the author column weighed
+// twice), so the normalization k = x/(1+xmax) and the fusion with a vector leg behave alike:
 //
 //   - Words: a generated tsvector per memory, content through the english configuration
 //     (stemmed, weight A) and the author's name through simple (weight B). The query's terms

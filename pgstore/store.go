@@ -8,7 +8,9 @@
 // so that rows copy between the two stores unchanged. What differs is what PostgreSQL does
 // differently: several processes write at once, so writes that must not race (dedup in a
 // scope, a job's dedup key) take a transaction-scoped advisory lock, and leases are taken
-// with SELECT … FOR UPDATE SKIP LOCKED; search runs on tsvector and pg_trgm (recall.go).
+// with SELECT … FOR UPDATE SKIP LOCKED; the in-memory keyword and vector indexes hear of
+// other processes' writes through a change feed (changes.go), and the database's tsvector
+// and pg_trgm answer the keyword leg while a scope's index builds (recall.go).
 //
 // The SQL is written with ? placeholders, as in ltm, and numbered ($1, $2, …) for
 // PostgreSQL by the connection wrappers (rebind), so the statements read the same in both

@@ -1,6 +1,6 @@
 // Package kwindex is kioku's keyword index: exact BM25 over one scope's memories (a guild's
-// server memory, or one member's personal memory), held in memory and kept current by its
-// owner (ltm) on every write. It is the reference ranking of the keyword leg: term
+// server memory, or one member's personal memory), held in memory and kept current from its
+// store's change log (Indexes, the same for SQLite and PostgreSQL). It is the reference ranking of the keyword leg: term
 // statistics (document frequencies, average length) are the scope's own, never mixed with
 // another scope's, and the BM25 parameters are kioku's (Params), not SQLite's fixed b.
 //
