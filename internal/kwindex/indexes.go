@@ -207,12 +207,17 @@ func (k *Indexes) build(ctx context.Context, key string, sc *indexedScope) error
 	// position and this scope agree when it turns ready.
 	k.catchUp.Lock()
 	defer k.catchUp.Unlock()
-	if _, first, err := k.src.Ends(ctx); err != nil {
-		return err
-	} else if first > at+1 {
-		return fmt.Errorf("couldn't build the keyword index of %s: %w", key, ErrLogTrimmed)
+	// The build needs the changes in (at, applied] (Sync applies the later ones), and none
+	// may have been lost since at; an empty log (at 0) had nothing to lose.
+	applied := k.applied.Load()
+	if applied > at || at > 0 {
+		if _, first, err := k.src.Ends(ctx); err != nil {
+			return err
+		} else if first > at+1 {
+			return fmt.Errorf("couldn't build the keyword index of %s: %w", key, ErrLogTrimmed)
+		}
 	}
-	if err := k.applyRange(ctx, at, k.applied.Load(), map[string]*Scope{key: idx}); err != nil {
+	if err := k.applyRange(ctx, at, applied, map[string]*Scope{key: idx}); err != nil {
 		return err
 	}
 	k.mu.Lock()
