@@ -288,11 +288,14 @@ func (s *db) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, tim
 	return nil
 }
 
-// cachedVectorsSQL reads the stored vectors of a model (?1) for a JSON array of content
-// hashes (?2). Its text is fixed, so recall's statement cache keeps it prepared: a single
-// write asks it for one hash, and compiling the statement cost more than running it.
-const cachedVectorsSQL = `SELECT content_hash, vector FROM embeddings
-	WHERE model = ?1 AND content_hash IN (SELECT value FROM json_each(?2))`
+// cachedVectorsSQL reads the stored vectors of a model (the first argument) for a JSON
+// array of content hashes (the second). Its text is fixed, so recall's statement cache
+// keeps it prepared: a single write asks it for one hash, and compiling the statement cost
+// more than running it.
+func cachedVectorsSQL(d *Dialect) string {
+	return `SELECT content_hash, vector FROM embeddings
+	WHERE model = ? AND content_hash IN (SELECT value FROM ` + d.JSONArrayTexts + `)`
+}
 
 // cachedVectors returns the vectors of model for hashes that are waiting to be stored or
 // stored (read from the read pool). It looks at the waiting ones before it reads the
@@ -312,7 +315,7 @@ func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (
 	const chunk = 500
 	for start := 0; start < len(hashes); start += chunk {
 		part := hashes[start:min(start+chunk, len(hashes))]
-		rows, err := s.recall.stmts.query(ctx, s.read, cachedVectorsSQL, model, string(mustJSON(part)))
+		rows, err := s.recall.stmts.query(ctx, s.read, cachedVectorsSQL(s.dialect), model, string(mustJSON(part)))
 		if err != nil {
 			return out, fmt.Errorf("couldn't read embeddings: %w", err)
 		}

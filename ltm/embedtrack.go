@@ -169,8 +169,9 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 	// Both sides are key-only indexes walked in content-hash order (memories_hash_live and
 	// embeddings_keys), so the check reads neither the memories' rows nor any vector:
 	// about 2 s at 1.1M memories.
-	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m INDEXED BY memories_hash_live
-		WHERE m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM embeddings e INDEXED BY embeddings_keys
+	d := s.db.dialect
+	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM `+d.Index("memories m", "memories_hash_live")+`
+		WHERE m.deleted_at IS NULL AND NOT EXISTS (SELECT 1 FROM `+d.Index("embeddings e", "embeddings_keys")+`
 		WHERE e.model = ? AND e.content_hash = m.content_hash)`, e.model)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("couldn't list memories to embed: %w", err)
@@ -257,7 +258,7 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 // content. It reads ids and content hashes only (the memories_scope_live index).
 func (s *Recall) syncResident(ctx context.Context, key string) ([]int64, error) {
 	r := &s.db.recall
-	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM memories INDEXED BY memories_scope_live
+	rows, err := s.db.read.QueryContext(ctx, `SELECT id, content_hash FROM `+s.db.dialect.Index("memories", "memories_scope_live")+`
 		WHERE scope_key = ? AND deleted_at IS NULL`, key)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list the memories of %s: %w", key, err)
@@ -456,8 +457,8 @@ type EmbedCoverage struct {
 // doctor`) can report on the bot's progress.
 func (s *Recall) EmbeddingCoverage(ctx context.Context, model string) (EmbedCoverage, error) {
 	c := EmbedCoverage{Model: model}
-	err := s.db.read.QueryRowContext(ctx, `SELECT count(*), coalesce(sum(EXISTS (SELECT 1 FROM embeddings e
-		WHERE e.content_hash = m.content_hash AND e.model = ?)), 0) FROM memories m WHERE m.deleted_at IS NULL`, model).
+	err := s.db.read.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM embeddings e
+		WHERE e.content_hash = m.content_hash AND e.model = ?)) FROM memories m WHERE m.deleted_at IS NULL`, model).
 		Scan(&c.Live, &c.Embedded)
 	if err != nil {
 		return c, fmt.Errorf("couldn't count embedded memories: %w", err)

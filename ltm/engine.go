@@ -138,6 +138,13 @@ type Dialect struct {
 	// rows deleted before it in the transaction (forget-me's); "" when a delete takes
 	// a row's entries with it.
 	PurgeSearch string
+	// ByKey names how recall reads memory rows by primary key (the ids in one JSON array):
+	// "memories m" with whatever keeps the engine from going through another index first.
+	ByKey string
+	// Index returns the table (with its alias, "memories m") as a query reads it through
+	// the named index, where the engine's planner needs telling (its statistics may be
+	// missing); the table as it is otherwise.
+	Index func(table, index string) string
 	// ChangeLog is set when the engine keeps memory_changes, the log of writes that
 	// in-process keyword indexes follow (keywordindex.go), which retention trims.
 	ChangeLog bool
@@ -242,6 +249,11 @@ const sqliteJobIDsPayload = `CASE WHEN json_valid(payload) AND json_type(payload
 
 var sqliteDialect = Dialect{
 	ChangeLog: true,
+	// NOT INDEXED keeps SQLite from going through the (scope_key, id) index, which costs a
+	// second b-tree descent per row and grows with the whole database rather than the
+	// scope (hydrate.go).
+	ByKey: "memories m NOT INDEXED",
+	Index: func(table, index string) string { return table + " INDEXED BY " + index },
 	JSONText: func(column, key string) string {
 		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`
 	},

@@ -16,9 +16,7 @@ import (
 // read with the columns the ranking needs (candidateColumns) and only the results are
 // read whole (complete). Both read rows by primary key, the ids passed as one JSON array:
 // the statement text then depends on the scope and filters alone, so it is prepared once
-// per connection and kept (stmtCache), and NOT INDEXED keeps SQLite from going through the
-// (scope_key, id) index, which costs a second b-tree descent per row and grows with the
-// whole database rather than the scope.
+// per connection and kept (stmtCache); Dialect.ByKey says how the engine reads rows by key.
 
 // candidateColumns are the memory columns ranking reads (recall.Candidate, the effective
 // importance, the scope key and the content hash for exact cosines); scanCandidate reads
@@ -41,7 +39,7 @@ func scanCandidate(row scanner) (*memory.Memory, error) {
 	return &m, nil
 }
 
-// idArray renders ids as the JSON array json_each reads.
+// idArray renders ids as the JSON array Dialect.JSONArrayTexts reads.
 func idArray(ids []int64) string {
 	b := make([]byte, 0, 2+len(ids)*8)
 	b = append(b, '[')
@@ -60,8 +58,8 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	qargs := make([]any, 0, 1+len(args))
 	qargs = append(qargs, idArray(ids))
 	qargs = append(qargs, args...)
-	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+candidateColumns+` FROM memories m NOT INDEXED
-		WHERE m.id IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL AND `+where, qargs...)
+	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+candidateColumns+` FROM `+s.db.dialect.ByKey+`
+		WHERE m.id IN `+idsIn(s.db.dialect)+` AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
 	}
@@ -81,9 +79,14 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	return out, nil
 }
 
+// idsIn is the list of ids bound as one JSON array (idArray), for m.id IN.
+func idsIn(d *Dialect) string { return `(SELECT CAST(value AS BIGINT) FROM ` + d.JSONArrayTexts + `)` }
+
 // completeSQL reads whole memory rows by primary key (complete).
-var completeSQL = `SELECT ` + prefixed("m.", memoryColumns) + ` FROM memories m NOT INDEXED
-	WHERE m.id IN (SELECT value FROM json_each(?)) AND m.deleted_at IS NULL`
+func completeSQL(d *Dialect) string {
+	return `SELECT ` + prefixed("m.", memoryColumns) + ` FROM ` + d.ByKey + `
+	WHERE m.id IN ` + idsIn(d) + ` AND m.deleted_at IS NULL`
+}
 
 // complete replaces the ranked results' memories, read for ranking only, by their whole
 // rows. A result whose memory was forgotten since it was ranked is left out.
@@ -95,7 +98,7 @@ func (s *Recall) complete(ctx context.Context, out []memory.SearchResult) ([]mem
 	for i, r := range out {
 		ids[i] = r.Memory.ID
 	}
-	rows, err := s.db.recall.stmts.query(ctx, s.db.read, completeSQL, idArray(ids))
+	rows, err := s.db.recall.stmts.query(ctx, s.db.read, completeSQL(s.db.dialect), idArray(ids))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
 	}

@@ -65,15 +65,17 @@ func scopeClause(vis []memory.Visible) (string, []any, error) {
 // decayedImportanceSQL is memory.(*Memory).EffectiveImportance over the memories table alias
 // m, for the importance_min filter: the filter must run inside the candidate queries, before
 // any top k, so it cannot wait for the rows to reach Go. Its one argument is now in Unix
-// milliseconds; the integer division counts whole days as memory.DecayDays does, and max
-// clamps a last access in the future to 0 days.
-var decayedImportanceSQL = fmt.Sprintf(`(CASE WHEN m.pinned = 1 OR m.type = '%s' THEN m.importance
-	ELSE m.importance * pow(%g, max(0, (? - CASE WHEN m.accessed_at != 0 THEN m.accessed_at ELSE m.created_at END) / %d))
-	END)`, memory.TypeDecision, memory.ImportanceDecayPerDay, (24 * time.Hour).Milliseconds())
+// milliseconds; the integer division counts whole days as memory.DecayDays does, and the
+// greater of it and 0 clamps a last access in the future to 0 days.
+func decayedImportanceSQL(d *Dialect) string {
+	return fmt.Sprintf(`(CASE WHEN m.pinned = 1 OR m.type = '%s' THEN m.importance
+	ELSE m.importance * pow(%g, %s(0, (? - CASE WHEN m.accessed_at != 0 THEN m.accessed_at ELSE m.created_at END) / %d))
+	END)`, memory.TypeDecision, memory.ImportanceDecayPerDay, d.Greatest, (24 * time.Hour).Milliseconds())
+}
 
-// filterClause renders the query's filters as SQL over the memories table alias m; now is
-// the clock the importance filter decays by.
-func filterClause(q *memory.SearchQuery, now time.Time) (string, []any) {
+// filterClause renders the query's filters as SQL over the memories table alias m in the
+// engine's dialect; now is the clock the importance filter decays by.
+func filterClause(q *memory.SearchQuery, now time.Time, d *Dialect) (string, []any) {
 	var parts []string
 	var args []any
 	if len(q.Types) > 0 {
@@ -83,11 +85,11 @@ func filterClause(q *memory.SearchQuery, now time.Time) (string, []any) {
 		}
 	}
 	for _, tag := range q.Tags {
-		parts = append(parts, "EXISTS (SELECT 1 FROM json_each(m.tags) WHERE value = ?)")
+		parts = append(parts, d.TagsHold("m.tags"))
 		args = append(args, strings.ToLower(tag))
 	}
 	if q.ImportanceMin > 0 {
-		parts = append(parts, decayedImportanceSQL+" >= ?")
+		parts = append(parts, decayedImportanceSQL(d)+" >= ?")
 		args = append(args, now.UnixMilli(), q.ImportanceMin)
 	}
 	if !q.Since.IsZero() {
@@ -170,7 +172,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 	if err != nil {
 		return nil, err
 	}
-	filter, filterArgs := filterClause(&q, now)
+	filter, filterArgs := filterClause(&q, now, s.db.dialect)
 	where := scope + filter
 	args := append(scopeArgs, filterArgs...)
 	asked := q.AskedAt

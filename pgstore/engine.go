@@ -125,6 +125,9 @@ var dialect = ltm.Dialect{
 	// The word vectors are columns of the deleted rows and go with them (PostgreSQL's files
 	// keep dead row versions until VACUUM: docs/postgres.md).
 	PurgeSearch: "",
+	ByKey:       "memories m",
+	// The planner keeps statistics (plannerstats.go) and picks its indexes itself.
+	Index: func(table, _ string) string { return table },
 }
 
 // jobIDsJSON is the SQL expression of a job's payload reduced to its ids, as jsonb: the
