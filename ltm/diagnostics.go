@@ -20,7 +20,7 @@ const DiagnosticsWindow = 24 * time.Hour
 // self-repair audit) with the embedding model recall uses in this process. It only reads.
 // The provider part is left unknown: only the process calling the provider can fill it.
 func (s *Health) Diagnose(ctx context.Context) (maintenance.Diagnostics, error) {
-	return s.DiagnoseModel(ctx, s.db.upkeep.EmbedModel())
+	return s.DiagnoseModel(ctx, embedModel(s.db))
 }
 
 // DiagnoseModel is Diagnose with the embedding model named: a process that does not embed

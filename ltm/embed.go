@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync"
@@ -61,7 +62,7 @@ func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
 	}
 	old := r.emb.Swap(e)
 	if old == nil || e == nil || old.model != e.model {
-		r.vectors.Reset()
+		r.stale.reset(r.vectors)
 		r.clearQueryCache()
 	}
 	r.downUntil.Store(0)
@@ -139,10 +140,6 @@ func (r *recallState) clearQueryCache() {
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
 func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
-	if ix, ok := s.eng.(RecallIndexer); ok {
-		ix.IndexMemories(ctx, mems...)
-		return
-	}
 	e, need := s.needVectors(mems)
 	if len(need) == 0 || s.recall.down(s.Now()) {
 		return
@@ -158,6 +155,11 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
 	}
 	s.upsertVectors(need, vecs)
+	if s.dialect.SharedByProcesses {
+		if err := s.recall.vectorWrites.flush(ctx); err != nil {
+			slog.Warn("couldn't store embeddings", "err", err)
+		}
+	}
 }
 
 // needVectors returns the embedder and those of mems the vector index lacks with their
@@ -205,10 +207,6 @@ func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
 
 // unindexMemory is the delete hook: the memory leaves the index at once.
 func (s *db) unindexMemory(m *memory.Memory) {
-	if ix, ok := s.eng.(RecallIndexer); ok {
-		ix.UnindexMemories(m)
-		return
-	}
 	s.recall.vectors.Remove(m.Owner().Key(), m.ID)
 }
 
@@ -459,6 +457,9 @@ type recallState struct {
 
 	keywords *kwindex.Indexes
 	stmts    stmtCache
+	// stale are the memories a change feed reported changed by another process, out of the
+	// index until their scope's next recall reads them again (vectorstale.go).
+	stale staleVectors
 }
 
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {

@@ -3,8 +3,10 @@ package ltm
 import (
 	"context"
 	"database/sql"
+	"errors"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 )
 
 // Engine is what differs between the SQL databases the long-term memory service runs on:
@@ -35,12 +37,8 @@ type Engine interface {
 	PlanArgs(args ...any) []any
 	// Written is told, after a write committed, of the memories it stored or changed and of
 	// those it forgot, for what the engine keeps beside the service's own state (PostgreSQL:
-	// its recall's vector index and the planner's statistics). SQLite keeps nothing more.
+	// the planner's statistics). SQLite keeps nothing more.
 	Written(ctx context.Context, changed, removed []*memory.Memory)
-	// PrefetchEmbeddings computes ahead of a write the vectors of texts that what the engine
-	// keeps beside the service will want after it (Written); never inside a write
-	// transaction. SQLite keeps nothing more.
-	PrefetchEmbeddings(ctx context.Context, texts []string) error
 	// Changes is the log of memory changes the in-memory keyword indexes follow; nil for
 	// the memory_changes table, which SQLite's triggers fill and every process reads.
 	Changes() ChangeLog
@@ -50,22 +48,27 @@ type Engine interface {
 	Committed()
 }
 
-// RecallIndexer is an Engine whose store keeps recall's in-process state itself (a vector
-// index per scope) rather than the service's: PostgreSQL's, whose recall is its own for now.
-// The service hands it the memories a write changed, after the commit, where it would
-// otherwise update its own index, so that a forgotten memory is never recalled once the
-// forget returned. An engine without it uses the service's index.
-type RecallIndexer interface {
-	// IndexMemories gives new or changed memories their vectors, best effort.
-	IndexMemories(ctx context.Context, mems ...*memory.Memory)
-	// UnindexMemories takes memories out of the index at once.
-	UnindexMemories(mems ...*memory.Memory)
+// KeywordFallback is an Engine whose database answers the keyword leg its own way while
+// the in-memory keyword indexes can't (PostgreSQL's tsvector and pg_trgm): while a visible
+// scope's index builds, and while its change log is down (ErrChangesDown), when the indexes
+// may miss what other processes write. An engine without it falls back on SQLite's FTS5.
+type KeywordFallback interface {
+	// KeywordIndexesCurrent reports whether the change log the indexes follow is up, so
+	// that they may answer.
+	KeywordIndexesCurrent() bool
+	// KeywordScores returns the raw keyword scores x ≥ 0 of the best limit memories for
+	// plan's words, CJK text and, weighed by lexicon, its expansion, on the scale of the
+	// in-memory indexes' BM25; where and args are the scope and filters over the memories
+	// alias m.
+	KeywordScores(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, lexicon float64) (map[int64]float64, error)
 }
 
+// ErrChangesDown is wrapped by a ChangeLog's error when the log is unavailable for now (a
+// change feed reconnecting): recall then answers from the engine's KeywordFallback.
+var ErrChangesDown = errors.New("the change log is unavailable")
+
 // RecallSearcher is the recall that forget by query previews with and whose cache of query
-// vectors (keyed by what people searched, which may name the member) forget-me empties: the
-// service's Recall, or the recall of an engine whose store keeps its own (PostgreSQL's, for
-// now), given with Store.UseRecall.
+// vectors (keyed by what people searched, which may name the member) forget-me empties.
 type RecallSearcher interface {
 	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
 	ForgetCachedQueries()
@@ -145,6 +148,11 @@ type Dialect struct {
 	// the named index, where the engine's planner needs telling (its statistics may be
 	// missing); the table as it is otherwise.
 	Index func(table, index string) string
+	// SharedByProcesses is set when several processes share the database: what recall
+	// would gather in memory for a later write is written at once (a recall's access
+	// counts, the vectors fetched for a write), so that a process that stops loses none of
+	// it and the others read it from the database.
+	SharedByProcesses bool
 	// ChangeLog is set when the engine keeps memory_changes, the log of writes that
 	// in-process keyword indexes follow (keywordindex.go), which retention trims.
 	ChangeLog bool
@@ -236,7 +244,6 @@ func (sqliteEngine) StorageError(err error) error                               
 func (sqliteEngine) Dialect() *Dialect                                           { return &sqliteDialect }
 func (sqliteEngine) PlanArgs(args ...any) []any                                  { return args }
 func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
-func (sqliteEngine) PrefetchEmbeddings(context.Context, []string) error          { return nil }
 func (sqliteEngine) Changes() ChangeLog                                          { return nil }
 func (sqliteEngine) Committed()                                                  {}
 

@@ -192,13 +192,13 @@ func (c changeTable) Changed(ctx context.Context, from, to int64) ([]int64, erro
 	return ids, nil
 }
 
-// IndexedKeywordLeg is the keyword leg answered from the in-memory indexes alone, for an
+// indexedKeywordLeg is the keyword leg answered from the in-memory indexes alone, for an
 // engine whose database answers the leg its own way while a scope's index builds
-// (PostgreSQL's): the raw keyword scores of the best limit memories for the words, the
+// (KeywordFallback): the raw keyword scores of the best limit memories for the words, the
 // CJK text and the lexicon's expansion of plan, exactly as SQLite's recall computes them.
 // where and args are the scope and filters in the engine's SQL over the memories alias m.
 // It returns false when some visible scope's index is not ready yet (it is building then).
-func (s *Recall) IndexedKeywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, where string, args []any,
+func indexedKeywordLeg(ctx context.Context, s *Recall, plan *recall.Plan, q *memory.SearchQuery, where string, args []any,
 	limit int) (map[int64]float64, bool, error) {
 	k := s.db.recall.keywords
 	if s.db.KeywordIndexOff {
@@ -340,11 +340,6 @@ func (s *Recall) KeywordIndexHolds(word string) bool { return s.db.recall.keywor
 // KeywordIndexHas reports whether any in-memory keyword index holds memory id; forget-me
 // tests use it to prove a member's memories left memory too.
 func (s *Recall) KeywordIndexHas(id int64) bool { return s.db.recall.keywords.Has(id) }
-
-// DropKeywordIndexes forgets every in-memory keyword index at once, for an engine whose
-// change log lost changes (PostgreSQL's feed after a reconnect): each is rebuilt on its
-// next use, and nothing the lost changes erased stays in memory until then.
-func (s *Recall) DropKeywordIndexes() { s.db.recall.keywords.DropAll() }
 
 // WarmKeywordIndex builds the keyword indexes of the given scopes now and waits for them,
 // so a benchmark or an operator's warm-up times a ready index rather than its build.

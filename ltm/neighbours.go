@@ -30,8 +30,8 @@ func (s *Recall) loadNeighbours(ctx context.Context, hits []conversationHit, k i
 			continue // commands and facts without a channel are not conversation
 		}
 		parts = append(parts,
-			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?)`,
-			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?)`)
+			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?) AS n`,
+			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?) AS n`)
 		idArgs = append(idArgs, h.scope, h.channel, h.id, k, h.scope, h.channel, h.id, k)
 	}
 	if len(parts) == 0 {

@@ -309,13 +309,9 @@ func pick(a, b string) string {
 
 // PrefetchEmbeddings computes and caches the vectors of texts (by content hash) before a
 // write, so the indexing that follows the write's commit finds them cached and the write
-// path makes no provider call; the engine does the same for what it keeps beside the
-// service (Engine.PrefetchEmbeddings). With no embedder it does nothing. Never call it
+// path makes no provider call. With no embedder it does nothing. Never call it
 // inside a write transaction: it may call the provider.
 func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
-	if err := s.db.eng.PrefetchEmbeddings(ctx, texts); err != nil {
-		return err
-	}
 	e := s.db.recall.emb.Load()
 	if e == nil || len(texts) == 0 || s.db.recall.down(s.db.Now()) {
 		return nil

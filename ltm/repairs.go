@@ -143,7 +143,7 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairR
 			var changed []int64
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{
 				s.redactMemories(&rep, &changed), redactHistory(&rep), redactTranscripts(&rep), redactJobs(&rep)})
-			s.db.upkeep.Reindexed(ctx, changed)
+			reindexed(ctx, s.db, changed)
 		case repairStrip:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(s.db.dialect, &rep)})
 		case repairSearchText:

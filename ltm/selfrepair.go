@@ -85,7 +85,7 @@ func (s *Maintenance) RepairIndexes(ctx context.Context) (int, error) {
 // calls); it returns how many texts were embedded. Without an embedding model it does
 // nothing.
 func (s *Maintenance) EmbedMissing(ctx context.Context) (int, error) {
-	return s.db.upkeep.EmbedMissing(ctx)
+	return embedMissing(ctx, s.db)
 }
 
 // Compact gives the database's free space back to the file system and returns how many

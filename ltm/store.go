@@ -281,10 +281,9 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 	}
 }
 
-// UseRecall has the store's Confirmations preview forget by query with r, and empty r's
-// cached queries after a forget-me: the recall of an engine whose store keeps its own
-// rather than the service's (PostgreSQL's, for now). Call it before the store is used.
-func (s *Store) UseRecall(r RecallSearcher) { s.Confirmations.recaller = r }
+// RecallFeed is how an engine's change feed tells the store's recall of other processes'
+// writes.
+func (s *Store) RecallFeed() RecallFeed { return RecallFeed{s.db} }
 
 // OpenEngine returns a Store over conns, a pool of eng's database that the engine has
 // migrated, with the settings t (DefaultTunables when nil); eng implements Upkeep too.

@@ -2,7 +2,9 @@ package ltm
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
@@ -41,18 +43,6 @@ type Upkeep interface {
 	Compact(ctx context.Context) (int64, error)
 	// Backup writes a consistent copy of the database to path, or says why it can't.
 	Backup(ctx context.Context, path string) error
-
-	// The process's recall, as maintenance touches it: the engine's store may keep recall
-	// itself rather than through this package's Recall.
-
-	// EmbedModel names the embedding model recall uses in this process ("" for none).
-	EmbedModel() string
-	// EmbedMissing embeds the live memories without a vector of that model and returns how
-	// many texts it embedded.
-	EmbedMissing(ctx context.Context) (int, error)
-	// Reindexed puts the memories ids, whose text a repair changed, back in the process's
-	// vector index (best effort).
-	Reindexed(ctx context.Context, ids []int64)
 }
 
 // upkeepOf is the Upkeep of eng for the store over d. An engine without one is a
@@ -66,4 +56,35 @@ func upkeepOf(eng Engine, d *db) Upkeep {
 		panic("ltm: the " + eng.Name() + " engine does not implement ltm.Upkeep")
 	}
 	return u
+}
+
+// embedModel names the embedding model recall uses in this process ("" for none).
+func embedModel(d *db) string {
+	if e := d.recall.emb.Load(); e != nil {
+		return e.model
+	}
+	return ""
+}
+
+// embedMissing is the embedding tracker's run with no cap on calls, which also loads every
+// vector into recall's index. Without an embedding model it does nothing.
+func embedMissing(ctx context.Context, d *db) (int, error) {
+	res, err := (&Recall{d}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
+	if err == nil && res.Skipped != "" {
+		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
+	}
+	return res.Embedded + res.Refreshed, err
+}
+
+// reindexed puts the memories ids, whose text a repair changed, back in the vector index
+// (best effort).
+func reindexed(ctx context.Context, d *db, ids []int64) {
+	for _, id := range ids {
+		m, err := scanMemory(d.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
+		if err != nil {
+			continue
+		}
+		d.unindexMemory(m)
+		d.indexMemories(ctx, m)
+	}
 }

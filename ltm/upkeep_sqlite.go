@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -210,34 +209,6 @@ func (u sqliteUpkeep) Compact(ctx context.Context) (int64, error) {
 // Backup snapshots the file with VACUUM INTO (BackupFile).
 func (u sqliteUpkeep) Backup(ctx context.Context, path string) error {
 	return BackupFile(ctx, u.d.path, path)
-}
-
-func (u sqliteUpkeep) EmbedModel() string {
-	if e := u.d.recall.emb.Load(); e != nil {
-		return e.model
-	}
-	return ""
-}
-
-// EmbedMissing is the embedding tracker's run with no cap on calls, which also loads every
-// vector into recall's index. Without an embedding model it does nothing.
-func (u sqliteUpkeep) EmbedMissing(ctx context.Context) (int, error) {
-	res, err := (&Recall{u.d}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
-	if err == nil && res.Skipped != "" {
-		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
-	}
-	return res.Embedded + res.Refreshed, err
-}
-
-func (u sqliteUpkeep) Reindexed(ctx context.Context, ids []int64) {
-	for _, id := range ids {
-		m, err := scanMemory(u.d.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
-		if err != nil {
-			continue
-		}
-		u.d.unindexMemory(m)
-		u.d.indexMemories(ctx, m)
-	}
 }
 
 // optimizeFullText merges each named full-text index into one segment, which drops the

@@ -123,6 +123,14 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	if err != nil {
 		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
 	}
+	return putVectorRows(ctx, s, e.model, key, rows, put)
+}
+
+// putVectorRows puts the memories of scope key that rows read (the columns the index
+// filters on and the stored vector of model, NULL when none is stored) into the index
+// with put, each with its stored vector or the one waiting to be stored.
+func putVectorRows(ctx context.Context, s *db, model, key string, rows *sql.Rows,
+	put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
 	defer rows.Close()
 	var (
 		buf      []float32
@@ -166,7 +174,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	for i, r := range unstored {
 		hashes[i] = r.hash
 	}
-	vecs, err := s.cachedVectors(ctx, e.model, hashes) // waiting, or stored since the read began
+	vecs, err := s.cachedVectors(ctx, model, hashes) // waiting, or stored since the read began
 	for _, r := range unstored {
 		if v := vecs[r.hash]; v != nil {
 			put(r.id, r.hash, r.meta, v)
@@ -207,7 +215,7 @@ const vectorSyncLoad = 64
 // goes on in the background for the next recall, and a failed one is tried again then.
 func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
 	if s.recall.vectors.Ready(key) {
-		return true
+		return refreshStale(ctx, s, key)
 	}
 	if !wait && s.scopeSize(ctx, key) > vectorSyncLoad {
 		started, cancel := context.WithCancelCause(ctx)
@@ -220,13 +228,23 @@ func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
 	err := s.recall.vectors.Ensure(waitCtx, key)
 	switch {
 	case err == nil:
-		return true
+		return refreshStale(waitCtx, s, key)
 	case errors.Is(err, errStillLoading):
 		slog.Info("vector index: a large scope is still loading; recalling from keywords meanwhile", "scope", key)
 	case ctx.Err() == nil:
 		slog.Warn("vector index: couldn't load a scope", "scope", key, "err", err)
 	}
 	return false
+}
+
+// refreshStale reads again the memories of resident scope key that a change feed marked
+// (vectorstale.go) and reports true: the memories still marked stay out of the index, and
+// the rest of it is current.
+func refreshStale(ctx context.Context, s *db, key string) bool {
+	if err := s.recall.stale.refresh(ctx, s, key); err != nil && ctx.Err() == nil {
+		slog.Warn("vector index: couldn't refresh changed memories", "scope", key, "err", err)
+	}
+	return true
 }
 
 // scopeSize is the number of live memories of scope key (memory_counts), 0 when it can't

@@ -213,9 +213,8 @@ func (f *changeFeed) reconnect(ctx context.Context) *pgx.Conn {
 // no change falls between the two; if the fences can't be read, the feed reconnects again
 // rather than leave a forget-me of the gap unannounced.
 func (f *changeFeed) resync(ctx context.Context) error {
-	f.d.recall.reset()
+	f.d.core.RecallFeed().Missed()
 	f.d.notices.lost()
-	f.d.core.Recall.DropKeywordIndexes()
 	fences, err := f.fences(ctx)
 	if err != nil {
 		return err
@@ -242,7 +241,7 @@ func (f *changeFeed) handle(payload string) {
 				ids = append(ids, id)
 			}
 		}
-		f.d.recall.noteChanged(key, ids)
+		f.d.core.RecallFeed().MemoriesChanged(key, ids)
 		f.d.notices.add(ids)
 		f.emit(Change{Kind: MemoriesChanged, ScopeKey: key, IDs: ids})
 		return
@@ -289,7 +288,7 @@ func (f *changeFeed) noteForgotten(user string, at int64) {
 		}
 	}
 	f.mu.Unlock()
-	f.d.recall.clearQueryCache()
+	f.d.core.RecallFeed().ForgetCachedQueries()
 	f.emit(Change{Kind: MemberForgotten, UserID: user, At: time.UnixMilli(at).UTC()})
 }
 

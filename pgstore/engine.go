@@ -10,16 +10,17 @@ import (
 
 // engine is PostgreSQL as the long-term memory service sees it (ltm.Engine): numbered
 // placeholders, advisory locks for the checks that must not interleave, row locks that
-// skip what another writer holds, jsonb for JSON text. d is the store it serves, whose
-// recall (this package's, for now) follows the service's writes (Written, RecallIndexer).
+// skip what another writer holds, jsonb for JSON text, and the database's own full-text
+// search while the in-memory keyword indexes can't answer (keywordfallback.go). d is the
+// store it serves.
 //
 // Its maintenance (upkeep.go) reads and writes through d too, and the change feed's memory
 // notices (d.notices) are the log the keyword indexes follow.
 type engine struct{ d *db }
 
 var (
-	_ ltm.Engine        = engine{}
-	_ ltm.RecallIndexer = engine{}
+	_ ltm.Engine          = engine{}
+	_ ltm.KeywordFallback = engine{}
 )
 
 func (engine) Name() string               { return "postgres" }
@@ -42,29 +43,11 @@ func (engine) StorageError(err error) error {
 // are planned for their values each time.
 func (engine) PlanArgs(args ...any) []any { return append([]any{planNow}, args...) }
 
-// Written brings this process's recall up to date with a write the service committed (its
-// vector index; other processes hear of it from the change feed) and keeps the planner's
-// statistics of memories current as the table grows.
-func (e engine) Written(ctx context.Context, changed, removed []*memory.Memory) {
+// Written keeps the planner's statistics of memories current as the table grows.
+func (e engine) Written(ctx context.Context, changed, _ []*memory.Memory) {
 	if len(changed) > 0 {
-		e.d.recall.indexMemories(ctx, changed...)
 		e.d.keepPlannerStats(ctx, changed...)
 	}
-	e.d.recall.unindexMemories(removed...)
-}
-
-// IndexMemories and UnindexMemories keep this store's recall current with what the
-// service's own recall state would otherwise index (ltm.RecallIndexer).
-func (e engine) IndexMemories(ctx context.Context, mems ...*memory.Memory) {
-	e.d.recall.indexMemories(ctx, mems...)
-}
-
-func (e engine) UnindexMemories(mems ...*memory.Memory) { e.d.recall.unindexMemories(mems...) }
-
-// PrefetchEmbeddings embeds texts for this process's recall ahead of a write
-// (Recall.PrefetchEmbeddings), so the indexing after its commit finds their vectors stored.
-func (e engine) PrefetchEmbeddings(ctx context.Context, texts []string) error {
-	return (&Recall{e.d}).PrefetchEmbeddings(ctx, texts)
 }
 
 // LockKey takes a transaction-scoped advisory lock on key: PostgreSQL lets several writers
@@ -125,7 +108,9 @@ var dialect = ltm.Dialect{
 	// The word vectors are columns of the deleted rows and go with them (PostgreSQL's files
 	// keep dead row versions until VACUUM: docs/postgres.md).
 	PurgeSearch: "",
-	ByKey:       "memories m",
+	// Several processes write: none keeps what a stop would lose or the others need.
+	SharedByProcesses: true,
+	ByKey:             "memories m",
 	// The planner keeps statistics (plannerstats.go) and picks its indexes itself.
 	Index: func(table, _ string) string { return table },
 }

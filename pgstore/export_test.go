@@ -55,4 +55,4 @@ func (s *Store) WaitFeedDown(ctx context.Context) error {
 }
 
 // StaleVectors counts the memories of scope key waiting to be read again by its next recall.
-func (s *Store) StaleVectors(key string) int { return s.db.recall.staleCount(key) }
+func (s *Store) StaleVectors(key string) int { return s.core.RecallFeed().Stale(key) }

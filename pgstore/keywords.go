@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/kioku-bot/kioku/internal/kwindex"
-	"github.com/kioku-bot/kioku/memory"
 )
 
 // The keyword leg on PostgreSQL is served as SQLite's is, from the service's in-memory BM25
@@ -116,17 +115,4 @@ func (l *noticeLog) Changed(_ context.Context, from, to int64) ([]int64, error) 
 		}
 	}
 	return ids, nil
-}
-
-// KeywordIndexHolds reports whether any in-memory keyword index holds word; forget-me
-// tests use it to prove a member's words left memory too.
-func (s *Recall) KeywordIndexHolds(word string) bool { return s.db.core.Recall.KeywordIndexHolds(word) }
-
-// KeywordIndexHas reports whether any in-memory keyword index holds memory id.
-func (s *Recall) KeywordIndexHas(id int64) bool { return s.db.core.Recall.KeywordIndexHas(id) }
-
-// WarmKeywordIndex builds the keyword indexes of the given scopes now and waits for them,
-// so a benchmark or an operator's warm-up times a ready index rather than its build.
-func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) error {
-	return s.db.core.Recall.WarmKeywordIndex(ctx, owners...)
 }

@@ -41,8 +41,9 @@ type Store struct {
 
 	// Memories are the memories with their history.
 	Memories *ltm.Memories
-	// Recall finds memories for a query.
-	Recall *Recall
+	// Recall finds memories for a query: the service's, whose keyword leg falls back on
+	// the database's own indexes (keywordfallback.go).
+	Recall *ltm.Recall
 	// Jobs is the durable queue of background jobs.
 	Jobs *ltm.Jobs
 	// Transcripts are what people said per channel.
@@ -91,9 +92,6 @@ type db struct {
 	// are narrowed by trigrams first. Default cjkScanMax.
 	cjkScanMax int
 
-	// recall is the in-process side of recall: the embedder, the vector index of the
-	// scopes this process queried, the query vector cache (embed.go).
-	recall recallState
 	// stats is when the planner's statistics of memories were last checked (plannerstats.go).
 	stats plannerStats
 	// changes is the LISTEN connection that keeps recall's in-process state current with
@@ -105,9 +103,6 @@ type db struct {
 
 	writeDepth atomic.Int32 // >0 while a write transaction is open (see InWriteTx)
 }
-
-// Recall finds memories. See Store.Recall.
-type Recall struct{ db *db }
 
 // Open connects to the database at url (postgres://…), applies pending migrations and
 // returns a ready store. Close releases the pool.
@@ -187,13 +182,10 @@ func newStore(p *pgxpool.Pool) *Store {
 		cjkScanMax: cjkScanMax,
 	}
 	d.core = ltm.OpenEngine(engine{d}, sqldb, t)
-	d.recall.init(d)
-	rc := &Recall{d}
-	d.core.UseRecall(rc)
 	return &Store{
 		db:            d,
 		Memories:      d.core.Memories,
-		Recall:        rc,
+		Recall:        d.core.Recall,
 		Jobs:          d.core.Jobs,
 		Transcripts:   d.core.Transcripts,
 		Settings:      d.core.Settings,

@@ -8,6 +8,7 @@ import (
 	"path"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
@@ -206,7 +207,7 @@ func (e engine) rewriteSearchColumns(ctx context.Context) (read, rewritten int, 
 			}
 			n++
 			after = r.id
-			r.text, r.authorText = storedSearchText(r.content), storedSearchText(r.author)
+			r.text, r.authorText = memory.SearchText(r.content), memory.SearchText(r.author)
 			if r.text != r.oldText || r.authorText != r.oldAuthor {
 				stale = append(stale, r)
 			}
@@ -265,28 +266,4 @@ var ErrBackupOnPostgres = errors.New(`kioku backup copies a SQLite database file
 // Backup refuses: see ErrBackupOnPostgres. Nothing is written to path.
 func (engine) Backup(_ context.Context, path string) error {
 	return fmt.Errorf("%w (nothing was written to %s)", ErrBackupOnPostgres, path)
-}
-
-// EmbedModel, EmbedMissing and Reindexed answer with this package's recall, which serves
-// the store's queries.
-
-func (e engine) EmbedModel() string {
-	if m := e.d.recall.emb.Load(); m != nil {
-		return m.model
-	}
-	return ""
-}
-
-func (e engine) EmbedMissing(ctx context.Context) (int, error) {
-	return (&Recall{e.d}).EmbedMissing(ctx)
-}
-
-func (e engine) Reindexed(ctx context.Context, ids []int64) {
-	for _, id := range ids {
-		m, err := scanMemory(e.d.read.QueryRowContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id = ?`, id))
-		if err != nil {
-			continue
-		}
-		e.d.recall.indexMemories(ctx, m)
-	}
 }

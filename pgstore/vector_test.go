@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/storetest"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/pgstore"
@@ -20,7 +21,7 @@ import (
 )
 
 // Recall keeps vectors current for the pipeline's embedding tracker.
-var _ pipeline.Embeddings = (*pgstore.Recall)(nil)
+var _ pipeline.Embeddings = (*ltm.Recall)(nil)
 
 // wordDims is the test embedding model, ltm's tests': every listed word is one unit along
 // its dimension, so words sharing a dimension are synonyms (cosine 1) that the keyword
@@ -92,7 +93,7 @@ func remember(t *testing.T, s *pgstore.Store, owner memory.Owner, content string
 func nearest(t *testing.T, s *pgstore.Store, owner memory.Owner, word string) []int64 {
 	t.Helper()
 	var out []int64
-	for _, h := range s.Recall.NearestMemories(t.Context(), owner, wordVector(word), 10, false) {
+	for _, h := range s.Recall.NearestMemories(owner, wordVector(word), 10, false) {
 		if h.Cosine > 0.5 {
 			out = append(out, h.ID)
 		}
@@ -432,7 +433,7 @@ func TestPostgresTrackEmbeddings(t *testing.T) {
 	if n := coverage(); n != 0 {
 		t.Fatalf("a failed run stored %d vectors", n)
 	}
-	if _, err := s.Recall.EmbedMissing(t.Context()); err == nil {
+	if _, err := s.Maintenance.EmbedMissing(t.Context()); err == nil {
 		t.Error("EmbedMissing reported success while the provider is marked down")
 	}
 	// Back up for one call only: the first batch is stored, the run stops at the second.
@@ -468,7 +469,7 @@ func TestPostgresPrefetchEmbeddings(t *testing.T) {
 	s := pgtest.Open(t)
 	e := withWords(s)
 	text := "The lantern festival is in August"
-	if err := s.Recall.PrefetchEmbeddings(t.Context(), []string{text}); err != nil {
+	if err := s.Facts.PrefetchEmbeddings(t.Context(), []string{text}); err != nil {
 		t.Fatal(err)
 	}
 	texts := e.texts.Load()

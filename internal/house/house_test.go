@@ -36,9 +36,8 @@ var oversizeFiles = map[string]int{}
 // package directory and type name, with their method counts when the limit
 // was set. Like oversizeFiles, this list only shrinks.
 var oversizeTypes = map[string]int{
-	"ltm.db":         53,
-	"ltm.Recall":     46,
-	"pgstore.engine": 27,
+	"ltm.db":     53,
+	"ltm.Recall": 46,
 }
 
 // sourceFile is one parsed production Go file.

@@ -2,26 +2,20 @@ package pgstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/kioku-bot/kioku/internal/kwindex"
-	"github.com/kioku-bot/kioku/ltm"
-	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
-// Recall on PostgreSQL runs ltm's keyword recall and hands the result to the same pure
-// ranking (memory/recall): the query is read by recall.AnalyzeAt, the candidates are ranked
-// by recall.Rank. The keyword leg is the service's in-memory index, as on SQLite
-// (keywords.go); while a scope's index builds, or while the change feed is down, the
-// database answers with its own indexes, and the keyword score each candidate carries is
-// on the same scale (the keyword index's BM25: k1 1.2, b 0.3, the author column weighed
+// Recall on PostgreSQL is the service's (ltm.Recall): its keyword leg is the service's
+// in-memory index, as on SQLite (keywords.go); while a scope's index builds, or while the
+// change feed is down, the database answers with its own indexes (ltm.KeywordFallback), and
+// the keyword score each candidate carries is on the same scale (the keyword index's BM25: k1 1.2, b 0.3, the author column weighed
 // twice), so the normalization k = x/(1+xmax) and the fusion with a vector leg behave alike:
 //
 //   - Words: a generated tsvector per memory, content through the english configuration
@@ -32,18 +26,14 @@ import (
 //     (recall.ScanBM25) over the memories holding one of the query's character bigrams;
 //     a scope larger than cjkScanMax is narrowed by trigrams through pg_trgm's GIN index.
 //
-// The vector leg is ltm's, over the same in-process index (vector.go), and fused by the
-// same recall.Rank. Not yet on PostgreSQL: the graph's boost and hub stages, which are off
-// on SQLite by default too (docs/postgres.md). The lexicon's expansion and neighbourhood
-// smoothing run as on SQLite.
+// The vector leg, the ranking and its stages are the service's, as on SQLite.
 
 // Candidate search constants, ltm's (docs/recall.md).
 const (
-	candidatePool = 50
-	topFactor     = 4
-	authorWeight  = 2.0
-	cjkWeight     = 1.0
-	cjkScanMax    = 20000
+	topFactor    = 4
+	authorWeight = 2.0
+	cjkWeight    = 1.0
+	cjkScanMax   = 20000
 )
 
 // BM25's parameters are the keyword index's on SQLite (internal/kwindex): k1 1.2, b 0.3 and
@@ -53,135 +43,21 @@ var (
 	bm25B  = kwindex.DefaultParams.B
 )
 
-// rankStages are ltm's ranking stages for what this store supports: the date boost, the
-// named-person boost and the lexicon's expansion; the graph boost is off on SQLite too.
-var rankStages = recall.Stages{
-	DateBoost:   ltm.DefaultStages.DateBoost,
-	DateHalo:    ltm.DefaultStages.DateHalo,
-	PersonBoost: ltm.DefaultStages.PersonBoost,
-	Lexicon:     ltm.DefaultStages.Lexicon,
+// keywordFallback answers the keyword leg from the database (ltm.KeywordFallback) while
+// the in-memory indexes can't.
+type keywordFallback struct{ db *db }
+
+// KeywordIndexesCurrent reports whether the change feed is up: while it is down, the
+// in-memory indexes may miss what other processes write, and the database answers.
+func (e engine) KeywordIndexesCurrent() bool { return e.d.changes.isUp() }
+
+// KeywordScores is the keyword leg answered by the database: word BM25, n-gram BM25 for CJK
+// text, and the lexicon's expansion weighed by lexicon, on the in-memory indexes' scale.
+func (e engine) KeywordScores(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, lexicon float64) (map[int64]float64, error) {
+	return keywordFallback{e.d}.scores(ctx, plan, where, args, limit, lexicon)
 }
 
-// storedSearchText is the value of a search-text column for s: its search text, which the
-// generated word index reads.
-func storedSearchText(s string) string { return memory.SearchText(s) }
-
-func visibleScopes(q *memory.SearchQuery) []memory.Visible {
-	out := make([]memory.Visible, 0, len(q.Owners)+len(q.Visible))
-	for _, o := range q.Owners {
-		out = append(out, memory.Visible{Owner: o})
-	}
-	return append(out, q.Visible...)
-}
-
-// scopeClause renders the visibility rules as SQL over the memories table alias m.
-func scopeClause(vis []memory.Visible) (string, []any, error) {
-	if len(vis) == 0 {
-		return "", nil, memory.Errorf(memory.EINVALID, "A search needs at least one scope.")
-	}
-	parts := make([]string, 0, len(vis))
-	args := make([]any, 0, len(vis)*2)
-	for _, v := range vis {
-		if err := v.Owner.Validate(); err != nil {
-			return "", nil, err
-		}
-		if v.Owner.Scope == memory.ScopePersonal && v.OriginGuildID != "" {
-			parts = append(parts, "(m.scope_key = ? AND m.guild_id = ?)")
-			args = append(args, v.Owner.Key(), v.OriginGuildID)
-			continue
-		}
-		parts = append(parts, "m.scope_key = ?")
-		args = append(args, v.Owner.Key())
-	}
-	return "(" + strings.Join(parts, " OR ") + ")", args, nil
-}
-
-// decayedImportanceSQL is memory.(*Memory).EffectiveImportance over the memories alias m,
-// as in ltm: whole days since the last access (or creation), a future access counting 0.
-var decayedImportanceSQL = fmt.Sprintf(`(CASE WHEN m.pinned = 1 OR m.type = '%s' THEN m.importance
-	ELSE m.importance * power(%g::float8, greatest(0, (?::bigint - CASE WHEN m.accessed_at <> 0 THEN m.accessed_at ELSE m.created_at END) / %d)::float8)
-	END)`, memory.TypeDecision, memory.ImportanceDecayPerDay, (24 * time.Hour).Milliseconds())
-
-// filterClause renders the query's filters as SQL over the memories alias m.
-func filterClause(q *memory.SearchQuery, now time.Time) (string, []any) {
-	var parts []string
-	var args []any
-	if len(q.Types) > 0 {
-		parts = append(parts, "m.type IN ("+placeholders(len(q.Types))+")")
-		for _, t := range q.Types {
-			args = append(args, t)
-		}
-	}
-	for _, tag := range q.Tags {
-		parts = append(parts, "EXISTS (SELECT 1 FROM jsonb_array_elements_text(m.tags::jsonb) t WHERE t = ?)")
-		args = append(args, strings.ToLower(tag))
-	}
-	if q.ImportanceMin > 0 {
-		parts = append(parts, decayedImportanceSQL+" >= ?")
-		args = append(args, now.UnixMilli(), q.ImportanceMin)
-	}
-	if !q.Since.IsZero() {
-		parts = append(parts, "m.created_at >= ?")
-		args = append(args, q.Since.UnixMilli())
-	}
-	if !q.Until.IsZero() {
-		parts = append(parts, "m.created_at <= ?")
-		args = append(args, q.Until.UnixMilli())
-	}
-	if q.AuthorID != "" {
-		parts = append(parts, "m.author_id = ?")
-		args = append(args, q.AuthorID)
-	}
-	if q.PinnedOnly {
-		parts = append(parts, "m.pinned = 1")
-	}
-	if cond, condArgs := audienceClause(q.Audience, "m."); cond != "" {
-		parts = append(parts, cond)
-		args = append(args, condArgs...)
-	}
-	if len(parts) == 0 {
-		return "", nil
-	}
-	return " AND " + strings.Join(parts, " AND "), args
-}
-
-// audienceClause renders memory.Audience.Allows as SQL over the memories columns with the
-// given prefix: memories without an origin channel or learned in DMs pass, the others only
-// from the audience's channels. A nil audience restricts nothing.
-func audienceClause(a *memory.Audience, prefix string) (string, []any) {
-	if a == nil {
-		return "", nil
-	}
-	open := "(" + prefix + "channel_id = '' OR " + prefix + "guild_id = ''"
-	ids := make([]string, 0, len(a.Channels))
-	for id, ok := range a.Channels {
-		if ok && id != "" {
-			ids = append(ids, id)
-		}
-	}
-	if len(ids) == 0 {
-		return open + ")", nil
-	}
-	slices.Sort(ids)
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	return open + " OR " + prefix + "channel_id IN (" + placeholders(len(ids)) + "))", args
-}
-
-// keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
-// memories: word BM25, n-gram BM25 for CJK text, and the lexicon's expansion, weighed as
-// on SQLite. The service's in-memory indexes answer when every visible scope's is ready
-// (keywords.go), exactly as on SQLite; the database answers while one builds, and while
-// the change feed is down, when the indexes may miss what other processes write.
-func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, where string, args []any, limit int) (map[int64]float64, error) {
-	if s.db.changes.isUp() {
-		out, ok, err := s.db.core.Recall.IndexedKeywordLeg(ctx, plan, q, where, args, limit)
-		if (err != nil && !errors.Is(err, errFeedDown)) || ok {
-			return out, err
-		}
-	}
+func (s keywordFallback) scores(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, lexicon float64) (map[int64]float64, error) {
 	out := map[int64]float64{}
 	if err := s.wordLeg(ctx, plan.Terms, plan.Pairs, where, args, limit, 1, out); err != nil {
 		return nil, err
@@ -191,13 +67,13 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.Se
 			return nil, err
 		}
 	}
-	if rankStages.Lexicon > 0 && len(plan.Expansion) > 0 {
+	if lexicon > 0 && len(plan.Expansion) > 0 {
 		exp := plan.ExpansionPlan()
-		if err := s.wordLeg(ctx, exp.Terms, nil, where, args, limit, rankStages.Lexicon, out); err != nil {
+		if err := s.wordLeg(ctx, exp.Terms, nil, where, args, limit, lexicon, out); err != nil {
 			return nil, err
 		}
 		if len(exp.CJK) > 0 {
-			if err := s.cjkLeg(ctx, &exp, where, args, limit, rankStages.Lexicon, out); err != nil {
+			if err := s.cjkLeg(ctx, &exp, where, args, limit, lexicon, out); err != nil {
 				return nil, err
 			}
 		}
@@ -213,7 +89,7 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.Se
 // scopes' size, analyses the terms as the index does (their lexemes), and returns the top
 // topFactor×limit by ts_rank with their tsvectors; the exact BM25 is computed here, so the
 // scale is FTS5's.
-func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string, where string, args []any, limit int, weight float64, out map[int64]float64) error {
+func (s keywordFallback) wordLeg(ctx context.Context, terms []string, pairs [][2]string, where string, args []any, limit int, weight float64, out map[int64]float64) error {
 	if len(terms)+len(pairs) == 0 {
 		return nil
 	}
@@ -360,7 +236,7 @@ func (s *Recall) wordLeg(ctx context.Context, terms []string, pairs [][2]string,
 type lexemes struct{ english, simple []string }
 
 // scopeSize counts the live memories inside the scope and filters: BM25's N.
-func (s *Recall) scopeSize(ctx context.Context, where string, args []any) (int, error) {
+func (s keywordFallback) scopeSize(ctx context.Context, where string, args []any) (int, error) {
 	var n int
 	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("couldn't count memories: %w", err)
@@ -440,7 +316,7 @@ func parseTSVector(s string) []tsEntry {
 // of the query's character bigrams (or a Latin word written inside CJK text) are read and
 // scored with recall.ScanBM25. In a scope larger than cjkScanMax the scan is narrowed to
 // memories holding one of the query's trigrams, which pg_trgm's GIN index finds.
-func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, weight float64, out map[int64]float64) error {
+func (s keywordFallback) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, weight float64, out map[int64]float64) error {
 	n, err := s.scopeSize(ctx, where, args)
 	if err != nil || n == 0 {
 		return err
@@ -518,22 +394,4 @@ func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, ar
 // escapeLike quotes LIKE's wildcards in s (the default escape character is \).
 func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
-func (s *Recall) loadMemories(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
-	qargs := append([]any{ids}, args...)
-	rows, err := s.db.read.QueryContext(ctx, `SELECT `+prefixed("m.", memoryColumns)+` FROM memories m
-		WHERE m.id = ANY(?) AND m.deleted_at IS NULL AND `+where, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
-	}
-	return collectMemories(rows)
-}
-
-func prefixed(prefix, columns string) string {
-	cols := strings.Split(columns, ",")
-	for i, c := range cols {
-		cols[i] = prefix + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
 }
