@@ -157,7 +157,7 @@ func (s *Recall) writeAccess(ctx context.Context, pending map[int64]int, ids []i
 // that may stop.
 func countAccessNow(ctx context.Context, d *db, ids []int64, now int64) error {
 	_, err := d.read.ExecContext(ctx, `UPDATE memories SET access_count = access_count + 1,
-		accessed_at = `+d.dialect.Greatest+`(accessed_at, ?) WHERE id IN `+idsIn(d.dialect)+` AND deleted_at IS NULL`,
+		accessed_at = `+d.dialect.Greatest+`(accessed_at, ?) WHERE `+d.dialect.IDsIn("id")+` AND deleted_at IS NULL`,
 		now, idArray(ids))
 	if err != nil {
 		return d.eng.StorageError(fmt.Errorf("couldn't count recalled memories: %w", err))

@@ -141,6 +141,14 @@ type Dialect struct {
 	// rows deleted before it in the transaction (forget-me's); "" when a delete takes
 	// a row's entries with it.
 	PurgeSearch string
+	// IDsIn returns the condition that column holds one of the ids bound as one JSON array
+	// (idArray), planned as lookups by key: the statement's text is the same however many
+	// ids there are.
+	IDsIn func(column string) string
+	// DriverPrepares is set when the database driver prepares each statement once per
+	// connection and keeps it (pgx): recall then keeps no prepared statements of its own,
+	// which would cost the driver's bookkeeping twice.
+	DriverPrepares bool
 	// ByKey names how recall reads memory rows by primary key (the ids in one JSON array):
 	// "memories m" with whatever keeps the engine from going through another index first.
 	ByKey string
@@ -260,6 +268,7 @@ var sqliteDialect = Dialect{
 	// second b-tree descent per row and grows with the whole database rather than the
 	// scope (hydrate.go).
 	ByKey: "memories m NOT INDEXED",
+	IDsIn: func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
 	Index: func(table, index string) string { return table + " INDEXED BY " + index },
 	JSONText: func(column, key string) string {
 		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`

@@ -59,7 +59,7 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	qargs = append(qargs, idArray(ids))
 	qargs = append(qargs, args...)
 	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+candidateColumns+` FROM `+s.db.dialect.ByKey+`
-		WHERE m.id IN `+idsIn(s.db.dialect)+` AND m.deleted_at IS NULL AND `+where, qargs...)
+		WHERE `+s.db.dialect.IDsIn("m.id")+` AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
 	}
@@ -79,13 +79,10 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	return out, nil
 }
 
-// idsIn is the list of ids bound as one JSON array (idArray), for m.id IN.
-func idsIn(d *Dialect) string { return `(SELECT CAST(value AS BIGINT) FROM ` + d.JSONArrayTexts + `)` }
-
 // completeSQL reads whole memory rows by primary key (complete).
 func completeSQL(d *Dialect) string {
 	return `SELECT ` + prefixed("m.", memoryColumns) + ` FROM ` + d.ByKey + `
-	WHERE m.id IN ` + idsIn(d) + ` AND m.deleted_at IS NULL`
+	WHERE ` + d.IDsIn("m.id") + ` AND m.deleted_at IS NULL`
 }
 
 // complete replaces the ranked results' memories, read for ranking only, by their whole
@@ -132,8 +129,11 @@ type stmtCache struct {
 }
 
 // query runs text with args through a statement prepared once, or directly once the cache
-// is full.
+// is full; directly too on an engine whose driver keeps its own (Dialect.DriverPrepares).
 func (c *stmtCache) query(ctx context.Context, db *pool, text string, args ...any) (*sql.Rows, error) {
+	if db.eng.Dialect().DriverPrepares {
+		return db.QueryContext(ctx, text, args...)
+	}
 	c.mu.Lock()
 	st := c.stmts[text]
 	if st == nil && !c.closed && len(c.stmts) < stmtCacheMax {

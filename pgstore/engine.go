@@ -111,6 +111,12 @@ var dialect = ltm.Dialect{
 	// Several processes write: none keeps what a stop would lose or the others need.
 	SharedByProcesses: true,
 	ByKey:             "memories m",
+	DriverPrepares:    true,
+	// An array the planner sees as one value is looked up in the primary key; a join with
+	// the rows of a JSON function may read the whole scope instead.
+	IDsIn: func(column string) string {
+		return column + ` = ANY(ARRAY(SELECT CAST(value AS BIGINT) FROM json_array_elements_text(?)))`
+	},
 	// The planner keeps statistics (plannerstats.go) and picks its indexes itself.
 	Index: func(table, _ string) string { return table },
 }
