@@ -149,6 +149,10 @@ type Dialect struct {
 	// connection and keeps it (pgx): recall then keeps no prepared statements of its own,
 	// which would cost the driver's bookkeeping twice.
 	DriverPrepares bool
+	// WholeCandidates is set when a round trip to the database costs more than reading
+	// whole rows: recall reads its candidates whole, once, rather than the columns ranking
+	// needs and then the results' rows.
+	WholeCandidates bool
 	// ByKey names how recall reads memory rows by primary key (the ids in one JSON array):
 	// "memories m" with whatever keeps the engine from going through another index first.
 	ByKey string

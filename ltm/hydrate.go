@@ -58,7 +58,11 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	qargs := make([]any, 0, 1+len(args))
 	qargs = append(qargs, idArray(ids))
 	qargs = append(qargs, args...)
-	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+candidateColumns+` FROM `+s.db.dialect.ByKey+`
+	cols, scan := candidateColumns, scanCandidate
+	if s.db.dialect.WholeCandidates {
+		cols, scan = prefixed("m.", memoryColumns), scanMemory
+	}
+	rows, err := s.db.recall.stmts.query(ctx, s.db.read, `SELECT `+cols+` FROM `+s.db.dialect.ByKey+`
 		WHERE `+s.db.dialect.IDsIn("m.id")+` AND m.deleted_at IS NULL AND `+where, qargs...)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't load recalled memories: %w", err)
@@ -66,7 +70,7 @@ func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, 
 	defer rows.Close()
 	out := make([]*memory.Memory, 0, len(ids))
 	for rows.Next() {
-		m, err := scanCandidate(rows)
+		m, err := scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("couldn't read memory row: %w", err)
 		}
@@ -86,9 +90,10 @@ func completeSQL(d *Dialect) string {
 }
 
 // complete replaces the ranked results' memories, read for ranking only, by their whole
-// rows. A result whose memory was forgotten since it was ranked is left out.
+// rows. A result whose memory was forgotten since it was ranked is left out. Candidates
+// read whole (Dialect.WholeCandidates) are complete already.
 func (s *Recall) complete(ctx context.Context, out []memory.SearchResult) ([]memory.SearchResult, error) {
-	if len(out) == 0 {
+	if len(out) == 0 || s.db.dialect.WholeCandidates {
 		return out, nil
 	}
 	ids := make([]int64, len(out))

@@ -112,6 +112,8 @@ var dialect = ltm.Dialect{
 	SharedByProcesses: true,
 	ByKey:             "memories m",
 	DriverPrepares:    true,
+	// A round trip over the network costs more than the rest of a candidate's row.
+	WholeCandidates: true,
 	// An array the planner sees as one value is looked up in the primary key; a join with
 	// the rows of a JSON function may read the whole scope instead.
 	IDsIn: func(column string) string {
