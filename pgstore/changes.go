@@ -19,7 +19,7 @@ import (
 // the database write. Triggers (migration 0005) NOTIFY on every change recall or the bot
 // keeps in memory, naming scope keys and ids only; each Store LISTENs on one dedicated
 // connection and, per notice, takes the changed memories out of its vector index (the next
-// recall of their scope reads them again: stale.go), empties its query vector cache on a
+// recall of their scope reads them again: ltm.RecallFeed), empties its query vector cache on a
 // forget-me, and hands the notice to the hooks registered with OnChange (cmd/kioku clears
 // short-term memory there). When the connection drops, notices sent meanwhile are lost:
 // the feed reconnects with backoff and resyncs, dropping every resident scope and cached

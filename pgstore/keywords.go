@@ -14,7 +14,7 @@ import (
 // statistics and scores. Only the change log differs: SQLite's processes read a table the
 // triggers fill, here the change feed's memory notices (changes.go) are the log, in commit
 // order, and each notice is one position of it. While a scope's index builds, and while the
-// feed is down, the keyword leg answers from the database (recall.go).
+// feed is down, the keyword leg answers from the database (keywordfallback.go).
 
 // noticeKeep bounds the memory ids the log holds: past it the older half goes. Indexes
 // that fell further behind (no keyword query while that many memories changed) are rebuilt,

@@ -10,7 +10,7 @@
 // scope, a job's dedup key) take a transaction-scoped advisory lock, and leases are taken
 // with SELECT … FOR UPDATE SKIP LOCKED; the in-memory keyword and vector indexes hear of
 // other processes' writes through a change feed (changes.go), and the database's tsvector
-// and pg_trgm answer the keyword leg while a scope's index builds (recall.go).
+// and pg_trgm answer the keyword leg while a scope's index builds (keywordfallback.go).
 //
 // The SQL is written with ? placeholders, as in ltm, and numbered ($1, $2, …) for
 // PostgreSQL by the connection wrappers (rebind), so the statements read the same in both
@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -252,24 +251,6 @@ func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 // than such a walk; the statement is sent with text parameters in one round trip.
 const planNow = pgx.QueryExecModeExec
 
-func (s *db) nowMillis() int64 { return s.Now().UnixMilli() }
-
-func millis(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixMilli()
-}
-
-func fromMillis(ms int64) time.Time {
-	if ms == 0 {
-		return time.Time{}
-	}
-	return time.UnixMilli(ms).UTC()
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
 // pool runs statements written with ? placeholders on the pool.
 type pool struct{ db *sql.DB }
 
@@ -339,10 +320,6 @@ func rebind(query string) string {
 		}
 	}
 	return b.String()
-}
-
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
 func execCount(ctx context.Context, tx *txn, query string, args ...any) (int, error) {
