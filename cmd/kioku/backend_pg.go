@@ -4,17 +4,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/kioku-bot/kioku/pgstore"
+	"github.com/kioku-bot/kioku/ltm/postgres"
 )
 
 // errBackupOnPostgres is `kioku backup`'s answer on PostgreSQL: it copies SQLite files;
 // PostgreSQL is backed up with its own tools.
-var errBackupOnPostgres = pgstore.ErrBackupOnPostgres
+var errBackupOnPostgres = postgres.ErrBackupOnPostgres
 
 // openPostgres opens the PostgreSQL store KIOKU_DB names, applying its migrations, with the
 // operator's memory caps.
 func (app *App) openPostgres(ctx context.Context) (*backend, error) {
-	s, err := pgstore.Open(ctx, app.config.DB)
+	s, err := postgres.Open(ctx, app.config.DB)
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func (app *App) openPostgres(ctx context.Context) (*backend, error) {
 }
 
 // postgresBackend is the backend over an opened PostgreSQL store.
-func postgresBackend(s *pgstore.Store, where string) *backend {
+func postgresBackend(s *postgres.Store, where string) *backend {
 	return &backend{
 		kind: kindPostgres, where: where,
 		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
@@ -46,12 +46,12 @@ func postgresBackend(s *pgstore.Store, where string) *backend {
 }
 
 // pgChanges is the PostgreSQL store's change feed as the forget watch uses it.
-type pgChanges struct{ s *pgstore.Store }
+type pgChanges struct{ s *postgres.Store }
 
 // OnForget calls fn for every forget-me the feed announces, this process's own included.
 func (c pgChanges) OnForget(fn func(userID string, at time.Time)) {
-	c.s.OnChange(func(ch pgstore.Change) {
-		if ch.Kind == pgstore.MemberForgotten {
+	c.s.OnChange(func(ch postgres.Change) {
+		if ch.Kind == postgres.MemberForgotten {
 			fn(ch.UserID, ch.At)
 		}
 	})

@@ -14,8 +14,8 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
+	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/pgstore"
 )
 
 // isPipelineRequest reports whether a model request is the background pipeline's (an
@@ -104,7 +104,7 @@ func TestRunTwoShardProcessesPostgres(t *testing.T) {
 		pipelineEchoModel(procs[id].ai)
 	}
 	waitShardsUp(t, h, procs[:]...)
-	store, err := pgstore.Open(context.Background(), url)
+	store, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/storecopy"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/migrations"
-	"github.com/kioku-bot/kioku/pgstore"
 )
 
 // runMigrateStore is `kioku migrate-store --from kioku.db --to postgres://…`: it copies a
@@ -48,7 +48,7 @@ func runMigrateStore(ctx context.Context, app *App, args []string) error {
 		return err
 	}
 	defer src.Close()
-	dst, err := pgstore.Open(ctx, *to)
+	dst, err := postgres.Open(ctx, *to)
 	if err != nil {
 		return err
 	}

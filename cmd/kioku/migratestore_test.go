@@ -14,10 +14,10 @@ import (
 	"testing/fstest"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/postgres"
+	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/migrations"
-	"github.com/kioku-bot/kioku/pgstore"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
 
 // testPostgresURL is a URL of a fresh schema of the test database (pgtest.Schema), for
@@ -66,7 +66,7 @@ func TestMigrateStoreCLI(t *testing.T) {
 		t.Errorf("summary shows the password: %s", out)
 	}
 
-	pg, err := pgstore.Open(context.Background(), to)
+	pg, err := postgres.Open(context.Background(), to)
 	if err != nil {
 		t.Fatal(err)
 	}

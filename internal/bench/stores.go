@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/pgstore"
 )
 
 // DefaultStoreMemories is the corpus size of CompareStores: the comparison writes every
@@ -125,7 +125,7 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 	defer drop()
 	cfg := pg.Copy()
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
-	post, err := pgstore.OpenConfig(ctx, cfg)
+	post, err := postgres.OpenConfig(ctx, cfg)
 	if err != nil {
 		lite.Close()
 		return rep, err

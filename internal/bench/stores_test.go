@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/kioku-bot/kioku/internal/bench"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
+	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 )
 
 // TestCompareStores: the store comparison writes one corpus into SQLite and a PostgreSQL

@@ -17,13 +17,12 @@ import (
 )
 
 const (
-	maxFileLines    = 600
-	maxTypeMethods  = 25
-	longFuncLines   = 80
-	moduleRootMark  = "go.mod"
-	testkitDir      = "internal/testkit"
-	storeLtmDir     = "ltm"
-	storePgstoreDir = "pgstore"
+	maxFileLines   = 600
+	maxTypeMethods = 25
+	longFuncLines  = 80
+	moduleRootMark = "go.mod"
+	testkitDir     = "internal/testkit"
+	storeLtmDir    = "ltm"
 )
 
 // oversizeFiles lists the store files over maxFileLines today, with their
@@ -36,8 +35,8 @@ var oversizeFiles = map[string]int{}
 // package directory and type name, with their method counts when the limit
 // was set. Like oversizeFiles, this list only shrinks.
 var oversizeTypes = map[string]int{
-	"ltm.db":     53,
-	"ltm.Recall": 46,
+	"ltm.db":     52,
+	"ltm.Recall": 44,
 }
 
 // sourceFile is one parsed production Go file.
@@ -129,7 +128,7 @@ func assertAllowlistCurrent(t *testing.T, kind string, list map[string]int, curr
 	}
 	for name := range list {
 		if !inStores(strings.SplitN(name, ".", 2)[0]) {
-			t.Errorf("allowlisted %s %s is outside ltm/ and pgstore/; only the stores may be over the limit", kind, name)
+			t.Errorf("allowlisted %s %s is outside ltm/; only the store may be over the limit", kind, name)
 		}
 	}
 }
@@ -253,6 +252,5 @@ func moduleRoot(t *testing.T) string {
 }
 
 func inStores(dir string) bool {
-	top := strings.SplitN(dir, "/", 2)[0]
-	return top == storeLtmDir || top == storePgstoreDir
+	return strings.SplitN(dir, "/", 2)[0] == storeLtmDir // the service and its engines
 }

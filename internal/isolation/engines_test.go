@@ -17,8 +17,8 @@ import (
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
-	"github.com/kioku-bot/kioku/pgstore"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
+	"github.com/kioku-bot/kioku/ltm/postgres"
+	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 )
 
 // The walk runs on both stores: the same bot, chat engine and pipeline over SQLite or
@@ -69,7 +69,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 		}
 	case enginePostgres:
 		cfg := pgtest.Schema(t)
-		s, err := pgstore.OpenConfig(ctx, cfg)
+		s, err := postgres.OpenConfig(ctx, cfg)
 		if err != nil {
 			t.Fatalf("open PostgreSQL store: %v", err)
 		}

@@ -22,8 +22,8 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
+	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
 )

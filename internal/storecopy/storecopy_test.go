@@ -11,9 +11,9 @@ import (
 	"github.com/kioku-bot/kioku/internal/storecopy"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
-	"github.com/kioku-bot/kioku/pgstore/pgtest"
 )
 
 // seeded is what seed wrote, to look for after the copy.

@@ -60,7 +60,7 @@
 //
 //	func TestPostgresStore(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) storetest.Stores {
-//			db := pgstore.MustOpenFresh(t) // an empty schema, dropped by t.Cleanup
+//			db := postgres.MustOpenFresh(t) // an empty schema, dropped by t.Cleanup
 //			clock := storetest.NewClock(storetest.Epoch)
 //			db.Now = clock.Now
 //			return storetest.Stores{
