@@ -38,7 +38,7 @@ type fetchedVectors struct {
 
 // start fetches the vectors of the memories a batch created, in the background.
 func (b *bulkEmbed) start(ctx context.Context, created []*memory.Memory) {
-	e, need := b.db.needVectors(created)
+	e, need := b.db.vectors.needVectors(created)
 	if len(need) == 0 || b.failed || b.db.recall.down(b.db.Now()) {
 		return
 	}
@@ -46,7 +46,7 @@ func (b *bulkEmbed) start(ctx context.Context, created []*memory.Memory) {
 	b.pending = ch
 	timeout := b.db.EmbedTimeout
 	go func() {
-		all, fresh, err := b.db.fetchVectors(ctx, e, embedItems(need), timeout)
+		all, fresh, err := b.db.vectors.fetchVectors(ctx, e, embedItems(need), timeout)
 		ch <- fetchedVectors{model: e.model, mems: need, all: all, fresh: fresh, err: err}
 	}()
 }
@@ -70,13 +70,13 @@ func (b *bulkEmbed) storeTx(ctx context.Context, tx *txn, f *fetchedVectors) err
 	if f == nil {
 		return nil
 	}
-	return b.db.storeVectorsTx(ctx, tx, f.model, f.fresh)
+	return b.db.vectors.storeVectorsTx(ctx, tx, f.model, f.fresh)
 }
 
 // index puts the memories of f in the vector index, once their vectors are stored.
 func (b *bulkEmbed) index(f *fetchedVectors) {
 	if f != nil {
-		b.db.upsertVectors(f.mems, f.all)
+		b.db.vectors.upsertVectors(f.mems, f.all)
 	}
 }
 
@@ -91,7 +91,7 @@ func (b *bulkEmbed) finish(ctx context.Context) {
 	if f == nil {
 		return
 	}
-	if err := b.db.storeVectors(context.WithoutCancel(ctx), f.model, f.fresh); err != nil {
+	if err := b.db.vectors.storeVectors(context.WithoutCancel(ctx), f.model, f.fresh); err != nil {
 		b.db.recall.noteBulkEmbedError(b.db.Now(), err)
 		return
 	}

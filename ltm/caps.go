@@ -35,7 +35,7 @@ const (
 
 // memoryCap returns the most live memories a scope may hold, or 0 for no cap: the store's
 // setting, its default when zero, no cap when negative.
-func (s *db) memoryCap(scope memory.Scope) int {
+func (s memoryWriter) memoryCap(scope memory.Scope) int {
 	n, def := s.MaxServerMemories, DefaultMaxServerMemories
 	if scope == memory.ScopePersonal {
 		n, def = s.MaxMemberMemories, DefaultMaxMemberMemories
@@ -75,7 +75,7 @@ func liveCount(ctx context.Context, q querier, scopeKey string) (int, error) {
 // checkCapTx refuses adding more live memories to owner's scope when that would take it
 // past its cap. It runs inside the write transaction that adds them, before anything is
 // written, so a refused write leaves the transaction as it was.
-func (s *db) checkCapTx(ctx context.Context, tx querier, owner memory.Owner, adding int) error {
+func (s memoryWriter) checkCapTx(ctx context.Context, tx querier, owner memory.Owner, adding int) error {
 	limit := s.memoryCap(owner.Scope)
 	if limit == 0 || adding <= 0 {
 		return nil
@@ -107,7 +107,7 @@ func capError(scope memory.Scope, limit, live, adding int) error {
 }
 
 // checkBatchCapsTx is checkCapTx for the fresh memories of a bulk write, scope by scope.
-func (s *db) checkBatchCapsTx(ctx context.Context, tx querier, batch []memory.Memory, fresh []int) error {
+func (s memoryWriter) checkBatchCapsTx(ctx context.Context, tx querier, batch []memory.Memory, fresh []int) error {
 	// By scope key: a member's personal memories from different servers are one scope.
 	adding := map[string]int{}
 	var order []memory.Owner

@@ -84,14 +84,14 @@ func (s *Confirmations) ConfirmForget(ctx context.Context, owner memory.Owner, t
 			return nil
 		}
 		var err error
-		forgotten, err = s.db.forgetTx(ctx, tx, owner, live, actor, "forget by query")
+		forgotten, err = s.db.writes.forgetTx(ctx, tx, owner, live, actor, "forget by query")
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, m := range forgotten {
-		s.db.unindexMemory(m)
+		s.db.vectors.unindexMemory(m)
 	}
 	return forgotten, nil
 }

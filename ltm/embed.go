@@ -139,7 +139,7 @@ func (r *recallState) clearQueryCache() {
 // their vectors (from the embeddings cache, or from the provider, outside any transaction)
 // and puts them in the index. It is best effort: a provider failure leaves the memory
 // stored but without a vector, to be filled by TrackEmbeddings, and never fails the write.
-func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
+func (s vectorStore) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 	e, need := s.needVectors(mems)
 	if len(need) == 0 || s.recall.down(s.Now()) {
 		return
@@ -164,7 +164,7 @@ func (s *db) indexMemories(ctx context.Context, mems ...*memory.Memory) {
 
 // needVectors returns the embedder and those of mems the vector index lacks with their
 // current content, refreshing the index's metadata of the others; nil without an embedder.
-func (s *db) needVectors(mems []*memory.Memory) (*embedder, []*memory.Memory) {
+func (s vectorStore) needVectors(mems []*memory.Memory) (*embedder, []*memory.Memory) {
 	r := &s.recall
 	e := r.emb.Load()
 	if e == nil || len(mems) == 0 {
@@ -197,7 +197,7 @@ func embedItems(mems []*memory.Memory) []embedItem {
 }
 
 // upsertVectors puts the memories of mems that vecs has a vector for in the index.
-func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
+func (s vectorStore) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
 	for _, m := range mems {
 		if v := vecs[m.Hash]; v != nil {
 			s.recall.vectors.Upsert(m.Owner().Key(), m.ID, m.Hash, metaOf(m), v)
@@ -206,7 +206,7 @@ func (s *db) upsertVectors(mems []*memory.Memory, vecs map[string][]float32) {
 }
 
 // unindexMemory is the delete hook: the memory leaves the index at once.
-func (s *db) unindexMemory(m *memory.Memory) {
+func (s vectorStore) unindexMemory(m *memory.Memory) {
 	s.recall.vectors.Remove(m.Owner().Key(), m.ID)
 }
 
@@ -215,7 +215,7 @@ type embedItem struct{ hash, text string }
 // vectorsFor returns a vector per distinct hash of items (fetchVectors) and stores what the
 // provider returned in one short write transaction after the last call, also when a later
 // call failed; on error the vectors obtained so far are returned with it.
-func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (map[string][]float32, error) {
+func (s vectorStore) vectorsFor(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (map[string][]float32, error) {
 	out, got, callErr := s.fetchVectors(ctx, e, items, callTimeout)
 	// Stored even when the caller's deadline ran out during a later call: the vectors are
 	// paid for, and the write is a short local one.
@@ -229,7 +229,7 @@ func (s *db) vectorsFor(ctx context.Context, e *embedder, items []embedItem, cal
 // embeddings table first, then one provider call per embedChunk missing texts, each bounded
 // by callTimeout when it is positive. got holds those the provider returned, which the
 // caller stores. It writes nothing; on error out and got hold what was obtained so far.
-func (s *db) fetchVectors(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (out, got map[string][]float32, err error) {
+func (s vectorStore) fetchVectors(ctx context.Context, e *embedder, items []embedItem, callTimeout time.Duration) (out, got map[string][]float32, err error) {
 	hashes := make([]string, 0, len(items))
 	seen := make(map[string]bool, len(items))
 	for _, it := range items {
@@ -261,7 +261,7 @@ func (s *db) fetchVectors(ctx context.Context, e *embedder, items []embedItem, c
 }
 
 // embedChunk makes one provider call for the texts of chunk and adds their vectors to got.
-func (s *db) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, timeout time.Duration, got map[string][]float32) error {
+func (s vectorStore) embedChunk(ctx context.Context, e *embedder, chunk []embedItem, timeout time.Duration, got map[string][]float32) error {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -299,7 +299,7 @@ func cachedVectorsSQL(d *Dialect) string {
 // stored (read from the read pool). It looks at the waiting ones before it reads the
 // table, and a batch stops waiting only once committed, so a reader that found no stored
 // vector for a hash and asks here finds one stored since its own read began.
-func (s *db) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
+func (s vectorStore) cachedVectors(ctx context.Context, model string, hashes []string) (map[string][]float32, error) {
 	out := make(map[string][]float32, len(hashes))
 	stored := hashes[:0:0]
 	for _, h := range hashes {
@@ -342,7 +342,7 @@ const storeVectorSQL = `INSERT INTO embeddings (content_hash, model, dims, vecto
 	vector = excluded.vector, created_at = excluded.created_at`
 
 // storeVectors caches vectors by content hash in one write transaction.
-func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
+func (s vectorStore) storeVectors(ctx context.Context, model string, vecs map[string][]float32) error {
 	if len(vecs) == 0 {
 		return nil
 	}
@@ -350,7 +350,7 @@ func (s *db) storeVectors(ctx context.Context, model string, vecs map[string][]f
 }
 
 // storeVectorsTx caches vectors by content hash inside tx.
-func (s *db) storeVectorsTx(ctx context.Context, tx *txn, model string, vecs map[string][]float32) error {
+func (s vectorStore) storeVectorsTx(ctx context.Context, tx *txn, model string, vecs map[string][]float32) error {
 	now := s.nowMillis()
 	q := s.stmts.on(tx)
 	for h, v := range vecs {
@@ -434,6 +434,12 @@ func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
 }
 
+// vectorStore is the store's handle doing the vector side of recall: embedding memories,
+// storing and loading their vectors, and keeping the in-process vector index (recallState)
+// in step with the writes. It is the same db (db.vectors), split out so each part of the
+// handle stays small.
+type vectorStore struct{ *db }
+
 // recallState is the in-process side of recall: the embedder, the vector index, the query
 // vector cache and pending access counts. The write paths keep it current through
 // indexMemories and unindexMemory.
@@ -464,12 +470,12 @@ type recallState struct {
 
 func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.vectors = vecindex.New()
-	r.vectors.SetLoader(d.loadScopeVectors, DefaultVectorCacheBytes)
-	r.vectors.SetSizer(d.liveMemories)
+	r.vectors.SetLoader(d.vectors.loadScopeVectors, DefaultVectorCacheBytes)
+	r.vectors.SetSizer(d.vectors.liveMemories)
 	r.keywords = newKeywordIndexes(d)
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
-	r.vectorWrites.start(d.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
+	r.vectorWrites.start(d.vectors.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
 }
 
 func (r *recallState) close() {

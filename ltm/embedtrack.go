@@ -100,7 +100,7 @@ func (s *Recall) TrackEmbeddings(ctx context.Context, opt memory.EmbedTrackOptio
 			res.Skipped = "embedding provider failed: " + err.Error()
 			break
 		}
-		stored, err := s.db.storeLiveVectors(ctx, e.model, vecs)
+		stored, err := s.db.vectors.storeLiveVectors(ctx, e.model, vecs)
 		if err != nil {
 			return res, err
 		}
@@ -343,7 +343,7 @@ func (s *Recall) embedGaps(ctx context.Context, e *embedder, part []gap, timeout
 // storeLiveVectors caches vectors by content hash in one write transaction, each only
 // while a live memory still has that content: a memory forgotten (or edited) during the
 // provider call leaves no vector of its old words. It returns the hashes stored.
-func (s *db) storeLiveVectors(ctx context.Context, model string, vecs map[string][]float32) (map[string]bool, error) {
+func (s vectorStore) storeLiveVectors(ctx context.Context, model string, vecs map[string][]float32) (map[string]bool, error) {
 	stored := make(map[string]bool, len(vecs))
 	if len(vecs) == 0 {
 		return stored, nil

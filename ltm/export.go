@@ -319,7 +319,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteCo
 		firstAt[k] = i
 		fresh = append(fresh, i)
 	}
-	if err := s.db.checkBatchCapsTx(ctx, tx, batch, fresh); err != nil {
+	if err := s.db.writes.checkBatchCapsTx(ctx, tx, batch, fresh); err != nil {
 		return nil, nil, err
 	}
 
@@ -329,7 +329,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteCo
 		chunk := fresh[lo:min(lo+insertRowsPerStatement, len(fresh))]
 		args := make([]any, 0, insertArgsPerRow*len(chunk))
 		for _, i := range chunk {
-			args = s.db.appendInsertArgs(args, &batch[i], now)
+			args = s.db.writes.appendInsertArgs(args, &batch[i], now)
 		}
 		rows, err := s.db.stmts.on(tx).QueryContext(ctx, insertMemorySQL(len(chunk)), args...)
 		if err != nil {
@@ -364,7 +364,7 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteCo
 	}
 	members := memberEntities{}
 	for _, m := range created {
-		if err := s.db.linkEntitiesTx(ctx, tx, m, ents[firstAt[hashSlot{m.Owner().Key(), m.Hash}]], members); err != nil {
+		if err := s.db.writes.linkEntitiesTx(ctx, tx, m, ents[firstAt[hashSlot{m.Owner().Key(), m.Hash}]], members); err != nil {
 			return nil, nil, err
 		}
 	}

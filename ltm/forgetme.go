@@ -197,7 +197,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	}
 	hashes := make([]string, 0, len(removed))
 	for _, m := range removed {
-		s.db.unindexMemory(m)
+		s.db.vectors.unindexMemory(m)
 		hashes = append(hashes, m.Hash)
 	}
 	// Vectors of their words waiting to be stored leave memory now (the store would skip
@@ -271,7 +271,7 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 			return nil, fmt.Errorf("couldn't purge the search of erased memories: %w", err)
 		}
 	}
-	err = s.db.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
+	err = s.db.writes.addHistory(ctx, tx, memory.HistoryEvent{ScopeKey: owner.Key(), Action: memory.ActionPurge,
 		Actor: memory.UserActor(userID), Reason: "forget me",
 		Metadata: mustJSON(map[string]int{"memories": sum.Memories, "about": sum.About, "from_messages": sum.FromMessages,
 			"anonymised": sum.Anonymised, "turns": sum.Turns, "jobs": sum.Jobs})})

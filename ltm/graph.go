@@ -171,7 +171,7 @@ func (s *Maintenance) linkGraph(linked *int) repairPhase {
 			return 0, false, err
 		}
 		for _, m := range batch {
-			if err := s.db.linkMemoryTx(ctx, tx, m); err != nil {
+			if err := s.db.writes.linkMemoryTx(ctx, tx, m); err != nil {
 				return 0, false, err
 			}
 			*linked++

@@ -33,13 +33,13 @@ func linkContext(m *memory.Memory) graph.Context {
 // the entities that do not exist yet. Links that exist already are kept. The statements do
 // not grow with the number of entities a memory names: one lookup of all their names, one
 // insert of the names they lacked and one of the links.
-func (s *db) linkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
+func (s memoryWriter) linkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
 	return s.linkEntitiesTx(ctx, tx, m, graph.Link(m.Content, linkContext(m)), nil)
 }
 
 // linkEntitiesTx is linkMemoryTx with the entities m's content names already found. members,
 // when not nil, carries the members' entities already resolved in tx (a bulk write's batch).
-func (s *db) linkEntitiesTx(ctx context.Context, tx *txn, m *memory.Memory, ents []graph.Entity, members memberEntities) error {
+func (s memoryWriter) linkEntitiesTx(ctx context.Context, tx *txn, m *memory.Memory, ents []graph.Entity, members memberEntities) error {
 	if len(ents) == 0 {
 		return nil
 	}
@@ -226,7 +226,7 @@ func bestHit(hits map[string][]aliasHit, names []string, kind graph.Kind) (alias
 
 // relinkMemoryTx replaces m's links with those of its current content. Entities left with
 // no mention are collected by retention.
-func (s *db) relinkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
+func (s memoryWriter) relinkMemoryTx(ctx context.Context, tx *txn, m *memory.Memory) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM memory_entities WHERE memory_id = ?`, m.ID); err != nil {
 		return fmt.Errorf("couldn't unlink memory %d: %w", m.ID, err)
 	}

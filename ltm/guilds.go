@@ -260,7 +260,7 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *txn, guildID stri
 	// only miss their vectors until the next sync, where the other order could let recall
 	// return ids of deleted memories.
 	for _, m := range gone {
-		s.db.unindexMemory(m)
+		s.db.vectors.unindexMemory(m)
 	}
 	return len(gone), embeddings, nil
 }

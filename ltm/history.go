@@ -14,7 +14,7 @@ const addHistorySQL = `INSERT INTO memory_history (memory_id, scope_key, action,
 	new_content, version, actor, reason, metadata, created_at, ` + historyOriginColumns + `)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func (s *db) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) error {
+func (s memoryWriter) addHistory(ctx context.Context, tx *txn, ev memory.HistoryEvent) error {
 	if len(ev.Metadata) == 0 {
 		ev.Metadata = []byte(`{}`)
 	}
@@ -49,7 +49,7 @@ func (s *Memories) RecordHistory(ctx context.Context, ev memory.HistoryEvent) er
 	if ev.ScopeKey == "" {
 		return fmt.Errorf("couldn't record history: empty scope key")
 	}
-	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.addHistory(ctx, tx, ev) })
+	return s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.writes.addHistory(ctx, tx, ev) })
 }
 
 // History returns every history row of memory id in owner's scope, oldest first. It works
@@ -139,7 +139,7 @@ func (s *Memories) Revert(ctx context.Context, owner memory.Owner, id, historyID
 		if action != memory.ActionUpdate || old == "" {
 			return memory.Errorf(memory.EINVALID, "History entry #%d is a %s, not an edit; only edits can be reverted (use recover for a forgotten memory).", historyID, action)
 		}
-		restored, err = s.db.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
+		restored, err = s.db.writes.modifyTx(ctx, tx, nil, owner, id, memory.Change{Content: &old, Reason: fmt.Sprintf("revert of history #%d", historyID)}, actor)
 		return err
 	})
 	if err != nil {

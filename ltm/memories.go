@@ -17,6 +17,12 @@ const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, 
 	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,
 	updated_at, accessed_at, access_count, version, deleted_at, subject_id`
 
+// memoryWriter is the store's handle on the write path inside a transaction: inserting,
+// changing, forgetting and recovering memories with their history, the owners' caps and
+// the memories' graph links. It is the same db (db.writes), split out so each part of the
+// handle stays small.
+type memoryWriter struct{ *db }
+
 type scanner interface{ Scan(dest ...any) error }
 
 func scanMemory(row scanner) (*memory.Memory, error) {
@@ -65,7 +71,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 	var res memory.WriteResult
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
-		res, err = s.db.rememberTx(ctx, tx, &m, actor, "")
+		res, err = s.db.writes.rememberTx(ctx, tx, &m, actor, "")
 		return err
 	})
 	if err != nil {
@@ -78,7 +84,7 @@ func (s *Memories) Remember(ctx context.Context, m memory.Memory, actor memory.A
 }
 
 // rememberTx inserts a prepared memory unless its hash is live in the scope already.
-func (s *db) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
+func (s memoryWriter) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
 		return memory.WriteResult{}, err
@@ -95,7 +101,7 @@ func (s *db) rememberTx(ctx context.Context, tx *txn, m *memory.Memory, actor me
 
 // insertMemoryTx inserts a prepared memory as a new row with its creation history, whatever
 // else the scope holds: the one path every new memory takes, deduplicated or not before.
-func (s *db) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
+func (s memoryWriter) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Memory, actor memory.Actor, reason string) (memory.WriteResult, error) {
 	owner := m.Owner()
 	q := s.stmts.on(tx)
 	if err := s.checkCapTx(ctx, q, owner, 1); err != nil {
@@ -149,7 +155,7 @@ const insertArgsPerRow = 22
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
 // is now, a zero update time the creation time.
-func (s *db) appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
+func (s memoryWriter) appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	created, updated := millis(m.CreatedAt), millis(m.UpdatedAt)
 	if created == 0 {
 		created = now
@@ -337,7 +343,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	var updated *memory.Memory
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
-		updated, err = s.db.modifyTx(ctx, tx, w, owner, id, ch, actor)
+		updated, err = s.db.writes.modifyTx(ctx, tx, w, owner, id, ch, actor)
 		return err
 	})
 	if err != nil {
@@ -347,7 +353,7 @@ func (s *Memories) modify(ctx context.Context, w *memory.WriteContext, owner mem
 	return updated, nil
 }
 
-func (s *db) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
+func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error) {
 	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
 		return nil, err
 	}
@@ -450,7 +456,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	var forgotten []*memory.Memory
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
-		forgotten, err = s.db.forgetTx(ctx, tx, owner, ids, actor, reason)
+		forgotten, err = s.db.writes.forgetTx(ctx, tx, owner, ids, actor, reason)
 		return err
 	})
 	if err != nil {
@@ -460,7 +466,7 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	return forgotten, nil
 }
 
-func (s *db) forgetTx(ctx context.Context, tx *txn, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
+func (s memoryWriter) forgetTx(ctx context.Context, tx *txn, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error) {
 	now := s.nowMillis()
 	seen := make(map[int64]bool, len(ids))
 	var out []*memory.Memory
@@ -502,7 +508,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 	var restored *memory.Memory
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		var err error
-		restored, err = s.db.recoverTx(ctx, tx, w, owner, id, ifVersion, actor, "")
+		restored, err = s.db.writes.recoverTx(ctx, tx, w, owner, id, ifVersion, actor, "")
 		return err
 	})
 	if err != nil {
@@ -514,7 +520,7 @@ func (s *Memories) recover(ctx context.Context, w *memory.WriteContext, owner me
 
 // recoverTx brings back the forgotten memory id of owner's scope inside tx, recording
 // reason in its history row.
-func (s *db) recoverTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
+func (s memoryWriter) recoverTx(ctx context.Context, tx *txn, w *memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor, reason string) (*memory.Memory, error) {
 	if err := s.eng.LockKey(ctx, tx, owner.Key()); err != nil {
 		return nil, err
 	}

@@ -89,9 +89,9 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
 	}
 	for _, m := range res.Forgotten {
-		s.db.unindexMemory(m)
+		s.db.vectors.unindexMemory(m)
 	}
-	s.db.indexMemories(ctx, res.Reverted...)
+	s.db.vectors.indexMemories(ctx, res.Reverted...)
 	return res, nil
 }
 
@@ -201,7 +201,7 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []
 		switch {
 		case m.Deleted():
 		case pipeline && len(left) == 0:
-			done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
+			done, err := s.db.writes.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 			if err != nil {
 				return res, err
 			}
@@ -246,9 +246,9 @@ func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *m
 	if !UpdateSourcesGone(meta, deleted, remaining) {
 		return false, nil
 	}
-	back, err := s.db.modifyTx(ctx, tx, nil, m.Owner(), m.ID, UndoUpdateChange(m, before, oldChannel), memory.ActorDiscord)
+	back, err := s.db.writes.modifyTx(ctx, tx, nil, m.Owner(), m.ID, UndoUpdateChange(m, before, oldChannel), memory.ActorDiscord)
 	if memory.ErrorCode(err) == memory.ECONFLICT {
-		done, err := s.db.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
+		done, err := s.db.writes.forgetTx(ctx, tx, m.Owner(), []int64{m.ID}, memory.ActorDiscord, ReasonSourceDeleted)
 		res.Forgotten = append(res.Forgotten, done...)
 		return true, err
 	}

@@ -143,7 +143,7 @@ func (s *Facts) applyAddTx(ctx context.Context, tx *txn, from memory.Origin, p m
 		p.TargetID = dup.ID
 		return s.recordProposalTx(ctx, tx, from, p, memory.ActionDedup, fmt.Sprintf("already remembered as #%d", dup.ID))
 	}
-	res, err := s.db.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
+	res, err := s.db.writes.rememberTx(ctx, tx, &m, memory.ActorPipeline, p.Reason)
 	if memory.ErrorCode(err) == memory.ELIMIT {
 		// The scope is full: nothing is dropped to make room, and the proposal stays in
 		// history as blocked with the reason, for people to decide what to forget.
@@ -188,7 +188,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *txn, from memory.Origin, 
 		return s.recordProposalTx(ctx, tx, from, p, memory.ActionReview, NoteNeedsEditor)
 	}
 	if p.Action == memory.ProposeDelete {
-		gone, err := s.db.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
+		gone, err := s.db.writes.forgetTx(ctx, tx, p.Owner, []int64{target.ID}, memory.ActorPipeline, p.Reason)
 		if err != nil {
 			return memory.ProposalOutcome{}, err
 		}
@@ -221,7 +221,7 @@ func (s *Facts) applyChangeTx(ctx context.Context, tx *txn, from memory.Origin, 
 		// where that channel's words may (SPEC §2 channel-aware memory).
 		change.ChannelID = &channelID
 	}
-	updated, err := s.db.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
+	updated, err := s.db.writes.modifyTx(ctx, tx, nil, p.Owner, target.ID, change, memory.ActorPipeline)
 	if code := memory.ErrorCode(err); code != "" && code != memory.EINTERNAL {
 		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, memory.ErrorMessage(err))
 	}
@@ -255,7 +255,7 @@ func (s *Facts) recordProposalTx(ctx context.Context, tx *txn, from memory.Origi
 			ev.MemoryID = 0 // never point a row at a memory of another scope
 		}
 	}
-	if err := s.db.addHistory(ctx, tx, ev); err != nil {
+	if err := s.db.writes.addHistory(ctx, tx, ev); err != nil {
 		return memory.ProposalOutcome{}, err
 	}
 	return memory.ProposalOutcome{Action: action, MemoryID: ev.MemoryID, Note: note}, nil
@@ -276,7 +276,7 @@ func (s *Facts) recordContradictionsTx(ctx context.Context, tx *txn, p memory.Pr
 			return err
 		}
 		for _, ev := range ContradictionEvents(p, other, m) {
-			if err := s.db.addHistory(ctx, tx, ev); err != nil {
+			if err := s.db.writes.addHistory(ctx, tx, ev); err != nil {
 				return err
 			}
 		}
@@ -326,7 +326,7 @@ func (s *Facts) PrefetchEmbeddings(ctx context.Context, texts []string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.db.EmbedTimeout)
 	defer cancel()
-	if _, err := s.db.vectorsFor(ctx, e, items, 0); err != nil {
+	if _, err := s.db.vectors.vectorsFor(ctx, e, items, 0); err != nil {
 		s.db.recall.noteEmbedError(s.db.Now(), s.db.EmbedRetryAfter, err)
 		return err
 	}

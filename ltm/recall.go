@@ -224,7 +224,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			return nil, err
 		}
 	}
-	s.db.exactCosines(ctx, vec.model, &vec, mems)
+	s.db.vectors.exactCosines(ctx, vec.model, &vec, mems)
 	out, err := s.complete(ctx, s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now))
 	if err != nil {
 		return nil, err
@@ -309,11 +309,11 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 		// The scope's vectors are loaded on its first recall (and after an eviction; a
 		// large scope in the background, ensureScope); the int8 index picks the candidates
 		// and their float32 vectors score them (QuantizedCosines: the int8 cosines do).
-		if !s.db.ensureScope(ctx, v.Owner.Key(), false) {
+		if !s.db.vectors.ensureScope(ctx, v.Owner.Key(), false) {
 			continue
 		}
 		hits := s.db.recall.vectors.Search(v.Owner.Key(), qv, k+rescoreExtra, vectorFilter(v, q), false)
-		for _, h := range s.db.rescore(ctx, e.model, v.Owner.Key(), qv, hits, k) {
+		for _, h := range s.db.vectors.rescore(ctx, e.model, v.Owner.Key(), qv, hits, k) {
 			if c, ok := res.hits[h.ID]; !ok || h.Cosine > c {
 				res.hits[h.ID] = h.Cosine
 			}
@@ -379,7 +379,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 		return err
 	}
 	if expr := ftsExpr(plan, withPairs); expr != "" {
-		return s.wordLeg(ctx, expr, s.db.smallShare(ctx, vis), where, args, limit, out)
+		return s.wordLeg(ctx, expr, s.db.vectors.smallShare(ctx, vis), where, args, limit, out)
 	}
 	return nil
 }

@@ -274,7 +274,7 @@ func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repair
 				AND NOT `+memoryHoldsHash("?1"), r.hash); err != nil {
 				return 0, false, fmt.Errorf("couldn't drop the vector of memory %d: %w", r.id, err)
 			}
-			if err := s.db.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
+			if err := s.db.writes.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
 				Version: version, Actor: actorRepair, Reason: reason}); err != nil {
 				return 0, false, err
 			}

@@ -114,6 +114,12 @@ type db struct {
 	closeOnce  sync.Once
 	closeErr   error
 	recall     recallState
+
+	// vectors and writes are this handle seen by two of its responsibilities: keeping
+	// memories' embeddings and the vector index, and writing memories with their history,
+	// caps and graph links. Both are views over the same db, set by newStore.
+	vectors vectorStore
+	writes  memoryWriter
 }
 
 // Memories are the memories with their history. See Store.Memories.
@@ -260,6 +266,8 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 		Tunables: t,
 	}
 	d.upkeep = upkeepOf(eng, d)
+	d.vectors = vectorStore{d}
+	d.writes = memoryWriter{d}
 	recall := &Recall{d}
 	d.recall.init(d, recall.FlushAccess)
 	return &Store{

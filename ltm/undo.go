@@ -55,11 +55,11 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 		switch ev.Action {
 		case memory.ActionDelete:
 			out.Action = memory.ActionRecover
-			out.Memory, err = s.db.recoverTx(ctx, tx, w, owner, id, cur.Version, actor, reason)
+			out.Memory, err = s.db.writes.recoverTx(ctx, tx, w, owner, id, cur.Version, actor, reason)
 			return err
 		case memory.ActionCreate, memory.ActionImport, memory.ActionRecover:
 			out.Action = memory.ActionDelete
-			gone, err := s.db.forgetTx(ctx, tx, owner, []int64{id}, actor, reason)
+			gone, err := s.db.writes.forgetTx(ctx, tx, owner, []int64{id}, actor, reason)
 			if err != nil {
 				return err
 			}
@@ -74,7 +74,7 @@ func (s *Memories) undo(ctx context.Context, w *memory.WriteContext, owner memor
 			return memory.Errorf(memory.EFORBIDDEN, "Memory #%d can't be undone here: the version before that change was learned in a channel you can't see.", id)
 		}
 		out.Action = memory.ActionUpdate
-		out.Memory, err = s.db.modifyTx(ctx, tx, w, owner, id, ch, actor)
+		out.Memory, err = s.db.writes.modifyTx(ctx, tx, w, owner, id, ch, actor)
 		return err
 	})
 	if err != nil {

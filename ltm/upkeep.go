@@ -84,7 +84,7 @@ func reindexed(ctx context.Context, d *db, ids []int64) {
 		if err != nil {
 			continue
 		}
-		d.unindexMemory(m)
-		d.indexMemories(ctx, m)
+		d.vectors.unindexMemory(m)
+		d.vectors.indexMemories(ctx, m)
 	}
 }

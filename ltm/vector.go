@@ -73,7 +73,7 @@ func (s *Recall) NearestMemories(owner memory.Owner, vec []float32, k int, exact
 	if !vecindex.Normalize(q) {
 		return nil
 	}
-	s.db.ensureScope(context.Background(), owner.Key(), true)
+	s.db.vectors.ensureScope(context.Background(), owner.Key(), true)
 	hits := s.db.recall.vectors.Search(owner.Key(), q, k, nil, exact)
 	out := make([]VectorHit, len(hits))
 	for i, h := range hits {
@@ -107,7 +107,7 @@ func (s *Recall) VectorIndexStats() vecindex.Stats { return s.db.recall.vectors.
 // loadScopeVectors is the vector index's loader: the stored vectors of the configured model
 // for the live memories of scope key, read from the read pool in one query. It reads only
 // the columns the index filters on, not the contents.
-func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
+func (s vectorStore) loadScopeVectors(ctx context.Context, key string, put func(id int64, hash string, meta vecindex.Meta, vec []float32)) error {
 	e := s.recall.emb.Load()
 	if e == nil {
 		return nil
@@ -123,7 +123,7 @@ func (s *db) loadScopeVectors(ctx context.Context, key string, put func(id int64
 	if err != nil {
 		return fmt.Errorf("couldn't load the vectors of %s: %w", key, err)
 	}
-	return putVectorRows(ctx, s, e.model, key, rows, put)
+	return putVectorRows(ctx, s.db, e.model, key, rows, put)
 }
 
 // putVectorRows puts the memories of scope key that rows read (the columns the index
@@ -174,7 +174,7 @@ func putVectorRows(ctx context.Context, s *db, model, key string, rows *sql.Rows
 	for i, r := range unstored {
 		hashes[i] = r.hash
 	}
-	vecs, err := s.cachedVectors(ctx, model, hashes) // waiting, or stored since the read began
+	vecs, err := s.vectors.cachedVectors(ctx, model, hashes) // waiting, or stored since the read began
 	for _, r := range unstored {
 		if v := vecs[r.hash]; v != nil {
 			put(r.id, r.hash, r.meta, v)
@@ -192,7 +192,7 @@ type unstoredRow struct {
 
 // liveMemories returns the scope's live memory count (memory_counts), an upper bound of
 // the vectors a load puts: the vector index sizes a loading scope from it.
-func (s *db) liveMemories(ctx context.Context, key string) (int, error) {
+func (s vectorStore) liveMemories(ctx context.Context, key string) (int, error) {
 	var n int
 	err := s.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n)
 	return n, err
@@ -213,9 +213,9 @@ const vectorSyncLoad = 64
 // are waited for at most vectorLoadWait. A load that fails or takes longer leaves the
 // scope out of the shortlist of this recall (the keyword leg still answers); a slow load
 // goes on in the background for the next recall, and a failed one is tried again then.
-func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
+func (s vectorStore) ensureScope(ctx context.Context, key string, wait bool) bool {
 	if s.recall.vectors.Ready(key) {
-		return refreshStale(ctx, s, key)
+		return refreshStale(ctx, s.db, key)
 	}
 	if !wait && s.scopeSize(ctx, key) > vectorSyncLoad {
 		started, cancel := context.WithCancelCause(ctx)
@@ -228,7 +228,7 @@ func (s *db) ensureScope(ctx context.Context, key string, wait bool) bool {
 	err := s.recall.vectors.Ensure(waitCtx, key)
 	switch {
 	case err == nil:
-		return refreshStale(waitCtx, s, key)
+		return refreshStale(waitCtx, s.db, key)
 	case errors.Is(err, errStillLoading):
 		slog.Info("vector index: a large scope is still loading; recalling from keywords meanwhile", "scope", key)
 	case ctx.Err() == nil:
@@ -249,7 +249,7 @@ func refreshStale(ctx context.Context, s *db, key string) bool {
 
 // scopeSize is the number of live memories of scope key (memory_counts), 0 when it can't
 // be read.
-func (s *db) scopeSize(ctx context.Context, key string) int {
+func (s vectorStore) scopeSize(ctx context.Context, key string) int {
 	var n int
 	if err := s.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`, key).Scan(&n); err != nil {
 		return 0
@@ -261,7 +261,7 @@ func (s *db) scopeSize(ctx context.Context, key string) int {
 // live memories (memory_counts): the global FTS5 top list of wordLeg would then rarely
 // keep enough of their rows, and the scoped query is cheaper on its own. False when the
 // counts can't be read.
-func (s *db) smallShare(ctx context.Context, vis []memory.Visible) bool {
+func (s vectorStore) smallShare(ctx context.Context, vis []memory.Visible) bool {
 	var total int
 	if err := s.read.QueryRowContext(ctx, `SELECT coalesce(sum(live), 0) FROM memory_counts`).Scan(&total); err != nil {
 		return false
@@ -281,7 +281,7 @@ var errStillLoading = errors.New("scope vectors still loading")
 const rescoreExtra = 16
 
 // exactVectors reads the stored float32 vectors of model for the live memories ids.
-func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
+func (s vectorStore) exactVectors(ctx context.Context, model string, ids []int64) (map[int64][]float32, error) {
 	out := make(map[int64][]float32, len(ids))
 	unstored := map[int64]string{} // id → content hash of those without a stored vector
 	const chunk = 500
@@ -341,7 +341,7 @@ func (s *db) exactVectors(ctx context.Context, model string, ids []int64) (map[i
 // replacing their int8 cosines with exact float32 ones: from the index's float32 copies
 // where it holds them, else from the database; a hit whose vector can't be read keeps its
 // quantized cosine.
-func (s *db) rescore(ctx context.Context, model, key string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
+func (s vectorStore) rescore(ctx context.Context, model, key string, q []float32, hits []vecindex.Hit, k int) []vecindex.Hit {
 	if len(hits) == 0 || s.QuantizedCosines {
 		return hits[:min(k, len(hits))]
 	}
@@ -375,7 +375,7 @@ func (s *db) rescore(ctx context.Context, model, key string, q []float32, hits [
 // exactCosines, unless QuantizedCosines, gives the loaded candidates that the vector leg
 // did not return their exact cosine with the query: from the index's float32 copy of their
 // content's vector where it holds one, else from the stored vectors of their content.
-func (s *db) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
+func (s vectorStore) exactCosines(ctx context.Context, model string, vec *vectorLegResult, mems []*memory.Memory) {
 	if vec.q == nil || s.QuantizedCosines {
 		return
 	}

@@ -147,7 +147,7 @@ func (w *vectorWriter) flush(ctx context.Context) error {
 
 // storePendingVectors stores the vectors of keys in one write transaction, each only while
 // a live memory has its content.
-func (s *db) storePendingVectors(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error {
+func (s vectorStore) storePendingVectors(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error {
 	now := s.nowMillis()
 	return s.withBookkeepingTx(ctx, func(tx *txn) error {
 		q := s.stmts.on(tx)

@@ -33,7 +33,7 @@ func TestWordLegSmallShareSameScores(t *testing.T) {
 	}
 	q := memory.SearchQuery{Owners: []memory.Owner{memory.ServerOwner("small")}}
 	vis := visibleScopes(&q)
-	if !s.db.smallShare(ctx, vis) {
+	if !s.db.vectors.smallShare(ctx, vis) {
 		t.Fatal("12 of 332 memories are not a small share")
 	}
 	where, args, err := scopeClause(vis)

@@ -30,7 +30,7 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 		}
 		if dup != nil {
 			res = memory.WriteResult{Memory: dup}
-		} else if res, err = s.db.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
+		} else if res, err = s.db.writes.insertMemoryTx(ctx, tx, &m, actor, ""); err != nil {
 			return err
 		}
 		return addEvidenceTx(ctx, tx, res.Memory.ID, evidence)
@@ -48,9 +48,9 @@ func (s *Memories) RememberAs(ctx context.Context, w memory.WriteContext, m memo
 // committed write: the vector index takes the memories it stored or changed and drops those
 // it forgot, then the engine is told (Engine.Written).
 func (s *db) written(ctx context.Context, changed, removed []*memory.Memory) {
-	s.indexMemories(ctx, changed...)
+	s.vectors.indexMemories(ctx, changed...)
 	for _, m := range removed {
-		s.unindexMemory(m)
+		s.vectors.unindexMemory(m)
 	}
 	s.eng.Written(ctx, changed, removed)
 }
