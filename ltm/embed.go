@@ -384,7 +384,7 @@ func decodeVector(b []byte) []float32 {
 var errEmbedDown = errors.New("embedding provider marked down")
 
 // queryVector embeds a recall query (unit length), from the cache when it can.
-func (s *Recall) queryVector(ctx context.Context, e *embedder, q *memory.SearchQuery) ([]float32, error) {
+func (s searcher) queryVector(ctx context.Context, e *embedder, q *memory.SearchQuery) ([]float32, error) {
 	r := &s.db.recall
 	text := q.Text
 	key := memory.QueryCacheKey(ctx, e.model, q)

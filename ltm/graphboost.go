@@ -56,7 +56,7 @@ func (g *graphHits) annotate(cands []recall.Candidate) {
 // legs missed (inside where: scope, filters and audience), and, for the hub stage, the
 // mention counts of every candidate's entities. It runs under GraphDeadline; any error or a
 // missed deadline returns nil, and recall ranks as if the graph did not exist.
-func (s *Recall) graphLookup(ctx context.Context, text string, vis []memory.Visible, ids []int64, where string, args []any) *graphHits {
+func (s searcher) graphLookup(ctx context.Context, text string, vis []memory.Visible, ids []int64, where string, args []any) *graphHits {
 	boost, hub := s.db.Stages.GraphBoost > 0, s.db.Dampen.Hub
 	if !boost && !hub {
 		return nil
@@ -81,7 +81,7 @@ func (s *Recall) graphLookup(ctx context.Context, text string, vis []memory.Visi
 }
 
 // graphLinks fills g.link and g.extra.
-func (s *Recall) graphLinks(ctx context.Context, g *graphHits, text string, vis []memory.Visible, ids []int64, where string, args []any) error {
+func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis []memory.Visible, ids []int64, where string, args []any) error {
 	var aliases []any
 	seen := map[string]bool{}
 	add := func(a string) {
@@ -192,7 +192,7 @@ func (s *Recall) graphLinks(ctx context.Context, g *graphHits, text string, vis 
 }
 
 // graphMentions fills g.mentions: for each of ids, the mention counts of its entities.
-func (s *Recall) graphMentions(ctx context.Context, g *graphHits, ids []int64) error {
+func (s searcher) graphMentions(ctx context.Context, g *graphHits, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}

@@ -101,7 +101,7 @@ func TestGraphBoostDeadlineFallsBack(t *testing.T) {
 	if !slices.Equal(gotIDs, plainIDs) || !slices.Equal(gotScores, plainScores) {
 		t.Errorf("past the deadline: %v %v, want plain recall %v %v", gotIDs, gotScores, plainIDs, plainScores)
 	}
-	if g := s.Recall.graphLookup(t.Context(), query, []memory.Visible{{Owner: memory.ServerOwner("g1")}}, nil, "1", nil); g != nil {
+	if g := s.Recall.searcher.graphLookup(t.Context(), query, []memory.Visible{{Owner: memory.ServerOwner("g1")}}, nil, "1", nil); g != nil {
 		t.Errorf("an expired lookup returned %+v", g)
 	}
 }
@@ -130,7 +130,7 @@ func TestGraphLookupFillsEntityMentions(t *testing.T) {
 	s, ids := graphStore(t)
 	s.db.Dampen.Hub = true
 	t.Cleanup(func() { s.db.Dampen.Hub = false })
-	g := s.Recall.graphLookup(t.Context(), "server", []memory.Visible{{Owner: memory.ServerOwner("g1")}},
+	g := s.Recall.searcher.graphLookup(t.Context(), "server", []memory.Visible{{Owner: memory.ServerOwner("g1")}},
 		[]int64{ids["g1-william"], ids["g1-other"]}, "m.scope_key = ?", []any{"g:g1"})
 	if g == nil {
 		t.Fatal("no graph hits")

@@ -54,7 +54,7 @@ func idArray(ids []int64) string {
 
 // loadCandidates reads, for ranking, the live memories among ids inside where (scope,
 // filters and audience), in id order.
-func (s *Recall) loadCandidates(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
+func (s searcher) loadCandidates(ctx context.Context, ids []int64, where string, args []any) ([]*memory.Memory, error) {
 	qargs := make([]any, 0, 1+len(args))
 	qargs = append(qargs, idArray(ids))
 	qargs = append(qargs, args...)
@@ -92,7 +92,7 @@ func completeSQL(d *Dialect) string {
 // complete replaces the ranked results' memories, read for ranking only, by their whole
 // rows. A result whose memory was forgotten since it was ranked is left out. Candidates
 // read whole (Dialect.WholeCandidates) are complete already.
-func (s *Recall) complete(ctx context.Context, out []memory.SearchResult) ([]memory.SearchResult, error) {
+func (s searcher) complete(ctx context.Context, out []memory.SearchResult) ([]memory.SearchResult, error) {
 	if len(out) == 0 || s.db.dialect.WholeCandidates {
 		return out, nil
 	}

@@ -216,12 +216,12 @@ func indexedKeywordLeg(ctx context.Context, s *Recall, plan *recall.Plan, q *mem
 	out := map[int64]float64{}
 	leg := func(plan *recall.Plan, withPairs bool, into map[int64]float64) (bool, error) {
 		if len(plan.Terms) > 0 {
-			if done, err := s.indexLeg(ctx, wordSearch(plan, withPairs), q, vis, where, args, limit, 1, into); err != nil || !done {
+			if done, err := s.searcher.indexLeg(ctx, wordSearch(plan, withPairs), q, vis, where, args, limit, 1, into); err != nil || !done {
 				return false, err
 			}
 		}
 		if len(plan.CJK) > 0 {
-			if done, err := s.indexLeg(ctx, cjkSearch(plan), q, vis, where, args, limit, cjkWeight, into); err != nil || !done {
+			if done, err := s.searcher.indexLeg(ctx, cjkSearch(plan), q, vis, where, args, limit, cjkWeight, into); err != nil || !done {
 				return false, err
 			}
 		}
@@ -274,7 +274,7 @@ func cjkSearch(plan *recall.Plan) func(idx *kwindex.Scope, f *vecindex.Filter, k
 // indexLeg answers the word leg from the in-memory indexes of the visible scopes: the best
 // limit memories over all of them, each scored with its own scope's statistics. It returns
 // false when some scope's index is not ready yet; the caller then uses FTS5.
-func (s *Recall) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f *vecindex.Filter, limit int) []kwindex.Hit,
+func (s searcher) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f *vecindex.Filter, limit int) []kwindex.Hit,
 	q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, weight float64, out map[int64]float64) (bool, error) {
 	k := s.db.recall.keywords
 	if s.db.KeywordIndexOff {

@@ -13,7 +13,7 @@ import (
 // than more OR-ed terms in the first because FTS5 has no per-term weight: the members
 // would otherwise count as much as the question's own words. A question naming no
 // category runs nothing.
-func (s *Recall) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, out map[int64]float64) error {
+func (s searcher) expansionLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, out map[int64]float64) error {
 	if s.db.Stages.Lexicon <= 0 || len(plan.Expansion) == 0 {
 		return nil
 	}

@@ -22,7 +22,7 @@ type conversationHit struct {
 // the same scope, filters and audience as the search (where and args), leaving out those in
 // have. Two statements whatever the database size: the ids by index range reads, then the
 // rows. recall.Smooth keeps only those of a hit's own session.
-func (s *Recall) loadNeighbours(ctx context.Context, hits []conversationHit, k int, have map[int64]bool, where string, args []any) ([]*memory.Memory, error) {
+func (s searcher) loadNeighbours(ctx context.Context, hits []conversationHit, k int, have map[int64]bool, where string, args []any) ([]*memory.Memory, error) {
 	var parts []string
 	var idArgs []any
 	for _, h := range hits {
@@ -69,7 +69,7 @@ var rankSmoothing = recall.Smoothing{Lambda: 0.5, K: 1, Hits: 10, Cap: 2, Gap: 3
 
 // withNeighbours adds to mems the memories around the best matches, which smoothing may
 // lift; without smoothing it returns mems as they are.
-func (s *Recall) withNeighbours(ctx context.Context, mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, now time.Time, where string, args []any) ([]*memory.Memory, error) {
+func (s searcher) withNeighbours(ctx context.Context, mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, plan *recall.Plan, now time.Time, where string, args []any) ([]*memory.Memory, error) {
 	if !rankSmoothing.On() || len(mems) == 0 {
 		return mems, nil
 	}

@@ -142,6 +142,11 @@ func audienceClause(a *memory.Audience, prefix string) (string, []any) {
 	return open + " OR " + prefix + "channel_id IN (" + placeholders(len(ids)) + "))", args
 }
 
+// searcher is Recall seen by the work of one search: its keyword, vector and graph legs,
+// loading and completing the candidates, and ranking them. Search drives it; it is split
+// from Recall so each part stays small.
+type searcher struct{ *Recall }
+
 // Search recalls the memories that best match q.Text inside the visible scopes.
 //
 // Two legs find candidates: the keyword leg (FTS5 BM25 over words with Porter stemming,
@@ -190,10 +195,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vec = s.vectorLeg(ctx, e, &q, vis, pool)
+			vec = s.searcher.vectorLeg(ctx, e, &q, vis, pool)
 		}()
 	}
-	kw, kwErr := s.keywordLeg(ctx, &plan, &q, vis, where, args, pool)
+	kw, kwErr := s.searcher.keywordLeg(ctx, &plan, &q, vis, where, args, pool)
 	wg.Wait()
 	if kwErr != nil {
 		return nil, kwErr
@@ -208,24 +213,24 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			ids = append(ids, id)
 		}
 	}
-	g := s.graphLookup(ctx, q.Text, vis, ids, where, args)
+	g := s.searcher.graphLookup(ctx, q.Text, vis, ids, where, args)
 	if g != nil && !q.MatchesOnly {
 		ids = append(ids, g.extra...)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	mems, err := s.loadCandidates(ctx, ids, where, args)
+	mems, err := s.searcher.loadCandidates(ctx, ids, where, args)
 	if err != nil {
 		return nil, err
 	}
 	if !q.MatchesOnly {
-		if mems, err = s.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
+		if mems, err = s.searcher.withNeighbours(ctx, mems, kw, &vec, &plan, now, where, args); err != nil {
 			return nil, err
 		}
 	}
 	s.db.vectors.exactCosines(ctx, vec.model, &vec, mems)
-	out, err := s.complete(ctx, s.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now))
+	out, err := s.searcher.complete(ctx, s.searcher.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now))
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +253,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 
 // rank hands the loaded candidates with their leg scores and their importance decayed to
 // now to recall.Rank and returns its ranking as results.
-func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, g *graphHits, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
+func (s searcher) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, g *graphHits, plan *recall.Plan, minScore float64, limit int, now time.Time) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := s.candidates(mems, kw, vec, now)
 	g.annotate(cands)
@@ -263,7 +268,7 @@ func (s *Recall) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLe
 
 // candidates gives recall.Rank the loaded memories with their leg scores and their
 // importance decayed to now.
-func (s *Recall) candidates(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, now time.Time) []recall.Candidate {
+func (s searcher) candidates(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, now time.Time) []recall.Candidate {
 	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
@@ -299,7 +304,7 @@ type vectorLegResult struct {
 
 // vectorLeg embeds the query and searches the index of every visible scope. Any failure
 // leaves the result empty: recall then runs on keywords alone.
-func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
+func (s searcher) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQuery, vis []memory.Visible, k int) vectorLegResult {
 	qv, err := s.queryVector(ctx, e, q)
 	if err != nil {
 		return vectorLegResult{}
@@ -324,10 +329,10 @@ func (s *Recall) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQue
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
 // memories: word BM25 plus, for CJK text, n-gram BM25.
-func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
+func (s searcher) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
 	if fb, ok := s.db.eng.(KeywordFallback); ok {
 		if fb.KeywordIndexesCurrent() {
-			out, ok, err := indexedKeywordLeg(ctx, s, plan, q, where, args, limit)
+			out, ok, err := indexedKeywordLeg(ctx, s.Recall, plan, q, where, args, limit)
 			if (err != nil && !errors.Is(err, ErrChangesDown)) || ok {
 				return out, err
 			}
@@ -353,7 +358,7 @@ func (s *Recall) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.Se
 
 // cjk scores the plan's unsegmented (CJK) text from the in-memory indexes when every
 // visible scope's is ready, and with the SQL scan or the trigram index otherwise.
-func (s *Recall) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible,
+func (s searcher) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible,
 	where string, args []any, limit int, out map[int64]float64) error {
 	if len(plan.CJK) == 0 {
 		return nil
@@ -368,7 +373,7 @@ func (s *Recall) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQue
 
 // words scores the plan's words (and, withPairs, its adjacent pairs) from the in-memory
 // keyword index when every visible scope's is ready, and from FTS5 otherwise.
-func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q *memory.SearchQuery, vis []memory.Visible,
+func (s searcher) words(ctx context.Context, plan *recall.Plan, withPairs bool, q *memory.SearchQuery, vis []memory.Visible,
 	where string, args []any, limit int, out map[int64]float64) error {
 	if len(plan.Terms) == 0 {
 		return nil
@@ -385,7 +390,7 @@ func (s *Recall) words(ctx context.Context, plan *recall.Plan, withPairs bool, q
 }
 
 // visibleIDs returns which of ids are live memories inside the scope and filters.
-func (s *Recall) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
+func (s searcher) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
 	qargs := make([]any, 0, len(ids)+len(args))
 	for _, id := range ids {
 		qargs = append(qargs, id)

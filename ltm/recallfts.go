@@ -21,7 +21,7 @@ import (
 // (a visible row outside the global top scores no higher than any survivor). Otherwise,
 // when the visible scopes are a small part of a large database, the full join runs; small
 // says so beforehand (smallShare), and the global list is then not ranked at all.
-func (s *Recall) wordLeg(ctx context.Context, expr string, small bool, where string, args []any, limit int, out map[int64]float64) error {
+func (s searcher) wordLeg(ctx context.Context, expr string, small bool, where string, args []any, limit int, out map[int64]float64) error {
 	s.db.indexBeforeQuery(ctx)
 	full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
 		JOIN memories m ON m.id = memories_fts.rowid
@@ -78,7 +78,7 @@ func (s *Recall) wordLeg(ctx context.Context, expr string, small bool, where str
 
 // collectScores runs a scored FTS query (expr first, then args, then limit) and adds
 // weight × score to out.
-func (s *Recall) collectScores(ctx context.Context, query, expr string, args []any, limit int, weight float64, out map[int64]float64) error {
+func (s searcher) collectScores(ctx context.Context, query, expr string, args []any, limit int, weight float64, out map[int64]float64) error {
 	qargs := make([]any, 0, len(args)+2)
 	qargs = append(qargs, expr)
 	qargs = append(qargs, args...)
@@ -110,7 +110,7 @@ func (s *Recall) collectScores(ctx context.Context, query, expr string, args []a
 // bigrams in the NFKC-normalized content and scored with BM25 computed here (the scan sees
 // every row holding a bigram, so document frequencies are exact); large scopes use the
 // trigram FTS index instead.
-func (s *Recall) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
+func (s searcher) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, out map[int64]float64) error {
 	var n int
 	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+where, args...).Scan(&n); err != nil {
 		return fmt.Errorf("couldn't count memories: %w", err)

@@ -126,7 +126,18 @@ type db struct {
 type Memories struct{ db *db }
 
 // Recall finds memories and keeps their embeddings and access counts. See Store.Recall.
-type Recall struct{ db *db }
+type Recall struct {
+	db *db
+	// searcher runs the legs, graph boost and ranking of one search (recall.go).
+	searcher searcher
+}
+
+// newRecall returns the Recall over d.
+func newRecall(d *db) *Recall {
+	r := &Recall{db: d}
+	r.searcher = searcher{r}
+	return r
+}
 
 // Facts applies the pipeline's decisions. See Store.Facts.
 type Facts struct{ db *db }
@@ -268,7 +279,7 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 	d.upkeep = upkeepOf(eng, d)
 	d.vectors = vectorStore{d}
 	d.writes = memoryWriter{d}
-	recall := &Recall{d}
+	recall := newRecall(d)
 	d.recall.init(d, recall.FlushAccess)
 	return &Store{
 		db:            d,

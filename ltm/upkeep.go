@@ -69,7 +69,7 @@ func embedModel(d *db) string {
 // embedMissing is the embedding tracker's run with no cap on calls, which also loads every
 // vector into recall's index. Without an embedding model it does nothing.
 func embedMissing(ctx context.Context, d *db) (int, error) {
-	res, err := (&Recall{d}).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
+	res, err := newRecall(d).TrackEmbeddings(ctx, memory.EmbedTrackOptions{})
 	if err == nil && res.Skipped != "" {
 		err = fmt.Errorf("couldn't embed missing vectors: %s", res.Skipped)
 	}

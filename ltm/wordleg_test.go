@@ -45,10 +45,10 @@ func TestWordLegSmallShareSameScores(t *testing.T) {
 		expr := ftsExpr(&plan, true)
 		for _, limit := range []int{5, 50} {
 			viaGlobal, direct := map[int64]float64{}, map[int64]float64{}
-			if err := s.Recall.wordLeg(ctx, expr, false, where, args, limit, viaGlobal); err != nil {
+			if err := s.Recall.searcher.wordLeg(ctx, expr, false, where, args, limit, viaGlobal); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Recall.wordLeg(ctx, expr, true, where, args, limit, direct); err != nil {
+			if err := s.Recall.searcher.wordLeg(ctx, expr, true, where, args, limit, direct); err != nil {
 				t.Fatal(err)
 			}
 			if len(direct) == 0 || !maps.Equal(viaGlobal, direct) {
