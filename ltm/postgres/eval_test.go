@@ -157,5 +157,5 @@ func repoFile(t *testing.T, rel string) string {
 	if !ok {
 		t.Fatal("couldn't locate the test file")
 	}
-	return filepath.Join(filepath.Dir(file), "..", rel)
+	return filepath.Join(filepath.Dir(file), "..", "..", rel)
 }
