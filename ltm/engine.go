@@ -13,7 +13,7 @@ import (
 // SQLite (this package's Open) and PostgreSQL (package ltm/postgres). Everything else,
 // the memory semantics, their privacy rules and their SQL where the two agree, is written
 // once in this package. A third engine implements these methods and opens a Store with
-// OpenEngine; docs/postgres.md says what else it brings (migrations, a change feed).
+// OpenEngine; docs/engines.md says what else it brings (migrations, a change feed).
 type Engine interface {
 	// Name names the engine for logs and errors: "sqlite", "postgres".
 	Name() string
