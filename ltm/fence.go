@@ -15,10 +15,10 @@ import (
 // the job's one write transaction drops every proposal that involves a member forgotten at
 // or after the job started, so nothing about them is written back.
 
-// forgetFenceKeep is how long a forget fence is kept: far longer than any pipeline job
+// ForgetFenceKeep is how long a forget fence is kept: far longer than any pipeline job
 // runs (leases are minutes, a postponed job restarts without its checkpoint), short enough
 // that the member's id does not linger. Retention removes older fences.
-const forgetFenceKeep = 24 * time.Hour
+const ForgetFenceKeep = 24 * time.Hour
 
 // FenceForgotten records that userID was forgotten now (by the store clock), so that pipeline
 // jobs that started before now write nothing about them. Forget-me calls it; calling it again
@@ -122,7 +122,7 @@ type ForgetFence struct {
 // ForgottenSince returns the forget-me fences recorded at or after since, by any process
 // on this database. A process that keeps members' words in memory outside the store (the
 // short-term memory of the shards it runs) reads it to forget what another process was told
-// to forget. Fences are kept forgetFenceKeep, far longer than such a process waits between
+// to forget. Fences are kept ForgetFenceKeep, far longer than such a process waits between
 // reads.
 func (s *Memories) ForgottenSince(ctx context.Context, since time.Time) ([]ForgetFence, error) {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT user_id, forgotten_at FROM forget_fences WHERE forgotten_at >= ?`, millis(since))

@@ -129,7 +129,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 		{"forget fences", &res.Fences, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
 				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?`+skipLocked+`)`,
-				millis(now.Add(-forgetFenceKeep)), limit)
+				millis(now.Add(-ForgetFenceKeep)), limit)
 		}},
 	}
 	for _, step := range steps {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 // The change feed keeps a process's in-memory state current with what other processes on
@@ -124,7 +125,7 @@ func (f *changeFeed) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// fences reads every forget-me fence the database keeps (a day's: forgetFenceKeep).
+// fences reads every forget-me fence the database keeps (a day's: ltm.ForgetFenceKeep).
 func (f *changeFeed) fences(ctx context.Context) (map[string]int64, error) {
 	rows, err := f.d.read.QueryContext(ctx, `SELECT user_id, forgotten_at FROM forget_fences`)
 	if err != nil {
@@ -283,7 +284,7 @@ func (f *changeFeed) noteForgotten(user string, at int64) {
 	f.forgotten[user] = at
 	// Fences older than the store keeps them are gone from the table; so are they here.
 	for id, t := range f.forgotten {
-		if at-t > 2*forgetFenceKeep.Milliseconds() {
+		if at-t > 2*ltm.ForgetFenceKeep.Milliseconds() {
 			delete(f.forgotten, id)
 		}
 	}
