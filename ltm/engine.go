@@ -30,11 +30,6 @@ type Engine interface {
 	// out of connections) into an EUNAVAILABLE domain error, and returns other errors as
 	// they are.
 	StorageError(err error) error
-	// PlanArgs returns the arguments of a lookup in the memories table that every write
-	// makes (is this content in the scope already?) with what the engine needs to plan the
-	// lookup for these values each time: a plan kept from when the table was small would
-	// read a whole scope once it is large. SQLite returns them as they are.
-	PlanArgs(args ...any) []any
 	// Written is told, after a write committed, of the memories it stored or changed and of
 	// those it forgot, for what the engine keeps beside the service's own state (PostgreSQL:
 	// the planner's statistics). SQLite keeps nothing more.
@@ -194,7 +189,6 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 	return p.db.ExecContext(ctx, p.eng.Rebind(query), args...)
 }
 
-func (p *pool) engine() Engine { return p.eng }
 
 // PrepareContext prepares a statement on the pool, rebound.
 func (p *pool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -229,7 +223,6 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 	return t.tx.ExecContext(ctx, t.eng.Rebind(query), args...)
 }
 
-func (t *txn) engine() Engine { return t.eng }
 
 // PrepareContext prepares a statement in the transaction, rebound.
 func (t *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
@@ -254,7 +247,6 @@ func (sqliteEngine) LockKey(context.Context, Execer, string) error              
 func (sqliteEngine) SkipLocked() string                                          { return "" }
 func (sqliteEngine) StorageError(err error) error                                { return storageError(err) }
 func (sqliteEngine) Dialect() *Dialect                                           { return &sqliteDialect }
-func (sqliteEngine) PlanArgs(args ...any) []any                                  { return args }
 func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
 func (sqliteEngine) Changes() ChangeLog                                          { return nil }
 func (sqliteEngine) Committed()                                                  {}

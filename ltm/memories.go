@@ -182,10 +182,9 @@ const findLiveByHashSQL = `SELECT ` + memoryColumns + ` FROM memories
 
 // findLiveByHash returns the oldest live memory of the scope holding hash, whoever may see
 // it: the dedup of writers without a place (see WriteContext for those with one). It reads
-// one entry of the live hash index, planned for its values (planArgs), however large the
-// scope.
+// one entry of the live hash index (scope, hash, id), however large the scope.
 func findLiveByHash(ctx context.Context, q querier, scopeKey, hash string) (*memory.Memory, error) {
-	m, err := scanMemory(q.QueryRowContext(ctx, findLiveByHashSQL, planArgs(q, scopeKey, hash)...))
+	m, err := scanMemory(q.QueryRowContext(ctx, findLiveByHashSQL, scopeKey, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -199,13 +198,7 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	// engine is the engine the statements run on.
-	engine() Engine
 }
-
-// planArgs are the arguments of a lookup in the memories table that every write makes, as
-// the engine q runs on plans it (Engine.PlanArgs).
-func planArgs(q querier, args ...any) []any { return q.engine().PlanArgs(args...) }
 
 func boolInt(b bool) int {
 	if b {

@@ -377,7 +377,7 @@ func (s *db) withBookkeepingTx(ctx context.Context, fn func(tx *txn) error) erro
 // writer; call it outside any transaction.
 func (s *db) prepareBulk(ctx context.Context) {
 	if !s.prepared {
-		return // statements run as they are: engines other than SQLite plan some per run (Engine.PlanArgs)
+		return // engines other than SQLite have their driver prepare statements (pgx's statement cache)
 	}
 	s.stmts.prepare(ctx, s.write)
 	s.stmts.prepareBulk(ctx, s.write)

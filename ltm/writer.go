@@ -58,14 +58,14 @@ func (s *db) written(ctx context.Context, changed, removed []*memory.Memory) {
 // findVisibleByHash returns the oldest live memory of scopeKey with the hash that w can see
 // there, or nil. It always reads every same-hash row and the writer's settings, so that
 // the statements a write runs do not depend on what it may not see. Like findLiveByHash it
-// is planned for its values (planArgs).
+// reads the live hash index.
 func findVisibleByHash(ctx context.Context, q querier, w memory.WriteContext, scopeKey, hash string) (*memory.Memory, error) {
 	cross, err := crossServerOf(ctx, q, w.WriterID)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := q.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
-		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id`, planArgs(q, scopeKey, hash)...)
+		WHERE scope_key = ? AND content_hash = ? AND deleted_at IS NULL ORDER BY id`, scopeKey, hash)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't look up duplicate: %w", err)
 	}

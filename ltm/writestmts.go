@@ -119,7 +119,6 @@ type preparedTx struct {
 	stmts map[string]*sql.Stmt
 }
 
-func (p preparedTx) engine() Engine { return p.tx.eng }
 
 func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := p.stmts[query]; st != nil {

@@ -39,10 +39,6 @@ func (engine) StorageError(err error) error {
 	return storageError(err)
 }
 
-// PlanArgs puts planNow before args: the lookups every write makes in the memories table
-// are planned for their values each time.
-func (engine) PlanArgs(args ...any) []any { return append([]any{planNow}, args...) }
-
 // Written keeps the planner's statistics of memories current as the table grows.
 func (e engine) Written(ctx context.Context, changed, _ []*memory.Memory) {
 	if len(changed) > 0 {

@@ -21,7 +21,6 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 
@@ -237,16 +236,6 @@ func (s *db) withWriteTx(ctx context.Context, fn func(tx *txn) error) error {
 	s.notices.committed()
 	return nil
 }
-
-// planNow, passed as a statement's first argument, has PostgreSQL plan the statement for
-// its values and the table as it is at that moment, every time it runs. pgx otherwise
-// prepares each statement once per connection, and after five runs PostgreSQL may keep one
-// generic plan until the table is next analyzed: a plan made while the table was small (a
-// sequential scan, or the walk of a whole scope in id order) then reads the whole scope on
-// every run once it is large, and with autovacuum off or behind, no analyze comes. It is
-// for the lookups every write makes in the memories table, whose planning costs far less
-// than such a walk; the statement is sent with text parameters in one round trip.
-const planNow = pgx.QueryExecModeExec
 
 // pool runs statements written with ? placeholders on the pool.
 type pool struct{ db *sql.DB }
