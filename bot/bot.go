@@ -24,7 +24,6 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/stm"
@@ -47,8 +46,8 @@ const (
 	// minute; past that something is stuck and the user deserves an answer.
 	DefaultCommandTimeout = time.Minute
 	// DefaultMaxImportBytes is the largest attachment /memory import reads:
-	// ltm.MaxImportBytes, the limit `kioku memories import` applies too.
-	DefaultMaxImportBytes = ltm.MaxImportBytes
+	// memory.MaxImportBytes, the limit `kioku memories import` applies too.
+	DefaultMaxImportBytes = memory.MaxImportBytes
 	// DefaultPageSize is how many memories one page of /memory list shows:
 	// ten lines of up to ~200 characters keep an embed readable on a phone.
 	DefaultPageSize = 10
@@ -97,7 +96,7 @@ type Config struct {
 	// PageSize is the number of memories per list page; default DefaultPageSize.
 	PageSize int
 	// GuildPurgeAfter is how long a server's data is kept after the bot was removed
-	// from it; default ltm.DefaultGuildPurgeAfter.
+	// from it; default memory.DefaultGuildPurgeAfter.
 	GuildPurgeAfter time.Duration
 	// Now is the clock for timestamps in requests and status; default time.Now.
 	Now func() time.Time
@@ -287,7 +286,7 @@ func New(cfg Config) (*Bot, error) {
 		maxImportBytes:  cmp.Or(cfg.MaxImportBytes, DefaultMaxImportBytes),
 		pageSize:        cmp.Or(cfg.PageSize, DefaultPageSize),
 		channels:        newChannelWatch(),
-		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, ltm.DefaultGuildPurgeAfter),
+		guildPurgeAfter: cmp.Or(cfg.GuildPurgeAfter, memory.DefaultGuildPurgeAfter),
 	}
 	c.admission = newAdmission(cmp.Or(cfg.MaxConcurrentTurns, DefaultMaxConcurrentTurns), cmp.Or(cfg.TurnQueue, DefaultTurnQueue))
 	c.perms = &permissions{c}

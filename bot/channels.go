@@ -10,7 +10,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -303,7 +302,7 @@ func ruleOf(c *discordgo.Channel) *ChannelRule {
 }
 
 // ruleFromStored turns a stored channel back into a rule.
-func ruleFromStored(c ltm.GuildChannel) *ChannelRule {
+func ruleFromStored(c memory.GuildChannel) *ChannelRule {
 	r := &ChannelRule{ID: c.ChannelID, ParentID: c.ParentID, Kind: discordgo.ChannelType(c.Kind)}
 	if c.PrivateThread {
 		r.Kind = discordgo.ChannelTypeGuildPrivateThread
@@ -316,12 +315,12 @@ func ruleFromStored(c ltm.GuildChannel) *ChannelRule {
 }
 
 // storedOf is the stored form of a channel of guildID.
-func storedOf(guildID string, c *discordgo.Channel) ltm.GuildChannel {
-	s := ltm.GuildChannel{GuildID: guildID, ChannelID: c.ID, ParentID: c.ParentID, Kind: int(c.Type),
-		PrivateThread: c.Type == discordgo.ChannelTypeGuildPrivateThread, Overwrites: []ltm.Overwrite{}}
+func storedOf(guildID string, c *discordgo.Channel) memory.GuildChannel {
+	s := memory.GuildChannel{GuildID: guildID, ChannelID: c.ID, ParentID: c.ParentID, Kind: int(c.Type),
+		PrivateThread: c.Type == discordgo.ChannelTypeGuildPrivateThread, Overwrites: []memory.Overwrite{}}
 	for _, ow := range c.PermissionOverwrites {
 		if ow != nil {
-			s.Overwrites = append(s.Overwrites, ltm.Overwrite{ID: ow.ID, Type: int(ow.Type), Allow: ow.Allow, Deny: ow.Deny})
+			s.Overwrites = append(s.Overwrites, memory.Overwrite{ID: ow.ID, Type: int(ow.Type), Allow: ow.Allow, Deny: ow.Deny})
 		}
 	}
 	return s
@@ -440,7 +439,7 @@ func (b channelEvents) onThreadListSync(_ *discordgo.Session, e *discordgo.Threa
 // in the state were deleted meanwhile and are left to their delete.
 func (b channelEvents) storeSeen(guildID string, ids []string) {
 	b.storeChannels(func(ctx context.Context) error {
-		var chans []ltm.GuildChannel
+		var chans []memory.GuildChannel
 		if st := b.session.State; st != nil {
 			for _, id := range ids {
 				c, err := st.Channel(id)
@@ -471,7 +470,7 @@ func (b channelEvents) storeGone(c *discordgo.Channel) {
 		}
 		gone := storedOf(c.GuildID, c)
 		gone.DeletedAt = b.now()
-		return b.store.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{gone})
+		return b.store.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{gone})
 	}, "recorded deleted channel", "guild_id", c.GuildID, "channel_id", c.ID)
 }
 

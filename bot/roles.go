@@ -8,7 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // Roles, the Discord side of channel-aware memory (SPEC §2): the guild's roles, kept in
@@ -152,27 +152,27 @@ func (b channelVisibility) applyStoredRoles(ctx context.Context, rules *GuildRul
 
 // stateRoles copies a guild's roles and owner out of the state; ok is false when the state
 // does not hold them (a guild it does not know, or one unavailable).
-func stateRoles(st *discordgo.State, guildID string) (ltm.GuildRoles, bool) {
+func stateRoles(st *discordgo.State, guildID string) (memory.GuildRoles, bool) {
 	if st == nil {
-		return ltm.GuildRoles{}, false
+		return memory.GuildRoles{}, false
 	}
 	g, err := st.Guild(guildID)
 	if err != nil {
-		return ltm.GuildRoles{}, false
+		return memory.GuildRoles{}, false
 	}
 	st.RLock()
 	defer st.RUnlock()
 	if g.Unavailable {
-		return ltm.GuildRoles{}, false
+		return memory.GuildRoles{}, false
 	}
-	r := ltm.GuildRoles{GuildID: guildID, OwnerID: g.OwnerID, Roles: make(map[string]int64, len(g.Roles))}
+	r := memory.GuildRoles{GuildID: guildID, OwnerID: g.OwnerID, Roles: make(map[string]int64, len(g.Roles))}
 	for _, role := range g.Roles {
 		if role != nil {
 			r.Roles[role.ID] = role.Permissions
 		}
 	}
 	if _, ok := r.Roles[guildID]; !ok {
-		return ltm.GuildRoles{}, false
+		return memory.GuildRoles{}, false
 	}
 	return r, true
 }

@@ -139,7 +139,7 @@ func TestAudienceFromStoredRoles(t *testing.T) {
 	t.Run("RolesNotStored", func(t *testing.T) {
 		bare := testkit.MustOpenStore(t)
 		// The channels are stored (an older kioku kept them), the roles are not.
-		var chans []ltm.GuildChannel
+		var chans []memory.GuildChannel
 		for _, c := range rolesGuild().Channels {
 			chans = append(chans, storedOf(rgGuild, c))
 		}

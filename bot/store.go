@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -90,8 +89,8 @@ type Facts interface {
 // deletions. *ltm.Transcripts satisfies it.
 type Transcripts interface {
 	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
-	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (ltm.MessageChange, error)
-	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (ltm.MessageChange, error)
+	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (memory.MessageChange, error)
+	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (memory.MessageChange, error)
 	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
 }
 
@@ -109,26 +108,26 @@ type Settings interface {
 // forget by query and forget-me. *ltm.Confirmations satisfies it.
 type Confirmations interface {
 	ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error)
-	ConfirmForgetMe(ctx context.Context, userID, token string) (ltm.ForgetMeSummary, error)
-	PreviewForgetMe(ctx context.Context, userID string) (ltm.ForgetMeSummary, error)
-	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ltm.ForgetPreview, error)
+	ConfirmForgetMe(ctx context.Context, userID, token string) (memory.ForgetMeSummary, error)
+	PreviewForgetMe(ctx context.Context, userID string) (memory.ForgetMeSummary, error)
+	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (memory.ForgetPreview, error)
 }
 
 // Transfer exports and imports memories as files. *ltm.Transfer satisfies it.
 type Transfer interface {
-	ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ltm.ExportFile, error)
-	ImportAs(ctx context.Context, owner memory.Owner, f ltm.ExportFile, by ltm.Importer) (ltm.ImportResult, error)
+	ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.ExportFile, error)
+	ImportAs(ctx context.Context, owner memory.Owner, f memory.ExportFile, by memory.Importer) (memory.ImportResult, error)
 }
 
 // Channels is the remembered shape of each guild's channels, kept current
 // from gateway events. *ltm.Channels satisfies it.
 type Channels interface {
-	GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error)
-	GuildRoles(ctx context.Context, guildID string) (ltm.GuildRoles, bool, error)
+	GuildChannels(ctx context.Context, guildID string) ([]memory.GuildChannel, error)
+	GuildRoles(ctx context.Context, guildID string) (memory.GuildRoles, bool, error)
 	Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	MarkChannelDeleted(ctx context.Context, guildID, channelID string) error
-	SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error
-	SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error
+	SaveGuildChannels(ctx context.Context, chans []memory.GuildChannel) error
+	SaveGuildRoles(ctx context.Context, r memory.GuildRoles) error
 }
 
 // Guilds are the servers the bot left, and their grace period before the
@@ -136,16 +135,16 @@ type Channels interface {
 type Guilds interface {
 	CancelDeparture(ctx context.Context, guildID string, joinedAt time.Time) (bool, error)
 	ClaimWelcome(ctx context.Context, guildID string) (bool, error)
-	Guilds(ctx context.Context) ([]ltm.GuildSummary, error)
-	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
+	Guilds(ctx context.Context) ([]memory.GuildSummary, error)
+	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (memory.Departure, error)
 	ReleaseWelcome(ctx context.Context, guildID string) error
 }
 
 // Maintenance reports what the database holds and how healthy it is, for
 // /kioku status. *ltm.Health satisfies it.
 type Maintenance interface {
-	Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
-	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (ltm.GuildMemoryCounts, error)
-	Stats(ctx context.Context, scopeKey string) (ltm.Stats, error)
+	Counts(ctx context.Context, scopeKey string) (maintenance.Stats, error)
+	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (memory.GuildMemoryCounts, error)
+	Stats(ctx context.Context, scopeKey string) (maintenance.Stats, error)
 	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/i18n"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -71,7 +70,7 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 	if err != nil {
 		return nil, err
 	}
-	f, err := ltm.ParseExport(data)
+	f, err := memory.ParseExport(data)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +79,7 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 	}
 	// The importer is the author; what the file claims about authors, channels and
 	// messages is not taken as provenance (ltm.Transfer.ImportAs).
-	res, err := b.store.Transfer.ImportAs(ctx, owner, f, ltm.Importer{Actor: memory.UserActor(c.userID()),
+	res, err := b.store.Transfer.ImportAs(ctx, owner, f, memory.Importer{Actor: memory.UserActor(c.userID()),
 		AuthorID: c.userID(), AuthorName: c.userName(), GuildID: c.guildID(), ChannelID: c.i.ChannelID, MessageID: c.i.ID,
 		Audience: c.audience(ctx)})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -24,7 +23,7 @@ func TestBulkImportEmbedFailureKeepsOtherGuildsHybrid(t *testing.T) {
 	}{
 		// The provider accepts the import's calls and never answers: each call runs into
 		// the store's embedding timeout.
-		{"slow provider", ltm.MaxImportMemories, func(fake *fakeopenai.Server, stuck chan struct{}) {
+		{"slow provider", memory.MaxImportMemories, func(fake *fakeopenai.Server, stuck chan struct{}) {
 			fake.OnRequest(func(r *http.Request) {
 				select {
 				case <-stuck:
@@ -52,9 +51,9 @@ func TestBulkImportEmbedFailureKeepsOtherGuildsHybrid(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g-import"}
+			f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g-import"}
 			for i := range tc.memories {
-				f.Memories = append(f.Memories, ltm.ExportMemory{Type: memory.TypeFact,
+				f.Memories = append(f.Memories, memory.ExportMemory{Type: memory.TypeFact,
 					Content: fmt.Sprintf("imported note %d about lantern festival stall %d", i, i%97)})
 			}
 			stuck := make(chan struct{})

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -94,16 +93,16 @@ func (s memoryWriter) checkCapTx(ctx context.Context, tx querier, owner memory.O
 func capError(scope memory.Scope, limit, live, adding int) error {
 	if adding == 1 {
 		if scope == memory.ScopePersonal {
-			return memory.Errorf(memory.ELIMIT, "This personal memory is full: a member can keep at most %s memories. Forget some first.", thousands(limit))
+			return memory.Errorf(memory.ELIMIT, "This personal memory is full: a member can keep at most %s memories. Forget some first.", memory.Thousands(limit))
 		}
-		return memory.Errorf(memory.ELIMIT, "This server has reached its limit of %s memories; forget some first.", thousands(limit))
+		return memory.Errorf(memory.ELIMIT, "This server has reached its limit of %s memories; forget some first.", memory.Thousands(limit))
 	}
 	where := "this server"
 	if scope == memory.ScopePersonal {
 		where = "this personal memory"
 	}
 	return memory.Errorf(memory.ELIMIT, "Adding %s new memories would bring %s to %s, over its limit of %s memories (it holds %s); forget some first or add fewer.",
-		thousands(adding), where, thousands(live+adding), thousands(limit), thousands(live))
+		memory.Thousands(adding), where, memory.Thousands(live+adding), memory.Thousands(limit), memory.Thousands(live))
 }
 
 // checkBatchCapsTx is checkCapTx for the fresh memories of a bulk write, scope by scope.
@@ -124,17 +123,4 @@ func (s memoryWriter) checkBatchCapsTx(ctx context.Context, tx querier, batch []
 		}
 	}
 	return nil
-}
-
-// thousands writes n with thousands separators, as people read limits ("200,000").
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := ""
-	if n < 0 {
-		neg, s = "-", s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return neg + s
 }

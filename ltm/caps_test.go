@@ -159,10 +159,10 @@ func TestMemoryCaps(t *testing.T) {
 		for i := range 3 {
 			testkit.MustRemember(t, s, serverMemory("g1", fmt.Sprintf("Existing fact number %d", i)))
 		}
-		file := func(contents ...string) ltm.ExportFile {
-			f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g9"}
+		file := func(contents ...string) memory.ExportFile {
+			f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g9"}
 			for _, c := range contents {
-				f.Memories = append(f.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: c})
+				f.Memories = append(f.Memories, memory.ExportMemory{Type: memory.TypeFact, Content: c})
 			}
 			return f
 		}

@@ -6,42 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// Overwrite is one Discord permission overwrite as kioku stores it: a role (Type 0) or
-// member (Type 1) id and the permission bits it allows and denies.
-type Overwrite struct {
-	ID    string `json:"id"`
-	Type  int    `json:"type"`
-	Allow int64  `json:"allow"`
-	Deny  int64  `json:"deny"`
-}
-
-// GuildChannel is what kioku last saw of a guild channel's visibility (SPEC §2
-// "Channel-aware memory"). The bot keeps it so that memories learned in a channel that was
-// since deleted keep that channel's rule: who could not see the channel still cannot see
-// them.
-type GuildChannel struct {
-	GuildID   string
-	ChannelID string
-	// ParentID is a thread's channel, or a channel's category.
-	ParentID string
-	// Kind is Discord's channel type.
-	Kind          int
-	PrivateThread bool
-	Overwrites    []Overwrite
-	// DeletedAt is when the channel was deleted; zero while it exists.
-	DeletedAt time.Time
-	UpdatedAt time.Time
-}
-
 // SaveGuildChannels records the channels as they are now: live (a channel seen again
 // after a delete is live again), or deleted when DeletedAt is set. Overwrites are stored as
 // given; nil stores none.
-func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) error {
+func (s *Channels) SaveGuildChannels(ctx context.Context, chans []memory.GuildChannel) error {
 	if len(chans) == 0 {
 		return nil
 	}
@@ -63,7 +35,7 @@ func (s *Channels) SaveGuildChannels(ctx context.Context, chans []GuildChannel) 
 			}
 			ows := c.Overwrites
 			if ows == nil {
-				ows = []Overwrite{}
+				ows = []memory.Overwrite{}
 			}
 			raw, err := json.Marshal(ows)
 			if err != nil {
@@ -97,17 +69,17 @@ func (s *Channels) MarkChannelDeleted(ctx context.Context, guildID, channelID st
 }
 
 // GuildChannels returns every recorded channel of a guild, deleted ones included.
-func (s *Channels) GuildChannels(ctx context.Context, guildID string) ([]GuildChannel, error) {
+func (s *Channels) GuildChannels(ctx context.Context, guildID string) ([]memory.GuildChannel, error) {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT guild_id, channel_id, parent_id, kind, private_thread, overwrites,
 		deleted_at, updated_at FROM guild_channels WHERE guild_id = ? ORDER BY channel_id`, guildID)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read channels of guild %s: %w", guildID, err)
 	}
 	defer rows.Close()
-	var out []GuildChannel
+	var out []memory.GuildChannel
 	for rows.Next() {
 		var (
-			c         GuildChannel
+			c         memory.GuildChannel
 			private   int
 			raw       string
 			deleted   sql.NullInt64
@@ -141,21 +113,10 @@ func (s *Channels) Lookup(ctx context.Context, owner memory.Owner, id int64) (*m
 	return findMemory(ctx, s.db.read, owner, id, true)
 }
 
-// GuildRoles is what kioku last saw of a guild's roles and owner (SPEC §2 "Channel-aware
-// memory"): with the guild's channels it decides who can view what, so any process decides
-// as the one that receives the guild's events. Roles maps role ids to their permission
-// bits; the @everyone role's id is the guild's.
-type GuildRoles struct {
-	GuildID   string
-	OwnerID   string
-	Roles     map[string]int64
-	UpdatedAt time.Time
-}
-
 // SaveGuildRoles records a guild's roles and owner as they are now, replacing what was
 // stored. Roles without the @everyone role are refused: they would say the roles are known
 // when they are not.
-func (s *Channels) SaveGuildRoles(ctx context.Context, r GuildRoles) error {
+func (s *Channels) SaveGuildRoles(ctx context.Context, r memory.GuildRoles) error {
 	raw, err := EncodeGuildRoles(r)
 	if err != nil {
 		return err
@@ -172,27 +133,27 @@ func (s *Channels) SaveGuildRoles(ctx context.Context, r GuildRoles) error {
 }
 
 // GuildRoles returns a guild's stored roles and owner; ok is false when none are stored.
-func (s *Channels) GuildRoles(ctx context.Context, guildID string) (r GuildRoles, ok bool, err error) {
+func (s *Channels) GuildRoles(ctx context.Context, guildID string) (r memory.GuildRoles, ok bool, err error) {
 	var raw string
 	var updatedAt int64
 	err = s.db.read.QueryRowContext(ctx, `SELECT owner_id, roles, updated_at FROM guild_roles WHERE guild_id = ?`,
 		guildID).Scan(&r.OwnerID, &raw, &updatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return GuildRoles{}, false, nil
+		return memory.GuildRoles{}, false, nil
 	}
 	if err != nil {
-		return GuildRoles{}, false, fmt.Errorf("couldn't read the roles of guild %s: %w", guildID, err)
+		return memory.GuildRoles{}, false, fmt.Errorf("couldn't read the roles of guild %s: %w", guildID, err)
 	}
 	r.GuildID, r.UpdatedAt = guildID, fromMillis(updatedAt)
 	if err := DecodeGuildRoles(raw, &r); err != nil {
-		return GuildRoles{}, false, err
+		return memory.GuildRoles{}, false, err
 	}
 	return r, true, nil
 }
 
 // EncodeGuildRoles checks a guild's roles for saving and encodes them as stored (shared
 // with the PostgreSQL store).
-func EncodeGuildRoles(r GuildRoles) (string, error) {
+func EncodeGuildRoles(r memory.GuildRoles) (string, error) {
 	if r.GuildID == "" {
 		return "", errors.New("couldn't save guild roles: the guild id is required")
 	}
@@ -207,7 +168,7 @@ func EncodeGuildRoles(r GuildRoles) (string, error) {
 }
 
 // DecodeGuildRoles reads stored roles into r (shared with the PostgreSQL store).
-func DecodeGuildRoles(raw string, r *GuildRoles) error {
+func DecodeGuildRoles(raw string, r *memory.GuildRoles) error {
 	if err := json.Unmarshal([]byte(raw), &r.Roles); err != nil {
 		return fmt.Errorf("couldn't decode the roles of guild %s: %w", r.GuildID, err)
 	}

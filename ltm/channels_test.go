@@ -7,17 +7,16 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 func TestGuildChannels(t *testing.T) {
 	s := testkit.MustOpenStore(t)
-	mods := ltm.GuildChannel{GuildID: "g1", ChannelID: "mods", Kind: 0,
-		Overwrites: []ltm.Overwrite{{ID: "g1", Type: 0, Deny: 1024}, {ID: "r-mod", Type: 0, Allow: 1024}}}
-	thread := ltm.GuildChannel{GuildID: "g1", ChannelID: "t1", ParentID: "mods", Kind: 12, PrivateThread: true}
-	other := ltm.GuildChannel{GuildID: "g2", ChannelID: "general"}
-	if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{mods, thread, other}); err != nil {
+	mods := memory.GuildChannel{GuildID: "g1", ChannelID: "mods", Kind: 0,
+		Overwrites: []memory.Overwrite{{ID: "g1", Type: 0, Deny: 1024}, {ID: "r-mod", Type: 0, Allow: 1024}}}
+	thread := memory.GuildChannel{GuildID: "g1", ChannelID: "t1", ParentID: "mods", Kind: 12, PrivateThread: true}
+	other := memory.GuildChannel{GuildID: "g2", ChannelID: "general"}
+	if err := s.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{mods, thread, other}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Channels.GuildChannels(ctx, "g1")
@@ -42,7 +41,7 @@ func TestGuildChannels(t *testing.T) {
 		}
 		// Seen again (a restored channel): live again, with its new rule.
 		mods.Overwrites = nil
-		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{mods}); err != nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{mods}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = s.Channels.GuildChannels(ctx, "g1")
@@ -52,9 +51,9 @@ func TestGuildChannels(t *testing.T) {
 	})
 
 	t.Run("SavedAsDeleted", func(t *testing.T) {
-		gone := ltm.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []ltm.Overwrite{{ID: "g3", Deny: 1024}},
+		gone := memory.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []memory.Overwrite{{ID: "g3", Deny: 1024}},
 			DeletedAt: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}
-		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{gone}); err != nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{gone}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := s.Channels.GuildChannels(ctx, "g3")
@@ -64,7 +63,7 @@ func TestGuildChannels(t *testing.T) {
 	})
 
 	t.Run("ErrMissingIDs", func(t *testing.T) {
-		if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: "g1"}}); err == nil {
+		if err := s.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{{GuildID: "g1"}}); err == nil {
 			t.Fatal("a channel without an id was saved")
 		}
 	})

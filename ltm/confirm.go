@@ -13,14 +13,6 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 )
 
-// ForgetPreview is what forget-by-query shows before anything is deleted. Only its Token
-// executes the deletion, and only of exactly these memories.
-type ForgetPreview struct {
-	Token     string
-	Matches   []*memory.Memory
-	ExpiresAt time.Time
-}
-
 // Confirmation kinds.
 const (
 	confirmForget   = "forget"
@@ -29,15 +21,15 @@ const (
 
 // PreviewForget finds the memories of owner's scope that match query and returns them with
 // a single-use token valid for ConfirmTTL. Nothing is deleted yet.
-func (s *Confirmations) PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ForgetPreview, error) {
+func (s *Confirmations) PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (memory.ForgetPreview, error) {
 	return s.PreviewForgetWithin(ctx, owner, query, actor, limit, nil)
 }
 
 // PreviewForgetWithin is PreviewForget limited to the memories an audience allows: what
 // the person asking cannot see, they can neither see in the preview nor forget with it.
-func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ForgetPreview, error) {
+func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (memory.ForgetPreview, error) {
 	if err := owner.Validate(); err != nil {
-		return ForgetPreview{}, err
+		return memory.ForgetPreview{}, err
 	}
 	if limit <= 0 || limit > 25 {
 		limit = 25
@@ -45,10 +37,10 @@ func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Ow
 	// A preview of what to forget is not a use of those memories: CountAccess stays false.
 	results, err := s.recaller.Search(ctx, memory.SearchQuery{Text: query, Owners: []memory.Owner{owner}, Limit: limit, KeywordOnly: true, MatchesOnly: true, Audience: aud})
 	if err != nil {
-		return ForgetPreview{}, err
+		return memory.ForgetPreview{}, err
 	}
 	if len(results) == 0 {
-		return ForgetPreview{}, memory.Errorf(memory.ENOTFOUND, "No memory in %s matches %q.", describeOwner(owner), query)
+		return memory.ForgetPreview{}, memory.Errorf(memory.ENOTFOUND, "No memory in %s matches %q.", describeOwner(owner), query)
 	}
 	ids := make([]int64, len(results))
 	matches := make([]*memory.Memory, len(results))
@@ -57,9 +49,9 @@ func (s *Confirmations) PreviewForgetWithin(ctx context.Context, owner memory.Ow
 	}
 	token, expires, err := s.db.createConfirmation(ctx, owner, confirmForget, ids, actor)
 	if err != nil {
-		return ForgetPreview{}, err
+		return memory.ForgetPreview{}, err
 	}
-	return ForgetPreview{Token: token, Matches: matches, ExpiresAt: expires}, nil
+	return memory.ForgetPreview{Token: token, Matches: matches, ExpiresAt: expires}, nil
 }
 
 // ConfirmForget executes a preview: it forgets the previewed memories that are still live.

@@ -68,29 +68,10 @@ func (s *Recall) SetEmbedder(fn EmbedFunc, model string) {
 	r.downUntil.Store(0)
 }
 
-// EmbedStatus describes the embedding side of recall for diagnostics.
-type EmbedStatus struct {
-	// Model is the configured embedding model; empty means keyword recall only.
-	Model string
-	// Vectors is how many live memories are in the in-memory vector index: those of the
-	// scopes resident now (loaded on first recall, evicted past KIOKU_VECTOR_CACHE_MB).
-	Vectors int
-	// Down is true while embedding is skipped after a provider failure.
-	Down bool
-	// LastError is the most recent embedding failure and when it happened.
-	LastError   string
-	LastErrorAt time.Time
-	// LastImportError is the most recent failure of a bulk write's embedding calls (an
-	// import, RememberMany) and when it happened. It does not make Down true: the
-	// memories it left without vectors wait for the embedding tracker.
-	LastImportError   string
-	LastImportErrorAt time.Time
-}
-
 // EmbedStatus reports the embedding model, the index size and the last provider failure.
-func (s *Recall) EmbedStatus() EmbedStatus {
+func (s *Recall) EmbedStatus() memory.EmbedStatus {
 	r := &s.db.recall
-	st := EmbedStatus{Vectors: r.vectors.Len()}
+	st := memory.EmbedStatus{Vectors: r.vectors.Len()}
 	if e := r.emb.Load(); e != nil {
 		st.Model = e.model
 	}

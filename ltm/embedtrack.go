@@ -444,19 +444,11 @@ func (s *Recall) liveHashes(ctx context.Context, ids []int64) (map[int64]string,
 	return out, nil
 }
 
-// EmbedCoverage counts live memories and those with a stored vector of one model for their
-// current content.
-type EmbedCoverage struct {
-	Model    string `json:"model"`
-	Live     int    `json:"live"`
-	Embedded int    `json:"embedded"`
-}
-
 // EmbeddingCoverage reads from the database how many live memories have a vector of model
 // for their content. It needs no embedder, so a process that does not embed (`kioku
 // doctor`) can report on the bot's progress.
-func (s *Recall) EmbeddingCoverage(ctx context.Context, model string) (EmbedCoverage, error) {
-	c := EmbedCoverage{Model: model}
+func (s *Recall) EmbeddingCoverage(ctx context.Context, model string) (memory.EmbedCoverage, error) {
+	c := memory.EmbedCoverage{Model: model}
 	err := s.db.read.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE EXISTS (SELECT 1 FROM embeddings e
 		WHERE e.content_hash = m.content_hash AND e.model = ?)) FROM memories m WHERE m.deleted_at IS NULL`, model).
 		Scan(&c.Live, &c.Embedded)

@@ -51,7 +51,7 @@ func mustTrack(t *testing.T, s *ltm.Store, opt memory.EmbedTrackOptions) memory.
 	return res
 }
 
-func mustCoverage(t *testing.T, s *ltm.Store) ltm.EmbedCoverage {
+func mustCoverage(t *testing.T, s *ltm.Store) memory.EmbedCoverage {
 	t.Helper()
 	c, err := s.Recall.EmbeddingCoverage(t.Context(), "embed-model")
 	if err != nil {

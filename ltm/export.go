@@ -2,7 +2,6 @@ package ltm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,58 +11,25 @@ import (
 	"github.com/kioku-bot/kioku/memory/graph"
 )
 
-// ExportFormat names the export file format; Import refuses anything else.
-const ExportFormat = "kioku.memories.v1"
-
-// MaxImportMemories bounds one import so a hostile or accidental file can't flood a scope.
-const MaxImportMemories = 10000
-
-// ExportFile is the JSON document of /memory export and `kioku memories export`.
-type ExportFile struct {
-	Format     string         `json:"format"`
-	Scope      memory.Scope   `json:"scope"`
-	GuildID    string         `json:"guild_id,omitempty"`
-	UserID     string         `json:"user_id,omitempty"`
-	ExportedAt time.Time      `json:"exported_at"`
-	Memories   []ExportMemory `json:"memories"`
-}
-
-// ExportMemory is one memory in an export: everything needed to restore it, nothing that
-// is derived (hash, normalized form) or local to this database (access counters).
-type ExportMemory struct {
-	ID         int64             `json:"id,omitempty"`
-	Type       memory.Type       `json:"type"`
-	Content    string            `json:"content"`
-	Confidence float64           `json:"confidence,omitempty"`
-	Importance float64           `json:"importance,omitempty"`
-	Pinned     bool              `json:"pinned,omitempty"`
-	Tags       []string          `json:"tags,omitempty"`
-	Source     memory.Source     `json:"source,omitempty"`
-	Provenance memory.Provenance `json:"provenance,omitzero"`
-	GuildID    string            `json:"origin_guild_id,omitempty"`
-	CreatedAt  time.Time         `json:"created_at,omitzero"`
-	UpdatedAt  time.Time         `json:"updated_at,omitzero"`
-}
-
 // Export returns every live memory of owner's scope, oldest first.
-func (s *Transfer) Export(ctx context.Context, owner memory.Owner) (ExportFile, error) {
+func (s *Transfer) Export(ctx context.Context, owner memory.Owner) (memory.ExportFile, error) {
 	return s.ExportWithin(ctx, owner, nil)
 }
 
 // ExportWithin is Export of only the memories aud allows: what a member may read where the
 // export is delivered (SPEC §2 "Channel-aware memory"); a nil aud exports the whole scope.
-func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (ExportFile, error) {
+func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.ExportFile, error) {
 	if err := owner.Validate(); err != nil {
-		return ExportFile{}, err
+		return memory.ExportFile{}, err
 	}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories
 		WHERE scope_key = ? AND deleted_at IS NULL ORDER BY id`, owner.Key())
 	if err != nil {
-		return ExportFile{}, fmt.Errorf("couldn't export memories: %w", err)
+		return memory.ExportFile{}, fmt.Errorf("couldn't export memories: %w", err)
 	}
 	mems, err := collectMemories(rows)
 	if err != nil {
-		return ExportFile{}, err
+		return memory.ExportFile{}, err
 	}
 	return ExportOf(owner, mems, aud, s.db.Now()), nil
 }
@@ -71,9 +37,9 @@ func (s *Transfer) ExportWithin(ctx context.Context, owner memory.Owner, aud *me
 // ExportOf builds the export document of owner's scope from its live memories (in the order
 // given, oldest first), keeping only those aud allows (nil allows all), exported at now. It
 // is the part of ExportWithin every store shares: each reads the rows its own way.
-func ExportOf(owner memory.Owner, mems []*memory.Memory, aud *memory.Audience, now time.Time) ExportFile {
-	f := ExportFile{Format: ExportFormat, Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID,
-		ExportedAt: now.UTC(), Memories: make([]ExportMemory, 0, len(mems))}
+func ExportOf(owner memory.Owner, mems []*memory.Memory, aud *memory.Audience, now time.Time) memory.ExportFile {
+	f := memory.ExportFile{Format: memory.ExportFormat, Scope: owner.Scope, GuildID: owner.GuildID, UserID: owner.UserID,
+		ExportedAt: now.UTC(), Memories: make([]memory.ExportMemory, 0, len(mems))}
 	if owner.Scope == memory.ScopePersonal {
 		f.GuildID = ""
 	}
@@ -81,7 +47,7 @@ func ExportOf(owner memory.Owner, mems []*memory.Memory, aud *memory.Audience, n
 		if !aud.Allows(m) {
 			continue
 		}
-		em := ExportMemory{ID: m.ID, Type: m.Type, Content: m.Content, Confidence: m.Confidence,
+		em := memory.ExportMemory{ID: m.ID, Type: m.Type, Content: m.Content, Confidence: m.Confidence,
 			Importance: m.Importance, Pinned: m.Pinned, Tags: m.Tags, Source: m.Source, Provenance: m.Provenance,
 			CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt}
 		if owner.Scope == memory.ScopePersonal {
@@ -92,56 +58,10 @@ func ExportOf(owner memory.Owner, mems []*memory.Memory, aud *memory.Audience, n
 	return f
 }
 
-// ImportResult counts what Import did.
-type ImportResult struct {
-	Created    int
-	Duplicates int // already present in the scope (or twice in the file)
-	IDs        []int64
-}
-
-// ParseExport decodes and checks an export document without touching the database.
-func ParseExport(data []byte) (ExportFile, error) {
-	var f ExportFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return f, memory.Errorf(memory.EINVALID, "That file is not a kioku export (invalid JSON: %v).", err)
-	}
-	if f.Format != ExportFormat {
-		return f, memory.Errorf(memory.EINVALID, "That file is not a kioku export (format %q, want %q).", f.Format, ExportFormat)
-	}
-	if len(f.Memories) > MaxImportMemories {
-		return f, memory.Errorf(memory.EINVALID, "That file has %s memories; one import takes at most %s. Split it into smaller files. Nothing was imported.",
-			thousands(len(f.Memories)), thousands(MaxImportMemories))
-	}
-	return f, nil
-}
-
 // Import writes the memories of f into owner's scope for an importer without a Discord
 // identity (the operator CLI): ImportAs with only the actor.
-func (s *Transfer) Import(ctx context.Context, owner memory.Owner, f ExportFile, actor memory.Actor) (ImportResult, error) {
-	return s.ImportAs(ctx, owner, f, Importer{Actor: actor})
-}
-
-// Importer is who runs an import, and where. Imported memories are theirs: source import,
-// the importer as the history actor and as the author, learned where the import ran.
-type Importer struct {
-	// Actor is recorded in history ("user:<id>", "cli").
-	Actor memory.Actor
-	// AuthorID and AuthorName are the importing member; empty for the CLI.
-	AuthorID, AuthorName string
-	// GuildID and ChannelID are where the import ran ("" for a DM or the CLI); MessageID
-	// is the interaction that ran it.
-	GuildID, ChannelID, MessageID string
-	// Audience is the channel rule of that place; nil restricts nothing.
-	Audience *memory.Audience
-}
-
-// WriteContext is the importing member in the place of the import, whose view decides
-// which memories count as already present; nil (the CLI) counts every memory of the scope.
-func (by Importer) WriteContext() *memory.WriteContext {
-	if by.AuthorID == "" {
-		return nil
-	}
-	return &memory.WriteContext{WriterID: by.AuthorID, GuildID: by.GuildID, ChannelID: by.ChannelID, Audience: by.Audience}
+func (s *Transfer) Import(ctx context.Context, owner memory.Owner, f memory.ExportFile, actor memory.Actor) (memory.ImportResult, error) {
+	return s.ImportAs(ctx, owner, f, memory.Importer{Actor: actor})
 }
 
 // ImportAs writes the memories of f into owner's scope, whatever scope they were exported
@@ -154,10 +74,10 @@ func (by Importer) WriteContext() *memory.WriteContext {
 // evidence, so a forged file cannot make another member the author or subject of a memory
 // or place a memory in a channel it was never learned in. Each memory records the importer
 // as its author and the place of the import as its origin.
-func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFile, by Importer) (ImportResult, error) {
+func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f memory.ExportFile, by memory.Importer) (memory.ImportResult, error) {
 	prepared, err := PrepareImport(owner, f, by)
 	if err != nil {
-		return ImportResult{}, err
+		return memory.ImportResult{}, err
 	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
@@ -171,7 +91,7 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f ExportFil
 // PrepareImport turns the memories of f into validated memories of owner's scope as by
 // imports them (see ImportAs): the part of an import every store shares, before anything is
 // written. If any memory is invalid it returns an error naming it and nothing else.
-func PrepareImport(owner memory.Owner, f ExportFile, by Importer) ([]memory.Memory, error) {
+func PrepareImport(owner memory.Owner, f memory.ExportFile, by memory.Importer) ([]memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -213,8 +133,8 @@ func ImportLimitError(err error) error {
 // so fewer, larger ones write less: 500 a transaction loaded 100k memories about 13% slower.
 const rememberManyBatch = 1000
 
-func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (ImportResult, error) {
-	var res ImportResult
+func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, prepared []memory.Memory, actor memory.Actor, batchSize int) (memory.ImportResult, error) {
+	var res memory.ImportResult
 	embeds := bulkEmbed{db: s.db}
 	defer embeds.finish(ctx)
 	analysed := analyseBulk(prepared)
@@ -258,10 +178,10 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 // RememberMany stores already-built memories in batched transactions for callers that have
 // memories rather than an export file (evaluation, benchmarks, bulk tools). Each memory is
 // validated first; nothing is written if any is invalid.
-func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor memory.Actor) (ImportResult, error) {
+func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor memory.Actor) (memory.ImportResult, error) {
 	for i := range mems {
 		if err := mems[i].Prepare(); err != nil {
-			return ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
+			return memory.ImportResult{}, fmt.Errorf("memory %d: %w", i+1, err)
 		}
 	}
 	return s.importPrepared(ctx, nil, mems, actor, rememberManyBatch)

@@ -113,27 +113,21 @@ func involvesAny(p memory.Proposal, users map[string]bool) bool {
 	return false
 }
 
-// ForgetFence is one member's forget-me as its fence records it: who, and when.
-type ForgetFence struct {
-	UserID      string
-	ForgottenAt time.Time
-}
-
 // ForgottenSince returns the forget-me fences recorded at or after since, by any process
 // on this database. A process that keeps members' words in memory outside the store (the
 // short-term memory of the shards it runs) reads it to forget what another process was told
 // to forget. Fences are kept ForgetFenceKeep, far longer than such a process waits between
 // reads.
-func (s *Memories) ForgottenSince(ctx context.Context, since time.Time) ([]ForgetFence, error) {
+func (s *Memories) ForgottenSince(ctx context.Context, since time.Time) ([]memory.ForgetFence, error) {
 	rows, err := s.db.read.QueryContext(ctx, `SELECT user_id, forgotten_at FROM forget_fences WHERE forgotten_at >= ?`, millis(since))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't read forget-me fences: %w", err)
 	}
 	defer rows.Close()
-	var out []ForgetFence
+	var out []memory.ForgetFence
 	for rows.Next() {
 		var (
-			f  ForgetFence
+			f  memory.ForgetFence
 			at int64
 		)
 		if err := rows.Scan(&f.UserID, &at); err != nil {

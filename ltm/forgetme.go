@@ -3,31 +3,9 @@ package ltm
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
-
-// ForgetMeSummary counts what forget-me erases (PreviewForgetMe) or erased
-// (ConfirmForgetMe). Each memory is counted once, under the first category it falls in.
-type ForgetMeSummary struct {
-	Token string // set by PreviewForgetMe; ConfirmForgetMe needs it
-	// Memories counts the member's personal memories, live and forgotten.
-	Memories int
-	// About counts other memories whose subject is the member (a server fact about them,
-	// another member's Remember-this copy of their message).
-	About int
-	// FromMessages counts other memories learned only from the member's messages.
-	FromMessages int
-	// Anonymised counts memories the member authored that stay (server knowledge) but lose
-	// the member's id and name.
-	Anonymised int
-	// Turns counts transcript turns: the member's messages and the bot's replies to them.
-	Turns int
-	// Jobs counts pipeline jobs whose checkpoint or finished content was cleared.
-	Jobs      int
-	ExpiresAt time.Time
-}
 
 // forgetMeMemories selects every memory forget-me removes, with its category (0 personal,
 // 1 about the member, 2 learned only from the member's messages: created from them, or
@@ -72,12 +50,12 @@ func forgetMeJobs(d *Dialect) string {
 
 // PreviewForgetMe counts everything forget-me would erase for userID and returns a
 // single-use token.
-func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (ForgetMeSummary, error) {
+func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (memory.ForgetMeSummary, error) {
 	owner := memory.PersonalOwner(userID)
 	if err := owner.Validate(); err != nil {
-		return ForgetMeSummary{}, err
+		return memory.ForgetMeSummary{}, err
 	}
-	var sum ForgetMeSummary
+	var sum memory.ForgetMeSummary
 	if err := s.countForgetMe(ctx, s.db.read, owner, userID, &sum); err != nil {
 		return sum, err
 	}
@@ -86,7 +64,7 @@ func (s *Confirmations) PreviewForgetMe(ctx context.Context, userID string) (For
 	return sum, err
 }
 
-func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *ForgetMeSummary) error {
+func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memory.Owner, userID string, sum *memory.ForgetMeSummary) error {
 	removed, err := forgetMeList(ctx, q, s.db.dialect, owner, userID, sum)
 	if err != nil {
 		return err
@@ -123,7 +101,7 @@ func (s *Confirmations) countForgetMe(ctx context.Context, q querier, owner memo
 
 // forgetMeList returns the memories forget-me removes (only the fields the vector index
 // and the waiting vectors need) and counts them by category into sum.
-func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner, userID string, sum *memory.ForgetMeSummary) ([]*memory.Memory, error) {
 	rows, err := q.QueryContext(ctx, forgetMeMemories(d), owner.Key(), userID)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list memories of user %s: %w", userID, err)
@@ -166,17 +144,17 @@ func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner
 // dead row versions until VACUUM, docs/postgres.md). Unlike forget, this is immediate and
 // not recoverable: the preview and confirmation are the safety net. One history row without
 // content records that it happened.
-func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (ForgetMeSummary, error) {
+func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token string) (memory.ForgetMeSummary, error) {
 	owner := memory.PersonalOwner(userID)
 	if err := owner.Validate(); err != nil {
-		return ForgetMeSummary{}, err
+		return memory.ForgetMeSummary{}, err
 	}
 	var (
-		sum     ForgetMeSummary
+		sum     memory.ForgetMeSummary
 		removed []*memory.Memory
 	)
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		sum, removed = ForgetMeSummary{}, nil
+		sum, removed = memory.ForgetMeSummary{}, nil
 		var who string
 		if err := s.db.useConfirmation(ctx, tx, owner, confirmForgetMe, token, &who); err != nil {
 			return err
@@ -193,7 +171,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		return nil
 	})
 	if err != nil {
-		return ForgetMeSummary{}, err
+		return memory.ForgetMeSummary{}, err
 	}
 	hashes := make([]string, 0, len(removed))
 	for _, m := range removed {
@@ -209,7 +187,7 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 	return sum, nil
 }
 
-func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Owner, userID string, sum *ForgetMeSummary) ([]*memory.Memory, error) {
+func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Owner, userID string, sum *memory.ForgetMeSummary) ([]*memory.Memory, error) {
 	d := s.db.dialect
 	removed, err := forgetMeList(ctx, tx, d, owner, userID, sum)
 	if err != nil {

@@ -284,8 +284,8 @@ func TestForgetMeCompleteness(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ltm.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 2, Anonymised: 1, Turns: 2, Jobs: 2}
-	for _, got := range []ltm.ForgetMeSummary{preview, sum} {
+	want := memory.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 2, Anonymised: 1, Turns: 2, Jobs: 2}
+	for _, got := range []memory.ForgetMeSummary{preview, sum} {
 		got.Token, got.ExpiresAt = "", time.Time{}
 		if got != want {
 			t.Errorf("forget-me counts %+v, want %+v", got, want)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -43,17 +42,17 @@ func FuzzImport(f *testing.F) {
 	store := testkit.MustOpenStore(f)
 	n := 0
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := ltm.ParseExport(data)
+		file, err := memory.ParseExport(data)
 		if err != nil {
 			wantRefusal(t, "ParseExport", err)
 			return
 		}
-		if file.Format != ltm.ExportFormat || len(file.Memories) > ltm.MaxImportMemories {
+		if file.Format != memory.ExportFormat || len(file.Memories) > memory.MaxImportMemories {
 			t.Fatalf("ParseExport accepted format %q with %d memories", file.Format, len(file.Memories))
 		}
 		n++
 		owner := memory.ServerOwner(fmt.Sprintf("fuzz%d", n)) // an empty scope for each file
-		by := ltm.Importer{Actor: memory.UserActor("7"), AuthorID: "7", AuthorName: "Importer", GuildID: owner.GuildID, ChannelID: "c9"}
+		by := memory.Importer{Actor: memory.UserActor("7"), AuthorID: "7", AuthorName: "Importer", GuildID: owner.GuildID, ChannelID: "c9"}
 		res, err := store.Transfer.ImportAs(ctx, owner, file, by)
 		mems, total, lerr := store.Memories.List(ctx, owner, memory.ListOptions{Limit: 500})
 		if lerr != nil {

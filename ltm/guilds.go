@@ -15,26 +15,15 @@ import (
 // after a grace period unless the bot is added back first; `kioku guilds purge` deletes it
 // at once.
 
-// DefaultGuildPurgeAfter is how long a departed guild's data is kept, so that a server that
-// removed the bot by mistake and adds it back finds its memory as it was.
-const DefaultGuildPurgeAfter = 30 * 24 * time.Hour
-
-// Departure is a guild the bot was removed from and whose data waits for its purge.
-type Departure struct {
-	GuildID    string    `json:"guild_id"`
-	LeftAt     time.Time `json:"left_at"`
-	PurgeAfter time.Time `json:"purge_after"`
-}
-
 // RecordDeparture notes that the bot was removed from guildID now and schedules the purge
 // of its data grace later. A guild already departed keeps its first date: a repeated event
 // must not postpone the deletion people were promised.
-func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (Departure, error) {
+func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (memory.Departure, error) {
 	if guildID == "" {
-		return Departure{}, errors.New("couldn't record departure: no guild id")
+		return memory.Departure{}, errors.New("couldn't record departure: no guild id")
 	}
 	if grace < 0 {
-		return Departure{}, fmt.Errorf("couldn't record departure of guild %s: negative grace %s", guildID, grace)
+		return memory.Departure{}, fmt.Errorf("couldn't record departure of guild %s: negative grace %s", guildID, grace)
 	}
 	now := s.db.Now()
 	var left, purge int64
@@ -44,9 +33,9 @@ func (s *Guilds) RecordDeparture(ctx context.Context, guildID string, grace time
 			guildID, millis(now), millis(now.Add(grace))).Scan(&left, &purge)
 	})
 	if err != nil {
-		return Departure{}, fmt.Errorf("couldn't record departure of guild %s: %w", guildID, err)
+		return memory.Departure{}, fmt.Errorf("couldn't record departure of guild %s: %w", guildID, err)
 	}
-	return Departure{GuildID: guildID, LeftAt: fromMillis(left), PurgeAfter: fromMillis(purge)}, nil
+	return memory.Departure{GuildID: guildID, LeftAt: fromMillis(left), PurgeAfter: fromMillis(purge)}, nil
 }
 
 // CancelDeparture forgets the departure of guildID because the bot was added back before
@@ -298,22 +287,9 @@ func (s *Guilds) PurgeDepartedGuilds(ctx context.Context) (memory.GuildPurge, in
 	return total, len(due), nil
 }
 
-// GuildSummary is what kioku holds about one guild, for `kioku guilds list`.
-type GuildSummary struct {
-	GuildID string `json:"guild_id"`
-	// ServerMemories and PersonalMemories count live memories that originated in the
-	// guild; Forgotten counts its soft-deleted ones, still recoverable.
-	ServerMemories   int `json:"server_memories"`
-	PersonalMemories int `json:"personal_memories"`
-	Forgotten        int `json:"forgotten"`
-	Transcripts      int `json:"transcripts"`
-	// Departure is set when the bot was removed from the guild.
-	Departure *Departure `json:"departure,omitempty"`
-}
-
 // Guilds returns every guild kioku holds data about (memories, transcripts, settings,
 // channel records or a departure), by id.
-func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
+func (s *Guilds) Guilds(ctx context.Context) ([]memory.GuildSummary, error) {
 	rows, err := s.db.read.QueryContext(ctx, `WITH ids AS (
 			SELECT guild_id FROM memories WHERE guild_id <> ''
 			UNION SELECT guild_id FROM transcripts WHERE guild_id <> ''
@@ -333,10 +309,10 @@ func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
 		return nil, fmt.Errorf("couldn't list guilds: %w", err)
 	}
 	defer rows.Close()
-	var out []GuildSummary
+	var out []memory.GuildSummary
 	for rows.Next() {
 		var (
-			g           GuildSummary
+			g           memory.GuildSummary
 			left, purge sql.NullInt64
 		)
 		if err := rows.Scan(&g.GuildID, &g.ServerMemories, &g.PersonalMemories, &g.Forgotten, &g.Transcripts,
@@ -344,7 +320,7 @@ func (s *Guilds) Guilds(ctx context.Context) ([]GuildSummary, error) {
 			return nil, fmt.Errorf("couldn't read guild: %w", err)
 		}
 		if left.Valid {
-			g.Departure = &Departure{GuildID: g.GuildID, LeftAt: fromMillis(left.Int64), PurgeAfter: fromMillis(purge.Int64)}
+			g.Departure = &memory.Departure{GuildID: g.GuildID, LeftAt: fromMillis(left.Int64), PurgeAfter: fromMillis(purge.Int64)}
 		}
 		out = append(out, g)
 	}

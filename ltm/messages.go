@@ -20,21 +20,6 @@ import (
 // message it was learned from was deleted.
 const ReasonSourceDeleted = "source message deleted"
 
-// MessageChange reports what DeleteMessages or EditMessage changed.
-type MessageChange struct {
-	// Turns counts the transcript rows deleted or rewritten.
-	Turns int
-	// Jobs counts the channel's extraction jobs sent back to extract afresh, because they
-	// may have read the message before it changed.
-	Jobs int
-	// Forgotten lists the pipeline memories soft-deleted because every message they were
-	// learned from is now deleted.
-	Forgotten []*memory.Memory
-	// Reverted lists the memories that got back the content a pipeline update replaced,
-	// because every message the update was written from is now deleted.
-	Reverted []*memory.Memory
-}
-
 // DeleteMessages handles the deletion of Discord messages of one channel (guildID "" in a
 // DM), in one short write transaction: their transcript rows go, the channel's pending
 // extraction forgets what it read of them, and each pipeline memory whose every evidence
@@ -42,8 +27,8 @@ type MessageChange struct {
 // Memories of other sources keep their evidence and stay; memories without evidence rows
 // (learned before evidence was recorded) are left alone. Messages kioku never stored cost
 // one read and no write.
-func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (MessageChange, error) {
-	var res MessageChange
+func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (memory.MessageChange, error) {
+	var res memory.MessageChange
 	ids := distinctIDs(messageIDs)
 	if channelID == "" || len(ids) == 0 {
 		return res, nil
@@ -65,7 +50,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		return res, nil
 	}
 	err = s.db.withWriteTx(ctx, func(tx *txn) error {
-		res = MessageChange{}
+		res = memory.MessageChange{}
 		rows, err := tx.QueryContext(ctx, `DELETE FROM transcripts
 			WHERE message_id IN `+in+` AND guild_id = ? AND channel_id = ? RETURNING id`,
 			append(list, guildID, channelID)...)
@@ -86,7 +71,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		return err
 	})
 	if err != nil {
-		return MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
+		return memory.MessageChange{}, fmt.Errorf("couldn't delete messages of channel %s: %w", channelID, err)
 	}
 	for _, m := range res.Forgotten {
 		s.db.vectors.unindexMemory(m)
@@ -100,8 +85,8 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 // extraction back to read it afresh, in one short write transaction. Memories are not
 // changed: what was learned from the old words stays until someone forgets it. Messages
 // kioku never stored cost one read and no write.
-func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (MessageChange, error) {
-	var res MessageChange
+func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (memory.MessageChange, error) {
+	var res memory.MessageChange
 	if channelID == "" || messageID == "" {
 		return res, nil
 	}
@@ -117,7 +102,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 	}
 	content = memory.RedactSecrets(content)
 	err = s.db.withWriteTx(ctx, func(tx *txn) error {
-		res = MessageChange{}
+		res = memory.MessageChange{}
 		// Only a person's own turn carries a message id; the bot's replies are not
 		// edited by people.
 		rows, err := tx.QueryContext(ctx, `UPDATE transcripts SET content = ?
@@ -136,7 +121,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 		return err
 	})
 	if err != nil {
-		return MessageChange{}, fmt.Errorf("couldn't edit message %s: %w", messageID, err)
+		return memory.MessageChange{}, fmt.Errorf("couldn't edit message %s: %w", messageID, err)
 	}
 	return res, nil
 }
@@ -178,8 +163,8 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 // update wrote from messages that are now all deleted gets back the content it had before
 // (revertUnsourcedUpdateTx). Deliberate saves keep their rows: forget-me still needs to
 // know whose words they were.
-func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []string) (MessageChange, error) {
-	var res MessageChange
+func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []string) (memory.MessageChange, error) {
+	var res memory.MessageChange
 	list, in := anySlice(deleted), `(`+placeholders(len(deleted))+`)`
 	rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories WHERE id IN (
 		SELECT memory_id FROM memory_evidence WHERE message_id IN `+in+`) ORDER BY id`, list...)
@@ -227,7 +212,7 @@ func (s *Transcripts) forgetUnsourcedTx(ctx context.Context, tx *txn, deleted []
 // from them go, as a memory created from them goes. m gets back the content (and channel)
 // the update replaced, as a new version; when another live memory holds that content now,
 // m is soft-deleted instead. It reports whether it changed m.
-func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *memory.Memory, deleted, remaining []string, res *MessageChange) (bool, error) {
+func (s *Transcripts) revertUnsourcedUpdateTx(ctx context.Context, tx *txn, m *memory.Memory, deleted, remaining []string, res *memory.MessageChange) (bool, error) {
 	var (
 		before     string
 		meta       []byte

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // One-time repairs of data written by older versions (SPEC §2: existing databases are
@@ -38,33 +39,6 @@ const repairPhaseSpan = int64(1) << 40
 // actorRepair is the history actor of changes the upgrade repairs make.
 const actorRepair = "upgrade"
 
-// RepairReport says what one RunRepairs call did.
-type RepairReport struct {
-	// Finished lists the repairs completed by this run.
-	Finished []string `json:"finished,omitempty"`
-	// Memories counts memories whose content had a credential redacted; Duplicates those
-	// of them forgotten because their redacted text was already remembered in the scope.
-	Memories   int `json:"memories"`
-	Duplicates int `json:"duplicates"`
-	// History, Transcripts and Jobs count rows with a credential redacted.
-	History     int `json:"history"`
-	Transcripts int `json:"transcripts"`
-	Jobs        int `json:"jobs"`
-	// Stripped counts finished jobs reduced to their ids.
-	Stripped int `json:"stripped"`
-	// SearchText counts memories given their stored search text.
-	SearchText int `json:"search_text"`
-	// Linked counts memories linked to the entities they mention.
-	Linked int `json:"linked"`
-	// Vacuumed is true when the database file was rebuilt without its freed pages.
-	Vacuumed bool `json:"vacuumed"`
-}
-
-// Empty reports whether the run had nothing to do.
-func (r RepairReport) Empty() bool {
-	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked == 0 && !r.Vacuumed
-}
-
 // RepairOptions tunes RunRepairsWith; tests use small batches and stop after one.
 type RepairOptions struct {
 	// Batch is the most rows one transaction touches; 0 means the default.
@@ -87,12 +61,12 @@ type repairConfig struct {
 // search text was stored get theirs. It is safe to run while the bot
 // serves, and cheap once everything is done. On error (a cancelled ctx included) it
 // returns what was done so far; the next run resumes.
-func (s *Maintenance) RunRepairs(ctx context.Context) (RepairReport, error) {
+func (s *Maintenance) RunRepairs(ctx context.Context) (maintenance.RepairReport, error) {
 	return s.runRepairs(ctx, repairConfig{batch: repairBatch})
 }
 
 // RunRepairsWith is RunRepairs with smaller batches or a hook after each one.
-func (s *Maintenance) RunRepairsWith(ctx context.Context, opt RepairOptions) (RepairReport, error) {
+func (s *Maintenance) RunRepairsWith(ctx context.Context, opt RepairOptions) (maintenance.RepairReport, error) {
 	cfg := repairConfig{batch: opt.Batch, afterBatch: opt.AfterBatch}
 	if cfg.batch <= 0 {
 		cfg.batch = repairBatch
@@ -106,8 +80,8 @@ func (s *Maintenance) RunRepairsWith(ctx context.Context, opt RepairOptions) (Re
 // re-scan resume, not restart. Arguments: the repair's name, the version, the version.
 const RestartRedactionSQL = `UPDATE store_repairs SET cursor = 0, done_at = NULL, rules = ? WHERE name = ? AND rules < ?`
 
-func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (RepairReport, error) {
-	var rep RepairReport
+func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (maintenance.RepairReport, error) {
+	var rep maintenance.RepairReport
 	if err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, RestartRedactionSQL, memory.SecretRulesVersion, repairRedact, memory.SecretRulesVersion)
 		return err
@@ -213,7 +187,7 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 // full-text triggers replace its index entries; a live memory whose redacted text is
 // already remembered in its scope is forgotten instead of duplicated. The history row says
 // what happened without quoting the credential, and the old text's vector goes.
-func (s *Maintenance) redactMemories(rep *RepairReport, changed *[]int64) repairPhase {
+func (s *Maintenance) redactMemories(rep *maintenance.RepairReport, changed *[]int64) repairPhase {
 	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id                         int64
@@ -334,15 +308,15 @@ func redactColumns(table string, columns []string, count *int) repairPhase {
 	}
 }
 
-func redactHistory(rep *RepairReport) repairPhase {
+func redactHistory(rep *maintenance.RepairReport) repairPhase {
 	return redactColumns("memory_history", []string{"old_content", "new_content", "reason", "metadata"}, &rep.History)
 }
 
-func redactTranscripts(rep *RepairReport) repairPhase {
+func redactTranscripts(rep *maintenance.RepairReport) repairPhase {
 	return redactColumns("transcripts", []string{"content"}, &rep.Transcripts)
 }
 
-func redactJobs(rep *RepairReport) repairPhase {
+func redactJobs(rep *maintenance.RepairReport) repairPhase {
 	return redactColumns("memory_jobs", []string{"payload", "last_error"}, &rep.Jobs)
 }
 
@@ -393,7 +367,7 @@ func redactJSON(v any, changed *bool) any {
 
 // stripJobs reduces finished jobs written by older versions to their ids, and their error
 // text to the kind of problem.
-func stripJobs(d *Dialect, rep *RepairReport) repairPhase {
+func stripJobs(d *Dialect, rep *maintenance.RepairReport) repairPhase {
 	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id               int64
@@ -435,7 +409,7 @@ func stripJobs(d *Dialect, rep *RepairReport) repairPhase {
 // vacuum merges the full-text indexes (dropping the entries of deleted rows) and rebuilds
 // the file without its freed pages, which older versions left holding deleted text. VACUUM
 // cannot run inside a transaction, so it runs alone on the write connection.
-func (s *Maintenance) vacuum(ctx context.Context, rep *RepairReport) error {
+func (s *Maintenance) vacuum(ctx context.Context, rep *maintenance.RepairReport) error {
 	if err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
 	}); err != nil {

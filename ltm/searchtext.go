@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // A memory's search text (memory.SearchText) is computed here on every write and stored in
@@ -77,18 +78,6 @@ func fillSearchText(read, changed *int) repairPhase {
 	}
 }
 
-// ReindexReport says what Reindex did.
-type ReindexReport struct {
-	// Memories counts the rows read, forgotten ones included.
-	Memories int `json:"memories"`
-	// SearchText counts the rows whose stored search text was missing or out of date.
-	SearchText int `json:"search_text"`
-	// Words and Trigrams count the live memories now in the word and trigram indexes (the
-	// trigram index holds those with text beyond ASCII).
-	Words    int `json:"words"`
-	Trigrams int `json:"trigrams"`
-}
-
 // Reindex rebuilds search from the rows (`kioku reindex`): it recomputes every memory's
 // search text from its content and author, then rebuilds the word index in batches of id
 // ranges (each batch deletes whatever the index holds for its range and re-inserts the
@@ -98,12 +87,12 @@ type ReindexReport struct {
 // It is safe to run while the bot serves. On error (a cancelled ctx included) it returns
 // what was done so far; running it again starts over. That is SQLite's rebuild
 // (sqliteUpkeep); another engine rebuilds its search its own way (Upkeep.Reindex).
-func (s *Maintenance) Reindex(ctx context.Context) (ReindexReport, error) {
+func (s *Maintenance) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
 	return s.db.upkeep.Reindex(ctx)
 }
 
-func (s *db) reindexAll(ctx context.Context, batch int) (ReindexReport, error) {
-	var rep ReindexReport
+func (s *db) reindexAll(ctx context.Context, batch int) (maintenance.ReindexReport, error) {
+	var rep maintenance.ReindexReport
 	// What single writes left waiting goes in first, so the rebuilt indexes hold every live
 	// memory.
 	if err := s.indexPending(ctx); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing/fstest"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
 
@@ -222,7 +223,7 @@ func TestReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if rep, err := s.Maintenance.Reindex(ctx); err != nil || rep != (ReindexReport{}) {
+	if rep, err := s.Maintenance.Reindex(ctx); err != nil || rep != (maintenance.ReindexReport{}) {
 		t.Fatalf("reindex of an empty store: %+v %v", rep, err)
 	}
 	var ids []int64
@@ -261,7 +262,7 @@ func TestReindex(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The trigram index is rebuilt for the memories with text beyond ASCII only.
-	if rep != (ReindexReport{Memories: 5, SearchText: 1, Words: 4, Trigrams: 2}) {
+	if rep != (maintenance.ReindexReport{Memories: 5, SearchText: 1, Words: 4, Trigrams: 2}) {
 		t.Errorf("report %+v", rep)
 	}
 	for query, want := range map[string][]int64{"api": {ids[0]}, "raid": {ids[1]}, "deploy": {ids[2]}, "tombstone": nil,

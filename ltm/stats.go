@@ -5,26 +5,13 @@ import (
 	"fmt"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
-
-// Stats summarises what the store holds, for `kioku doctor` and `/kioku status`.
-type Stats struct {
-	Memories     int            `json:"memories"`
-	Forgotten    int            `json:"forgotten"`
-	Embeddings   int            `json:"embeddings"`
-	HistoryRows  int            `json:"history_rows"`
-	Turns        int            `json:"transcript_turns"`
-	Jobs         map[string]int `json:"jobs"` // by state: queued, leased, done, dead
-	DBBytes      int64          `json:"db_bytes"`
-	Migrations   int            `json:"migrations"`
-	IntegrityOK  bool           `json:"integrity_ok"`
-	IntegrityErr string         `json:"integrity_error,omitempty"`
-}
 
 // Stats counts rows across the store and runs the engine's integrity check (on SQLite a
 // read of the whole file). scopeKey, when not empty, narrows memory counts to one scope (a
 // guild's "g:<id>").
-func (s *Health) Stats(ctx context.Context, scopeKey string) (Stats, error) {
+func (s *Health) Stats(ctx context.Context, scopeKey string) (maintenance.Stats, error) {
 	st, err := s.Counts(ctx, scopeKey)
 	if err != nil {
 		return st, err
@@ -41,8 +28,8 @@ func (s *Health) Stats(ctx context.Context, scopeKey string) (Stats, error) {
 // the whole database file, which is an operator's or a server manager's call to make, not
 // something any member should be able to set off at will. IntegrityOK is false (unknown).
 // DBBytes is the space the engine reports for the store's data (Upkeep.SizeBytes).
-func (s *Health) Counts(ctx context.Context, scopeKey string) (Stats, error) {
-	st := Stats{Jobs: map[string]int{}}
+func (s *Health) Counts(ctx context.Context, scopeKey string) (maintenance.Stats, error) {
+	st := maintenance.Stats{Jobs: map[string]int{}}
 	memWhere, args := "", []any{}
 	if scopeKey != "" {
 		memWhere, args = " AND scope_key = ?", []any{scopeKey}
@@ -112,26 +99,16 @@ func (s *Health) MemoryCounts(ctx context.Context) ([]memory.MemoryCount, error)
 	return out, nil
 }
 
-// GuildMemoryCounts are the live memories made in one guild, for /kioku status: the
-// server's own memory by type, and its members' personal memories as one total (a count,
-// never whose or what).
-type GuildMemoryCounts struct {
-	ServerByType map[memory.Type]int
-	Server       int
-	Forgotten    int // server memories forgotten and still recoverable
-	Personal     int
-}
-
 // GuildMemoryCounts counts the memories of guildID.
-func (s *Health) GuildMemoryCounts(ctx context.Context, guildID string) (GuildMemoryCounts, error) {
+func (s *Health) GuildMemoryCounts(ctx context.Context, guildID string) (memory.GuildMemoryCounts, error) {
 	return s.GuildMemoryCountsWithin(ctx, guildID, nil)
 }
 
 // GuildMemoryCountsWithin counts the memories of guildID that aud allows (nil: all of
 // them). A member's counts must not move when a memory is saved in a channel they cannot
 // view: a count is a small oracle too.
-func (s *Health) GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (GuildMemoryCounts, error) {
-	c := GuildMemoryCounts{ServerByType: map[memory.Type]int{}}
+func (s *Health) GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (memory.GuildMemoryCounts, error) {
+	c := memory.GuildMemoryCounts{ServerByType: map[memory.Type]int{}}
 	cond, condArgs := audienceClause(aud, "")
 	if cond != "" {
 		cond = " AND " + cond

@@ -405,7 +405,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parsed, err := ltm.ParseExport(data)
+	parsed, err := memory.ParseExport(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,8 +421,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	strip := func(f ltm.ExportFile) []ltm.ExportMemory {
-		out := append([]ltm.ExportMemory(nil), f.Memories...)
+	strip := func(f memory.ExportFile) []memory.ExportMemory {
+		out := append([]memory.ExportMemory(nil), f.Memories...)
 		for i := range out {
 			// Provenance becomes the importer's (TestImportIgnoresForgedProvenance).
 			out[i].ID, out[i].Source, out[i].Provenance = 0, "", memory.Provenance{}
@@ -440,7 +440,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	})
 	t.Run("ErrInvalidWritesNothing", func(t *testing.T) {
 		bad := parsed
-		bad.Memories = append(append([]ltm.ExportMemory{}, parsed.Memories...), ltm.ExportMemory{Content: ""})
+		bad.Memories = append(append([]memory.ExportMemory{}, parsed.Memories...), memory.ExportMemory{Content: ""})
 		bad.Memories[0].Content = "a brand new memory that must not land"
 		empty := testkit.MustOpenStore(t)
 		_, err := empty.Transfer.Import(ctx, owner, bad, "test")
@@ -451,7 +451,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	})
 	t.Run("ErrNotAnExport", func(t *testing.T) {
 		for _, in := range []string{"{", `{"format":"other"}`, `[]`} {
-			_, err := ltm.ParseExport([]byte(in))
+			_, err := memory.ParseExport([]byte(in))
 			wantCode(t, err, memory.EINVALID)
 		}
 	})

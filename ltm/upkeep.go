@@ -32,7 +32,7 @@ type Upkeep interface {
 	// x.Trigrams.
 	DiagnoseSearch(ctx context.Context, x *maintenance.Index) error
 	// Reindex rebuilds the full-text search from the rows (`kioku reindex`).
-	Reindex(ctx context.Context) (ReindexReport, error)
+	Reindex(ctx context.Context) (maintenance.ReindexReport, error)
 	// RepairSearch is self-repair's mending of the full-text search; it returns how many
 	// items it changed.
 	RepairSearch(ctx context.Context) (int, error)

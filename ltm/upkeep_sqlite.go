@@ -159,7 +159,7 @@ func (u sqliteUpkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) 
 }
 
 // Reindex rebuilds search from the rows (reindexAll).
-func (u sqliteUpkeep) Reindex(ctx context.Context) (ReindexReport, error) {
+func (u sqliteUpkeep) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
 	return u.d.reindexAll(ctx, repairBatch)
 }
 

@@ -7,3 +7,13 @@ type MemoryCount struct {
 	Type  Type
 	Count int
 }
+
+// GuildMemoryCounts are the live memories made in one guild, for /kioku status: the
+// server's own memory by type, and its members' personal memories as one total (a count,
+// never whose or what).
+type GuildMemoryCounts struct {
+	ServerByType map[Type]int
+	Server       int
+	Forgotten    int // server memories forgotten and still recoverable
+	Personal     int
+}

@@ -55,3 +55,30 @@ func (r EmbedTrackResult) String() string {
 	}
 	return s
 }
+
+// EmbedStatus describes the embedding side of recall for diagnostics.
+type EmbedStatus struct {
+	// Model is the configured embedding model; empty means keyword recall only.
+	Model string
+	// Vectors is how many live memories are in the in-memory vector index: those of the
+	// scopes resident now (loaded on first recall, evicted past KIOKU_VECTOR_CACHE_MB).
+	Vectors int
+	// Down is true while embedding is skipped after a provider failure.
+	Down bool
+	// LastError is the most recent embedding failure and when it happened.
+	LastError   string
+	LastErrorAt time.Time
+	// LastImportError is the most recent failure of a bulk write's embedding calls (an
+	// import, RememberMany) and when it happened. It does not make Down true: the
+	// memories it left without vectors wait for the embedding tracker.
+	LastImportError   string
+	LastImportErrorAt time.Time
+}
+
+// EmbedCoverage counts live memories and those with a stored vector of one model for their
+// current content.
+type EmbedCoverage struct {
+	Model    string `json:"model"`
+	Live     int    `json:"live"`
+	Embedded int    `json:"embedded"`
+}

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Error codes. The edge (Discord reply, CLI) shows Message for domain errors and a generic
@@ -68,4 +69,17 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "Something went wrong on my side; the details are in the bot's logs."
+}
+
+// Thousands writes n with thousands separators, as people read limits ("200,000").
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := ""
+	if n < 0 {
+		neg, s = "-", s[1:]
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return neg + s
 }

@@ -43,3 +43,18 @@ type Backlog struct {
 	UserTurns int       // of which said by people (not the bot)
 	LastAt    time.Time // time of the newest turn after the cursor; zero when none
 }
+
+// MessageChange reports what DeleteMessages or EditMessage changed.
+type MessageChange struct {
+	// Turns counts the transcript rows deleted or rewritten.
+	Turns int
+	// Jobs counts the channel's extraction jobs sent back to extract afresh, because they
+	// may have read the message before it changed.
+	Jobs int
+	// Forgotten lists the pipeline memories soft-deleted because every message they were
+	// learned from is now deleted.
+	Forgotten []*Memory
+	// Reverted lists the memories that got back the content a pipeline update replaced,
+	// because every message the update was written from is now deleted.
+	Reverted []*Memory
+}

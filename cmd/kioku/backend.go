@@ -58,7 +58,7 @@ type backend struct {
 	sqlite *ltm.Store
 	// fences reads the forget-me fences recorded since a time, for a store that does not
 	// push them (SQLite: the forget watch polls); nil when changes is set.
-	fences func(ctx context.Context, since time.Time) ([]ltm.ForgetFence, error)
+	fences func(ctx context.Context, since time.Time) ([]memory.ForgetFence, error)
 	// changes pushes other processes' changes (PostgreSQL's LISTEN/NOTIFY); nil on SQLite.
 	changes changeFeed
 	// pool reports the connection pool, nil when the engine has none to report.
@@ -128,8 +128,8 @@ type storeRecall interface {
 	pipeline.Embeddings
 	SetEmbedder(fn ltm.EmbedFunc, model string)
 	SetVectorCache(bytes int64)
-	EmbedStatus() ltm.EmbedStatus
-	EmbeddingCoverage(ctx context.Context, model string) (ltm.EmbedCoverage, error)
+	EmbedStatus() memory.EmbedStatus
+	EmbeddingCoverage(ctx context.Context, model string) (memory.EmbedCoverage, error)
 	// ForgetCachedQueries empties the query cache, whose keys are texts people searched.
 	ForgetCachedQueries()
 }
@@ -165,14 +165,14 @@ type storeSettings interface {
 // storeConfirmations are previewed destructive actions, from Discord and the CLI.
 type storeConfirmations interface {
 	bot.Confirmations
-	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ltm.ForgetPreview, error)
+	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (memory.ForgetPreview, error)
 }
 
 // storeTransfer exports and imports memories.
 type storeTransfer interface {
 	bot.Transfer
-	Export(ctx context.Context, owner memory.Owner) (ltm.ExportFile, error)
-	Import(ctx context.Context, owner memory.Owner, f ltm.ExportFile, actor memory.Actor) (ltm.ImportResult, error)
+	Export(ctx context.Context, owner memory.Owner) (memory.ExportFile, error)
+	Import(ctx context.Context, owner memory.Owner, f memory.ExportFile, actor memory.Actor) (memory.ImportResult, error)
 }
 
 // storeGuilds are the servers the bot is in and left.
@@ -186,7 +186,7 @@ type storeGuilds interface {
 type storeMaintenance interface {
 	pipeline.Repairer
 	Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
-	Reindex(ctx context.Context) (ltm.ReindexReport, error)
+	Reindex(ctx context.Context) (maintenance.ReindexReport, error)
 }
 
 // storeHealth is what the store holds and how healthy it is, and the repair audit.
@@ -200,14 +200,14 @@ type storeHealth interface {
 // dataRepairer is a store that repairs data older versions of kioku wrote (SQLite's, which
 // has such versions); one without it has nothing to repair.
 type dataRepairer interface {
-	RunRepairs(ctx context.Context) (ltm.RepairReport, error)
+	RunRepairs(ctx context.Context) (maintenance.RepairReport, error)
 }
 
 // runRepairs runs the store's one-time repairs of old data, when it has any.
-func (b *backend) runRepairs(ctx context.Context) (ltm.RepairReport, error) {
+func (b *backend) runRepairs(ctx context.Context) (maintenance.RepairReport, error) {
 	r, ok := b.Maintenance.(dataRepairer)
 	if !ok {
-		return ltm.RepairReport{}, nil
+		return maintenance.RepairReport{}, nil
 	}
 	return r.RunRepairs(ctx)
 }

@@ -175,7 +175,7 @@ func TestRunGuildRemoval(t *testing.T) {
 	t.Parallel()
 	h := startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off", "KIOKU_GUILD_PURGE_AFTER": "48h"})
 	store, _ := h.openDB()
-	departure := func(guild string) *ltm.Departure {
+	departure := func(guild string) *memory.Departure {
 		guilds, err := store.Guilds.Guilds(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -194,7 +194,7 @@ func TestRunGuildRemoval(t *testing.T) {
 	if err := h.fake.DispatchGuildDelete(guildA, false); err != nil {
 		t.Fatal(err)
 	}
-	var d *ltm.Departure
+	var d *memory.Departure
 	waitFor(t, h, "the removal to be recorded", func() bool { d = departure(guildA); return d != nil })
 	if got := d.PurgeAfter.Sub(d.LeftAt); got != 48*time.Hour {
 		t.Errorf("grace period %s, want KIOKU_GUILD_PURGE_AFTER's 48h", got)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // More end-to-end tests of issue 5, on the harness of run_test.go: the
@@ -53,7 +53,7 @@ func (h *e2e) exportContents(guildID, channelID string, user *discordgo.User, pe
 	if len(r.Msg.Files) != 1 {
 		h.t.Fatalf("export answered %q with %d files, want 1", r.Text(), len(r.Msg.Files))
 	}
-	f, err := ltm.ParseExport(r.Msg.Files[0].Data)
+	f, err := memory.ParseExport(r.Msg.Files[0].Data)
 	if err != nil {
 		h.t.Fatalf("export is not a valid export file: %v", err)
 	}

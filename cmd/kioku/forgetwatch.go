@@ -8,7 +8,7 @@ import (
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
 
@@ -30,7 +30,7 @@ const forgetWatchEvery = 5 * time.Second
 // and PostgreSQL's vector index follows the same feed, so an erased memory is never returned.
 type forgetWatch struct {
 	// read returns the fences since a time (polling stores); nil with a feed.
-	read func(ctx context.Context, since time.Time) ([]ltm.ForgetFence, error)
+	read func(ctx context.Context, since time.Time) ([]memory.ForgetFence, error)
 	// feed pushes fences (PostgreSQL); nil when polling.
 	feed  changeFeed
 	short *stm.Store
@@ -55,7 +55,7 @@ func newForgetWatch(store *backend, short *stm.Store, log *slog.Logger) *forgetW
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			if at.After(w.since) {
-				w.apply(ltm.ForgetFence{UserID: userID, ForgottenAt: at})
+				w.apply(memory.ForgetFence{UserID: userID, ForgottenAt: at})
 			}
 		})
 	}
@@ -89,7 +89,7 @@ func (w *forgetWatch) catchUp(ctx context.Context) error {
 }
 
 // apply clears one fenced member's short-term memory, once per fence. w.mu is held.
-func (w *forgetWatch) apply(f ltm.ForgetFence) {
+func (w *forgetWatch) apply(f memory.ForgetFence) {
 	if at, ok := w.applied[f.UserID]; ok && !f.ForgottenAt.After(at) {
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 const guildsUsage = `usage: kioku guilds <command> [flags]
@@ -76,7 +76,7 @@ func guildsPurge(ctx context.Context, app *App, store *backend, args []string) e
 		return usagef("--confirm %s does not repeat the guild id %s; nothing was deleted", *confirm, id)
 	}
 	if *confirm == "" {
-		var found *ltm.GuildSummary
+		var found *memory.GuildSummary
 		guilds, err := store.Guilds.Guilds(ctx)
 		if err != nil {
 			return err

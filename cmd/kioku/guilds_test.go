@@ -47,7 +47,7 @@ func TestGuildsCLI(t *testing.T) {
 	}
 	mustContain(t, "guilds list", out, "111", "222", "purge after")
 	code, out, _ = runApp(t, env, "", "guilds", "list", "--json")
-	var listed struct{ Guilds []ltm.GuildSummary }
+	var listed struct{ Guilds []memory.GuildSummary }
 	if code != 0 || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Guilds) != 2 ||
 		listed.Guilds[0].ServerMemories != 1 || listed.Guilds[0].PersonalMemories != 1 || listed.Guilds[0].Departure == nil {
 		t.Fatalf("guilds list --json: exit %d, %s", code, out)

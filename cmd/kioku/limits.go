@@ -9,6 +9,7 @@ import (
 
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // The operator's abuse limits (README "Limits") handed to the parts that enforce them.
@@ -28,8 +29,8 @@ func (app *App) dailyBudget(store *backend) *chat.DailyBudget {
 }
 
 // readImportFile reads and checks the export file at path ("-": standard input) for
-// `kioku memories import`, refusing one over ltm.MaxImportBytes before reading it whole.
-func readImportFile(app *App, path string) (ltm.ExportFile, error) {
+// `kioku memories import`, refusing one over memory.MaxImportBytes before reading it whole.
+func readImportFile(app *App, path string) (memory.ExportFile, error) {
 	var (
 		r    io.Reader = app.Stdin
 		size int64     = -1
@@ -37,7 +38,7 @@ func readImportFile(app *App, path string) (ltm.ExportFile, error) {
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
-			return ltm.ExportFile{}, fmt.Errorf("couldn't read %s: %w", path, err)
+			return memory.ExportFile{}, fmt.Errorf("couldn't read %s: %w", path, err)
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil {
@@ -45,7 +46,7 @@ func readImportFile(app *App, path string) (ltm.ExportFile, error) {
 		}
 		r = f
 	}
-	return ltm.ReadExport(r, size)
+	return memory.ReadExport(r, size)
 }
 
 // nonNegativeInt is positiveInt that also takes 0, for limits where 0 turns something off.

@@ -366,9 +366,9 @@ func TestRunMemoryCaps(t *testing.T) {
 	})
 
 	t.Run("Import", func(t *testing.T) {
-		exp := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: guildA}
+		exp := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: guildA}
 		for _, c := range []string{"Imported fact one", "Imported fact two", "Imported fact three"} {
-			exp.Memories = append(exp.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: c})
+			exp.Memories = append(exp.Memories, memory.ExportMemory{Type: memory.TypeFact, Content: c})
 		}
 		data, err := json.Marshal(exp)
 		if err != nil {
@@ -396,9 +396,9 @@ func TestRunImportLimits(t *testing.T) {
 	t.Parallel()
 	h := startBot(t)
 	admin := h.fake.NewUser("admin")
-	exp := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: guildA}
-	for i := range ltm.MaxImportMemories + 1 {
-		exp.Memories = append(exp.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: fmt.Sprintf("Imported fact number %d", i)})
+	exp := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: guildA}
+	for i := range memory.MaxImportMemories + 1 {
+		exp.Memories = append(exp.Memories, memory.ExportMemory{Type: memory.TypeFact, Content: fmt.Sprintf("Imported fact number %d", i)})
 	}
 	tooMany, err := json.Marshal(exp)
 	if err != nil {

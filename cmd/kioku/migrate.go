@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
 
@@ -120,7 +121,7 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 }
 
 // describeRepairs says in one line what RunRepairs did.
-func describeRepairs(rep ltm.RepairReport) string {
+func describeRepairs(rep maintenance.RepairReport) string {
 	parts := []string{fmt.Sprintf("credentials redacted in %d memories (%d forgotten as duplicates), %d history rows, %d transcript turns, %d jobs",
 		rep.Memories, rep.Duplicates, rep.History, rep.Transcripts, rep.Jobs),
 		fmt.Sprintf("%d finished jobs stripped to their ids", rep.Stripped)}

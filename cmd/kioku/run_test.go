@@ -22,6 +22,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // End-to-end tests: each starts the real `kioku run` wiring in-process
@@ -604,7 +605,7 @@ func TestRunExportImport(t *testing.T) {
 	if !strings.HasSuffix(file.Name, ".json") {
 		t.Errorf("export file name %q", file.Name)
 	}
-	f, err := ltm.ParseExport(file.Data)
+	f, err := memory.ParseExport(file.Data)
 	if err != nil {
 		t.Fatalf("export is not a valid export file: %v", err)
 	}
@@ -634,7 +635,7 @@ func TestRunExportImport(t *testing.T) {
 	r := importFile(file.Data)
 	mustContain(t, "import", r.Text(), "Imported 3 memories")
 	again := h.command(guildB, channelB, admin, permAdmin, slash("memory", "export"))
-	g, err := ltm.ParseExport(again.Msg.Files[0].Data)
+	g, err := memory.ParseExport(again.Msg.Files[0].Data)
 	if err != nil {
 		t.Fatal(err)
 	}

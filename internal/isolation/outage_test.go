@@ -8,7 +8,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/bot"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -66,13 +65,13 @@ func (h *harness) outageStep() {
 // gateway holds the guild does on GUILD_CREATE.
 func storeRules(t *testing.T, ctx context.Context, store bot.Channels, g *discordgo.Guild, withRoles bool) {
 	t.Helper()
-	var chans []ltm.GuildChannel
+	var chans []memory.GuildChannel
 	for _, list := range [][]*discordgo.Channel{g.Channels, g.Threads} {
 		for _, c := range list {
-			s := ltm.GuildChannel{GuildID: g.ID, ChannelID: c.ID, ParentID: c.ParentID, Kind: int(c.Type),
-				PrivateThread: c.Type == discordgo.ChannelTypeGuildPrivateThread, Overwrites: []ltm.Overwrite{}}
+			s := memory.GuildChannel{GuildID: g.ID, ChannelID: c.ID, ParentID: c.ParentID, Kind: int(c.Type),
+				PrivateThread: c.Type == discordgo.ChannelTypeGuildPrivateThread, Overwrites: []memory.Overwrite{}}
 			for _, ow := range c.PermissionOverwrites {
-				s.Overwrites = append(s.Overwrites, ltm.Overwrite{ID: ow.ID, Type: int(ow.Type), Allow: ow.Allow, Deny: ow.Deny})
+				s.Overwrites = append(s.Overwrites, memory.Overwrite{ID: ow.ID, Type: int(ow.Type), Allow: ow.Allow, Deny: ow.Deny})
 			}
 			chans = append(chans, s)
 		}
@@ -83,7 +82,7 @@ func storeRules(t *testing.T, ctx context.Context, store bot.Channels, g *discor
 	if !withRoles {
 		return
 	}
-	r := ltm.GuildRoles{GuildID: g.ID, OwnerID: g.OwnerID, Roles: map[string]int64{}}
+	r := memory.GuildRoles{GuildID: g.ID, OwnerID: g.OwnerID, Roles: map[string]int64{}}
 	for _, role := range g.Roles {
 		r.Roles[role.ID] = role.Permissions
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -82,7 +81,7 @@ func (e *env) vectorScore(m *memory.Memory, content string) float64 {
 
 // embedState is everything a tracker run could change.
 type embedState struct {
-	coverage                         ltm.EmbedCoverage
+	coverage                         memory.EmbedCoverage
 	rows, memories, history, indexed int
 }
 
@@ -150,7 +149,7 @@ func TestEmbeddingTracker(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.embedState("embed-model")
-	if before.coverage != (ltm.EmbedCoverage{Model: "embed-model", Live: 3, Embedded: 0}) || before.indexed != 0 {
+	if before.coverage != (memory.EmbedCoverage{Model: "embed-model", Live: 3, Embedded: 0}) || before.indexed != 0 {
 		t.Fatalf("the outage scenario left %+v, want three live memories without vectors", before)
 	}
 

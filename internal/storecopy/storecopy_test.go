@@ -84,7 +84,7 @@ func seed(t *testing.T, ctx context.Context, s *ltm.Store) seeded {
 	if err := s.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: "g1", Persona: "cheerful"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Channels.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: "g1", ChannelID: "c1", Kind: 0}}); err != nil {
+	if err := s.Channels.SaveGuildChannels(ctx, []memory.GuildChannel{{GuildID: "g1", ChannelID: "c1", Kind: 0}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Guilds.RecordDeparture(ctx, "g9", time.Hour); err != nil {

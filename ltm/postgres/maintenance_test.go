@@ -174,7 +174,7 @@ func TestPostgresDiagnose(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, err := s.Maintenance.Reindex(ctx)
-		if want := (ltm.ReindexReport{Memories: 3, SearchText: 1, Words: 3, Trigrams: 3}); err != nil || rep != want {
+		if want := (maintenance.ReindexReport{Memories: 3, SearchText: 1, Words: 3, Trigrams: 3}); err != nil || rep != want {
 			t.Fatalf("Reindex = %+v, %v; want %+v", rep, err, want)
 		}
 	})

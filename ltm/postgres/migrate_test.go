@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // TestPostgresMigrations: Open applies the embedded series once (a second Open changes
@@ -151,7 +151,7 @@ func TestPostgresGuildRolesUpgrade(t *testing.T) {
 		t.Fatalf("open after the upgrade: %v", err)
 	}
 	defer s.Close()
-	if err := s.Channels.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: "1", OwnerID: "9", Roles: map[string]int64{"1": 1024}}); err != nil {
+	if err := s.Channels.SaveGuildRoles(ctx, memory.GuildRoles{GuildID: "1", OwnerID: "9", Roles: map[string]int64{"1": 1024}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok, err := s.Channels.GuildRoles(ctx, "1"); err != nil || !ok || got.OwnerID != "9" || got.Roles["1"] != 1024 {

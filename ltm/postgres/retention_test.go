@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // retentionSide is one store as the retention comparison drives it: the same calls on
@@ -40,7 +40,7 @@ type retentionSide struct {
 		Retention(ctx context.Context, pol memory.RetentionPolicy) (memory.RetentionResult, error)
 	}
 	health interface {
-		Counts(ctx context.Context, scopeKey string) (ltm.Stats, error)
+		Counts(ctx context.Context, scopeKey string) (maintenance.Stats, error)
 	}
 }
 
@@ -89,7 +89,7 @@ func TestPostgresRetentionMatchesSQLite(t *testing.T) {
 		if diff := cmp.Diff(res[0], res[1]); diff != "" {
 			t.Errorf("%s: retention purged differently (-SQLite +PostgreSQL):\n%s", when, diff)
 		}
-		var counts []ltm.Stats
+		var counts []maintenance.Stats
 		for _, s := range sides {
 			st, err := s.health.Counts(ctx, "")
 			if err != nil {

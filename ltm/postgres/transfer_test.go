@@ -13,15 +13,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // transfer is what the round trip needs of either store's Transfer.
 type transfer interface {
-	Export(ctx context.Context, owner memory.Owner) (ltm.ExportFile, error)
-	Import(ctx context.Context, owner memory.Owner, f ltm.ExportFile, actor memory.Actor) (ltm.ImportResult, error)
+	Export(ctx context.Context, owner memory.Owner) (memory.ExportFile, error)
+	Import(ctx context.Context, owner memory.Owner, f memory.ExportFile, actor memory.Actor) (memory.ImportResult, error)
 }
 
 // roundTripMemories are memories of every kind of content an export carries: a pinned,
@@ -39,8 +38,8 @@ func roundTripMemories() []memory.Memory {
 
 // exportedContent is an export's memories without what an import rightly replaces: ids,
 // source and provenance become the importer's (TestPostgresImportIgnoresForgedProvenance).
-func exportedContent(f ltm.ExportFile) []ltm.ExportMemory {
-	out := append([]ltm.ExportMemory(nil), f.Memories...)
+func exportedContent(f memory.ExportFile) []memory.ExportMemory {
+	out := append([]memory.ExportMemory(nil), f.Memories...)
 	for i := range out {
 		out[i].ID, out[i].Source, out[i].Provenance = 0, "", memory.Provenance{}
 	}
@@ -75,7 +74,7 @@ func TestPostgresTransferBetweenStores(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			parsed, err := ltm.ParseExport(data)
+			parsed, err := memory.ParseExport(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,10 +121,10 @@ func TestPostgresImportRefusals(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Open(t)
 	owner := memory.ServerOwner("g1")
-	file := func(contents ...string) ltm.ExportFile {
-		f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
+	file := func(contents ...string) memory.ExportFile {
+		f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
 		for _, c := range contents {
-			f.Memories = append(f.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: c})
+			f.Memories = append(f.Memories, memory.ExportMemory{Type: memory.TypeFact, Content: c})
 		}
 		return f
 	}
@@ -213,11 +212,11 @@ func TestPostgresImportIgnoresForgedProvenance(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Open(t)
 	const victim, importer = "555", "777"
-	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, Memories: []ltm.ExportMemory{{
+	f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, Memories: []memory.ExportMemory{{
 		Type: memory.TypeFact, Content: "The victim agreed to pay for everything", Source: memory.SourcePipeline,
 		Provenance: memory.Provenance{AuthorID: victim, Author: "Victim", ChannelID: "secret-channel", MessageID: "999"},
 	}}}
-	res, err := s.Transfer.ImportAs(ctx, memory.ServerOwner("g1"), f, ltm.Importer{Actor: memory.UserActor(importer),
+	res, err := s.Transfer.ImportAs(ctx, memory.ServerOwner("g1"), f, memory.Importer{Actor: memory.UserActor(importer),
 		AuthorID: importer, AuthorName: "Importer", GuildID: "g1", ChannelID: "general", MessageID: "interaction-1"})
 	if err != nil || res.Created != 1 {
 		t.Fatalf("import = %+v, %v", res, err)
@@ -240,9 +239,9 @@ func TestPostgresImportIgnoresForgedProvenance(t *testing.T) {
 			Provenance: memory.Provenance{ChannelID: "mods"}}, "test"); err != nil {
 			t.Fatal(err)
 		}
-		f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, Memories: []ltm.ExportMemory{
+		f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, Memories: []memory.ExportMemory{
 			{Type: memory.TypeFact, Content: "Ban review on Monday"}, {Type: memory.TypeFact, Content: "Movie night on Sunday"}}}
-		by := ltm.Importer{Actor: "user:100", AuthorID: "100", GuildID: "g2", ChannelID: "general",
+		by := memory.Importer{Actor: "user:100", AuthorID: "100", GuildID: "g2", ChannelID: "general",
 			Audience: &memory.Audience{Channels: map[string]bool{"general": true}}}
 		res, err := s.Transfer.ImportAs(ctx, memory.ServerOwner("g2"), f, by)
 		if err != nil || res.Created != 2 || res.Duplicates != 0 {
@@ -261,11 +260,11 @@ func TestPostgresImportIgnoresForgedProvenance(t *testing.T) {
 func TestPostgresImportAcrossProcesses(t *testing.T) {
 	stores := openShared(t, 2)
 	owner := memory.ServerOwner("g1")
-	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
+	f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
 	for i := range 60 {
-		f.Memories = append(f.Memories, ltm.ExportMemory{Type: memory.TypeFact, Content: fmt.Sprintf("Shared fact number %d", i)})
+		f.Memories = append(f.Memories, memory.ExportMemory{Type: memory.TypeFact, Content: fmt.Sprintf("Shared fact number %d", i)})
 	}
-	results := make([]ltm.ImportResult, len(stores))
+	results := make([]memory.ImportResult, len(stores))
 	errs := make([]error, len(stores))
 	var wg sync.WaitGroup
 	for i, s := range stores {
@@ -295,7 +294,7 @@ func TestPostgresImportLinksAndIndexes(t *testing.T) {
 	ctx := context.Background()
 	s := pgtest.Open(t)
 	owner := memory.ServerOwner("g1")
-	f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1", Memories: []ltm.ExportMemory{
+	f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1", Memories: []memory.ExportMemory{
 		{Type: memory.TypeFact, Content: "Kate said Bill is hosting the Minecraft server"},
 		{Type: memory.TypeFact, Content: "Kate loves Valheim"},
 		{Type: memory.TypeFact, Content: "raid on friday"},

@@ -154,8 +154,8 @@ func (e engine) DiagnoseSearch(ctx context.Context, x *maintenance.Index) error 
 // reported as SQLite's reindex is. Memories counts the rows read (forgotten ones included,
 // so a recovered memory is found), SearchText those rewritten, Words and Trigrams the live
 // memories each index finds.
-func (e engine) Reindex(ctx context.Context) (ltm.ReindexReport, error) {
-	var rep ltm.ReindexReport
+func (e engine) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
+	var rep maintenance.ReindexReport
 	var err error
 	rep.Memories, rep.SearchText, err = e.rewriteSearchColumns(ctx)
 	if err != nil {

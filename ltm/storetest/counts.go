@@ -5,14 +5,13 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // CountStore counts a guild's memories for /kioku status, all of them or those an
 // audience may see.
 type CountStore interface {
-	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (ltm.GuildMemoryCounts, error)
+	GuildMemoryCountsWithin(ctx context.Context, guildID string, aud *memory.Audience) (memory.GuildMemoryCounts, error)
 }
 
 // testGuildCountsWithin: counts under an audience leave out every memory learned in a
@@ -30,7 +29,7 @@ func testGuildCountsWithin(t *testing.T, open func(*testing.T) Stores) {
 		return m
 	}
 	general := &memory.Audience{Channels: map[string]bool{"general": true}}
-	counts := func(aud *memory.Audience) ltm.GuildMemoryCounts {
+	counts := func(aud *memory.Audience) memory.GuildMemoryCounts {
 		t.Helper()
 		c, err := s.Counts.GuildMemoryCountsWithin(ctx, "g1", aud)
 		if err != nil {
@@ -38,7 +37,7 @@ func testGuildCountsWithin(t *testing.T, open func(*testing.T) Stores) {
 		}
 		return c
 	}
-	same := func(a, b ltm.GuildMemoryCounts) bool {
+	same := func(a, b memory.GuildMemoryCounts) bool {
 		return a.Server == b.Server && a.Forgotten == b.Forgotten && a.Personal == b.Personal &&
 			maps.Equal(a.ServerByType, b.ServerByType)
 	}

@@ -78,7 +78,7 @@
 // only for a store whose data lives in files it owns; a database server leaves it nil.
 // sqlite_test.go in this directory is the reference constructor.
 //
-// The interfaces name today's types: a few still live in ltm (memory.Change,
-// memory.WriteContext, memory.ListOptions, ltm.ForgetMeSummary and the like) and will move to
-// memory with the store's split; the suite follows them and keeps its cases.
+// The interfaces name the domain's types, which live in memory (memory.Change,
+// memory.WriteContext, memory.ForgetMeSummary and the like); ltm is named only for the
+// service itself (its Store, RepairOptions) and the notes and history reasons it writes.
 package storetest

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -130,8 +129,8 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 		owner memory.Owner
 		id    int64
 	}{{aliceMe, own.ID}, {aliceMe, gone.ID}, {aliceMe, edited.ID}, {srv, about.ID}, {bobMe, copyOfAlice.ID}, {srv, fromAlice.ID}}
-	want := ltm.ForgetMeSummary{Memories: 3, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
-	counts := func(sum ltm.ForgetMeSummary) ltm.ForgetMeSummary {
+	want := memory.ForgetMeSummary{Memories: 3, About: 2, FromMessages: 1, Anonymised: 1, Turns: 2, Jobs: 2}
+	counts := func(sum memory.ForgetMeSummary) memory.ForgetMeSummary {
 		sum.Token, sum.ExpiresAt = "", time.Time{}
 		return sum
 	}

@@ -5,25 +5,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // ChannelStore is the remembered shape of each guild's channels, kept from gateway events.
 type ChannelStore interface {
-	GuildChannels(ctx context.Context, guildID string) ([]ltm.GuildChannel, error)
-	SaveGuildChannels(ctx context.Context, chans []ltm.GuildChannel) error
+	GuildChannels(ctx context.Context, guildID string) ([]memory.GuildChannel, error)
+	SaveGuildChannels(ctx context.Context, chans []memory.GuildChannel) error
 	MarkChannelDeleted(ctx context.Context, guildID, channelID string) error
-	SaveGuildRoles(ctx context.Context, r ltm.GuildRoles) error
-	GuildRoles(ctx context.Context, guildID string) (ltm.GuildRoles, bool, error)
+	SaveGuildRoles(ctx context.Context, r memory.GuildRoles) error
+	GuildRoles(ctx context.Context, guildID string) (memory.GuildRoles, bool, error)
 	Lookup(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 }
 
 // GuildStore is the servers the bot left (and their purge), and those it welcomed.
 type GuildStore interface {
-	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (ltm.Departure, error)
+	RecordDeparture(ctx context.Context, guildID string, grace time.Duration) (memory.Departure, error)
 	CancelDeparture(ctx context.Context, guildID string, joinedAt time.Time) (bool, error)
-	Guilds(ctx context.Context) ([]ltm.GuildSummary, error)
+	Guilds(ctx context.Context) ([]memory.GuildSummary, error)
 	ClaimWelcome(ctx context.Context, guildID string) (bool, error)
 	ReleaseWelcome(ctx context.Context, guildID string) error
 	PurgeGuild(ctx context.Context, guildID string) (memory.GuildPurge, error)
@@ -53,11 +52,11 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 	s := open(t)
 	ch, _, _ := guildsOf(t, s)
 	ctx := t.Context()
-	mods := ltm.GuildChannel{GuildID: "g1", ChannelID: "mods", Kind: 0,
-		Overwrites: []ltm.Overwrite{{ID: "g1", Type: 0, Deny: 1024}, {ID: "r-mod", Type: 0, Allow: 1024}}}
-	thread := ltm.GuildChannel{GuildID: "g1", ChannelID: "t1", ParentID: "mods", Kind: 12, PrivateThread: true}
-	other := ltm.GuildChannel{GuildID: "g2", ChannelID: "general"}
-	if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{mods, thread, other}); err != nil {
+	mods := memory.GuildChannel{GuildID: "g1", ChannelID: "mods", Kind: 0,
+		Overwrites: []memory.Overwrite{{ID: "g1", Type: 0, Deny: 1024}, {ID: "r-mod", Type: 0, Allow: 1024}}}
+	thread := memory.GuildChannel{GuildID: "g1", ChannelID: "t1", ParentID: "mods", Kind: 12, PrivateThread: true}
+	other := memory.GuildChannel{GuildID: "g2", ChannelID: "general"}
+	if err := ch.SaveGuildChannels(ctx, []memory.GuildChannel{mods, thread, other}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ch.GuildChannels(ctx, "g1")
@@ -82,7 +81,7 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 			t.Fatalf("after delete: %+v", got)
 		}
 		mods.Overwrites = nil
-		if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{mods}); err != nil {
+		if err := ch.SaveGuildChannels(ctx, []memory.GuildChannel{mods}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = ch.GuildChannels(ctx, "g1")
@@ -91,9 +90,9 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 		}
 	})
 	t.Run("SavedAsDeleted", func(t *testing.T) {
-		gone := ltm.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []ltm.Overwrite{{ID: "g3", Deny: 1024}},
+		gone := memory.GuildChannel{GuildID: "g3", ChannelID: "old", Overwrites: []memory.Overwrite{{ID: "g3", Deny: 1024}},
 			DeletedAt: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}
-		if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{gone}); err != nil {
+		if err := ch.SaveGuildChannels(ctx, []memory.GuildChannel{gone}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := ch.GuildChannels(ctx, "g3")
@@ -102,8 +101,8 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 		}
 	})
 	t.Run("ErrMissingIDsSavesNothing", func(t *testing.T) {
-		fresh := ltm.GuildChannel{GuildID: "g4", ChannelID: "new"}
-		if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{fresh, {GuildID: "g4"}}); err == nil {
+		fresh := memory.GuildChannel{GuildID: "g4", ChannelID: "new"}
+		if err := ch.SaveGuildChannels(ctx, []memory.GuildChannel{fresh, {GuildID: "g4"}}); err == nil {
 			t.Fatal("a channel without an id was saved")
 		}
 		if got, _ := ch.GuildChannels(ctx, "g4"); len(got) != 0 {
@@ -114,7 +113,7 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 		if _, ok, err := ch.GuildRoles(ctx, "g1"); err != nil || ok {
 			t.Fatalf("roles of a guild never saved: ok %v %v", ok, err)
 		}
-		roles := ltm.GuildRoles{GuildID: "g1", OwnerID: "u-owner", Roles: map[string]int64{"g1": 1024 | 2048, "r-mod": 1024, "r-admin": 8}}
+		roles := memory.GuildRoles{GuildID: "g1", OwnerID: "u-owner", Roles: map[string]int64{"g1": 1024 | 2048, "r-mod": 1024, "r-admin": 8}}
 		if err := ch.SaveGuildRoles(ctx, roles); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +124,7 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 		}
 		// A role deleted and the ownership handed over: the new set replaces the old.
 		s.Clock.Advance(time.Minute)
-		roles = ltm.GuildRoles{GuildID: "g1", OwnerID: "u-new", Roles: map[string]int64{"g1": 1024}}
+		roles = memory.GuildRoles{GuildID: "g1", OwnerID: "u-new", Roles: map[string]int64{"g1": 1024}}
 		if err := ch.SaveGuildRoles(ctx, roles); err != nil {
 			t.Fatal(err)
 		}
@@ -136,10 +135,10 @@ func testChannels(t *testing.T, open func(*testing.T) Stores) {
 			t.Error("another guild has g1's roles")
 		}
 		// Roles without @everyone would claim to know what they do not.
-		if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: "g2", Roles: map[string]int64{"r-mod": 1024}}); err == nil {
+		if err := ch.SaveGuildRoles(ctx, memory.GuildRoles{GuildID: "g2", Roles: map[string]int64{"r-mod": 1024}}); err == nil {
 			t.Error("roles without the @everyone role were saved")
 		}
-		if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{Roles: map[string]int64{"": 1024}}); err == nil {
+		if err := ch.SaveGuildRoles(ctx, memory.GuildRoles{Roles: map[string]int64{"": 1024}}); err == nil {
 			t.Error("roles without a guild id were saved")
 		}
 		if _, ok, _ := ch.GuildRoles(ctx, "g2"); ok {
@@ -177,10 +176,10 @@ func seedGuild(t *testing.T, s Stores, guild string) []*memory.Memory {
 		memory.EnqueueOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.SaveGuildChannels(ctx, []ltm.GuildChannel{{GuildID: guild, ChannelID: guild + "-c1"}}); err != nil {
+	if err := ch.SaveGuildChannels(ctx, []memory.GuildChannel{{GuildID: guild, ChannelID: guild + "-c1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ch.SaveGuildRoles(ctx, ltm.GuildRoles{GuildID: guild, OwnerID: "owner-" + guild, Roles: map[string]int64{guild: 1024}}); err != nil {
+	if err := ch.SaveGuildRoles(ctx, memory.GuildRoles{GuildID: guild, OwnerID: "owner-" + guild, Roles: map[string]int64{guild: 1024}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {

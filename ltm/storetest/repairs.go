@@ -8,11 +8,12 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // Repairer runs a store's one-time repairs of data older versions wrote.
 type Repairer interface {
-	RunRepairsWith(ctx context.Context, opt ltm.RepairOptions) (ltm.RepairReport, error)
+	RunRepairsWith(ctx context.Context, opt ltm.RepairOptions) (maintenance.RepairReport, error)
 }
 
 // legacyToken is a fake Hugging Face token: the first credential rules did not know its

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -62,8 +61,8 @@ type TranscriptStore interface {
 	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
 	TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error)
 	CountTurns(ctx context.Context, userID string) (int, error)
-	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (ltm.MessageChange, error)
-	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (ltm.MessageChange, error)
+	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (memory.MessageChange, error)
+	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (memory.MessageChange, error)
 }
 
 // SettingsStore holds users' privacy choices and guilds' configuration.
@@ -79,15 +78,15 @@ type SettingsStore interface {
 // ConfirmationStore runs forget-by-query in two steps: a preview with a single-use token,
 // then the confirmation that forgets exactly what the preview showed.
 type ConfirmationStore interface {
-	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (ltm.ForgetPreview, error)
-	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (ltm.ForgetPreview, error)
+	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (memory.ForgetPreview, error)
+	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (memory.ForgetPreview, error)
 	ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error)
 }
 
 // ForgetMeStore erases everything a store holds about one member, after a counted preview.
 type ForgetMeStore interface {
-	PreviewForgetMe(ctx context.Context, userID string) (ltm.ForgetMeSummary, error)
-	ConfirmForgetMe(ctx context.Context, userID, token string) (ltm.ForgetMeSummary, error)
+	PreviewForgetMe(ctx context.Context, userID string) (memory.ForgetMeSummary, error)
+	ConfirmForgetMe(ctx context.Context, userID, token string) (memory.ForgetMeSummary, error)
 }
 
 // RawAccess lets the suite read a file-backed store's bytes, to prove that forget-me leaves

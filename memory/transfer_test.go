@@ -1,4 +1,4 @@
-package ltm_test
+package memory_test
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -16,10 +15,10 @@ import (
 // MaxImportMemories memories is refused with the count. Each refusal says nothing was
 // imported; a file within both limits is read.
 func TestReadExportLimits(t *testing.T) {
-	big := bytes.Repeat([]byte(" "), ltm.MaxImportBytes+1)
+	big := bytes.Repeat([]byte(" "), memory.MaxImportBytes+1)
 	for name, size := range map[string]int64{"DeclaredSize": int64(len(big)), "UnknownSize": -1} {
 		t.Run("TooLarge"+name, func(t *testing.T) {
-			_, err := ltm.ReadExport(bytes.NewReader(big), size)
+			_, err := memory.ReadExport(bytes.NewReader(big), size)
 			if memory.ErrorCode(err) != memory.EINVALID || !strings.Contains(memory.ErrorMessage(err), "That file is larger than 5.0 MiB, the most an import file can be") ||
 				!strings.Contains(memory.ErrorMessage(err), "Nothing was imported") {
 				t.Fatalf("error %v", err)
@@ -27,9 +26,9 @@ func TestReadExportLimits(t *testing.T) {
 		})
 	}
 	file := func(n int) []byte {
-		f := ltm.ExportFile{Format: ltm.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
+		f := memory.ExportFile{Format: memory.ExportFormat, Scope: memory.ScopeServer, GuildID: "g1"}
 		for i := range n {
-			f.Memories = append(f.Memories, ltm.ExportMemory{Content: fmt.Sprint("m", i)})
+			f.Memories = append(f.Memories, memory.ExportMemory{Content: fmt.Sprint("m", i)})
 		}
 		data, err := json.Marshal(f)
 		if err != nil {
@@ -38,16 +37,16 @@ func TestReadExportLimits(t *testing.T) {
 		return data
 	}
 	t.Run("TooManyMemories", func(t *testing.T) {
-		data := file(ltm.MaxImportMemories + 1)
-		_, err := ltm.ReadExport(bytes.NewReader(data), int64(len(data)))
+		data := file(memory.MaxImportMemories + 1)
+		_, err := memory.ReadExport(bytes.NewReader(data), int64(len(data)))
 		if memory.ErrorCode(err) != memory.EINVALID || !strings.Contains(memory.ErrorMessage(err), "That file has 10,001 memories; one import takes at most 10,000.") {
 			t.Fatalf("error %v", err)
 		}
 	})
 	t.Run("WithinTheLimits", func(t *testing.T) {
-		data := file(ltm.MaxImportMemories)
-		f, err := ltm.ReadExport(bytes.NewReader(data), -1)
-		if err != nil || len(f.Memories) != ltm.MaxImportMemories {
+		data := file(memory.MaxImportMemories)
+		f, err := memory.ReadExport(bytes.NewReader(data), -1)
+		if err != nil || len(f.Memories) != memory.MaxImportMemories {
 			t.Fatalf("%d memories, %v", len(f.Memories), err)
 		}
 	})
