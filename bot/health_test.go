@@ -9,7 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/bot"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -36,7 +36,7 @@ func TestStatusHealthForManagers(t *testing.T) {
 	if err := tb.store.Memories.FlushIndex(ctx); err != nil { // in the word index before it is broken
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", ltm.DSN(tb.store.Path()))
+	raw, err := sql.Open("sqlite", sqlite.DSN(tb.store.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}

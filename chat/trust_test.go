@@ -13,6 +13,7 @@ import (
 	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
@@ -280,7 +281,7 @@ func TestForgottenPinnedMemoryLeavesNextTurn(t *testing.T) {
 	if p := prompt(); strings.Contains(p, "Rule one") || !strings.Contains(p, "Rule two") {
 		t.Fatalf("after forget by command, prompt:\n%s", p)
 	}
-	cli, err := ltm.Open(ctx, e.store.Path())
+	cli, err := sqlite.Open(ctx, e.store.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,12 @@ import (
 )
 
 // Engine is what differs between the SQL databases the long-term memory service runs on:
-// SQLite (this package's Open) and PostgreSQL (package ltm/postgres). Everything else,
-// the memory semantics, their privacy rules and their SQL where the two agree, is written
-// once in this package. A third engine implements these methods and opens a Store with
-// OpenEngine; docs/engines.md says what else it brings (migrations, a change feed).
+// SQLite (package ltm/sqlite) and PostgreSQL (package ltm/postgres). Everything else, the
+// memory semantics, their privacy rules and their SQL where the two agree, is written once
+// in this package. An engine implements these methods, Upkeep and KeywordFallback, and
+// opens a Store with OpenEngine; the optional hooks below (DeferredIndexing, BulkBatches,
+// io.Closer) are what it may do around the service's writes. docs/engines.md lists what
+// else an engine brings (migrations, a change feed).
 type Engine interface {
 	// Name names the engine for logs and errors: "sqlite", "postgres".
 	Name() string
@@ -34,8 +36,9 @@ type Engine interface {
 	// those it forgot, for what the engine keeps beside the service's own state (PostgreSQL:
 	// the planner's statistics). SQLite keeps nothing more.
 	Written(ctx context.Context, changed, removed []*memory.Memory)
-	// Changes is the log of memory changes the in-memory keyword indexes follow; nil for
-	// the memory_changes table, which SQLite's triggers fill and every process reads.
+	// Changes is the log of memory changes the in-memory keyword indexes follow: SQLite's
+	// memory_changes table, which its triggers fill and every process reads; PostgreSQL's
+	// change feed.
 	Changes() ChangeLog
 	// Committed is told of every write transaction of the service that committed; an
 	// engine whose change log arrives asynchronously uses it so that a query after a
@@ -43,19 +46,43 @@ type Engine interface {
 	Committed()
 }
 
-// KeywordFallback is an Engine whose database answers the keyword leg its own way while
-// the in-memory keyword indexes can't (PostgreSQL's tsvector and pg_trgm): while a visible
-// scope's index builds, and while its change log is down (ErrChangesDown), when the indexes
-// may miss what other processes write. An engine without it falls back on SQLite's FTS5.
+// KeywordFallback is the keyword leg answered by the engine's database, its own way, while
+// the in-memory keyword indexes can't: while a visible scope's index builds, while the
+// change log is down (ErrChangesDown), when the indexes may miss what other processes
+// write, and when the store is told to keep them off (Tunables.KeywordIndexOff). Every
+// engine passed to OpenEngine implements it (SQLite: FTS5; PostgreSQL: tsvector and
+// pg_trgm).
 type KeywordFallback interface {
 	// KeywordIndexesCurrent reports whether the change log the indexes follow is up, so
 	// that they may answer.
 	KeywordIndexesCurrent() bool
 	// KeywordScores returns the raw keyword scores x ≥ 0 of the best limit memories for
 	// plan's words, CJK text and, weighed by lexicon, its expansion, on the scale of the
-	// in-memory indexes' BM25; where and args are the scope and filters over the memories
-	// alias m.
-	KeywordScores(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, lexicon float64) (map[int64]float64, error)
+	// in-memory indexes' BM25; scopes are the keys of the visible scopes, and where and
+	// args the scopes and filters over the memories alias m.
+	KeywordScores(ctx context.Context, plan *recall.Plan, scopes []string, where string, args []any, limit int, lexicon float64) (map[int64]float64, error)
+}
+
+// DeferredIndexing is an Engine whose full-text search may take a single write's memory a
+// moment after the write commits, a batch at a time (SQLite: every commit that writes the
+// word index adds a segment to it and merges older ones, a third of a single write's time).
+// The service's own recall does not wait: its in-memory keyword indexes read the rows.
+type DeferredIndexing interface {
+	// DeferIndexing is asked inside a single write's transaction, before the memory is
+	// inserted: it reports whether the write leaves the memory out of the full-text search
+	// (the row is inserted with index_pending = 1) and, when it does, sees to it that the
+	// memory is indexed once the write has committed.
+	DeferIndexing() bool
+	// FlushIndexing indexes now what single writes left waiting.
+	FlushIndexing(ctx context.Context) error
+}
+
+// BulkBatches is an Engine told between the batches of a bulk write (an import,
+// RememberMany): each batch commits and the next begins at once, which a database whose log
+// only starts over between writes (SQLite's WAL) may have to make room for.
+type BulkBatches interface {
+	// BatchCommitted is called after a batch committed, before the next one begins.
+	BatchCommitted(ctx context.Context)
 }
 
 // ErrChangesDown is wrapped by a ChangeLog's error when the log is unavailable for now (a
@@ -237,71 +264,3 @@ func (t *txn) StmtContext(ctx context.Context, st *sql.Stmt) *sql.Stmt {
 // Commit and Rollback end the transaction.
 func (t *txn) Commit() error   { return t.tx.Commit() }
 func (t *txn) Rollback() error { return t.tx.Rollback() }
-
-// sqliteEngine is SQLite as this package opens it: one writer, FTS5, JSON1.
-type sqliteEngine struct{}
-
-func (sqliteEngine) Name() string                                                { return "sqlite" }
-func (sqliteEngine) Rebind(query string) string                                  { return query }
-func (sqliteEngine) LockKey(context.Context, Execer, string) error               { return nil }
-func (sqliteEngine) SkipLocked() string                                          { return "" }
-func (sqliteEngine) StorageError(err error) error                                { return storageError(err) }
-func (sqliteEngine) Dialect() *Dialect                                           { return &sqliteDialect }
-func (sqliteEngine) Written(context.Context, []*memory.Memory, []*memory.Memory) {}
-func (sqliteEngine) Changes() ChangeLog                                          { return nil }
-func (sqliteEngine) Committed()                                                  {}
-
-// sqliteJobIDsPayload is a job's payload reduced to its ids (Dialect.JobIDsPayload).
-// json_patch drops the keys whose value is null, so a payload without a guild id keeps only
-// the channel.
-const sqliteJobIDsPayload = `CASE WHEN json_valid(payload) AND json_type(payload) = 'object' THEN json_patch('{}',
-	json_object('guild_id', json_extract(payload, '$.guild_id'), 'channel_id', json_extract(payload, '$.channel_id')))
-	ELSE '{}' END`
-
-var sqliteDialect = Dialect{
-	ChangeLog: true,
-	// NOT INDEXED keeps SQLite from going through the (scope_key, id) index, which costs a
-	// second b-tree descent per row and grows with the whole database rather than the
-	// scope (hydrate.go).
-	ByKey: "memories m NOT INDEXED",
-	IDsIn: func(column string) string { return column + ` IN (SELECT value FROM json_each(?))` },
-	Index: func(table, index string) string { return table + " INDEXED BY " + index },
-	JSONText: func(column, key string) string {
-		return `CASE WHEN json_valid(` + column + `) THEN json_extract(` + column + `, '$.` + key + `') END`
-	},
-	JobIDsPayload:        sqliteJobIDsPayload,
-	JobBeyondIDs:         `payload <> ` + sqliteJobIDsPayload,
-	JobHasCheckpoint:     `(json_valid(payload) AND json_type(payload, '$.checkpoint') IS NOT NULL)`,
-	JobWithoutCheckpoint: `json_remove(payload, '$.checkpoint')`,
-	JSONArrayTexts:       `json_each(?)`,
-	JSONArrayValues:      `json_each(?)`,
-	SearchText:           storedSearchText,
-	Greatest:             "max",
-	Instr:                "instr",
-	TagsHold: func(column string) string {
-		return `EXISTS (SELECT 1 FROM json_each(` + column + `) WHERE value = ?)`
-	},
-	// Named: without statistics SQLite sees the pinned rows' partial index and
-	// memories_scope_live as equally good and may walk the scope's every live row (30-130
-	// ms at 100k memories).
-	PinnedLiveMemories: "memories INDEXED BY memories_pinned_live",
-	JSONMerge: func(column string) string {
-		return `json_patch(` + column + `, ?)`
-	},
-	JSONMayHold: func(column, _ string) string { return `json_valid(` + column + `)` },
-	JSONArrayAt: func(column, key string) string {
-		return `json_each(` + column + `, '$.` + key + `')`
-	},
-	JSONValueText: func(value, key string) string {
-		return `json_extract(` + value + `, '$.` + key + `')`
-	},
-	JSONAgg: func(value string) string { return `json_group_array(json(` + value + `))` },
-	JSONSet: func(column, key, value string) string {
-		return `json_set(` + column + `, '$.` + key + `', ` + value + `)`
-	},
-	// Deleting from the contentless word index only marks its entries; merging its
-	// segments drops them, so deleted words leave the file. The trigram index gets the
-	// deleted text with each delete, and its secure-delete option removes the entries at
-	// once.
-	PurgeSearch: `INSERT INTO ` + wordIndex + ` (` + wordIndex + `) VALUES ('optimize')`,
-}

@@ -164,7 +164,9 @@ func (s *Transfer) importPrepared(ctx context.Context, w *memory.WriteContext, p
 			embeds.unstored = prev // stored by finish: its memories are committed
 			return res, fmt.Errorf("couldn't import memories: %w", err)
 		}
-		s.db.checkpoints.afterBulkCommit(ctx)
+		if b, ok := s.db.eng.(BulkBatches); ok {
+			b.BatchCommitted(ctx)
+		}
 		s.db.eng.Written(ctx, created, nil)
 		embeds.index(prev)
 		res.Created += len(created)

@@ -16,18 +16,18 @@ import (
 // The keyword leg is served from an in-memory BM25 index per scope key (internal/kwindex),
 // with the scope's own term statistics and kioku's BM25 parameters. The database stays the
 // durable source: a scope's index is built from its rows on first use and kept current
-// from a change log (kwindex.Indexes). SQLite's is the memory_changes table (migration
-// 0012), which triggers fill on every write by any process, so the CLI or an import writing
-// to the same file is seen by the next query; another engine brings its own
-// (Engine.Changes: PostgreSQL's change feed). Until a scope's index is ready (a large
-// scope builds in the background), the keyword leg answers from the database's full-text
-// index, as it always did.
+// from the engine's change log (Engine.Changes: SQLite's memory_changes table, which
+// triggers fill on every write by any process, so the CLI or an import writing to the same
+// file is seen by the next query; PostgreSQL's change feed). Until a scope's index is ready
+// (a large scope builds in the background), the keyword leg answers from the database's
+// full-text search (KeywordFallback).
 
 const (
 	// DefaultKeywordSyncBuild is the largest scope whose keyword index is built inside the
 	// first query that needs it, which then costs about what a full-text query does (a
-	// build takes 10–30 µs a memory); larger scopes build in the background while FTS5
-	// answers, so a cold server's first answer is never slower than before.
+	// build takes 10–30 µs a memory); larger scopes build in the background while the
+	// database's full-text search answers, so a cold server's first answer is never slower
+	// than before.
 	DefaultKeywordSyncBuild = 256
 	// DefaultKeywordIndexMax bounds the memories held by all keyword indexes of a process;
 	// past it the least recently searched scopes are dropped and rebuilt on their next use.
@@ -60,15 +60,15 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 			return doc, "", false, fmt.Errorf("couldn't decode tags of memory %d: %w", m.ID, err)
 		}
 	}
-	// The bigram text is what the SQL scan reads (cjkLeg): normalized content and the
-	// lowercased author name.
+	// The bigram text is what the engines' CJK scans read (their keyword fallbacks):
+	// normalized content and the lowercased author name.
 	return kwindex.Doc{ID: m.ID, Content: memory.SearchText(m.Content), Author: memory.SearchText(m.Provenance.Author),
 		Grams: m.Normalized + " " + strings.ToLower(m.Provenance.Author), Meta: metaOf(&m)}, scopeKey, live, nil
 }
 
 // ChangeLog is where the in-memory keyword indexes learn which memories changed
-// (kwindex.Source's Ends and Changed): SQLite's is the memory_changes table, another
-// engine's may be its own change feed (Engine.Changes).
+// (kwindex.Source's Ends and Changed): SQLite's is the memory_changes table, PostgreSQL's
+// its change feed (Engine.Changes).
 type ChangeLog interface {
 	Ends(ctx context.Context) (last, first int64, err error)
 	Changed(ctx context.Context, from, to int64) ([]int64, error)
@@ -82,11 +82,7 @@ type keywordSource struct {
 }
 
 func newKeywordIndexes(d *db) *kwindex.Indexes {
-	var log ChangeLog = changeTable{d}
-	if l := d.eng.Changes(); l != nil {
-		log = l
-	}
-	return kwindex.NewIndexes(keywordSource{d, log}, func() kwindex.Settings {
+	return kwindex.NewIndexes(keywordSource{d, d.eng.Changes()}, func() kwindex.Settings {
 		return kwindex.Settings{Params: d.KeywordParams, SyncBuild: d.KeywordSyncBuild, Max: d.KeywordIndexMax}
 	})
 }
@@ -143,61 +139,14 @@ func (s keywordSource) Read(ctx context.Context, ids []int64) ([]kwindex.Row, er
 	return out, nil
 }
 
-// changeTable is SQLite's change log: the memory_changes table (migration 0012), which
-// triggers fill on every write by any process, so the CLI or an import writing to the same
-// file is seen by the next query.
-type changeTable struct{ d *db }
-
-// Ends returns the newest and oldest sequence numbers of the change log (0 when it is
-// empty), through a statement kept prepared: it runs before every keyword query.
-func (c changeTable) Ends(ctx context.Context) (last, first int64, err error) {
-	// Two subqueries: SQLite answers a lone min() or max() of the primary key from the
-	// b-tree's ends, but one SELECT with both scans the table.
-	rows, err := c.d.recall.stmts.query(ctx, c.d.read, `SELECT coalesce((SELECT max(seq) FROM memory_changes), 0),
-		coalesce((SELECT min(seq) FROM memory_changes), 0)`)
-	if err != nil {
-		return 0, 0, fmt.Errorf("couldn't read the change log: %w", err)
-	}
-	defer rows.Close()
-	if rows.Next() {
-		err = rows.Scan(&last, &first)
-	}
-	if err == nil {
-		err = rows.Err()
-	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("couldn't read the change log: %w", err)
-	}
-	return last, first, nil
-}
-
-// Changed returns the memories of the changes with sequence numbers in (from, to].
-func (c changeTable) Changed(ctx context.Context, from, to int64) ([]int64, error) {
-	rows, err := c.d.read.QueryContext(ctx, `SELECT DISTINCT memory_id FROM memory_changes WHERE seq > ? AND seq <= ?`, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't read the change log: %w", err)
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("couldn't read the change log: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("couldn't read the change log: %w", err)
-	}
-	return ids, nil
-}
-
-// indexedKeywordLeg is the keyword leg answered from the in-memory indexes alone, for an
-// engine whose database answers the leg its own way while a scope's index builds
-// (KeywordFallback): the raw keyword scores of the best limit memories for the words, the
-// CJK text and the lexicon's expansion of plan, exactly as SQLite's recall computes them.
-// where and args are the scope and filters in the engine's SQL over the memories alias m.
-// It returns false when some visible scope's index is not ready yet (it is building then).
+// indexedKeywordLeg is the keyword leg answered from the in-memory indexes alone: the raw
+// keyword scores of the best limit memories for the words, the CJK text and, weighed by
+// Stages.Lexicon, the lexicon's expansion of plan (the members of the everyday categories
+// the question names: "hobbies" → bouldering, knitting…, run as a second query so that they
+// count less than the question's own words). where and args are the scope and filters in
+// the engine's SQL over the memories alias m. It returns false when some visible scope's
+// index is not ready yet (it is building then), or the indexes are off (KeywordIndexOff):
+// the engine's database answers then (KeywordFallback).
 func indexedKeywordLeg(ctx context.Context, s *Recall, plan *recall.Plan, q *memory.SearchQuery, where string, args []any,
 	limit int) (map[int64]float64, bool, error) {
 	k := s.db.recall.keywords
@@ -273,14 +222,16 @@ func cjkSearch(plan *recall.Plan) func(idx *kwindex.Scope, f *vecindex.Filter, k
 
 // indexLeg answers the word leg from the in-memory indexes of the visible scopes: the best
 // limit memories over all of them, each scored with its own scope's statistics. It returns
-// false when some scope's index is not ready yet; the caller then uses FTS5.
+// false when some scope's index is not ready yet; the caller then uses the engine's
+// full-text search (KeywordFallback).
 func (s searcher) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, f *vecindex.Filter, limit int) []kwindex.Hit,
 	q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int, weight float64, out map[int64]float64) (bool, error) {
 	k := s.db.recall.keywords
 	if s.db.KeywordIndexOff {
 		return false, nil
 	}
-	// keywordLeg brought the indexes up to date with the change log before its first leg.
+	// indexedKeywordLeg brought the indexes up to date with the change log before its first
+	// leg.
 	idxs := make([]*kwindex.Scope, len(vis))
 	for i, v := range vis {
 		idx, err := k.Ready(ctx, v.Owner.Key())

@@ -109,9 +109,8 @@ func (s memoryWriter) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Mem
 	}
 	meta := decisionMeta(m)
 	insert := insertMemorySQL(1)
-	if s.deferIndexing() { // only SQLite's store starts the background indexing
+	if d, ok := s.eng.(DeferredIndexing); ok && d.DeferIndexing() {
 		insert = insertPendingMemorySQL
-		s.indexWrites.wake() // its flush waits for this transaction: there is one writer
 	}
 	row := q.QueryRowContext(ctx, insert, s.appendInsertArgs(nil, m, s.nowMillis())...)
 	stored, err := scanMemory(row)
@@ -133,11 +132,11 @@ func (s memoryWriter) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Mem
 func insertMemorySQL(rows int) string { return insertMemoriesSQL(rows, false) }
 
 // insertPendingMemorySQL is insertMemorySQL(1) for a memory the full-text indexes take a
-// moment later, with others (indexwrite.go).
+// moment later, with others (DeferredIndexing).
 var insertPendingMemorySQL = insertMemoriesSQL(1, true)
 
 // insertMemoriesSQL leaves index_pending to its default (indexed at once) unless pending:
-// only SQLite's store has the column.
+// only an engine with DeferredIndexing (SQLite's) has the column.
 func insertMemoriesSQL(rows int, pending bool) string {
 	cols, vals := "", ""
 	if pending {

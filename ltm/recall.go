@@ -21,15 +21,8 @@ const DefaultAlpha = recall.DefaultAlpha
 const (
 	// candidatePool is how many candidates each leg contributes before the blend.
 	candidatePool = 50
-	// topFactor sizes the global FTS5 top list ranked before the scope join (wordLeg).
-	topFactor = 4
-	// authorWeight is the BM25 weight of the author column relative to content (1).
-	authorWeight = 2.0
 	// cjkWeight weighs the CJK n-gram leg's BM25 against the word leg's.
 	cjkWeight = 1.0
-	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams (two-character
-	// words the trigram index cannot match); larger scopes use the trigram index alone.
-	cjkScanMax = 20000
 )
 
 func visibleScopes(q *memory.SearchQuery) []memory.Visible {
@@ -149,8 +142,9 @@ type searcher struct{ *Recall }
 
 // Search recalls the memories that best match q.Text inside the visible scopes.
 //
-// Two legs find candidates: the keyword leg (FTS5 BM25 over words with Porter stemming,
-// author names and query phrases, plus character n-grams for CJK text) and, when an
+// Two legs find candidates: the keyword leg (BM25 over words with Porter stemming, author
+// names and query phrases, plus character n-grams for CJK text, from the in-memory keyword
+// indexes or the engine's full-text search while they build) and, when an
 // embedding model is configured, the vector leg (cosine over the in-memory index). Every
 // candidate gets both scores when both legs ran, and recall.Rank blends them (alpha×vector
 // + (1−alpha)×normalized keyword), applies the query's boosts and tie-breakers and drops
@@ -328,65 +322,22 @@ func (s searcher) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQu
 }
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching
-// memories: word BM25 plus, for CJK text, n-gram BM25.
+// memories: word BM25 plus, for CJK text, n-gram BM25, and the lexicon's expansion. The
+// in-memory indexes answer when every visible scope's is ready and the change log is up;
+// the engine's database otherwise (KeywordFallback).
 func (s searcher) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible, where string, args []any, limit int) (map[int64]float64, error) {
-	if fb, ok := s.db.eng.(KeywordFallback); ok {
-		if fb.KeywordIndexesCurrent() {
-			out, ok, err := indexedKeywordLeg(ctx, s.Recall, plan, q, where, args, limit)
-			if (err != nil && !errors.Is(err, ErrChangesDown)) || ok {
-				return out, err
-			}
-		}
-		return fb.KeywordScores(ctx, plan, where, args, limit, s.db.Stages.Lexicon)
-	}
-	out := map[int64]float64{}
-	// One look at the change log per recall: every leg below (words, CJK, the lexicon's
-	// expansion) then reads the same state of the in-memory indexes.
-	if !s.db.KeywordIndexOff {
-		if err := s.db.recall.keywords.Sync(ctx); err != nil {
-			return nil, err
+	fb := s.db.keywords
+	if fb.KeywordIndexesCurrent() {
+		out, ok, err := indexedKeywordLeg(ctx, s.Recall, plan, q, where, args, limit)
+		if (err != nil && !errors.Is(err, ErrChangesDown)) || ok {
+			return out, err
 		}
 	}
-	if err := s.words(ctx, plan, true, q, vis, where, args, limit, out); err != nil {
-		return nil, err
+	scopes := make([]string, len(vis))
+	for i, v := range vis {
+		scopes[i] = v.Owner.Key()
 	}
-	if err := s.cjk(ctx, plan, q, vis, where, args, limit, out); err != nil {
-		return nil, err
-	}
-	return out, s.expansionLeg(ctx, plan, q, vis, where, args, limit, out)
-}
-
-// cjk scores the plan's unsegmented (CJK) text from the in-memory indexes when every
-// visible scope's is ready, and with the SQL scan or the trigram index otherwise.
-func (s searcher) cjk(ctx context.Context, plan *recall.Plan, q *memory.SearchQuery, vis []memory.Visible,
-	where string, args []any, limit int, out map[int64]float64) error {
-	if len(plan.CJK) == 0 {
-		return nil
-	}
-	search := cjkSearch(plan)
-	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, cjkWeight, out)
-	if err != nil || done {
-		return err
-	}
-	return s.cjkLeg(ctx, plan, where, args, limit, out)
-}
-
-// words scores the plan's words (and, withPairs, its adjacent pairs) from the in-memory
-// keyword index when every visible scope's is ready, and from FTS5 otherwise.
-func (s searcher) words(ctx context.Context, plan *recall.Plan, withPairs bool, q *memory.SearchQuery, vis []memory.Visible,
-	where string, args []any, limit int, out map[int64]float64) error {
-	if len(plan.Terms) == 0 {
-		return nil
-	}
-	search := wordSearch(plan, withPairs)
-	done, err := s.indexLeg(ctx, search, q, vis, where, args, limit, 1, out)
-	if err != nil || done {
-		return err
-	}
-	if expr := ftsExpr(plan, withPairs); expr != "" {
-		return s.wordLeg(ctx, expr, s.db.vectors.smallShare(ctx, vis), where, args, limit, out)
-	}
-	return nil
+	return fb.KeywordScores(ctx, plan, scopes, where, args, limit, s.db.Stages.Lexicon)
 }
 
 // visibleIDs returns which of ids are live memories inside the scope and filters.

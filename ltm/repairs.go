@@ -121,7 +121,7 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (mainten
 		case repairStrip:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{stripJobs(s.db.dialect, &rep)})
 		case repairSearchText:
-			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(nil, &rep.SearchText)})
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(&rep.SearchText)})
 		case repairLinkGraph:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{s.linkGraph(&rep.Linked)})
 		case repairVacuum:
@@ -241,7 +241,7 @@ func (s *Maintenance) redactMemories(rep *maintenance.RepairReport, changed *[]i
 			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
 				tags = ?, deleted_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE deleted_at END, updated_at = ?, version = version + 1
 				WHERE id = ? RETURNING version`,
-				content, memory.Normalize(content), hash, storedSearchText(content), tags, dupe, now, now, r.id).Scan(&version); err != nil {
+				content, memory.Normalize(content), hash, s.db.dialect.searchTextColumn(content), tags, dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?1
@@ -406,17 +406,12 @@ func stripJobs(d *Dialect, rep *maintenance.RepairReport) repairPhase {
 	}
 }
 
-// vacuum merges the full-text indexes (dropping the entries of deleted rows) and rebuilds
-// the file without its freed pages, which older versions left holding deleted text. VACUUM
-// cannot run inside a transaction, so it runs alone on the write connection.
+// vacuum has the engine erase what deletes of older versions left readable (on SQLite it
+// merges the full-text indexes, dropping the entries of deleted rows, and rebuilds the file
+// without its freed pages; Upkeep.EraseDeleted), then records the repair done.
 func (s *Maintenance) vacuum(ctx context.Context, rep *maintenance.RepairReport) error {
-	if err := s.db.withWriteTx(ctx, func(tx *txn) error {
-		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
-	}); err != nil {
+	if err := s.db.upkeep.EraseDeleted(ctx); err != nil {
 		return err
-	}
-	if err := s.db.freePages(ctx, `VACUUM`); err != nil {
-		return fmt.Errorf("couldn't vacuum the database: %w", err)
 	}
 	rep.Vacuumed = true
 	return s.db.withWriteTx(ctx, func(tx *txn) error {

@@ -2,29 +2,17 @@ package ltm
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"strings"
 
-	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // A memory's search text (memory.SearchText) is computed here on every write and stored in
-// the plain columns search_text and search_author, which the full-text triggers copy into
-// the word index (migration 0007). Nothing in the schema calls back into Go, so any SQLite
-// client can read and write the database; what it writes without search text is indexed as
-// raw text until Reindex computes it.
-
-// storedSearchText is the value of a search-text column for s: its search text, or the
-// empty string when that is s itself (plain ASCII), which the triggers read as "index the
-// text as it is".
-func storedSearchText(s string) string {
-	if t := memory.SearchText(s); t != s {
-		return t
-	}
-	return ""
-}
+// the plain columns search_text and search_author, in the form the engine's full-text
+// search reads (Dialect.SearchText): SQLite's triggers copy them into its word index, and
+// PostgreSQL generates its tsvector from them. Nothing in the schema calls back into Go, so
+// any client can read and write the database; what it writes without search text is
+// indexed as raw text until Reindex computes it.
 
 // searchTextColumn is the value of a search-text column for s in dialect d (see
 // Dialect.SearchText).
@@ -35,9 +23,10 @@ const repairSearchText = "fill-search-text"
 
 // fillSearchText returns a phase that sets the search-text columns of each memory (live or
 // forgotten, since a recovered memory is indexed from them) to what its content and author
-// give, counting the rows it read (when read is not nil) and those it changed. An update fires the index trigger, so a changed row's
+// give, counting those it changed: the repair of rows written before the columns were
+// (SQLite's migration 0007). An update fires the index trigger, so a changed row's
 // word-index entry is rewritten from its new columns in the same transaction.
-func fillSearchText(read, changed *int) repairPhase {
+func fillSearchText(changed *int) repairPhase {
 	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
 			id                                        int64
@@ -60,11 +49,9 @@ func fillSearchText(read, changed *int) repairPhase {
 		if err := rows.Close(); err != nil {
 			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
 		}
-		if read != nil {
-			*read += len(batch)
-		}
+		d := tx.eng.Dialect()
 		for _, r := range batch {
-			text, author := storedSearchText(r.content), storedSearchText(r.author)
+			text, author := d.SearchText(r.content), d.SearchText(r.author)
 			if text == r.searchText && author == r.searchAuthor {
 				continue
 			}
@@ -78,103 +65,11 @@ func fillSearchText(read, changed *int) repairPhase {
 	}
 }
 
-// Reindex rebuilds search from the rows (`kioku reindex`): it recomputes every memory's
-// search text from its content and author, then rebuilds the word index in batches of id
-// ranges (each batch deletes whatever the index holds for its range and re-inserts the
-// range's live rows, so the index is complete outside the batch being written and a
-// concurrent writer never sees it half empty), then the trigram index in one transaction,
-// for the memories whose text goes beyond ASCII.
-// It is safe to run while the bot serves. On error (a cancelled ctx included) it returns
-// what was done so far; running it again starts over. That is SQLite's rebuild
-// (sqliteUpkeep); another engine rebuilds its search its own way (Upkeep.Reindex).
+// Reindex rebuilds the full-text search from the rows (`kioku reindex`), the engine's way
+// (Upkeep.Reindex): on SQLite it recomputes every memory's search text and rebuilds both
+// FTS5 indexes, on PostgreSQL it rewrites the search columns its indexes are generated
+// from. It is safe to run while the bot serves. On error (a cancelled ctx included) it
+// returns what was done so far; running it again starts over.
 func (s *Maintenance) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
 	return s.db.upkeep.Reindex(ctx)
-}
-
-func (s *db) reindexAll(ctx context.Context, batch int) (maintenance.ReindexReport, error) {
-	var rep maintenance.ReindexReport
-	// What single writes left waiting goes in first, so the rebuilt indexes hold every live
-	// memory.
-	if err := s.indexPending(ctx); err != nil {
-		return rep, err
-	}
-	fill := fillSearchText(&rep.Memories, &rep.SearchText)
-	for after, more := int64(0), true; more; {
-		err := s.withWriteTx(ctx, func(tx *txn) error {
-			var err error
-			after, more, err = fill(ctx, tx, after, batch)
-			return err
-		})
-		if err != nil {
-			return rep, fmt.Errorf("couldn't recompute search text: %w", err)
-		}
-	}
-	for after, more := int64(0), true; more; {
-		err := s.withWriteTx(ctx, func(tx *txn) error {
-			var err error
-			after, more, err = rebuildWords(ctx, tx, after, batch, &rep.Words)
-			return err
-		})
-		if err != nil {
-			return rep, fmt.Errorf("couldn't rebuild the word index: %w", err)
-		}
-	}
-	err := s.withWriteTx(ctx, func(tx *txn) error {
-		// Not the 'rebuild' command: it would index every row of memories, forgotten ones
-		// too, and the triggers never remove a forgotten row's entry again.
-		// Rebuilt by the content rule alone: the entries older memories kept when plain
-		// ASCII left the index (migration 0018) go.
-		for _, stmt := range []string{
-			`INSERT INTO memories_tri (memories_tri) VALUES ('delete-all')`,
-			`UPDATE ` + trigramLegacyTable + ` SET max_id = 0`,
-		} {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return err
-			}
-		}
-		n, err := execCount(ctx, tx, `INSERT INTO memories_tri (rowid, content)
-			SELECT id, content FROM memories m WHERE deleted_at IS NULL AND `+trigramHolds)
-		if err != nil {
-			return err
-		}
-		rep.Trigrams = n
-		return optimizeFullText(ctx, tx, "memories_fts", "memories_tri")
-	})
-	if err != nil {
-		return rep, fmt.Errorf("couldn't rebuild the trigram index: %w", err)
-	}
-	return rep, nil
-}
-
-// rebuildWords rewrites the word index for the next limit memories after the id after: it
-// deletes every entry in their id range and inserts the live ones from their columns. The
-// last range is open-ended, so entries of rows that no longer exist go too.
-func rebuildWords(ctx context.Context, tx *txn, after int64, limit int, count *int) (int64, bool, error) {
-	var last sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT max(id) FROM (SELECT id FROM memories WHERE id > ? ORDER BY id LIMIT ?)`,
-		after, limit).Scan(&last); err != nil {
-		return 0, false, fmt.Errorf("couldn't read memories: %w", err)
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE id > ? AND id <= ?`, after, last.Int64).Scan(&n); err != nil {
-		return 0, false, fmt.Errorf("couldn't read memories: %w", err)
-	}
-	more := n == limit
-	upper := `rowid > ?`
-	args := []any{after}
-	if more {
-		upper, args = `rowid > ? AND rowid <= ?`, []any{after, last.Int64}
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE `+upper, args...); err != nil {
-		return 0, false, err
-	}
-	inserted, err := execCount(ctx, tx, `INSERT INTO memories_fts (rowid, content, author_name)
-		SELECT id, CASE WHEN search_text <> '' THEN search_text ELSE content END,
-			CASE WHEN search_author <> '' THEN search_author ELSE author_name END
-		FROM memories m WHERE deleted_at IS NULL AND `+wordHolds+` AND `+strings.ReplaceAll(upper, "rowid", "id"), args...)
-	if err != nil {
-		return 0, false, err
-	}
-	*count += inserted
-	return last.Int64, more, nil
 }

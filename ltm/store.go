@@ -1,40 +1,33 @@
-// Package ltm is kioku's long-term store on SQLite: memories with their full-text indexes,
-// embeddings, history, settings, transcripts and the job queue, plus hybrid recall.
+// Package ltm is kioku's long-term memory service: memories with their embeddings,
+// history, settings, transcripts and the job queue, plus hybrid recall, written once over
+// an SQL engine (Engine: SQLite in package ltm/sqlite, PostgreSQL in ltm/postgres), which
+// opens the database and hands its connections to OpenEngine.
 //
-// Writes go through one connection (SQLite allows one writer at a time, so serialising them
-// in Go avoids busy errors entirely); reads use a separate pool and never wait for writes
-// thanks to WAL. Every query that touches memories filters on the caller's scope key in SQL.
+// Every query that touches memories filters on the caller's scope key in SQL.
 package ltm
 
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"log/slog"
-	"runtime"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kioku-bot/kioku/migrations"
-	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 )
 
-// Defaults copied into a Store by Open.
+// Defaults copied into a Store by OpenEngine (DefaultTunables).
 const (
 	// DefaultRecoverWindow is how long a forgotten memory can be recovered; the retention
 	// worker hard-deletes tombstones after it.
 	DefaultRecoverWindow = 30 * 24 * time.Hour
-	// DefaultBusyTimeout lets another process (the CLI next to a running bot) wait for the
-	// write lock instead of failing.
-	DefaultBusyTimeout = 5 * time.Second
 	// DefaultConfirmTTL is how long a forget preview's token stays valid.
 	DefaultConfirmTTL = 10 * time.Minute
 )
 
-// Store is the SQLite long-term store, one small type per aggregate over one shared database
-// handle. Create it with Open; it is safe for concurrent use. Its tunables (Now,
+// Store is the long-term store, one small type per aggregate over one shared database
+// handle. An engine creates it (sqlite.Open, postgres.Open: OpenEngine); it is safe for
+// concurrent use. Its tunables (Now,
 // RecoverWindow, ConfirmTTL, the embedding timeouts, Alpha, AccessFlushInterval) belong to
 // the shared handle, so setting one on the Store sets it for every aggregate.
 type Store struct {
@@ -80,6 +73,7 @@ type Store struct {
 // Aggregates hold it as a named field rather than embedding it, so these helpers stay out
 // of their method sets; only Store embeds it, to expose the tunables.
 type db struct {
+	// path is the database's file, "" when it has none (Conns.Path).
 	path string
 	// eng is the SQL engine under the store (engine.go).
 	eng     Engine
@@ -87,24 +81,17 @@ type db struct {
 	// graphSQL are the statements that link memories to entities, in dialect.
 	graphSQL *graphSQL
 	write    *pool // SQLite: exactly one connection, all writes are serialised here
-	read     *pool // a pool of read-only connections
-	// readOnly is set by OpenReadOnly: the file is opened read-only, so even the writer
-	// cannot write and Close does not checkpoint.
-	readOnly bool
-	// prepared keeps the single writes' statements prepared on the one writer connection
-	// (SQLite's).
+	read     *pool // reads; the same pool as write where the engine runs both at once
+	// prepared keeps the single writes' statements prepared on write (Conns.PrepareWrites).
 	prepared bool
-	// checkpoints copies the log into the database file in the background (nil for a
-	// read-only store).
-	checkpoints *checkpointer
 	// stmts are the single-write statements kept prepared on write.
 	stmts writeStmts
-	// indexWrites puts single writes' memories in the full-text indexes in the background
-	// (not started for a read-only store).
-	indexWrites indexWriter
 
 	// upkeep is the maintenance the engine does its own way (upkeep.go).
 	upkeep Upkeep
+	// keywords answers the keyword leg from the database while the in-memory keyword
+	// indexes can't (KeywordFallback).
+	keywords KeywordFallback
 
 	// Tunables are the settings every aggregate reads; an engine's store shares them with
 	// the parts it still keeps itself.
@@ -175,108 +162,20 @@ type Maintenance struct{ db *db }
 // Health is stats, diagnostics and the repair audit. See Store.Health.
 type Health struct{ db *db }
 
-// writerCacheKiB is the page cache of the one writer connection. SQLite's default of 2 MiB
-// holds little more than the root pages of a large database, so a write re-read the same
-// index and full-text pages from the file in every transaction; the memories table's
-// indexes, the full-text segments being merged and the embeddings index of a busy guild
-// fit in this. The readers keep the default: there are several of them.
-const writerCacheKiB = 32 << 10
-
-// logFileBytes is the size the log's file is cut back to when the log starts over
-// (journal_size_limit): a chat's steady writes fit in it many times over.
-const logFileBytes = 64 << 20
-
-// Open opens (creating if needed) the database at path, applies pending migrations and
-// returns a ready store.
-func Open(ctx context.Context, path string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("couldn't open database: empty path")
-	}
-	// The writer never checkpoints the log inside a commit: the checkpointer does, in the
-	// background (checkpoint.go). When the log starts over, the writer cuts its file back
-	// to logFileBytes: a bulk load may have grown it to hundreds of megabytes.
-	write, err := sql.Open("sqlite", DSN(path)+"&_txlock=immediate"+fmt.Sprintf("&_pragma=cache_size(-%d)", writerCacheKiB)+
-		fmt.Sprintf("&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", logFileBytes))
-	if err != nil {
-		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
-	}
-	write.SetMaxOpenConns(1)
-	write.SetMaxIdleConns(1)
-	write.SetConnMaxLifetime(0)
-	if err := pingWriter(ctx, write); err != nil {
-		write.Close()
-		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
-	}
-	if _, err := migrations.Apply(ctx, write, migrations.FS()); err != nil {
-		write.Close()
-		return nil, err
-	}
-	// Once migrated (a migration may copy a whole table through a temporary one), the
-	// writer's statement journals (what one statement of a bulk write changed, to undo that
-	// statement alone) stay in memory: in a temporary file they were 8% of a bulk write's
-	// time, and page images of deleted content went to disk. The one connection keeps it;
-	// one opened anew would write them to a file again, which is only slower.
-	if _, err := write.ExecContext(ctx, `PRAGMA temp_store = memory`); err != nil {
-		write.Close()
-		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
-	}
-	read, err := sql.Open("sqlite", ReadOnlyDSN(path))
-	if err != nil {
-		write.Close()
-		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
-	}
-	n := max(4, runtime.GOMAXPROCS(0)*2)
-	read.SetMaxOpenConns(n)
-	read.SetMaxIdleConns(n)
-	cp, err := startCheckpointer(path, checkpointInterval)
-	if err != nil {
-		read.Close()
-		write.Close()
-		return nil, err
-	}
-	s := newStore(path, sqliteEngine{}, write, read, DefaultTunables())
-	s.checkpoints = cp
-	s.prepared = true
-	// What a process that stopped without closing left waiting for the full-text indexes
-	// goes in now: at most a few hundred memories, found by their own index.
-	if err := s.indexPending(ctx); err != nil {
-		slog.Warn("couldn't index memories left waiting; the next write's flush tries again", slog.Any("err", err))
-	}
-	s.indexWrites.start(s.indexPending, func() time.Duration { return s.IndexWriteDelay })
-	return s, nil
-}
-
-// pingWriter opens the writer's connection. Its pragmas switch a new file to WAL, and
-// while another process does the same to the same new file SQLite can answer SQLITE_BUSY
-// without calling the busy handler (two shards started together on a fresh database). So
-// a busy open is tried again, for as long as the busy timeout would have waited.
-func pingWriter(ctx context.Context, write *sql.DB) error {
-	deadline := time.Now().Add(DefaultBusyTimeout)
-	for {
-		err := write.PingContext(ctx)
-		if err == nil || !isBusy(err) || time.Now().After(deadline) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// newStore builds a Store over its writer and reader pools on eng with the settings t.
-func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store {
+// newStore builds a Store over the connections c of eng with the settings t.
+func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	d := &db{
-		path:     path,
+		path:     c.Path,
 		eng:      eng,
 		dialect:  eng.Dialect(),
 		graphSQL: newGraphSQL(eng.Dialect()),
-		write:    &pool{write, eng},
-		read:     &pool{read, eng},
+		write:    &pool{c.Write, eng},
+		read:     &pool{c.Read, eng},
+		prepared: c.PrepareWrites,
+		upkeep:   upkeepOf(eng),
+		keywords: keywordFallbackOf(eng),
 		Tunables: t,
 	}
-	d.upkeep = upkeepOf(eng, d)
 	d.vectors = vectorStore{d}
 	d.writes = memoryWriter{d}
 	recall := newRecall(d)
@@ -304,53 +203,52 @@ func newStore(path string, eng Engine, write, read *sql.DB, t *Tunables) *Store 
 // writes.
 func (s *Store) RecallFeed() RecallFeed { return RecallFeed{s.db} }
 
-// OpenEngine returns a Store over conns, a pool of eng's database that the engine has
-// migrated, with the settings t (DefaultTunables when nil); eng implements Upkeep too.
-// Reads and writes share the pool: the engine's database runs them concurrently. Close
-// stops the store's background work; the engine closes conns.
-func OpenEngine(eng Engine, conns *sql.DB, t *Tunables) *Store {
+// Conns are the connections a Store runs its statements on, as its engine opened them.
+type Conns struct {
+	// Write runs the write transactions and Read the reads. They may be one pool, where the
+	// database runs both at once on any connection (PostgreSQL); SQLite's Write is its one
+	// writer connection, which serialises every write, and Read a pool of readers.
+	Write, Read *sql.DB
+	// Path is the database's file, which Store.Path reports; "" when it has none.
+	Path string
+	// PrepareWrites keeps the statements of single writes, and those of a bulk write's full
+	// batches, prepared on Write: worth it when Write is one connection that keeps them
+	// (SQLite compiles a statement with its triggers, which cost as much as running it);
+	// not where the driver prepares each statement itself (pgx).
+	PrepareWrites bool
+}
+
+// OpenEngine returns a Store over the connections c of eng's database, which the engine
+// has migrated, with the settings t (DefaultTunables when nil); eng implements Upkeep and
+// KeywordFallback too. Close stops the store's background work and then closes eng if it
+// is an io.Closer; otherwise the engine closes its connections itself.
+func OpenEngine(eng Engine, c Conns, t *Tunables) *Store {
 	if t == nil {
 		t = DefaultTunables()
 	}
-	return newStore("", eng, conns, conns, t)
+	return newStore(eng, c, t)
 }
 
-// DSN is the data source name every kioku connection to the database at path uses, so the
-// store, `kioku migrate` and any other tool open it with the same settings. secure_delete
-// makes SQLite overwrite deleted rows with zeros, so forgotten text does not stay readable
-// in freed pages of the file (SPEC §2).
-func DSN(path string) string {
-	return fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(wal)&_pragma=foreign_keys(1)"+
-		"&_pragma=synchronous(normal)&_pragma=secure_delete(on)", path, DefaultBusyTimeout.Milliseconds())
-}
+// Engine returns the engine the store runs on, through which the engine's package reaches
+// what only it keeps (sqlite.WriterPragma).
+func (s *Store) Engine() Engine { return s.eng }
 
-// ReadOnlyDSN is DSN for a connection that only reads: the store's reader pool and tools
-// that read a kioku database beside it (the eval and bench baselines).
-func ReadOnlyDSN(path string) string {
-	return DSN(path) + "&_pragma=query_only(1)"
-}
-
-// Close closes both connection pools after checkpointing the WAL, so the database file is
-// complete on its own after a clean shutdown.
-// A second Close returns the first one's result and does nothing else.
+// Close stops the store's background work, writing what it gathered (access counts,
+// vectors), and then closes the engine when it is an io.Closer (SQLite's, which checkpoints
+// its log and closes its connections). A second Close returns the first one's result and
+// does nothing else.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.indexWrites.stop()
 		s.recall.close()
 		s.stmts.close()
-		if s.eng.Name() != (sqliteEngine{}).Name() {
-			return // the engine owns its pool and closes it
+		if c, ok := s.eng.(io.Closer); ok {
+			s.closeErr = c.Close()
 		}
-		s.checkpoints.close()
-		if !s.readOnly {
-			_, _ = s.write.db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
-		}
-		s.closeErr = errors.Join(s.read.db.Close(), s.write.db.Close())
 	})
 	return s.closeErr
 }
 
-// Path returns the database file path.
+// Path returns the database's file, "" for an engine without one.
 func (s *Store) Path() string { return s.path }
 
 // InWriteTx reports whether a write transaction is open right now, other than the store's
@@ -404,31 +302,6 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *txn) error) 
 	}
 	s.eng.Committed()
 	return nil
-}
-
-// freePages runs stmt, VACUUM or PRAGMA incremental_vacuum (neither can run inside a
-// transaction, so alone on the writer), and checkpoints the log, where the freed pages stay
-// until then. The copy VACUUM builds is a temporary database, which the writer's temp_store
-// (memory) would hold in memory whole: it goes to a file for the duration.
-func (s *db) freePages(ctx context.Context, stmt string) error {
-	s.writeDepth.Add(1)
-	defer s.writeDepth.Add(-1)
-	conn, err := s.write.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `PRAGMA temp_store = file`); err != nil {
-		return err
-	}
-	_, err = conn.ExecContext(ctx, stmt)
-	if err == nil {
-		_, err = conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
-	}
-	if _, restore := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = memory`); err == nil {
-		err = restore
-	}
-	return err
 }
 
 func (s *db) nowMillis() int64 { return s.Now().UnixMilli() }

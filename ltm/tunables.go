@@ -45,15 +45,17 @@ type Tunables struct {
 	// about 0.001 at 384 dimensions, more at small widths (docs/recall.md).
 	QuantizedCosines bool
 	// AccessFlushInterval is how often access counts gathered by recall are written; it
-	// is read once by Open, so it can't be changed later. Default DefaultAccessFlushInterval.
+	// is read once by OpenEngine, so it can't be changed later. Default
+	// DefaultAccessFlushInterval.
 	AccessFlushInterval time.Duration
 	// VectorWriteDelay is how long a vector fetched for a new memory waits for others to
 	// be stored with (vectorwrite.go); set it before the first write. Default
 	// DefaultVectorWriteDelay.
 	VectorWriteDelay time.Duration
 	// IndexWriteDelay is how long a single write's memory waits for others to enter the
-	// full-text indexes with (indexwrite.go); zero or less indexes each in its own write.
-	// Set it before the first write. Default DefaultIndexWriteDelay.
+	// full-text indexes with, on an engine that indexes single writes later
+	// (DeferredIndexing: SQLite's); zero or less indexes each in its own write. Set it
+	// before the first write. Default DefaultIndexWriteDelay.
 	IndexWriteDelay time.Duration
 	// MaxServerMemories and MaxMemberMemories cap the live memories of one server and of
 	// one member's personal memory (caps.go); zero means DefaultMaxServerMemories and
@@ -64,16 +66,21 @@ type Tunables struct {
 	// a scope's index reads them when it is built. Default kwindex.DefaultParams.
 	KeywordParams kwindex.Params
 	// KeywordSyncBuild is the largest scope whose keyword index is built inside the query
-	// that first needs it; larger scopes build in the background while FTS5 answers. Zero
-	// or less builds every scope in the background. Default DefaultKeywordSyncBuild.
+	// that first needs it; larger scopes build in the background while the engine's
+	// full-text search answers (KeywordFallback). Zero or less builds every scope in the
+	// background. Default DefaultKeywordSyncBuild.
 	KeywordSyncBuild int
 	// KeywordIndexMax bounds the memories all keyword indexes hold together; past it the
 	// least recently searched scopes are dropped. Default DefaultKeywordIndexMax.
 	KeywordIndexMax int
-	// KeywordIndexOff answers every keyword query from FTS5 (for comparisons; the eval
-	// and bench baselines).
+	// KeywordIndexOff answers every keyword query from the engine's full-text search
+	// (KeywordFallback: SQLite's FTS5), for comparisons: the eval and bench baselines.
 	KeywordIndexOff bool
 }
+
+// DefaultIndexWriteDelay is how long a single write's memory waits for others to be
+// indexed with (Tunables.IndexWriteDelay).
+const DefaultIndexWriteDelay = 50 * time.Millisecond
 
 // DefaultTunables returns the settings a store opens with.
 func DefaultTunables() *Tunables {

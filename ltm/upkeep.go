@@ -13,8 +13,7 @@ import (
 // full-text search (how it is built, how it is checked against the rows, how it is
 // rebuilt), and copying the database. The rules of maintenance (what retention deletes,
 // what a repair changes and audits, what the diagnostics count) are the service's and the
-// same on every engine. An Engine passed to OpenEngine implements Upkeep too; SQLite's is
-// this package's (sqliteUpkeep).
+// same on every engine. An Engine passed to OpenEngine implements Upkeep too.
 type Upkeep interface {
 	// Integrity checks the database as far as it can afford on demand, and returns "" when
 	// it is sound or else what is wrong, in words an operator can act on.
@@ -41,21 +40,51 @@ type Upkeep interface {
 	MergeSearch(ctx context.Context) error
 	// Compact gives free space back to the file system and returns how many bytes it freed.
 	Compact(ctx context.Context) (int64, error)
+	// EraseDeleted leaves nothing that earlier deletes left readable in the storage: the
+	// one-time repair of a database older versions wrote, before deletes overwrote what
+	// they deleted (SQLite: the word index's deleted entries and the file's free pages).
+	// An engine whose storage never kept deleted text does nothing.
+	EraseDeleted(ctx context.Context) error
 	// Backup writes a consistent copy of the database to path, or says why it can't.
 	Backup(ctx context.Context, path string) error
 }
 
-// upkeepOf is the Upkeep of eng for the store over d. An engine without one is a
-// programming error, caught when the store is opened rather than at the first repair.
-func upkeepOf(eng Engine, d *db) Upkeep {
-	if _, ok := eng.(sqliteEngine); ok {
-		return sqliteUpkeep{d}
-	}
+// upkeepOf is the Upkeep of eng. An engine without one is a programming error, caught when
+// the store is opened rather than at the first repair.
+func upkeepOf(eng Engine) Upkeep {
 	u, ok := eng.(Upkeep)
 	if !ok {
 		panic("ltm: the " + eng.Name() + " engine does not implement ltm.Upkeep")
 	}
 	return u
+}
+
+// keywordFallbackOf is the KeywordFallback of eng, which every engine has: the first recall
+// of a scope whose in-memory index is still building needs it.
+func keywordFallbackOf(eng Engine) KeywordFallback {
+	k, ok := eng.(KeywordFallback)
+	if !ok {
+		panic("ltm: the " + eng.Name() + " engine does not implement ltm.KeywordFallback")
+	}
+	return k
+}
+
+// Backup writes a consistent snapshot of the database to path while the bot keeps running
+// (SQLite: VACUUM INTO, into a file only kioku's user may read; an existing path is
+// refused rather than overwritten). On an engine that backs itself up with its own tools
+// (PostgreSQL) it refuses with the engine's reason and writes nothing.
+func (s *Maintenance) Backup(ctx context.Context, path string) error {
+	return s.db.upkeep.Backup(ctx, path)
+}
+
+// FlushIndex indexes the memories single writes left waiting for the full-text search
+// (DeferredIndexing). The engine does it in the background shortly after each write and on
+// Close; tests call it to observe the full-text search deterministically.
+func (s *Memories) FlushIndex(ctx context.Context) error {
+	if d, ok := s.db.eng.(DeferredIndexing); ok {
+		return d.FlushIndexing(ctx)
+	}
+	return nil
 }
 
 // embedModel names the embedding model recall uses in this process ("" for none).

@@ -257,22 +257,6 @@ func (s vectorStore) scopeSize(ctx context.Context, key string) int {
 	return n
 }
 
-// smallShare reports whether the visible scopes hold under 1/topFactor of the database's
-// live memories (memory_counts): the global FTS5 top list of wordLeg would then rarely
-// keep enough of their rows, and the scoped query is cheaper on its own. False when the
-// counts can't be read.
-func (s vectorStore) smallShare(ctx context.Context, vis []memory.Visible) bool {
-	var total int
-	if err := s.read.QueryRowContext(ctx, `SELECT coalesce(sum(live), 0) FROM memory_counts`).Scan(&total); err != nil {
-		return false
-	}
-	mine := 0
-	for _, v := range vis {
-		mine += s.scopeSize(ctx, v.Owner.Key())
-	}
-	return mine*topFactor < total
-}
-
 var errStillLoading = errors.New("scope vectors still loading")
 
 // rescoreExtra is how many more rows than asked the vector leg takes from the int8 index

@@ -27,7 +27,6 @@ func preparedQueries(d *Dialect) []string {
 		liveCountSQL,
 		insertMemorySQL(1),
 		insertPendingMemorySQL,
-		indexPendingSQL,
 		addHistorySQL,
 		crossServerSQL,
 		storeVectorSQL,

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -38,7 +38,7 @@ func dirNames(t *testing.T, dir string) []string {
 // countMemories opens a backup file on its own and counts its server memories of guild g1.
 func countMemories(t *testing.T, path string) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func oldDatabase(t *testing.T, path, before string) {
 			old[name] = &fstest.MapFile{Data: body}
 		}
 	}
-	db, err := sql.Open("sqlite", ltm.DSN(path))
+	db, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func oldDatabase(t *testing.T, path, before string) {
 
 func appliedMigrations(t *testing.T, path string) int {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

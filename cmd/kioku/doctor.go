@@ -11,7 +11,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -94,8 +94,8 @@ func (app *App) checkStore(ctx context.Context) ([]check, *maintenance.Diagnosti
 	if app.storeKind() == kindPostgres {
 		return app.checkPostgres(ctx)
 	}
-	store, schema, err := ltm.OpenReadOnly(ctx, app.config.DB)
-	if errors.Is(err, ltm.ErrNoDatabase) {
+	store, schema, err := sqlite.OpenReadOnly(ctx, app.config.DB)
+	if errors.Is(err, sqlite.ErrNoDatabase) {
 		return []check{{"database", "fail", fmt.Sprintf("no database at %s; check KIOKU_DB", app.config.DB)}}, nil
 	}
 	if err != nil {

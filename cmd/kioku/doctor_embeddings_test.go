@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -17,7 +17,7 @@ import (
 // model doctor has no embeddings line.
 func TestRunTracksEmbeddingsAndDoctorReports(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "kioku.db")
-	store, err := ltm.Open(context.Background(), db)
+	store, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestRunTracksEmbeddingsAndDoctorReports(t *testing.T) {
 		"warn  embeddings 0 of 1 live memories have a vector of embed-model (0.0%); 1 wait for the embedding tracker")
 
 	h := startBotWith(t, map[string]string{"KIOKU_DB": db, "KIOKU_EMBED_MODEL": "embed-model", "KIOKU_PIPELINE_MODE": "off"})
-	store, err = ltm.Open(context.Background(), db)
+	store, err = sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

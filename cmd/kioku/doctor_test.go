@@ -16,7 +16,7 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -59,7 +59,7 @@ func migrated(t *testing.T) map[string]string {
 
 func TestDoctorHealthyJSON(t *testing.T) {
 	env := migrated(t)
-	store, err := ltm.Open(context.Background(), env["KIOKU_DB"])
+	store, err := sqlite.Open(context.Background(), env["KIOKU_DB"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestDoctorHealthyJSON(t *testing.T) {
 func TestDoctorUnhealthy(t *testing.T) {
 	ctx := context.Background()
 	env := migrated(t)
-	store, err := ltm.Open(ctx, env["KIOKU_DB"])
+	store, err := sqlite.Open(ctx, env["KIOKU_DB"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func TestDoctorUnhealthy(t *testing.T) {
 		newestDead = id
 	}
 	store.Close()
-	raw, err := sql.Open("sqlite", ltm.DSN(env["KIOKU_DB"]))
+	raw, err := sql.Open("sqlite", sqlite.DSN(env["KIOKU_DB"]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestDoctorMissingDatabaseCreatesNothing(t *testing.T) {
 func TestDoctorPendingMigrationIsNotApplied(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func TestDoctorPendingMigrationIsNotApplied(t *testing.T) {
 	if fileSum(t, path) != before {
 		t.Fatal("doctor changed the database file")
 	}
-	raw, _ = sql.Open("sqlite", ltm.DSN(path))
+	raw, _ = sql.Open("sqlite", sqlite.DSN(path))
 	defer raw.Close()
 	var n int
 	if err := raw.QueryRow(`SELECT count(*) FROM schema_migrations WHERE name = ?`, newest).Scan(&n); err != nil || n != 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -20,7 +21,7 @@ import (
 // connection for rows no API writes yet (the pipeline's evidence rows).
 func (h *e2e) openDB() (*ltm.Store, *sql.DB) {
 	h.t.Helper()
-	store, err := ltm.Open(context.Background(), h.db)
+	store, err := sqlite.Open(context.Background(), h.db)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/tools"
 )
@@ -54,7 +54,7 @@ func TestRunLogsNoContent(t *testing.T) {
 		t.Fatalf("DM reply %q", got.Content)
 	}
 
-	store, err := ltm.Open(context.Background(), h.db)
+	store, err := sqlite.Open(context.Background(), h.db)
 	if err != nil {
 		t.Fatal(err)
 	}

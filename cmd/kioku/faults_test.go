@@ -20,6 +20,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -44,7 +45,7 @@ func storeFromRun(t *testing.T, overrides map[string]string) (*e2e, *ltm.Store) 
 // checkIntegrity runs SQLite's integrity check on the file on a connection of its own.
 func checkIntegrity(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,19 +96,19 @@ func TestRunStorageFaults(t *testing.T) {
 		{
 			name: "DiskFull",
 			start: func(t *testing.T) {
-				if free, _ := store.WriterPragma(context.Background(), "freelist_count"); free != "0" {
+				if free, _ := sqlite.WriterPragma(context.Background(), store, "freelist_count"); free != "0" {
 					t.Fatalf("%s free pages: capping the file would not make it full", free)
 				}
-				pages, err := store.WriterPragma(context.Background(), "page_count")
+				pages, err := sqlite.WriterPragma(context.Background(), store, "page_count")
 				if err == nil {
-					_, err = store.WriterPragma(context.Background(), "max_page_count = "+pages)
+					_, err = sqlite.WriterPragma(context.Background(), store, "max_page_count = "+pages)
 				}
 				if err != nil {
 					t.Fatal(err)
 				}
 			},
 			stop: func(t *testing.T) {
-				if _, err := store.WriterPragma(context.Background(), "max_page_count = 1073741823"); err != nil {
+				if _, err := sqlite.WriterPragma(context.Background(), store, "max_page_count = 1073741823"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -116,12 +117,12 @@ func TestRunStorageFaults(t *testing.T) {
 		{
 			name: "ReadOnly",
 			start: func(t *testing.T) {
-				if _, err := store.WriterPragma(context.Background(), "query_only = 1"); err != nil {
+				if _, err := sqlite.WriterPragma(context.Background(), store, "query_only = 1"); err != nil {
 					t.Fatal(err)
 				}
 			},
 			stop: func(t *testing.T) {
-				if _, err := store.WriterPragma(context.Background(), "query_only = 0"); err != nil {
+				if _, err := sqlite.WriterPragma(context.Background(), store, "query_only = 0"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -130,12 +131,12 @@ func TestRunStorageFaults(t *testing.T) {
 		{
 			name: "Locked",
 			start: func(t *testing.T) {
-				// A short wait keeps the test quick; the default is ltm.DefaultBusyTimeout.
-				if _, err := store.WriterPragma(context.Background(), "busy_timeout = 100"); err != nil {
+				// A short wait keeps the test quick; the default is sqlite.DefaultBusyTimeout.
+				if _, err := sqlite.WriterPragma(context.Background(), store, "busy_timeout = 100"); err != nil {
 					t.Fatal(err)
 				}
 				var err error
-				if other, err = sql.Open("sqlite", ltm.DSN(h.db)+"&_txlock=immediate"); err != nil {
+				if other, err = sql.Open("sqlite", sqlite.DSN(h.db)+"&_txlock=immediate"); err != nil {
 					t.Fatal(err)
 				}
 				if otherTx, err = other.Begin(); err != nil {
@@ -150,7 +151,7 @@ func TestRunStorageFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 				other.Close()
-				if _, err := store.WriterPragma(context.Background(), fmt.Sprintf("busy_timeout = %d", ltm.DefaultBusyTimeout.Milliseconds())); err != nil {
+				if _, err := sqlite.WriterPragma(context.Background(), store, fmt.Sprintf("busy_timeout = %d", sqlite.DefaultBusyTimeout.Milliseconds())); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -533,7 +534,7 @@ func TestRunKilledMidTurn(t *testing.T) {
 	}
 
 	checkIntegrity(t, db)
-	store, err := ltm.Open(context.Background(), db)
+	store, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatalf("reopen after SIGKILL: %v", err)
 	}

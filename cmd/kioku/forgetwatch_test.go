@@ -10,6 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -22,7 +23,7 @@ func TestForgetWatch(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kioku.db")
 	open := func() *ltm.Store {
-		s, err := ltm.Open(ctx, path)
+		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}

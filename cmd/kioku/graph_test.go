@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 func TestMemoriesGraph(t *testing.T) {
@@ -86,7 +86,7 @@ func TestMigrateLinksExistingMemories(t *testing.T) {
 		}
 	}
 	// As an older kioku left it: no graph rows, the backfill pending.
-	db, err := sql.Open("sqlite", ltm.DSN(path))
+	db, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

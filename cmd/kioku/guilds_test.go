@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestGuildsCLI(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "k.db")
 	env := map[string]string{"KIOKU_DB": db, "KIOKU_HTTP_ADDR": ""}
-	store, err := ltm.Open(context.Background(), db)
+	store, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -31,7 +31,7 @@ func newJobFixture(t *testing.T) jobFixture {
 	t.Helper()
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "k.db")
-	store, err := ltm.Open(ctx, db)
+	store, err := sqlite.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -199,7 +200,7 @@ func TestRunGuildTurnRate(t *testing.T) {
 // openStore opens the running bot's database beside it, as another process would.
 func openStore(t *testing.T, h *e2e) *ltm.Store {
 	t.Helper()
-	store, err := ltm.Open(context.Background(), h.db)
+	store, err := sqlite.Open(context.Background(), h.db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -32,7 +32,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 			fmt.Fprintf(app.Stdout, "backed up %s to %s before migrating\n", app.config.DB, path)
 		}
 	}
-	db, err := sql.Open("sqlite", ltm.DSN(app.config.DB))
+	db, err := sql.Open("sqlite", sqlite.DSN(app.config.DB))
 	if err != nil {
 		return fmt.Errorf("couldn't open %s: %w", app.config.DB, err)
 	}
@@ -94,7 +94,7 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 	} else if err != nil {
 		return "", fmt.Errorf("couldn't read %s: %w", dbPath, err)
 	}
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(dbPath))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(dbPath))
 	if err != nil {
 		return "", fmt.Errorf("couldn't open %s: %w", dbPath, err)
 	}
@@ -114,7 +114,7 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 		return "", fmt.Errorf("couldn't close %s: %w", dbPath, err)
 	}
 	path := fmt.Sprintf("%s.pre-%s-%s.bak", dbPath, strings.TrimSuffix(pending[0], ".sql"), now.UTC().Format(backupStamp))
-	if err := ltm.BackupFile(ctx, dbPath, path); err != nil {
+	if err := sqlite.BackupFile(ctx, dbPath, path); err != nil {
 		return "", fmt.Errorf("%w (kioku migrate --no-backup migrates without a copy)", err)
 	}
 	return path, nil

@@ -11,8 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/kioku-bot/kioku/internal/storecopy"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/migrations"
 )
 
@@ -73,7 +73,7 @@ func openCopySource(ctx context.Context, path string) (*sql.DB, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("couldn't read %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open %s: %w", path, err)
 	}

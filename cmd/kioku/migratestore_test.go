@@ -13,9 +13,9 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -96,7 +96,7 @@ func TestMigrateStoreRefusesBadSources(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.db")
-	raw, err := sql.Open("sqlite", ltm.DSN(old))
+	raw, err := sql.Open("sqlite", sqlite.DSN(old))
 	if err != nil {
 		t.Fatal(err)
 	}

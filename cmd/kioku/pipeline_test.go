@@ -13,7 +13,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -38,7 +38,7 @@ func TestRunPipeline(t *testing.T) {
 		t.Fatalf("DM reply %q", got.Content)
 	}
 
-	store, err := ltm.Open(context.Background(), h.db)
+	store, err := sqlite.Open(context.Background(), h.db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestChatSchedulesExtraction(t *testing.T) {
 	if n := ai.ChatCount(); n != 1 {
 		t.Fatalf("%d model calls, want only the chat turn's", n)
 	}
-	store, err := ltm.Open(context.Background(), db)
+	store, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestDoctorPipelineAndRecall(t *testing.T) {
 		"keyword-only recall: KIOKU_EMBED_MODEL is empty")
 	mustNotContain(t, "doctor", out, "warn  pipeline")
 
-	store, err := ltm.Open(ctx, db)
+	store, err := sqlite.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestForeignClient: another SQLite client, a small program using only database/sql and the
@@ -93,7 +93,7 @@ func TestForeignClient(t *testing.T) {
 	// what follows shows reindex at work; recall (the in-memory index) answers already.
 	ftsIDs := func(term string) []int64 {
 		t.Helper()
-		raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(db))
+		raw, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(db))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -27,7 +27,7 @@ func TestMemoriesSearchFilterFlags(t *testing.T) {
 		return out
 	}
 	// Written through the store: add and import record the one adding as the author.
-	store, err := ltm.Open(context.Background(), env["KIOKU_DB"])
+	store, err := sqlite.Open(context.Background(), env["KIOKU_DB"])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/tools"
 )
@@ -210,7 +210,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	db := filepath.Join(t.TempDir(), "kioku.db")
-	seed, err := ltm.Open(context.Background(), db)
+	seed, err := sqlite.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}

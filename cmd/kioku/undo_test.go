@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -19,7 +19,7 @@ func TestMemoriesUndoCLI(t *testing.T) {
 	ctx := context.Background()
 	db := filepath.Join(t.TempDir(), "k.db")
 	env := map[string]string{"KIOKU_DB": db, "KIOKU_HTTP_ADDR": ""}
-	store, err := ltm.Open(ctx, db)
+	store, err := sqlite.Open(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/spend"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -25,7 +26,7 @@ func (app *App) openStore(ctx context.Context) (*backend, error) {
 	if app.storeKind() == kindPostgres {
 		return app.openPostgres(ctx)
 	}
-	store, err := ltm.Open(ctx, app.config.DB)
+	store, err := sqlite.Open(ctx, app.config.DB)
 	if err != nil {
 		return nil, err
 	}

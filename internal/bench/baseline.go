@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kioku-bot/kioku/ltm"
 	_ "modernc.org/sqlite" // the baseline opens the benchmark database directly
+
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // openRaw opens the benchmark database read-only for the baselines: plain SQL on a
 // connection of its own, beside the store.
 func openRaw(path string) (*sql.DB, error) {
-	raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	raw, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open baseline connection: %w", err)
 	}

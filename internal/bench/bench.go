@@ -19,6 +19,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -257,7 +258,7 @@ func checkResident(store *ltm.Store, opt Options, progress func(format string, a
 
 // open opens the store at path with the corpus's embedder.
 func (r *run) open(ctx context.Context, path string) (*ltm.Store, error) {
-	store, err := ltm.Open(ctx, path)
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // restart reopens the database after the load's memory was handed back to the operating
@@ -30,7 +31,7 @@ func (r *run) restart(ctx context.Context, path string, rep *Report) (*ltm.Store
 	r.progress("reopening the database")
 
 	start := time.Now()
-	store, err := ltm.Open(ctx, path)
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}

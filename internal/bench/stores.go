@@ -17,6 +17,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -107,7 +108,7 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 		return rep, fmt.Errorf("couldn't create the bench directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	lite, err := ltm.Open(ctx, filepath.Join(dir, "bench.db"))
+	lite, err := sqlite.Open(ctx, filepath.Join(dir, "bench.db"))
 	if err != nil {
 		return rep, err
 	}

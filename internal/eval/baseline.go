@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // baseline is the reference ranking: plain SQLite FTS5 BM25 over the same messages, each
@@ -20,7 +20,7 @@ type baseline struct {
 }
 
 func openBaseline(ctx context.Context, path string) (*baseline, error) {
-	db, err := sql.Open("sqlite", ltm.DSN(path))
+	db, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open the baseline database: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -74,7 +75,7 @@ func RunDataset(ctx context.Context, d Dataset, opt Options) (Report, error) {
 		return Report{}, fmt.Errorf("couldn't create eval directory: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := ltm.Open(ctx, filepath.Join(dir, "eval.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(dir, "eval.db"))
 	if err != nil {
 		return Report{}, err
 	}

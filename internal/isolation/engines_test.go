@@ -19,6 +19,7 @@ import (
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // The walk runs on both stores: the same bot, chat engine and pipeline over SQLite or
@@ -42,13 +43,13 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 	switch engine {
 	case engineSQLite:
 		path := filepath.Join(t.TempDir(), "kioku.db")
-		s, err := ltm.Open(ctx, path)
+		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatalf("open store: %v", err)
 		}
 		t.Cleanup(func() { s.Close() })
 		s.Now = now
-		db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+		db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 		if err != nil {
 			t.Fatalf("open oracle connection: %v", err)
 		}

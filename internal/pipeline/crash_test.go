@@ -20,7 +20,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/sashabaranov/go-openai"
 )
@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 // crashChild is the worker process: reap stale leases, then run jobs until none is due.
 func crashChild() int {
 	ctx := context.Background()
-	store, err := ltm.Open(ctx, os.Getenv(childDB))
+	store, err := sqlite.Open(ctx, os.Getenv(childDB))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -115,7 +115,7 @@ func crashChild() int {
 func crashScenario(t *testing.T, path string, fake *fakeopenai.Server) {
 	t.Helper()
 	ctx := t.Context()
-	store, err := ltm.Open(ctx, path)
+	store, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func (c *child) kill(t *testing.T) {
 
 func readState(t *testing.T, path string) state {
 	t.Helper()
-	s, err := ltm.Open(t.Context(), path)
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestWorkerProcessKilledMidJob(t *testing.T) {
 			if got := readState(t, db); !got.equal(want) {
 				t.Fatalf("after a crash and a restart:\n%v\nwant as an uninterrupted run:\n%v", got, want)
 			}
-			s, err := ltm.Open(t.Context(), db)
+			s, err := sqlite.Open(t.Context(), db)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
@@ -125,7 +125,7 @@ func TestGraphNotWrittenInShadowMode(t *testing.T) {
 func TestGraphFailureKeepsFacts(t *testing.T) {
 	ctx := t.Context()
 	e := newGraphEnv(t)
-	raw, err := sql.Open("sqlite", ltm.DSN(e.store.Path()))
+	raw, err := sql.Open("sqlite", sqlite.DSN(e.store.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}

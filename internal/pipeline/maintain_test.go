@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -35,7 +35,7 @@ func newMaintEnv(t *testing.T, cfg pipeline.Config) *maintEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := sql.Open("sqlite", ltm.DSN(e.store.Path()))
+	raw, err := sql.Open("sqlite", sqlite.DSN(e.store.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}

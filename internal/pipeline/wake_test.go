@@ -10,6 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -62,7 +63,7 @@ type dataVersion struct{ db *sql.DB }
 
 func openDataVersion(t *testing.T, path string) dataVersion {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestPollFindsJobsOfOtherProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	other, err := ltm.Open(ctx, e.store.Path())
+	other, err := sqlite.Open(ctx, e.store.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/chat"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -18,7 +18,7 @@ import (
 // not affected; a call without a payer passes uncharged.
 func TestMeterChargesThePayerAndLimitsItsRate(t *testing.T) {
 	ctx := t.Context()
-	store, err := ltm.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
@@ -117,7 +118,7 @@ func seed(t *testing.T, ctx context.Context, s *ltm.Store) seeded {
 
 func openSource(t *testing.T, path string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestCopyToPostgres(t *testing.T) {
 	pg := pgtest.Open(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

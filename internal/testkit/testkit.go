@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -18,7 +19,7 @@ import (
 // the test ends.
 func MustOpenStore(tb testing.TB) *ltm.Store {
 	tb.Helper()
-	s, err := ltm.Open(context.Background(), filepath.Join(tb.TempDir(), "kioku.db"))
+	s, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "kioku.db"))
 	if err != nil {
 		tb.Fatalf("open store: %v", err)
 	}

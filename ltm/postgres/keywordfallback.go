@@ -53,7 +53,7 @@ func (e engine) KeywordIndexesCurrent() bool { return e.d.changes.isUp() }
 
 // KeywordScores is the keyword leg answered by the database: word BM25, n-gram BM25 for CJK
 // text, and the lexicon's expansion weighed by lexicon, on the in-memory indexes' scale.
-func (e engine) KeywordScores(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, lexicon float64) (map[int64]float64, error) {
+func (e engine) KeywordScores(ctx context.Context, plan *recall.Plan, _ []string, where string, args []any, limit int, lexicon float64) (map[int64]float64, error) {
 	return keywordFallback{e.d}.scores(ctx, plan, where, args, limit, lexicon)
 }
 

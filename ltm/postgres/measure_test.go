@@ -14,6 +14,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -103,7 +104,7 @@ func TestPostgresLatencyBesideSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 	}, track(pg.Recall))
-	lite, err := ltm.Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
+	lite, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

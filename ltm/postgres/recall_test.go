@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -150,7 +150,7 @@ func TestPostgresSearch(t *testing.T) {
 // fusion with a vector leg weighs them alike.
 func TestPostgresSearchMatchesSQLite(t *testing.T) {
 	pg := pgtest.Open(t)
-	lite, err := ltm.Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
+	lite, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		notices:    notices,
 		cjkScanMax: cjkScanMax,
 	}
-	d.core = ltm.OpenEngine(engine{d}, sqldb, t)
+	d.core = ltm.OpenEngine(engine{d}, ltm.Conns{Write: sqldb, Read: sqldb}, t)
 	return &Store{
 		db:            d,
 		Memories:      d.core.Memories,

@@ -257,6 +257,11 @@ func (engine) MergeSearch(context.Context) error { return nil }
 // it rewrites, which a bot serving chat must not do on its own; an operator runs it.
 func (engine) Compact(context.Context) (int64, error) { return 0, nil }
 
+// EraseDeleted has nothing to do: the repair it serves is for SQLite files that versions
+// before secure_delete wrote, which a PostgreSQL database never has pending
+// (0009_store_repairs.sql); the space of its deleted rows is autovacuum's (Compact).
+func (engine) EraseDeleted(context.Context) error { return nil }
+
 // ErrBackupOnPostgres is Backup's answer on PostgreSQL: `kioku backup` copies a SQLite
 // file, and a PostgreSQL database is backed up with PostgreSQL's own tools.
 var ErrBackupOnPostgres = errors.New(`kioku backup copies a SQLite database file; this store is PostgreSQL, which kioku does not back up itself. ` +

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/ltm/storetest"
 )
 
@@ -20,7 +20,7 @@ func TestSQLiteStore(t *testing.T) {
 func openSQLite(t *testing.T) storetest.Stores {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := ltm.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -42,7 +42,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Writes:   s,
 		Embedder: s.Recall,
 		ReadOnly: func(ctx context.Context, on bool) error {
-			_, err := s.WriterPragma(ctx, fmt.Sprintf("query_only = %t", on))
+			_, err := sqlite.WriterPragma(ctx, s, fmt.Sprintf("query_only = %t", on))
 			return err
 		},
 		Clock:         clock,
@@ -56,7 +56,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 type sqliteFiles struct{ path string }
 
 func (f sqliteFiles) DataFiles(ctx context.Context) ([]string, error) {
-	db, err := sql.Open("sqlite", ltm.DSN(f.path))
+	db, err := sql.Open("sqlite", sqlite.DSN(f.path))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open %s: %w", f.path, err)
 	}
@@ -75,7 +75,7 @@ func (f sqliteFiles) DataFiles(ctx context.Context) ([]string, error) {
 // another version of kioku would have written.
 func sqliteExec(path string) func(ctx context.Context, stmt string) error {
 	return func(ctx context.Context, stmt string) error {
-		db, err := sql.Open("sqlite", ltm.DSN(path))
+		db, err := sql.Open("sqlite", sqlite.DSN(path))
 		if err != nil {
 			return err
 		}

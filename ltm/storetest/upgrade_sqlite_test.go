@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/ltm/storetest"
 )
 
@@ -20,7 +20,7 @@ func TestUpgradeFrom901f6da(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestUpgradeFrom901f6da(t *testing.T) {
 		t.Fatalf("load the 901f6da dump: %v", err)
 	}
 	raw.Close()
-	s, err := ltm.Open(context.Background(), path)
+	s, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatalf("open the 901f6da database: %v", err)
 	}

@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/migrations"
 )
 
@@ -27,7 +28,7 @@ func readOnlyFileDSN(path string) string {
 // this binary's migrations opens, and the returned state lists what is pending; one
 // migrated by a newer kioku, a changed migration, a path with no file (ErrNoDatabase) or
 // a file that is not a kioku database is an error. Every write through the store fails.
-func OpenReadOnly(ctx context.Context, path string) (*Store, migrations.State, error) {
+func OpenReadOnly(ctx context.Context, path string) (*ltm.Store, migrations.State, error) {
 	var state migrations.State
 	if path == "" {
 		return nil, state, errors.New("couldn't open database: empty path")
@@ -68,9 +69,12 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, migrations.State, e
 		read.Close()
 		return nil, state, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
-	s := newStore(path, sqliteEngine{}, write, read, DefaultTunables())
-	s.readOnly = true
-	return s, state, nil
+	t := ltm.DefaultTunables()
+	e := newEngine(path, write, read, t)
+	e.readOnly = true
+	// Nothing is prepared on the writer: it cannot write, and a database a migration
+	// behind may lack what the statements name.
+	return ltm.OpenEngine(e, ltm.Conns{Write: write, Read: read, Path: path}, t), state, nil
 }
 
 // schemaError refuses a schema this binary cannot read safely: one a newer kioku migrated,

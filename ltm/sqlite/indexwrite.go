@@ -1,7 +1,8 @@
-package ltm
+package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -10,7 +11,7 @@ import (
 )
 
 // A single write leaves its memory out of the full-text indexes (index_pending, migration
-// 0019) and the indexes take it a moment later, a batch at a time: every commit that writes
+// 0019; ltm.DeferredIndexing) and the indexes take it a moment later, a batch at a time: every commit that writes
 // the word index adds a segment to it and merges older ones, about 60% of the pages a
 // single write put in the log and a third of its time. This process's recall does not
 // wait, since its in-memory keyword index is kept current on every write from the rows
@@ -21,13 +22,11 @@ import (
 // The waiting list is the rows themselves (memories_index_pending), not memory: a memory
 // forgotten or deleted before its turn simply has no row to index, a crash loses nothing,
 // and any process opening the database indexes what another left waiting.
-const (
-	// DefaultIndexWriteDelay is how long a single write's memory waits for others to be
-	// indexed with.
-	DefaultIndexWriteDelay = 50 * time.Millisecond
-	// indexWriteBatch is how many waiting memories one transaction indexes.
-	indexWriteBatch = 256
-)
+//
+// How long a memory waits for others is the store's IndexWriteDelay (ltm.Tunables).
+
+// indexWriteBatch is how many waiting memories one transaction indexes.
+const indexWriteBatch = 256
 
 // indexPendingSQL indexes up to indexWriteBatch waiting memories: the update's trigger
 // (memories_au) puts each in the indexes the rule says hold it.
@@ -42,12 +41,23 @@ type indexWriter struct {
 	// begins: while it is clear, nothing this process wrote is missing from the indexes.
 	waiting  atomic.Bool
 	flushAll func(ctx context.Context) error
+	// stmt is indexPendingSQL prepared on the writer: SQLite compiles the update with its
+	// triggers, which costs about as much as running it. nil runs it unprepared.
+	stmt *sql.Stmt
+}
+
+// prepare prepares indexPendingSQL on the writer; call it outside any transaction, before
+// the first flush.
+func (w *indexWriter) prepare(ctx context.Context, write *sql.DB) {
+	if st, err := write.PrepareContext(ctx, indexPendingSQL); err == nil {
+		w.stmt = st
+	}
 }
 
 // start runs the loop.
 func (w *indexWriter) start(flushAll func(ctx context.Context) error, delay func() time.Duration) {
 	w.flushAll = flushAll
-	w.loop.start(w.flush, delay, nil, "couldn't index new memories; the next write, or the next start, tries again")
+	w.loop.start(w.flush, delay, "couldn't index new memories; the next write, or the next start, tries again")
 }
 
 // started reports whether the loop runs (a read-only store has none).
@@ -60,7 +70,12 @@ func (w *indexWriter) wake() {
 }
 
 // stop ends the loop and indexes what is waiting.
-func (w *indexWriter) stop() { w.loop.stop() }
+func (w *indexWriter) stop() {
+	w.loop.stop()
+	if w.stmt != nil {
+		w.stmt.Close()
+	}
+}
 
 // flush indexes every waiting memory. A write that set waiting before it began has
 // committed by the time its transaction runs: the writer connection is one.
@@ -76,9 +91,9 @@ func (w *indexWriter) flush(ctx context.Context) error {
 }
 
 // indexPending indexes every waiting memory, indexWriteBatch per transaction.
-func (s *db) indexPending(ctx context.Context) error {
+func (d *db) indexPending(ctx context.Context) error {
 	for {
-		n, err := s.indexPendingBatch(ctx)
+		n, err := d.indexPendingBatch(ctx)
 		if err != nil {
 			return err
 		}
@@ -90,10 +105,18 @@ func (s *db) indexPending(ctx context.Context) error {
 
 // indexPendingBatch indexes up to indexWriteBatch waiting memories in one transaction and
 // says how many.
-func (s *db) indexPendingBatch(ctx context.Context) (int64, error) {
+func (d *db) indexPendingBatch(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.withBookkeepingTx(ctx, func(tx *txn) error {
-		res, err := s.stmts.on(tx).ExecContext(ctx, indexPendingSQL)
+	err := d.writeTx(ctx, func(tx *sql.Tx) error {
+		var (
+			res sql.Result
+			err error
+		)
+		if st := d.indexWrites.stmt; st != nil {
+			res, err = tx.StmtContext(ctx, st).ExecContext(ctx)
+		} else {
+			res, err = tx.ExecContext(ctx, indexPendingSQL)
+		}
 		if err != nil {
 			return err
 		}
@@ -106,32 +129,35 @@ func (s *db) indexPendingBatch(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// deferIndexing reports whether a single write leaves its memory for the index writer. A
-// store that answers every keyword query from the full-text index (KeywordIndexOff) indexes
-// at once, and so does one whose IndexWriteDelay is zero or less.
-func (s *db) deferIndexing() bool {
-	return s.IndexWriteDelay > 0 && !s.KeywordIndexOff && s.indexWrites.started()
+// DeferIndexing leaves a single write's memory for the index writer and wakes it; its flush
+// waits for the write's transaction, since there is one writer. A store that answers every
+// keyword query from the full-text indexes (KeywordIndexOff) indexes at once, and so does
+// one whose IndexWriteDelay is zero or less, or that writes nothing (read-only).
+func (e *engine) DeferIndexing() bool {
+	if e.t.IndexWriteDelay <= 0 || e.t.KeywordIndexOff || !e.indexWrites.started() {
+		return false
+	}
+	e.indexWrites.wake()
+	return true
+}
+
+// FlushIndexing indexes what single writes left waiting now.
+func (e *engine) FlushIndexing(ctx context.Context) error {
+	if !e.indexWrites.started() {
+		return nil
+	}
+	return e.indexWrites.flush(ctx)
 }
 
 // indexBeforeQuery indexes what this process's writes left waiting before a keyword query
 // that reads the full-text indexes, so a memory just written is found there too. It is
 // rare: such queries serve a large scope only until its in-memory index is built. A flush
 // that fails leaves the query to run without the waiting memories.
-func (s *db) indexBeforeQuery(ctx context.Context) {
-	if !s.indexWrites.waiting.Load() {
+func (d *db) indexBeforeQuery(ctx context.Context) {
+	if !d.indexWrites.waiting.Load() {
 		return
 	}
-	if err := s.indexWrites.flush(ctx); err != nil {
+	if err := d.indexWrites.flush(ctx); err != nil {
 		slog.Warn("couldn't index new memories before a full-text query", slog.Any("err", err))
 	}
-}
-
-// FlushIndex indexes the memories single writes left waiting for the full-text indexes. The
-// store does it in the background shortly after each write and on Close; tests call it to
-// observe the indexes deterministically.
-func (s *Memories) FlushIndex(ctx context.Context) error {
-	if !s.db.indexWrites.started() {
-		return nil
-	}
-	return s.db.indexWrites.flush(ctx)
 }

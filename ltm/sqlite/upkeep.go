@@ -1,13 +1,19 @@
-package ltm
+package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
+
+// upkeep is SQLite's side of maintenance (ltm.Upkeep): one file with its free pages, FTS5
+// indexes kept by triggers, quick_check, VACUUM and VACUUM INTO. The service's retention,
+// repairs, audit and diagnostics run over it as they do over PostgreSQL's.
+type upkeep struct{ *db }
 
 // Names of the full-text indexes (migrations 0001 and 0004): the word index and the
 // trigram index. Each keeps one row per indexed memory in its %_docsize shadow table,
@@ -34,14 +40,10 @@ const trigramHolds = wordHolds + ` AND ` + trigramRuleHolds
 // trigramLegacyTable holds the highest id of the memories written before migration 0018.
 const trigramLegacyTable = "memories_tri_legacy"
 
-// sqliteUpkeep is SQLite's Upkeep: one file with its free pages, FTS5 indexes kept by
-// triggers, VACUUM and VACUUM INTO.
-type sqliteUpkeep struct{ d *db }
-
 // Integrity runs SQLite's quick_check, a read of the whole file.
-func (u sqliteUpkeep) Integrity(ctx context.Context) (string, error) {
+func (u upkeep) Integrity(ctx context.Context) (string, error) {
 	var check string
-	if err := u.d.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
+	if err := u.read.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&check); err != nil {
 		return "", fmt.Errorf("couldn't check database integrity: %w", err)
 	}
 	if check == "ok" {
@@ -51,21 +53,21 @@ func (u sqliteUpkeep) Integrity(ctx context.Context) (string, error) {
 }
 
 // SizeBytes is the size of the database file (the log beside it not included).
-func (u sqliteUpkeep) SizeBytes(context.Context) (int64, error) {
-	fi, err := os.Stat(u.d.path)
+func (u upkeep) SizeBytes(context.Context) (int64, error) {
+	fi, err := os.Stat(u.path)
 	if err != nil {
 		return 0, nil // a store without a file (or one just removed) has no size to report
 	}
 	return fi.Size(), nil
 }
 
-func (u sqliteUpkeep) HasSchema(ctx context.Context, table, column string) (bool, error) {
+func (u upkeep) HasSchema(ctx context.Context, table, column string) (bool, error) {
 	var n int
 	var err error
 	if column == "" {
-		err = u.d.read.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
+		err = u.read.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, table).Scan(&n)
 	} else {
-		err = u.d.read.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
+		err = u.read.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info(?) WHERE name = ?`, table, column).Scan(&n)
 	}
 	if err != nil {
 		return false, fmt.Errorf("couldn't read the schema of %s: %w", table, err)
@@ -73,8 +75,8 @@ func (u sqliteUpkeep) HasSchema(ctx context.Context, table, column string) (bool
 	return n > 0, nil
 }
 
-func (u sqliteUpkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Storage) error {
-	free, mode, err := u.freeBytes(ctx, u.d.read)
+func (u upkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Storage) error {
+	free, mode, err := freeBytes(ctx, u.read)
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,7 @@ func (u sqliteUpkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Stora
 	if st.FileBytes, err = u.SizeBytes(ctx); err != nil {
 		return err
 	}
-	state, err := migrations.Inspect(ctx, u.d.read.db, migrations.FS())
+	state, err := migrations.Inspect(ctx, u.read, migrations.FS())
 	if err != nil {
 		return err
 	}
@@ -92,7 +94,7 @@ func (u sqliteUpkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Stora
 
 // freeBytes reads the bytes in free pages and the auto_vacuum mode on q: the writer, to
 // see its own changes at once, or a reader.
-func (u sqliteUpkeep) freeBytes(ctx context.Context, q querier) (int64, string, error) {
+func freeBytes(ctx context.Context, q *sql.DB) (int64, string, error) {
 	var pageSize, free int64
 	var mode int
 	for _, p := range []struct {
@@ -120,7 +122,7 @@ func autoVacuumMode(n int) string {
 // DiagnoseSearch compares each FTS5 index's rows (its %_docsize shadow table: counting the
 // trigram table itself would read the memories table it takes its content from) with the
 // live memories it should hold.
-func (u sqliteUpkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) error {
+func (u upkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) error {
 	// A database a migration or two behind (read, not migrated, by `kioku doctor`): before
 	// 0019 no memory waits to be indexed, before 0018 the trigram index holds every live one.
 	pendingKnown, err := u.HasSchema(ctx, "memories", "index_pending")
@@ -145,7 +147,7 @@ func (u sqliteUpkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) 
 	}{{wordIndex, wordsHold, &x.Words}, {trigramIndex, triHolds, &x.Trigrams}} {
 		idx.dst.Table = idx.table
 		docs := idx.table + "_docsize"
-		err := u.d.read.QueryRowContext(ctx, `SELECT
+		err := u.read.QueryRowContext(ctx, `SELECT
 			(SELECT count(*) FROM `+docs+`),
 			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND `+idx.holds+`
 				AND NOT EXISTS (SELECT 1 FROM `+docs+` d WHERE d.id = m.id)),
@@ -159,21 +161,21 @@ func (u sqliteUpkeep) DiagnoseSearch(ctx context.Context, x *maintenance.Index) 
 }
 
 // Reindex rebuilds search from the rows (reindexAll).
-func (u sqliteUpkeep) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
-	return u.d.reindexAll(ctx, repairBatch)
+func (u upkeep) Reindex(ctx context.Context) (maintenance.ReindexReport, error) {
+	return u.reindexAll(ctx, reindexBatch)
 }
 
 // RepairSearch rebuilds the full-text indexes from the rows and returns how many live
 // memories the word index holds afterwards.
-func (u sqliteUpkeep) RepairSearch(ctx context.Context) (int, error) {
+func (u upkeep) RepairSearch(ctx context.Context) (int, error) {
 	rep, err := u.Reindex(ctx)
 	return rep.Words, err
 }
 
 // MergeSearch merges the word index's segments: until then it still holds the purged
 // memories' words as deleted entries.
-func (u sqliteUpkeep) MergeSearch(ctx context.Context) error {
-	return u.d.withWriteTx(ctx, func(tx *txn) error { return optimizeFullText(ctx, tx, wordIndex) })
+func (u upkeep) MergeSearch(ctx context.Context) error {
+	return u.writeTx(ctx, func(tx *sql.Tx) error { return optimizeFullText(ctx, tx, wordIndex) })
 }
 
 // Compact gives the database's free pages back to the file system. With auto_vacuum
@@ -182,8 +184,8 @@ func (u sqliteUpkeep) MergeSearch(ctx context.Context) error {
 // file and holds the write lock while it does: the caller runs it only when many pages are
 // free (maintenance.VacuumWorthwhile). With full, SQLite frees pages at every commit and
 // there is nothing to do.
-func (u sqliteUpkeep) Compact(ctx context.Context) (int64, error) {
-	before, mode, err := u.freeBytes(ctx, u.d.write)
+func (u upkeep) Compact(ctx context.Context) (int64, error) {
+	before, mode, err := freeBytes(ctx, u.write)
 	if err != nil {
 		return 0, err
 	}
@@ -196,19 +198,52 @@ func (u sqliteUpkeep) Compact(ctx context.Context) (int64, error) {
 	default:
 		stmt = `VACUUM`
 	}
-	if err := u.d.freePages(ctx, stmt); err != nil {
+	if err := u.freePages(ctx, stmt); err != nil {
 		return 0, fmt.Errorf("couldn't compact the database: %w", err)
 	}
-	after, _, err := u.freeBytes(ctx, u.d.write)
+	after, _, err := freeBytes(ctx, u.write)
 	if err != nil {
 		return 0, err
 	}
 	return max(before-after, 0), nil
 }
 
-// Backup snapshots the file with VACUUM INTO (BackupFile).
-func (u sqliteUpkeep) Backup(ctx context.Context, path string) error {
-	return BackupFile(ctx, u.d.path, path)
+// EraseDeleted merges both full-text indexes, which drops the entries of deleted rows, and
+// rebuilds the file without its freed pages, which versions before secure_delete left
+// holding deleted text.
+func (u upkeep) EraseDeleted(ctx context.Context) error {
+	if err := u.writeTx(ctx, func(tx *sql.Tx) error {
+		return optimizeFullText(ctx, tx, wordIndex, trigramIndex)
+	}); err != nil {
+		return err
+	}
+	if err := u.freePages(ctx, `VACUUM`); err != nil {
+		return fmt.Errorf("couldn't vacuum the database: %w", err)
+	}
+	return nil
+}
+
+// freePages runs stmt, VACUUM or PRAGMA incremental_vacuum (neither can run inside a
+// transaction, so alone on the writer), and checkpoints the log, where the freed pages stay
+// until then. The copy VACUUM builds is a temporary database, which the writer's temp_store
+// (memory) would hold in memory whole: it goes to a file for the duration.
+func (d *db) freePages(ctx context.Context, stmt string) error {
+	conn, err := d.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA temp_store = file`); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, stmt)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	}
+	if _, restore := conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA temp_store = memory`); err == nil {
+		err = restore
+	}
+	return err
 }
 
 // optimizeFullText merges each named full-text index into one segment, which drops the
@@ -216,7 +251,7 @@ func (u sqliteUpkeep) Backup(ctx context.Context, path string) error {
 // deleting from it only records the row id until its segments merge. The trigram index
 // gets the deleted text with each delete, so its secure-delete option removes the entries
 // at once.
-func optimizeFullText(ctx context.Context, q querier, tables ...string) error {
+func optimizeFullText(ctx context.Context, q *sql.Tx, tables ...string) error {
 	for _, table := range tables {
 		if _, err := q.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('optimize')`); err != nil {
 			return fmt.Errorf("couldn't merge full-text index %s: %w", table, err)

@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"
@@ -11,20 +11,20 @@ import (
 )
 
 // Backup writes a consistent snapshot of the database to path with SQLite's VACUUM INTO,
-// while the bot keeps running. VACUUM INTO reads inside one read transaction, which in WAL
-// mode sees one committed state for its whole length, so the copy holds exactly the writes
-// that had committed when it began. It runs on a connection of its own: the reader pool is
-// query_only, which SQLite applies to VACUUM INTO as well, and the single writer would hold
-// every write back for as long as the copy takes. An existing path is refused rather than
-// overwritten, so a backup can never clobber another one (or the database).
-// On an engine that backs itself up with its own tools (PostgreSQL) it refuses with the
-// engine's reason and writes nothing.
-func (s *Maintenance) Backup(ctx context.Context, path string) error {
-	return s.db.upkeep.Backup(ctx, path)
+// while the bot keeps running (ltm.Maintenance.Backup): BackupFile on the store's file.
+func (u upkeep) Backup(ctx context.Context, path string) error {
+	return BackupFile(ctx, u.path, path)
 }
 
-// BackupFile is Backup for a database that is not open as a Store: `kioku migrate` copies
-// the database it is about to migrate without applying anything first, which Open would.
+// BackupFile writes a consistent snapshot of the database at dbPath to path with VACUUM
+// INTO. VACUUM INTO reads inside one read transaction, which in WAL mode sees one committed
+// state for its whole length, so the copy holds exactly the writes that had committed when
+// it began. It runs on a connection of its own: a store's reader pool is query_only, which
+// SQLite applies to VACUUM INTO as well, and its single writer would hold every write back
+// for as long as the copy takes. An existing path is refused rather than overwritten, so a
+// backup can never clobber another one (or the database). It needs no open store: `kioku
+// migrate` copies the database it is about to migrate without applying anything first,
+// which Open would.
 func BackupFile(ctx context.Context, dbPath, path string) error {
 	if path == "" {
 		return errors.New("couldn't back up: empty path")

@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"

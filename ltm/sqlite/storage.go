@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kioku-bot/kioku/memory"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // What a member or an operator reads when the database refuses a write for a reason outside
@@ -57,18 +59,23 @@ func isBusy(err error) bool {
 	return ok && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
-// WriterPragma runs "PRAGMA pragma" on the writer connection, between writes, and returns
-// the first value it reports ("" when it reports none). The setting lasts as long as the
-// connection, which the store keeps open. It is the seam through which tests put the
-// database in the states it meets in production: "max_page_count = N" caps the file as a
-// full disk does, "query_only = 1" refuses writes as a read-only file does, and
-// "busy_timeout = MS" shortens the wait for another process's write lock.
-func (s *Store) WriterPragma(ctx context.Context, pragma string) (string, error) {
+// WriterPragma runs "PRAGMA pragma" on the writer connection of s, a store Open opened,
+// between writes, and returns the first value it reports ("" when it reports none). The
+// setting lasts as long as the connection, which the store keeps open. It is the seam
+// through which tests put the database in the states it meets in production:
+// "max_page_count = N" caps the file as a full disk does, "query_only = 1" refuses writes as
+// a read-only file does, and "busy_timeout = MS" shortens the wait for another process's
+// write lock.
+func WriterPragma(ctx context.Context, s *ltm.Store, pragma string) (string, error) {
+	e, ok := s.Engine().(*engine)
+	if !ok {
+		return "", fmt.Errorf("couldn't run pragma %q: the store is not SQLite's", pragma)
+	}
 	pragma = strings.TrimSpace(pragma)
 	if pragma == "" || strings.ContainsAny(pragma, ";") {
 		return "", fmt.Errorf("couldn't run pragma %q: want one pragma", pragma)
 	}
-	rows, err := s.write.QueryContext(ctx, "PRAGMA "+pragma)
+	rows, err := e.write.QueryContext(ctx, "PRAGMA "+pragma)
 	if err != nil {
 		return "", fmt.Errorf("couldn't run pragma %q: %w", pragma, err)
 	}
