@@ -3,16 +3,33 @@ package ltm
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/kioku-bot/kioku/memory"
 )
+
+// rememberFillers writes n memories of about 300 bytes each to guild g.
+func rememberFillers(t *testing.T, s *Store, g string, n int) {
+	t.Helper()
+	mems := make([]memory.Memory, n)
+	for i := range mems {
+		mems[i] = memory.Memory{Scope: memory.ScopeServer, GuildID: g, Type: memory.TypeFact,
+			Content: fmt.Sprintf("note %d: the %s committee keeps minutes of every meeting, the budget, who volunteered, "+
+				"which venue was booked and what was decided about the spring festival's food stalls and music", i, g)}
+	}
+	if _, err := s.Transfer.RememberMany(context.Background(), mems, "test"); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // A flush of more memories than one write batch holds writes every count, each batch in
 // its own transaction.
 func TestFlushAccessWritesEveryBatch(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +69,7 @@ func TestFlushAccessWritesEveryBatch(t *testing.T) {
 // may meet is one small transaction.
 func TestFullAccessBatchFlushesEarly(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

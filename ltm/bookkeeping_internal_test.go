@@ -10,7 +10,7 @@ import (
 // the store's own background bookkeeping, which runs at any moment beside a caller's model
 // call.
 func TestBookkeepingIsNotCountedAsAWrite(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(context.Background(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

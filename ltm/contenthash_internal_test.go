@@ -31,7 +31,7 @@ func queryPlan(t *testing.T, s *Store, query string, args ...any) string {
 // index alone, never the memories' rows in turn: the write's duplicate check, the vector keep-alive questions of forget-me, guild purge,
 // repairs and retention, the embedding tracker's walk and the check of a resident scope.
 func TestContentHashLookupsSeekTheirIndexes(t *testing.T) {
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(context.Background(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestContentHashLookupsSeekTheirIndexes(t *testing.T) {
 			WHERE m.deleted_at IS NULL`, nil, []string{"COVERING INDEX memories_hash_live"}},
 		{"retention's kept tombstones", `SELECT 1 FROM memories m WHERE m.content_hash = ?
 			AND m.deleted_at IS NOT NULL AND m.deleted_at >= ?`, []any{hash, 5}, []string{"memories_hash_gone"}},
-		{"stored vectors by content", cachedVectorsSQL(&sqliteDialect), []any{"m", `["` + hash + `"]`}, []string{"embeddings_keys (content_hash=? AND model=?)"}},
+		{"stored vectors by content", cachedVectorsSQL(s.dialect), []any{"m", `["` + hash + `"]`}, []string{"embeddings_keys (content_hash=? AND model=?)"}},
 		{"a resident scope's ids and hashes", `SELECT id, content_hash FROM memories INDEXED BY memories_scope_live
 			WHERE scope_key = ? AND deleted_at IS NULL`, []any{"g:1"}, []string{"COVERING INDEX memories_scope_live"}},
 	} {

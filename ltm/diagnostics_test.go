@@ -12,6 +12,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -25,7 +26,7 @@ func diagStore(t *testing.T) (*ltm.Store, *testkit.Clock, *sql.DB) {
 	s := testkit.MustOpenStore(t)
 	clock := testkit.NewClock(diagEpoch)
 	s.Now = clock.Now
-	raw, err := sql.Open("sqlite", ltm.DSN(s.Path()))
+	raw, err := sql.Open("sqlite", sqlite.DSN(s.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -30,7 +31,7 @@ func embedClient(t *testing.T, fake *fakeopenai.Server) *llm.Client {
 // trackStore is a store with a hand-driven clock that embeds through the fake provider.
 func trackStore(t *testing.T, path string) (*ltm.Store, *fakeopenai.Server, *testkit.Clock) {
 	t.Helper()
-	s, err := ltm.Open(t.Context(), path)
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -22,7 +23,7 @@ import (
 func faultStore(t *testing.T) (*ltm.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func wantUnavailable(t *testing.T, err error, text, cause string) {
 // and that the two memories of faultStore are there.
 func checkIntact(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", ltm.ReadOnlyDSN(path))
+	db, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +107,15 @@ func memoryCount(t *testing.T, s *ltm.Store) int {
 func TestFaultDiskFull(t *testing.T) {
 	t.Parallel()
 	s, path := faultStore(t)
-	pages, err := s.WriterPragma(ctx, "page_count")
+	pages, err := sqlite.WriterPragma(ctx, s, "page_count")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if free, _ := s.WriterPragma(ctx, "freelist_count"); free != "0" {
+	if free, _ := sqlite.WriterPragma(ctx, s, "freelist_count"); free != "0" {
 		t.Fatalf("%s free pages: the cap below would not make the file full", free)
 	}
 	// The file may not grow by a page: every write that needs one fails as on a full disk.
-	if _, err := s.WriterPragma(ctx, "max_page_count = "+pages); err != nil {
+	if _, err := sqlite.WriterPragma(ctx, s, "max_page_count = "+pages); err != nil {
 		t.Fatal(err)
 	}
 
@@ -128,13 +129,13 @@ func TestFaultDiskFull(t *testing.T) {
 		t.Errorf("%d memories after the failed write, want the 2 from before", n)
 	}
 	checkIntact(t, path)
-	if got, _ := s.WriterPragma(ctx, "page_count"); got != pages {
+	if got, _ := sqlite.WriterPragma(ctx, s, "page_count"); got != pages {
 		t.Errorf("page_count = %s after the failed writes, want %s", got, pages)
 	}
 
 	// Space comes back: the next write succeeds on the same store.
 	grown, _ := strconv.Atoi(pages)
-	if _, err := s.WriterPragma(ctx, "max_page_count = "+strconv.Itoa(grown*100)); err != nil {
+	if _, err := sqlite.WriterPragma(ctx, s, "max_page_count = "+strconv.Itoa(grown*100)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := s.Memories.Remember(ctx, bigMemory(1), "user:1")
@@ -150,7 +151,7 @@ func TestFaultDiskFull(t *testing.T) {
 func TestFaultReadOnly(t *testing.T) {
 	t.Parallel()
 	s, path := faultStore(t)
-	if _, err := s.WriterPragma(ctx, "query_only = 1"); err != nil {
+	if _, err := sqlite.WriterPragma(ctx, s, "query_only = 1"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -174,7 +175,7 @@ func TestFaultReadOnly(t *testing.T) {
 	}
 	checkIntact(t, path)
 
-	if _, err := s.WriterPragma(ctx, "query_only = 0"); err != nil {
+	if _, err := sqlite.WriterPragma(ctx, s, "query_only = 0"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Memories.Remember(ctx, server("g1", "Snacks are on Fridays"), "user:1"); err != nil {
@@ -189,13 +190,13 @@ func TestFaultLockedByAnotherProcess(t *testing.T) {
 	t.Parallel()
 	s, path := faultStore(t)
 	const wait = 150 * time.Millisecond
-	if _, err := s.WriterPragma(ctx, fmt.Sprintf("busy_timeout = %d", wait.Milliseconds())); err != nil {
+	if _, err := sqlite.WriterPragma(ctx, s, fmt.Sprintf("busy_timeout = %d", wait.Milliseconds())); err != nil {
 		t.Fatal(err)
 	}
 
 	// Another program (a second kioku, the sqlite3 shell) holds the write lock with a
 	// transaction of its own.
-	other, err := sql.Open("sqlite", ltm.DSN(path)+"&_txlock=immediate")
+	other, err := sql.Open("sqlite", sqlite.DSN(path)+"&_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
@@ -29,7 +30,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "kioku.db")
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 	}, "fake-embed")
 	// A raw connection for what the store's API does not write yet (evidence rows) and
 	// for reading the full-text vocabularies.
-	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 // exactly once, as the write path would have linked it.
 func TestGraphBackfill(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
@@ -320,7 +321,7 @@ func TestGraphForgetMe(t *testing.T) {
 	if err != nil || len(nb.Relations) != 1 || nb.Relations[0].Type != "plays" {
 		t.Errorf("Bob after Alice's forget-me: %+v %v", nb, err)
 	}
-	raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(s.Path()))
+	raw, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(s.Path()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func graphStore(t *testing.T) (*Store, map[string]int64) {
 	t.Helper()
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

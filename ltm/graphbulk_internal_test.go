@@ -34,7 +34,7 @@ func TestBulkLinkingMatchesOneByOne(t *testing.T) {
 			Provenance: memory.Provenance{AuthorID: s.id, Author: s.name}}
 	}
 	open := func() *Store {
-		s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+		s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestLeaseExclusiveAcrossStores(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
 	open := func() *ltm.Store {
-		s, err := ltm.Open(t.Context(), path)
+		s, err := sqlite.Open(t.Context(), path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestOpenConcurrently(t *testing.T) {
 		for i := range stores {
 			wg.Go(func() {
 				<-start
-				s, err := ltm.Open(t.Context(), path)
+				s, err := sqlite.Open(t.Context(), path)
 				if err != nil {
 					t.Errorf("round %d, store %d: %v", round, i, err)
 					return

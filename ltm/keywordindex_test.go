@@ -9,6 +9,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -35,7 +36,7 @@ func keywordScores(t *testing.T, s *ltm.Store, owner memory.Owner, text string) 
 // query.
 func TestKeywordIndexSeesOtherProcessWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	bot, err := ltm.Open(ctx, path)
+	bot, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestKeywordIndexSeesOtherProcessWrites(t *testing.T) {
 		t.Fatalf("before: %v", got)
 	}
 
-	cli, err := ltm.Open(ctx, path)
+	cli, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +105,7 @@ func TestKeywordStatisticsArePerScope(t *testing.T) {
 // answering from a stale one.
 func TestKeywordIndexRebuildsAfterTrimmedLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	bot, err := ltm.Open(ctx, path)
+	bot, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestKeywordIndexRebuildsAfterTrimmedLog(t *testing.T) {
 	fill(t, bot, "gTrim", 5)
 	mustSearch(t, bot, memory.SearchQuery{Text: "chatter", Owners: []memory.Owner{owner}})
 
-	cli, err := ltm.Open(ctx, path)
+	cli, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestKeywordIndexRebuildsAfterTrimmedLog(t *testing.T) {
 	for i := range 3 {
 		want = append(want, testkit.MustRemember(t, cli, server("gTrim", fmt.Sprintf("the kayak trip number %d", i))).ID)
 	}
-	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ func withStages(t *testing.T, s *Store, lexicon float64, coverage int) {
 
 func openLexiconStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(t.Context(), filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
@@ -755,7 +756,7 @@ func TestRecallVectorLegFiltersBeforeTopK(t *testing.T) {
 
 func TestRecallAccessTracking(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -814,7 +815,7 @@ func TestRecallAccessTracking(t *testing.T) {
 			t.Fatal(err)
 		}
 		closed = true
-		s2, err := ltm.Open(ctx, path)
+		s2, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 func TestRunRepairs(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := Open(ctx, path)
+	s, err := OpenTestStore(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

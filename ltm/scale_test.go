@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -94,7 +94,7 @@ func TestMeasureVectorScale(t *testing.T) {
 
 func buildScale(t *testing.T, path string, hot, guilds, small int) {
 	ctx := context.Background()
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func procStatus(field string) float64 {
 func measureScale(t *testing.T, path string, guilds int) {
 	ctx := context.Background()
 	start := time.Now()
-	s, err := ltm.Open(ctx, path)
+	s, err := sqlite.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 var ctx = context.Background()
@@ -36,7 +38,7 @@ func wantCode(t *testing.T, err error, code string) {
 func TestOpenTwiceIsANoOp(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "k.db")
 	for i := 0; i < 2; i++ {
-		s, err := ltm.Open(ctx, path)
+		s, err := sqlite.Open(ctx, path)
 		if err != nil {
 			t.Fatalf("open %d: %v", i, err)
 		}
@@ -682,7 +684,7 @@ func TestRememberManyDeduplicatesAcrossStatementsAndBatches(t *testing.T) {
 
 // Closing a store twice is harmless: the second Close returns the first one's result.
 func TestCloseTwice(t *testing.T) {
-	s, err := ltm.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

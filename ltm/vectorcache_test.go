@@ -9,6 +9,7 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
 	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -16,7 +17,7 @@ const cacheDims = 64
 
 func cacheStore(t *testing.T, path string) *ltm.Store {
 	t.Helper()
-	s, err := ltm.Open(t.Context(), path)
+	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // for the next ones; a smaller one leaves them unprepared, and writes the same rows.
 func TestBulkWritesKeepTheirStatementsPrepared(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := OpenTestStore(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

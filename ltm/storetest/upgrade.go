@@ -10,9 +10,9 @@ import (
 )
 
 // CheckUpgraded901f6da checks a store opened on the database that kioku at commit 901f6da
-// wrote (ltm/testdata/upgrade/901f6da.sql and its PostgreSQL twin; the commit predates
-// release tags): the upgrade kept every memory, edit, forget, setting, turn and job, and the
-// memories are found as before. Each engine's test loads its dump into a fresh database,
+// wrote (ltm/sqlite/testdata/upgrade/901f6da.sql and its PostgreSQL twin; the commit
+// predates release tags): the upgrade kept every memory, edit, forget, setting, turn and
+// job, and the memories are found as before. Each engine's test loads its dump into a fresh database,
 // opens it with this binary (which applies the migrations written since) and calls this.
 func CheckUpgraded901f6da(t *testing.T, st Stores) {
 	t.Helper()

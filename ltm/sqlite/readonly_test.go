@@ -1,4 +1,4 @@
-package ltm_test
+package sqlite_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/migrations"
 )
@@ -21,8 +21,8 @@ import (
 func TestOpenReadOnlyMissingPath(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "typo.db")
-	_, _, err := ltm.OpenReadOnly(t.Context(), path)
-	if !errors.Is(err, ltm.ErrNoDatabase) || !strings.Contains(err.Error(), path) {
+	_, _, err := sqlite.OpenReadOnly(t.Context(), path)
+	if !errors.Is(err, sqlite.ErrNoDatabase) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("err = %v, want ErrNoDatabase naming %s", err, path)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -54,7 +54,7 @@ func withoutLast(t *testing.T) (fs.FS, string) {
 func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", ltm.DSN(path))
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	}
 	raw.Close()
 
-	s, state, err := ltm.OpenReadOnly(ctx, path)
+	s, state, err := sqlite.OpenReadOnly(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ = sql.Open("sqlite", ltm.DSN(path))
+	raw, _ = sql.Open("sqlite", sqlite.DSN(path))
 	defer raw.Close()
 	var n int
 	if err := raw.QueryRow(`SELECT count(*) FROM schema_migrations WHERE name = ?`, newest).Scan(&n); err != nil || n != 0 {
@@ -101,27 +101,27 @@ func TestOpenReadOnlyRefusesForeignAndNewer(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "other.db")
-	raw, _ := sql.Open("sqlite", ltm.DSN(foreign))
+	raw, _ := sql.Open("sqlite", sqlite.DSN(foreign))
 	if _, err := raw.Exec(`CREATE TABLE notes (x)`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
-	if _, _, err := ltm.OpenReadOnly(ctx, foreign); !errors.Is(err, migrations.ErrNotKioku) {
+	if _, _, err := sqlite.OpenReadOnly(ctx, foreign); !errors.Is(err, migrations.ErrNotKioku) {
 		t.Fatalf("foreign database: %v", err)
 	}
 
 	newer := filepath.Join(dir, "newer.db")
-	s, err := ltm.Open(ctx, newer)
+	s, err := sqlite.Open(ctx, newer)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	raw, _ = sql.Open("sqlite", ltm.DSN(newer))
+	raw, _ = sql.Open("sqlite", sqlite.DSN(newer))
 	if _, err := raw.Exec(`INSERT INTO schema_migrations (name, checksum, applied_at) VALUES ('9999_future.sql', 'x', 0)`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
-	if _, _, err := ltm.OpenReadOnly(ctx, newer); err == nil || !strings.Contains(err.Error(), "newer kioku") {
+	if _, _, err := sqlite.OpenReadOnly(ctx, newer); err == nil || !strings.Contains(err.Error(), "newer kioku") {
 		t.Fatalf("newer database: %v", err)
 	}
 }

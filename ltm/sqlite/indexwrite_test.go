@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"path/filepath"
@@ -7,20 +7,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
-func openIndexTestStore(t *testing.T, path string) *Store {
+// queryPlan is SQLite's plan for query, its steps joined by "; ".
+func queryPlan(t *testing.T, s *ltm.Store, query string, args ...any) string {
 	t.Helper()
-	s, err := Open(t.Context(), path)
+	rows, err := engineOf(t, s).read.QueryContext(t.Context(), `EXPLAIN QUERY PLAN `+query, args...)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", query, err)
 	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	defer rows.Close()
+	var steps []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		steps = append(steps, detail)
+	}
+	return strings.Join(steps, "; ")
 }
 
-func rememberServer(t *testing.T, s *Store, content string) int64 {
+func rememberServer(t *testing.T, s *ltm.Store, content string) int64 {
 	t.Helper()
 	res, err := s.Memories.Remember(t.Context(), memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content}, "test")
 	if err != nil {
@@ -35,7 +46,7 @@ func rememberServer(t *testing.T, s *Store, content string) int64 {
 // in both as the rule says.
 func TestSingleWritesWaitForTheFullTextIndexes(t *testing.T) {
 	ctx := t.Context()
-	s := openIndexTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	s.IndexWriteDelay = time.Hour
 	ascii := rememberServer(t, s, "The canoe club meets on Tuesdays")
 	cjk := rememberServer(t, s, "カヌー部は火曜日に集まる")
@@ -76,7 +87,7 @@ func TestSingleWritesWaitForTheFullTextIndexes(t *testing.T) {
 // TestWaitingMemoriesAreIndexedInTheBackground: with the default delay nobody flushes, and
 // the memory still reaches the word index.
 func TestWaitingMemoriesAreIndexedInTheBackground(t *testing.T) {
-	s := openIndexTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	id := rememberServer(t, s, "Backups run nightly at two")
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if got := matchWords(t, s, "memories_fts", "backups"); slices.Equal(got, []int64{id}) {
@@ -92,17 +103,17 @@ func TestWaitingMemoriesAreIndexedInTheBackground(t *testing.T) {
 // memories waiting; the next one to open the database indexes them.
 func TestOpenIndexesWhatWasLeftWaiting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	a := openIndexTestStore(t, path)
+	a := openTestStore(t, path)
 	a.IndexWriteDelay = time.Hour
 	id := rememberServer(t, a, "The raid starts at nine")
 	// As a killed process leaves it: the row waits and nothing will flush it.
-	if _, err := a.write.ExecContext(t.Context(), `UPDATE memories SET index_pending = 1 WHERE id = ?`, id); err != nil {
+	if _, err := engineOf(t, a).write.ExecContext(t.Context(), `UPDATE memories SET index_pending = 1 WHERE id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
 	if got := matchWords(t, a, "memories_fts", "raid"); len(got) != 0 {
 		t.Fatalf("the word index holds %v", got)
 	}
-	b := openIndexTestStore(t, path)
+	b := openTestStore(t, path)
 	if got := matchWords(t, b, "memories_fts", "raid"); !slices.Equal(got, []int64{id}) {
 		t.Errorf("after another open the word index holds %v, want [%d]", got, id)
 	}
@@ -112,12 +123,12 @@ func TestOpenIndexesWhatWasLeftWaiting(t *testing.T) {
 // (KeywordIndexOff), or whose delay is zero, indexes each single write in its own
 // transaction.
 func TestIndexAtOnceWhenAskedTo(t *testing.T) {
-	for name, set := range map[string]func(*Store){
-		"KeywordIndexOff": func(s *Store) { s.KeywordIndexOff = true; s.IndexWriteDelay = time.Hour },
-		"ZeroDelay":       func(s *Store) { s.IndexWriteDelay = 0 },
+	for name, set := range map[string]func(*ltm.Store){
+		"KeywordIndexOff": func(s *ltm.Store) { s.KeywordIndexOff = true; s.IndexWriteDelay = time.Hour },
+		"ZeroDelay":       func(s *ltm.Store) { s.IndexWriteDelay = 0 },
 	} {
 		t.Run(name, func(t *testing.T) {
-			s := openIndexTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+			s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 			set(s)
 			id := rememberServer(t, s, "Snacks are in the blue cupboard")
 			if got := matchWords(t, s, "memories_fts", "cupboard"); !slices.Equal(got, []int64{id}) {
@@ -130,7 +141,7 @@ func TestIndexAtOnceWhenAskedTo(t *testing.T) {
 // The flush finds the waiting rows through their own partial index, not by reading the
 // memories table: it runs every 50 ms of writing, at any size.
 func TestIndexFlushSeeksTheWaitingRows(t *testing.T) {
-	s := openIndexTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	if plan := queryPlan(t, s, indexPendingSQL); !strings.Contains(plan, "USING INDEX memories_index_pending") {
 		t.Errorf("the flush plans as %q, want a walk of memories_index_pending", plan)
 	}

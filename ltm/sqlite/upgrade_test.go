@@ -1,4 +1,4 @@
-package storetest_test
+package sqlite_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // 901f6da wrote (loaded from its text dump into a new file): the migrations written since
 // apply in place and nothing written then is lost.
 func TestUpgradeFrom901f6da(t *testing.T) {
-	dump, err := os.ReadFile(filepath.Join("..", "testdata", "upgrade", "901f6da.sql"))
+	dump, err := os.ReadFile(filepath.Join("testdata", "upgrade", "901f6da.sql"))
 	if err != nil {
 		t.Fatal(err)
 	}

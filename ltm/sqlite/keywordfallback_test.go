@@ -1,8 +1,9 @@
-package ltm
+package sqlite
 
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // the scoped FTS5 query alone returns the same candidates and scores as ranking the global
 // top list first, for words common in the other scopes and for words only it holds.
 func TestWordLegSmallShareSameScores(t *testing.T) {
-	s := openLexiconStore(t)
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	ctx := t.Context()
 	at := time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 	var batch []memory.Memory
@@ -31,24 +32,22 @@ func TestWordLegSmallShareSameScores(t *testing.T) {
 	if _, err := s.Transfer.RememberMany(ctx, batch, "test"); err != nil {
 		t.Fatal(err)
 	}
-	q := memory.SearchQuery{Owners: []memory.Owner{memory.ServerOwner("small")}}
-	vis := visibleScopes(&q)
-	if !s.db.vectors.smallShare(ctx, vis) {
+	fts := engineOf(t, s).keywordSearch
+	small := memory.ServerOwner("small").Key()
+	if !fts.smallShare(ctx, []string{small}) {
 		t.Fatal("12 of 332 memories are not a small share")
 	}
-	where, args, err := scopeClause(vis)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The scope clause recall passes for one server's scope.
+	where, args := "(m.scope_key = ?)", []any{small}
 	for _, text := range []string{"garden harvest", "gate oil", "harvest fair garden gate"} {
 		plan := recall.Analyze(text)
 		expr := ftsExpr(&plan, true)
 		for _, limit := range []int{5, 50} {
 			viaGlobal, direct := map[int64]float64{}, map[int64]float64{}
-			if err := s.Recall.searcher.wordLeg(ctx, expr, false, where, args, limit, viaGlobal); err != nil {
+			if err := fts.wordLeg(ctx, expr, false, where, args, limit, viaGlobal); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Recall.searcher.wordLeg(ctx, expr, true, where, args, limit, direct); err != nil {
+			if err := fts.wordLeg(ctx, expr, true, where, args, limit, direct); err != nil {
 				t.Fatal(err)
 			}
 			if len(direct) == 0 || !maps.Equal(viaGlobal, direct) {

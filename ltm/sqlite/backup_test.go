@@ -1,4 +1,4 @@
-package ltm_test
+package sqlite_test
 
 import (
 	"database/sql"
@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 func TestBackupWhileWriting(t *testing.T) {
 	ctx := t.Context()
-	s, err := ltm.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Log("no write landed during the backup; the snapshot was still taken online")
 	}
 
-	raw, err := sql.Open("sqlite", ltm.ReadOnlyDSN(backup))
+	raw, err := sql.Open("sqlite", sqlite.ReadOnlyDSN(backup))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 	raw.Close()
 
-	b, err := ltm.Open(ctx, backup)
+	b, err := sqlite.Open(ctx, backup)
 	if err != nil {
 		t.Fatalf("backup does not open as a kioku database: %v", err)
 	}
@@ -113,7 +113,7 @@ func TestBackupIsNeverReadableByOthers(t *testing.T) {
 	defer syscall.Umask(old)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "big.db")
-	db, err := sql.Open("sqlite", ltm.DSN(src))
+	db, err := sql.Open("sqlite", sqlite.DSN(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestBackupIsNeverReadableByOthers(t *testing.T) {
 	dest := filepath.Join(out, "kioku-backup.db")
 
 	done := make(chan error, 1)
-	go func() { done <- ltm.BackupFile(t.Context(), src, dest) }()
+	go func() { done <- sqlite.BackupFile(t.Context(), src, dest) }()
 	var exposed []string
 	for finished := false; !finished; {
 		select {

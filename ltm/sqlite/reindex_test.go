@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"
@@ -11,15 +11,16 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/migrations"
 )
 
 // matchWords returns the rowids the word index holds for an FTS5 query.
-func matchWords(t *testing.T, s *Store, table, query string) []int64 {
+func matchWords(t *testing.T, s *ltm.Store, table, query string) []int64 {
 	t.Helper()
-	rows, err := s.read.QueryContext(t.Context(), `SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rowid`, query)
+	rows, err := engineOf(t, s).read.QueryContext(t.Context(), `SELECT rowid FROM `+table+` WHERE `+table+` MATCH ? ORDER BY rowid`, query)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,15 +37,19 @@ func matchWords(t *testing.T, s *Store, table, query string) []int64 {
 }
 
 // searchColumns returns the stored search-text columns of memory id.
-func searchColumns(t *testing.T, s *Store, id int64) (string, string) {
+func searchColumns(t *testing.T, s *ltm.Store, id int64) (string, string) {
 	t.Helper()
 	var text, author string
-	if err := s.read.QueryRowContext(t.Context(), `SELECT search_text, search_author FROM memories WHERE id = ?`, id).
+	if err := engineOf(t, s).read.QueryRowContext(t.Context(), `SELECT search_text, search_author FROM memories WHERE id = ?`, id).
 		Scan(&text, &author); err != nil {
 		t.Fatal(err)
 	}
 	return text, author
 }
+
+// repairSearchText is the repair that fills the search-text columns of rows written before
+// migration 0007 (ltm's).
+const repairSearchText = "fill-search-text"
 
 // TestSearchTextRepair: a database written before search text was stored (migrations up to
 // 0006, whose triggers called kioku_search_text) is upgraded. Its memories stay searchable
@@ -101,11 +106,7 @@ func TestSearchTextRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, path)
 	searchable := func(t *testing.T) {
 		t.Helper()
 		for query, want := range map[string][]int64{"api": {ids[0]}, "deploy": {ids[1]}, "mari": {ids[0]}, "plain": {ids[2]}, "vpn": nil} {
@@ -117,7 +118,7 @@ func TestSearchTextRepair(t *testing.T) {
 	t.Run("SearchableBeforeTheRepair", searchable)
 	t.Run("InterruptedAfterOneBatch", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(ctx)
-		_, err := s.Maintenance.runRepairs(ctx, repairConfig{batch: 2, afterBatch: func(name string, _ int64) {
+		_, err := s.Maintenance.RunRepairsWith(ctx, ltm.RepairOptions{Batch: 2, AfterBatch: func(name string, _ int64) {
 			if name == repairSearchText {
 				cancel()
 			}
@@ -126,7 +127,7 @@ func TestSearchTextRepair(t *testing.T) {
 			t.Fatal("an interrupted repair reported no error")
 		}
 		var cursor int64
-		if err := s.read.QueryRowContext(t.Context(), `SELECT cursor FROM store_repairs WHERE name = ? AND done_at IS NULL`,
+		if err := engineOf(t, s).read.QueryRowContext(t.Context(), `SELECT cursor FROM store_repairs WHERE name = ? AND done_at IS NULL`,
 			repairSearchText).Scan(&cursor); err != nil || cursor != ids[1] {
 			t.Fatalf("saved cursor %d (%v), want %d", cursor, err, ids[1])
 		}
@@ -164,11 +165,7 @@ func TestSearchTextRepair(t *testing.T) {
 // anonymisation, which takes the author's name out of the index too.
 func TestSearchTextOnWrite(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	owner := memory.ServerOwner("g1")
 	saved, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "ＡＰＩ keys rotate monthly",
 		Provenance: memory.Provenance{AuthorID: "u1", Author: "Ｍａｒｉ"}}, "test")
@@ -218,11 +215,7 @@ func TestSearchTextOnWrite(t *testing.T) {
 // go, every live memory is back with its search text, and forgotten ones stay out.
 func TestReindex(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	if rep, err := s.Maintenance.Reindex(ctx); err != nil || rep != (maintenance.ReindexReport{}) {
 		t.Fatalf("reindex of an empty store: %+v %v", rep, err)
 	}
@@ -239,7 +232,8 @@ func TestReindex(t *testing.T) {
 	}
 	// Break the indexes: words of a row that does not exist, the word index emptied, and a
 	// raw row whose search text another client never computed.
-	err = s.withWriteTx(ctx, func(tx *txn) error {
+	e := engineOf(t, s)
+	err := e.writeTx(ctx, func(tx *sql.Tx) error {
 		for _, q := range []string{
 			`INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')`,
 			`INSERT INTO memories_fts (rowid, content, author_name) VALUES (999, 'phantom words', '')`,
@@ -257,7 +251,7 @@ func TestReindex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := s.db.reindexAll(ctx, 2)
+	rep, err := e.reindexAll(ctx, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +271,7 @@ func TestReindex(t *testing.T) {
 		}
 	}
 	var legacy int64
-	if err := s.read.QueryRowContext(ctx, `SELECT max_id FROM memories_tri_legacy`).Scan(&legacy); err != nil || legacy != 0 {
+	if err := e.read.QueryRowContext(ctx, `SELECT max_id FROM memories_tri_legacy`).Scan(&legacy); err != nil || legacy != 0 {
 		t.Errorf("legacy max id after reindex = %d, %v; want 0", legacy, err)
 	}
 	if text, _ := searchColumns(t, s, ids[0]); !strings.HasPrefix(text, "api の") {

@@ -1,4 +1,4 @@
-package ltm
+package sqlite
 
 import (
 	"context"
@@ -9,11 +9,33 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
+// engineOf is the engine under s, a store Open opened.
+func engineOf(t *testing.T, s *ltm.Store) *engine {
+	t.Helper()
+	e, ok := s.Engine().(*engine)
+	if !ok {
+		t.Fatalf("the store runs on %s, not this package's engine", s.Engine().Name())
+	}
+	return e
+}
+
+// openTestStore opens a store on a fresh database at path, closed when the test ends.
+func openTestStore(t *testing.T, path string) *ltm.Store {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // rememberFillers writes n memories of about 300 bytes each to guild g.
-func rememberFillers(t *testing.T, s *Store, g string, n int) {
+func rememberFillers(t *testing.T, s *ltm.Store, g string, n int) {
 	t.Helper()
 	mems := make([]memory.Memory, n)
 	for i := range mems {
@@ -40,12 +62,8 @@ func fileSize(t *testing.T, path string) int64 {
 // checkpoint on another connection then copies all of it.
 func TestWriterLeavesCheckpointsToTheBackground(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	s.checkpoints.close()
+	s := openTestStore(t, path)
+	engineOf(t, s).checkpoints.close()
 	rememberFillers(t, s, "gWal", 6000)
 	const autoThreshold = 1000 * 4096
 	if wal := fileSize(t, path+"-wal"); wal <= 2*autoThreshold {
@@ -69,11 +87,7 @@ func TestWriterLeavesCheckpointsToTheBackground(t *testing.T) {
 // holds only the schema after Open, grows to hold the memories written.
 func TestCheckpointerCopiesTheLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "kioku.db")
-	s, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, path)
 	before := fileSize(t, path)
 	rememberFillers(t, s, "gCp", 2000)
 	wal := fileSize(t, path+"-wal")
@@ -94,20 +108,16 @@ func TestCheckpointerCopiesTheLog(t *testing.T) {
 // builds it in a file and leaves the setting as it was.
 func TestWriterKeepsStatementJournalsInMemory(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "kioku.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openTestStore(t, filepath.Join(t.TempDir(), "kioku.db"))
 	check := func(when string) {
 		t.Helper()
-		if got, err := s.WriterPragma(ctx, "temp_store"); err != nil || got != "2" {
+		if got, err := WriterPragma(ctx, s, "temp_store"); err != nil || got != "2" {
 			t.Fatalf("%s: writer temp_store = %q (%v), want 2 (memory)", when, got, err)
 		}
 	}
 	check("after Open")
 	rememberFillers(t, s, "gVac", 500)
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM memories`); err != nil {
+	if _, err := engineOf(t, s).write.ExecContext(ctx, `DELETE FROM memories`); err != nil {
 		t.Fatal(err)
 	}
 	if freed, err := s.Maintenance.Compact(ctx); err != nil || freed == 0 {
@@ -128,37 +138,35 @@ func TestBulkWritesKeepTheLogBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Close()
-		if limit, err := s.WriterPragma(context.Background(), "journal_size_limit"); err != nil || limit != fmt.Sprint(logFileBytes) {
+		if limit, err := WriterPragma(context.Background(), s, "journal_size_limit"); err != nil || limit != fmt.Sprint(logFileBytes) {
 			t.Fatalf("writer's journal_size_limit = %q, %v; want %d", limit, err, logFileBytes)
 		}
-		s.checkpoints.close()
+		e := engineOf(t, s)
+		e.checkpoints.close()
 		if bounded {
 			// Checkpoints every millisecond measure the log between this test's batches, as the
 			// one-second ones do between a large load's.
-			if s.checkpoints, err = startCheckpointer(path, time.Millisecond); err != nil {
+			if e.checkpoints, err = startCheckpointer(path, time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			s.checkpoints.logBound = 50
+			e.checkpoints.logBound = 50
 		} else {
 			// No checkpoint at all: the log holds every page the load wrote.
-			s.checkpoints = nil
+			e.checkpoints = nil
 		}
-		mems := make([]memory.Memory, 2000)
+		// One bulk write of ten full batches (RememberMany's are 1,000 memories).
+		mems := make([]memory.Memory, 10_000)
 		for i := range mems {
 			mems[i] = memory.Memory{Scope: memory.ScopeServer, GuildID: "gBulk", Type: memory.TypeFact,
-				Content: fmt.Sprintf("note %d: the committee keeps minutes of every meeting, the budget and the venue", i)}
-			if err := mems[i].Prepare(); err != nil {
-				t.Fatal(err)
-			}
+				Content: fmt.Sprintf("note %d: the committee keeps minutes", i)}
 		}
-		// Twenty batches of 100 (RememberMany's are 1,000) keep the test short.
-		if _, err := s.Transfer.importPrepared(context.Background(), nil, mems, "test", 100); err != nil {
+		if _, err := s.Transfer.RememberMany(context.Background(), mems, "test"); err != nil {
 			t.Fatal(err)
 		}
 		return fileSize(t, path+"-wal")
 	}
 	whole, bounded := logFile(false), logFile(true)
-	t.Logf("log file after 20 batches: %d bytes, %d with the bound", whole, bounded)
+	t.Logf("log file after 10 batches: %d bytes, %d with the bound", whole, bounded)
 	if bounded*3 > whole {
 		t.Fatalf("the bounded load's log grew to %d bytes, %d without a checkpoint: it did not start over", bounded, whole)
 	}

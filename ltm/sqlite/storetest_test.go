@@ -1,4 +1,4 @@
-package storetest_test
+package sqlite_test
 
 import (
 	"context"
