@@ -146,7 +146,8 @@ func TestWelcomeRetriedAfterDiscordFailed(t *testing.T) {
 }
 
 // TestClaimWelcomeOnce: the store's claim is given once per server, and again only after
-// a release (migrations/onboarding_test.go covers servers known before the upgrade).
+// a release (ltm/sqlite/migration_onboarding_test.go covers servers known before the
+// upgrade).
 func TestClaimWelcomeOnce(t *testing.T) {
 	tb := newTestBot(t)
 	ctx := context.Background()

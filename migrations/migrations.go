@@ -1,6 +1,7 @@
-// Package migrations holds kioku's SQLite schema as numbered .sql files embedded in the
-// binary, and the runner that applies them, to SQLite and to PostgreSQL (whose own series
-// its engine embeds).
+// Package migrations is the one runner of kioku's schema migrations, SQLite's and
+// PostgreSQL's: each engine embeds its own numbered series of .sql files
+// (ltm/sqlite/migrations, ltm/postgres/migrations) and applies it with ApplyEngine, saying
+// what its database does differently (Engine).
 //
 // Each file is applied once, in name order, inside its own transaction, and recorded with a
 // checksum. An applied file must never change: the runner refuses to start when one did,
@@ -13,7 +14,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -22,12 +22,6 @@ import (
 	"strings"
 	"time"
 )
-
-//go:embed *.sql
-var files embed.FS
-
-// FS returns the embedded migration files.
-func FS() fs.FS { return files }
 
 // Result reports what a run did.
 type Result struct {
@@ -47,10 +41,12 @@ type Engine struct {
 	// file: PostgreSQL runs writers concurrently. SQLite needs none: each file's transaction
 	// takes the database's one write lock before it checks what is applied.
 	Lock, Unlock string
+	// FileConn, when set, returns the connection of db that the file whose SQL is body is
+	// applied on, or nil for the runner's own: SQLite's series has a file that calls a
+	// function of kioku's, which its driver gives only to connections opened after the
+	// function was registered. The runner closes the connection after the file.
+	FileConn func(ctx context.Context, db *sql.DB, body string) (*sql.Conn, error)
 }
-
-// SQLite is the engine of kioku's embedded database.
-var SQLite = Engine{Rebind: func(q string) string { return q }}
 
 // conn is what the runner runs statements on: the pool, or one connection of it.
 type conn interface {
@@ -59,13 +55,8 @@ type conn interface {
 	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
 }
 
-// Apply runs every migration in fsys not yet recorded in db, a SQLite database. Passing
-// FS() applies kioku's own schema; tests pass their own files.
-func Apply(ctx context.Context, db *sql.DB, fsys fs.FS) (Result, error) {
-	return ApplyEngine(ctx, db, fsys, SQLite)
-}
-
-// ApplyEngine is Apply on the database of engine e.
+// ApplyEngine runs every migration in fsys not yet recorded in db, the database of engine
+// e. An engine passes its own series; tests pass their own files.
 func ApplyEngine(ctx context.Context, db *sql.DB, fsys fs.FS, e Engine) (Result, error) {
 	var res Result
 	var c conn = db
@@ -111,19 +102,7 @@ func ApplyEngine(ctx context.Context, db *sql.DB, fsys fs.FS, e Engine) (Result,
 			}
 			continue
 		}
-		var done bool
-		if needsSearchText(string(body)) {
-			// Only SQLite's series calls it, and SQLite runs without Engine.Lock's
-			// connection, so the pool can give one that has the function.
-			sc, connErr := searchTextConn(ctx, db)
-			if connErr != nil {
-				return res, fmt.Errorf("couldn't apply migration %s: %w", name, connErr)
-			}
-			done, err = e.applyOne(ctx, sc, name, string(body), checksum)
-			sc.Close()
-		} else {
-			done, err = e.applyOne(ctx, c, name, string(body), checksum)
-		}
+		done, err := e.applyFile(ctx, db, c, name, string(body), checksum)
 		if err != nil {
 			return res, err
 		}
@@ -137,10 +116,25 @@ func ApplyEngine(ctx context.Context, db *sql.DB, fsys fs.FS, e Engine) (Result,
 	return res, nil
 }
 
-// Pending lists the migrations in fsys that db has not applied yet, in the order Apply
-// would apply them, without changing anything: a database that has no schema_migrations
-// table has every migration pending. It fails like Apply when db was migrated by a newer
-// kioku, so a caller learns that before it does anything else.
+// applyFile applies one file on c, or on the connection the engine gives it (FileConn).
+func (e Engine) applyFile(ctx context.Context, db *sql.DB, c conn, name, body, checksum string) (bool, error) {
+	if e.FileConn != nil {
+		fc, err := e.FileConn(ctx, db, body)
+		if err != nil {
+			return false, fmt.Errorf("couldn't apply %smigration %s: %w", e.prefix(), name, err)
+		}
+		if fc != nil {
+			defer fc.Close()
+			return e.applyOne(ctx, fc, name, body, checksum)
+		}
+	}
+	return e.applyOne(ctx, c, name, body, checksum)
+}
+
+// Pending lists the migrations in fsys that db, a SQLite database, has not applied yet, in
+// the order ApplyEngine would apply them, without changing anything: a database that has no
+// schema_migrations table has every migration pending. It fails like ApplyEngine when db
+// was migrated by a newer kioku, so a caller learns that before it does anything else.
 func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {
 	var tables int
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&tables); err != nil {
@@ -158,7 +152,7 @@ func Pending(ctx context.Context, db *sql.DB, fsys fs.FS) ([]string, error) {
 		return nil, fmt.Errorf("couldn't list migrations: %w", err)
 	}
 	sort.Strings(names)
-	if err := SQLite.refuseNewer(applied, names); err != nil {
+	if err := (Engine{}).refuseNewer(applied, names); err != nil {
 		return nil, err
 	}
 	var pending []string
@@ -291,8 +285,9 @@ type State struct {
 // ErrNotKioku is returned by Inspect for a database without kioku's migration table.
 var ErrNotKioku = errors.New("not a kioku database (it has no schema_migrations table)")
 
-// Inspect compares db with the migrations in fsys without writing anything, so it works on
-// a read-only connection and leaves a database that is behind exactly as it was.
+// Inspect compares db, a SQLite database, with the migrations in fsys without writing
+// anything, so it works on a read-only connection and leaves a database that is behind
+// exactly as it was.
 func Inspect(ctx context.Context, db *sql.DB, fsys fs.FS) (State, error) {
 	var st State
 	var n int

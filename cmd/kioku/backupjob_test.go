@@ -17,7 +17,6 @@ import (
 	"github.com/kioku-bot/kioku/internal/testkit"
 	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/migrations"
 )
 
 // dirNames lists the names in dir, sorted.
@@ -173,13 +172,13 @@ func TestBackupSettings(t *testing.T) {
 func oldDatabase(t *testing.T, path, before string) {
 	t.Helper()
 	old := fstest.MapFS{}
-	names, err := fs.Glob(migrations.FS(), "*.sql")
+	names, err := fs.Glob(sqlite.Migrations(), "*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range names {
 		if name < before {
-			body, err := fs.ReadFile(migrations.FS(), name)
+			body, err := fs.ReadFile(sqlite.Migrations(), name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +190,7 @@ func oldDatabase(t *testing.T, path, before string) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := migrations.Apply(context.Background(), db, old); err != nil {
+	if _, err := sqlite.Migrate(context.Background(), db, old); err != nil {
 		t.Fatal(err)
 	}
 }

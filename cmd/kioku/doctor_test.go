@@ -18,7 +18,6 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/migrations"
 )
 
 // doctorReport is `kioku doctor --json`.
@@ -179,14 +178,14 @@ func TestDoctorPendingMigrationIsNotApplied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, _ := fs.Glob(migrations.FS(), "*.sql")
+	names, _ := fs.Glob(sqlite.Migrations(), "*.sql")
 	slices.Sort(names)
 	older := fstest.MapFS{}
 	for _, name := range names[:len(names)-1] {
-		body, _ := fs.ReadFile(migrations.FS(), name)
+		body, _ := fs.ReadFile(sqlite.Migrations(), name)
 		older[name] = &fstest.MapFile{Data: body}
 	}
-	if _, err := migrations.Apply(ctx, raw, older); err != nil {
+	if _, err := sqlite.Migrate(ctx, raw, older); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {

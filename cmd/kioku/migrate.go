@@ -37,7 +37,7 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 		return fmt.Errorf("couldn't open %s: %w", app.config.DB, err)
 	}
 	defer db.Close()
-	res, err := migrations.Apply(ctx, db, migrations.FS())
+	res, err := sqlite.Migrate(ctx, db, sqlite.Migrations())
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 	if tables == 0 {
 		return "", nil
 	}
-	pending, err := migrations.Pending(ctx, db, migrations.FS())
+	pending, err := migrations.Pending(ctx, db, sqlite.Migrations())
 	if err != nil || len(pending) == 0 {
 		return "", err
 	}

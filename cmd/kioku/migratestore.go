@@ -77,7 +77,7 @@ func openCopySource(ctx context.Context, path string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("couldn't open %s: %w", path, err)
 	}
-	pending, err := migrations.Pending(ctx, db, migrations.FS())
+	pending, err := migrations.Pending(ctx, db, sqlite.Migrations())
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("couldn't read the migrations of %s: %w", path, err)

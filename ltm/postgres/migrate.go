@@ -13,11 +13,11 @@ import (
 )
 
 // The PostgreSQL schema is its own numbered series of .sql files (ltm/postgres/migrations),
-// separate from SQLite's (migrations/): the engines differ in types, indexes and triggers,
-// so one file can't serve both. One runner applies both (package migrations): each file
-// once, in name order, in its own transaction, recorded with a checksum; a changed file, or
-// a file the database has that this binary does not know (a newer kioku migrated it), stops
-// Open with a clear message before anything is changed.
+// separate from SQLite's (ltm/sqlite/migrations): the engines differ in types, indexes and
+// triggers, so one file can't serve both. One runner applies both (package migrations):
+// each file once, in name order, in its own transaction, recorded with a checksum; a changed
+// file, or a file the database has that this binary does not know (a newer kioku migrated
+// it), stops Open with a clear message before anything is changed.
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -37,9 +37,9 @@ func migrate(ctx context.Context, p *pgxpool.Pool) error {
 }
 
 // Migrate applies every migration in fsys that the database has not applied yet and
-// returns the names it applied. Tests pass their own files. The runner is SQLite's
-// (package migrations); PostgreSQL brings its placeholders and the advisory lock that keeps
-// two processes starting at once from applying the same file twice.
+// returns the names it applied. Tests pass their own files. The runner is the one both
+// engines use (package migrations); PostgreSQL brings its placeholders and the advisory
+// lock that keeps two processes starting at once from applying the same file twice.
 func Migrate(ctx context.Context, p *pgxpool.Pool, fsys fs.FS) ([]string, error) {
 	db := stdlib.OpenDBFromPool(p)
 	defer db.Close()

@@ -60,7 +60,7 @@ func OpenReadOnly(ctx context.Context, path string) (*ltm.Store, migrations.Stat
 		write.Close()
 		return nil, state, err
 	}
-	state, err = migrations.Inspect(ctx, read, migrations.FS())
+	state, err = migrations.Inspect(ctx, read, Migrations())
 	if err == nil {
 		err = schemaError(state)
 	}

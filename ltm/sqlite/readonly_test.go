@@ -33,14 +33,14 @@ func TestOpenReadOnlyMissingPath(t *testing.T) {
 // withoutLast is kioku's migrations minus the newest, and its name.
 func withoutLast(t *testing.T) (fs.FS, string) {
 	t.Helper()
-	names, err := fs.Glob(migrations.FS(), "*.sql")
+	names, err := fs.Glob(sqlite.Migrations(), "*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(names)
 	older := fstest.MapFS{}
 	for _, name := range names[:len(names)-1] {
-		body, err := fs.ReadFile(migrations.FS(), name)
+		body, err := fs.ReadFile(sqlite.Migrations(), name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestOpenReadOnlyBehindIsReportedNotMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	older, newest := withoutLast(t)
-	if _, err := migrations.Apply(ctx, raw, older); err != nil {
+	if _, err := sqlite.Migrate(ctx, raw, older); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()

@@ -14,7 +14,6 @@ import (
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/migrations"
 )
 
 // matchWords returns the rowids the word index holds for an FTS5 query.
@@ -59,13 +58,13 @@ func TestSearchTextRepair(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "kioku.db")
 	old := fstest.MapFS{}
-	names, err := fs.Glob(migrations.FS(), "*.sql")
+	names, err := fs.Glob(Migrations(), "*.sql")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range names {
 		if name < "0007" {
-			data, err := fs.ReadFile(migrations.FS(), name)
+			data, err := fs.ReadFile(Migrations(), name)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +75,7 @@ func TestSearchTextRepair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrations.Apply(ctx, db, old); err != nil {
+	if _, err := Migrate(ctx, db, old); err != nil {
 		t.Fatal(err)
 	}
 	var ids []int64

@@ -26,7 +26,6 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver
 
 	"github.com/kioku-bot/kioku/ltm"
-	"github.com/kioku-bot/kioku/migrations"
 )
 
 // DefaultBusyTimeout lets another process (the CLI next to a running bot) wait for the
@@ -65,7 +64,7 @@ func Open(ctx context.Context, path string) (*ltm.Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("couldn't open database %s: %w", path, err)
 	}
-	if _, err := migrations.Apply(ctx, write, migrations.FS()); err != nil {
+	if _, err := Migrate(ctx, write, Migrations()); err != nil {
 		write.Close()
 		return nil, err
 	}

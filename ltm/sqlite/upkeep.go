@@ -84,7 +84,7 @@ func (u upkeep) DiagnoseStorage(ctx context.Context, st *maintenance.Storage) er
 	if st.FileBytes, err = u.SizeBytes(ctx); err != nil {
 		return err
 	}
-	state, err := migrations.Inspect(ctx, u.read, migrations.FS())
+	state, err := migrations.Inspect(ctx, u.read, Migrations())
 	if err != nil {
 		return err
 	}

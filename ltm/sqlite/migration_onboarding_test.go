@@ -1,10 +1,10 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestOnboardingUpgrade: 0013 counts every server an existing database knows (settings,
@@ -13,7 +13,7 @@ import (
 func TestOnboardingUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0013")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0013")); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
@@ -28,7 +28,7 @@ func TestOnboardingUpgrade(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := db.Query(`SELECT guild_id FROM guild_onboarding ORDER BY guild_id`)

@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestHashIndexesUpgrade: 0017 replaces the two content-hash indexes with memories_hash_live
@@ -14,7 +14,7 @@ import (
 func TestHashIndexesUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0017")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0017")); err != nil {
 		t.Fatal(err)
 	}
 	for id, deleted := range map[int]any{1: nil, 2: nil, 3: 5} {
@@ -24,7 +24,7 @@ func TestHashIndexesUpgrade(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	var indexes string

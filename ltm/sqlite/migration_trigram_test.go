@@ -1,4 +1,4 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestTrigramIndexUpgrade: after 0018 the trigram index holds the live memories with text
@@ -17,7 +17,7 @@ func TestTrigramIndexUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	db.SetMaxOpenConns(1) // the expected index is a temp table of the one connection
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0018")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0018")); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(id int, content string, deleted any) {
@@ -32,7 +32,7 @@ func TestTrigramIndexUpgrade(t *testing.T) {
 	insert(2, "Backups run nightly", nil)
 	insert(3, "明日のdeployは15時から", nil)
 	insert(4, "An old forgotten rule", 5)
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	var legacy int

@@ -1,4 +1,4 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestIndexPendingRule: after 0019 a memory written with index_pending = 1 is in neither
@@ -19,7 +19,7 @@ func TestIndexPendingRule(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	db.SetMaxOpenConns(1) // the expected indexes are temp tables of the one connection
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0019")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0019")); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(id int, content string, pending bool) {
@@ -35,7 +35,7 @@ func TestIndexPendingRule(t *testing.T) {
 		}
 	}
 	insert(1, "Raid night is Friday", false) // before the upgrade
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	exec := func(q string, args ...any) {

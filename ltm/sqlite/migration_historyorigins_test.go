@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"database/sql"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // historyOriginsSeed is history as a kioku before 0021 left it: memory 1 learned in
@@ -49,13 +49,13 @@ var historyOriginsWant = map[int64][2]string{
 func TestHistoryOriginsBackfill(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0021")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0021")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(historyOriginsSeed); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	checkHistoryOrigins(t, db, historyOriginsWant)

@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"database/sql"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestSecretRulesColumn: 0023 records that an existing database's redaction repair ran
@@ -14,13 +14,13 @@ import (
 func TestSecretRulesColumn(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0023")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0023")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`UPDATE store_repairs SET cursor = 42, done_at = 7 WHERE name = 'redact-secrets'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	var (

@@ -1,18 +1,57 @@
-package migrations
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/migrations"
 )
+
+// The SQLite schema is its own numbered series of .sql files (migrations/), embedded in the
+// binary, separate from PostgreSQL's (ltm/postgres/migrations): the engines differ in
+// types, indexes and triggers, so one file can't serve both. The one runner (package
+// migrations) applies both: each file once, in name order, in its own transaction,
+// recorded with a checksum; a changed file, or a file the database has that this binary
+// does not know (a newer kioku migrated it), stops Open with a clear message before
+// anything is changed.
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migrations returns SQLite's series of migration files: what Open applies, and what
+// `kioku migrate` and the diagnostics compare a database with.
+func Migrations() fs.FS {
+	fsys, err := fs.Sub(migrationFiles, "migrations")
+	if err != nil {
+		panic(err) // the directory is embedded: it is always there
+	}
+	return fsys
+}
+
+// Migrate applies every migration in fsys that db, a SQLite database, has not applied yet:
+// Migrations() for kioku's schema, a part of it in upgrade tests.
+func Migrate(ctx context.Context, db *sql.DB, fsys fs.FS) (migrations.Result, error) {
+	return migrations.ApplyEngine(ctx, db, fsys, migrationEngine)
+}
+
+// migrationEngine is SQLite to the runner: placeholders as they are, no lock (each file's
+// transaction takes the database's one write lock before it checks what is applied), and
+// for the file that calls kioku_search_text a connection that has it. The runner holds no
+// connection of its own on SQLite, so the pool can give one.
+var migrationEngine = migrations.Engine{
+	Rebind:   func(q string) string { return q },
+	FileConn: searchTextFileConn,
+}
 
 // searchTextFunction is the SQL function migration 0004 calls. Since migration 0007 the
 // schema needs no function of ours: kioku stores each memory's search text in plain columns.
@@ -28,9 +67,13 @@ var registerSearchText = sync.OnceValue(func() error {
 	return nil
 })
 
-// needsSearchText reports whether a migration's SQL calls kioku_search_text.
-func needsSearchText(body string) bool {
-	return strings.Contains(body, searchTextFunction+"(")
+// searchTextFileConn returns a connection of db that has kioku_search_text for a
+// migration whose SQL calls it, and nil for any other (migrations.Engine.FileConn).
+func searchTextFileConn(ctx context.Context, db *sql.DB, body string) (*sql.Conn, error) {
+	if !strings.Contains(body, searchTextFunction+"(") {
+		return nil, nil
+	}
+	return searchTextConn(ctx, db)
 }
 
 // searchTextConn returns a connection of db that has kioku_search_text. The driver adds a

@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestMemoryCountsUpgrade: 0009 counts the live memories an existing database already
@@ -16,7 +16,7 @@ func TestMemoryCountsUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	before := migrationsBefore(t, "0009")
-	if _, err := migrations.Apply(ctx, db, before); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, before); err != nil {
 		t.Fatal(err)
 	}
 	insert := func(id int, scopeKey string, deleted bool) {
@@ -37,7 +37,7 @@ func TestMemoryCountsUpgrade(t *testing.T) {
 	insert(4, "u:7", false)
 	insert(5, "g:2", true)
 
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	counts := func() string {

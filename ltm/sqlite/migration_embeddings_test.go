@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestEmbeddingsRowidUpgrade: 0015 moves stored vectors to a rowid table without losing or
@@ -13,7 +13,7 @@ import (
 func TestEmbeddingsRowidUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0015")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0015")); err != nil {
 		t.Fatal(err)
 	}
 	vec := strings.Repeat("\x01\x02\x03\x04", 384)
@@ -26,7 +26,7 @@ func TestEmbeddingsRowidUpgrade(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	var withoutRowid int

@@ -1,4 +1,4 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestMemoryIDsUpgrade: 0022 rebuilds memories with AUTOINCREMENT and changes nothing else.
@@ -23,7 +23,7 @@ func TestMemoryIDsUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	db.SetMaxOpenConns(1) // indexDifference's temp tables live on the one connection
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0022")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0022")); err != nil {
 		t.Fatal(err)
 	}
 	exec := func(q string, args ...any) {
@@ -52,7 +52,7 @@ func TestMemoryIDsUpgrade(t *testing.T) {
 	schemaBefore, tableBefore := memoriesSchema(t, db)
 	rowsBefore := tableRows(t, db, "memories")
 	countsBefore := tableRows(t, db, "memory_counts")
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	schemaAfter, tableAfter := memoriesSchema(t, db)

@@ -1,11 +1,11 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestPinnedLookupUsesItsIndex: the pinned memories of a scope (ltm's Memories.List with
@@ -15,7 +15,7 @@ import (
 // index must stay usable for its conditions: SQLite refuses the query otherwise.
 func TestPinnedLookupUsesItsIndex(t *testing.T) {
 	db := openDB(t)
-	if _, err := migrations.Apply(context.Background(), db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(context.Background(), db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	const where = `scope_key = ? AND deleted_at IS NULL AND pinned <> 0`

@@ -1,10 +1,10 @@
-package migrations_test
+package sqlite_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/kioku-bot/kioku/migrations"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 )
 
 // TestGuildRolesUpgrade: 0020 adds the stored roles beside a database's stored channels,
@@ -13,7 +13,7 @@ import (
 func TestGuildRolesUpgrade(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	if _, err := migrations.Apply(ctx, db, migrationsBefore(t, "0020")); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, migrationsBefore(t, "0020")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`INSERT INTO guild_channels (guild_id, channel_id, overwrites, updated_at)
@@ -23,7 +23,7 @@ func TestGuildRolesUpgrade(t *testing.T) {
 	if _, err := db.Exec(`SELECT count(*) FROM guild_roles`); err == nil {
 		t.Fatal("guild_roles exists before 0020")
 	}
-	if _, err := migrations.Apply(ctx, db, migrations.FS()); err != nil {
+	if _, err := sqlite.Migrate(ctx, db, sqlite.Migrations()); err != nil {
 		t.Fatal(err)
 	}
 	var overwrites string
