@@ -80,7 +80,7 @@ type Report struct {
 	ColdFTSP99Ms    float64 `json:"cold_fts_only_p99_ms,omitempty"`
 	ColdVsFTS       float64 `json:"cold_vs_fts_p99,omitempty"`
 	// OpenMs is start-up: from opening the existing database (migrations checked) to the
-	// first recall answered in the hot guild; OpenDBMs the ltm.Open part of it.
+	// first recall answered in the hot guild; OpenDBMs the sqlite.Open part of it.
 	OpenMs   float64 `json:"open_ms"`
 	OpenDBMs float64 `json:"open_db_ms"`
 	// RSSMB is the peak resident memory (VmHWM) from reopening until every scope was
