@@ -216,7 +216,6 @@ func (p *pool) ExecContext(ctx context.Context, query string, args ...any) (sql.
 	return p.db.ExecContext(ctx, p.eng.Rebind(query), args...)
 }
 
-
 // PrepareContext prepares a statement on the pool, rebound.
 func (p *pool) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
 	return p.db.PrepareContext(ctx, p.eng.Rebind(query))
@@ -249,7 +248,6 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	return t.tx.ExecContext(ctx, t.eng.Rebind(query), args...)
 }
-
 
 // PrepareContext prepares a statement in the transaction, rebound.
 func (t *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {

@@ -118,7 +118,6 @@ type preparedTx struct {
 	stmts map[string]*sql.Stmt
 }
 
-
 func (p preparedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := p.stmts[query]; st != nil {
 		return p.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
