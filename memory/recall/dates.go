@@ -1,12 +1,7 @@
 package recall
 
 import (
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // Window is a span of time a question points at ("last weekend", "3 March", "先週"):
@@ -32,92 +27,279 @@ func (w Window) Distance(t time.Time) time.Duration {
 	return 0
 }
 
-const day = 24 * time.Hour
-
-var (
-	weekdays = map[string]time.Weekday{"sunday": time.Sunday, "monday": time.Monday, "tuesday": time.Tuesday,
-		"wednesday": time.Wednesday, "thursday": time.Thursday, "friday": time.Friday, "saturday": time.Saturday}
-	jaWeekdays = map[string]time.Weekday{"日曜": time.Sunday, "月曜": time.Monday, "火曜": time.Tuesday,
-		"水曜": time.Wednesday, "木曜": time.Thursday, "金曜": time.Friday, "土曜": time.Saturday}
-	counts = map[string]int{"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-		"a couple of": 2, "couple of": 2, "a few": 3, "few": 3}
-
-	reISO       = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
-	reDayMonth  = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)? (?:of )?(january|february|march|april|may|june|july|august|september|october|november|december)\b`)
-	reMonthDay  = regexp.MustCompile(`\b(january|february|march|april|may|june|july|august|september|october|november|december) (\d{1,2})(?:st|nd|rd|th)?\b`)
-	reOnThe     = regexp.MustCompile(`\bon the (\d{1,2})(?:st|nd|rd|th)\b`)
-	reAgo       = regexp.MustCompile(`\b(\d+|a couple of|couple of|a few|few|a|one|two|three|four|five|six) (day|week|month)s? ago\b`)
-	rePart      = regexp.MustCompile(`\b(early|mid|late|the start of|the beginning of|the end of|start of|beginning of|end of|the middle of|middle of|the first week of|the second week of|the second weekend of|the first weekend of)[ -](january|february|march|april|may|june|july|august|september|october|november|december|this month|last month)\b`)
-	reMonthOnly = regexp.MustCompile(`\b(?:in|during|back in) (january|february|march|april|june|july|august|september|october|november|december)\b`)
-	reWeekday   = regexp.MustCompile(`\b(last |this past |on |the )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)( before last| night| morning| evening)?\b`)
-	reJaMD      = regexp.MustCompile(`(\d{1,2})月(\d{1,2})日`)
-	reJaAgo     = regexp.MustCompile(`(\d+)(日|週間|か月|ヶ月|カ月)(?:くらい|ほど|ぐらい)?前`)
-	reJaMonth   = regexp.MustCompile(`(\d{1,2})月(?:の)?(初め|はじめ|頭|上旬|中旬|半ば|下旬|終わり|末)?`)
-	reJaRelPart = regexp.MustCompile(`(先月|今月)(?:の)?(初め|はじめ|頭|上旬|中旬|半ば|下旬|終わり|末)?`)
-)
-
-var monthByName = map[string]time.Month{"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6,
-	"july": 7, "august": 8, "september": 9, "october": 10, "november": 11, "december": 12}
-
 // DateWindow reads the date a question points at, relative to when it is asked (asked,
-// the zero time meaning now): absolute dates ("3 March", "March 3rd", "on the 14th",
-// "2024-03-03", "3月3日") and relative ones ("yesterday", "last weekend", "two weeks ago",
-// "last month", "early March", "the first week of January", "先週", "昨日"). A month or day
-// without a year is the latest one not after asked. ok is false when the text names no date.
+// the zero time meaning now): absolute dates ("3 March", "Mar 7", "March 3rd, 2024",
+// "31 Dec 2025", "on the 14th", "2024-03-03", "07.03.2026", "2026/3/7", "3月3日",
+// "2026年3月7日"), months ("June 2026", "in June", "last December", "2026年3月") and
+// relative dates ("yesterday", "last weekend", "two weeks ago", "last month", "early March",
+// "the last week of June", "先週", "昨日", "先月の最後の週"), and the future ones a plan
+// names ("tomorrow", "next week", "来月").
+//
+// A question asks about what was said before it, so a date that does not say which way it
+// goes ("3 March", "Friday", "in June", "on the 14th") is the latest one not after the
+// asked day (a weekday: before it). A slash date whose two numbers could each be the month
+// ("7/3/2026") is read as no date unless the text is Japanese, where it is month/day; a date
+// named but ambiguous ("next Friday" asked on a Tuesday) gives no window rather than a
+// guess. ok is false when the text names no date.
 func DateWindow(text string, asked time.Time) (Window, bool) {
 	if asked.IsZero() {
 		asked = time.Now()
 	}
-	s := strings.ToLower(norm.NFKC.String(text))
-	cal := newCalendar(asked)
-	if w, ok := cal.absoluteDate(s); ok {
-		return w, true
+	s, k := prepareDateText(text)
+	if k == 0 {
+		return Window{}, false
 	}
-	if w, ok := cal.relativeDate(s); ok {
-		return w, true
-	}
-	return jaDateWindow(s, cal)
+	return readDate(newCalendar(asked, leanPast), s, k)
 }
 
-// calendar reckons dates relative to when a question is asked.
+// lean is which way a date that does not say its direction goes from the reference day.
+type lean int8
+
+const (
+	// leanPast takes the latest occurrence not after the reference day: questions, and
+	// statements in the past tense.
+	leanPast lean = iota
+	// leanFuture takes the earliest occurrence not before it: plans.
+	leanFuture
+	// leanNearest takes the clearly nearer occurrence, and none when neither is.
+	leanNearest
+)
+
+// found is what one form of date made of a text.
+type found int8
+
+const (
+	// notFound: the form is not in the text; the reader tries the next one.
+	notFound found = iota
+	// resolved: the form gave a window.
+	resolved
+	// ambiguous: the text names a date this form cannot pin down; the reader stops, as
+	// a date read from elsewhere in the text would be a guess.
+	ambiguous
+)
+
+// calendar reckons dates from a reference day: when a question is asked, or when a
+// memory was said.
 type calendar struct {
-	asked, today time.Time
-	loc          *time.Location
+	today time.Time // midnight of the reference day
+	loc   *time.Location
+	lean  lean
 }
 
-func newCalendar(asked time.Time) calendar {
-	loc := asked.Location()
-	return calendar{asked: asked, today: time.Date(asked.Year(), asked.Month(), asked.Day(), 0, 0, 0, 0, loc), loc: loc}
+func newCalendar(ref time.Time, l lean) calendar {
+	loc := ref.Location()
+	return calendar{today: time.Date(ref.Year(), ref.Month(), ref.Day(), 0, 0, 0, 0, loc), loc: loc, lean: l}
+}
+
+// readDate tries each form of date in turn: numeric, Japanese named dates, English named
+// dates, English relative dates, Japanese relative dates.
+func readDate(c calendar, s string, k cue) (Window, bool) {
+	w, f := readNumericDate(c, s, k)
+	if f == notFound {
+		w, f = readJaNamedDate(c, s, k)
+	}
+	if f == notFound {
+		w, f = readEnNamedDate(c, s, k)
+	}
+	if f == notFound {
+		w, f = readEnRelativeDate(c, s, k)
+	}
+	if f == notFound {
+		w, f = readJaRelativeDate(c, s, k)
+	}
+	return w, f == resolved
 }
 
 // spanDays is the n days from from.
 func spanDays(from time.Time, n int) Window { return Window{from, from.AddDate(0, 0, n)} }
 
-// monthStart is the first day of the latest month m not after the asked time.
-func (c calendar) monthStart(m time.Month) time.Time {
-	y := c.asked.Year()
-	if m > c.asked.Month() {
-		y--
+// oneDay is the window of the day t, or the answer that the form could not pin it down.
+func oneDay(t time.Time, ok bool) (Window, found) {
+	if !ok {
+		return Window{}, ambiguous
 	}
-	return time.Date(y, m, 1, 0, 0, 0, 0, c.loc)
+	return spanDays(t, 1), resolved
 }
 
-// relMonth is the first day of the month named: "last month", "this month" or a month's
-// name.
-func (c calendar) relMonth(name string) time.Time {
-	cur := time.Date(c.asked.Year(), c.asked.Month(), 1, 0, 0, 0, 0, c.loc)
-	if name == "last month" {
-		return cur.AddDate(0, -1, 0)
+// date is the day y-m-d, or false when the month has no such day (31 April, 29 February
+// 2025).
+func (c calendar) date(y int, m time.Month, d int) (time.Time, bool) {
+	if m < time.January || m > time.December || d < 1 || d > daysIn(y, m) {
+		return time.Time{}, false
 	}
-	if name == "this month" {
-		return cur
-	}
-	return c.monthStart(monthByName[name])
+	return time.Date(y, m, d, 0, 0, 0, 0, c.loc), true
 }
+
+func daysIn(y int, m time.Month) int { return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day() }
+
+// dayNumber counts calendar days, so that distances between days ignore clock changes.
+func dayNumber(t time.Time) int {
+	return int(time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// pick chooses between the latest occurrence not after today (prev) and the earliest not
+// before it (next), as the calendar leans. Leaning nowhere, it takes the one at most half as
+// far from today as the other, and none when neither is clearly nearer.
+func (c calendar) pick(prev time.Time, okPrev bool, next time.Time, okNext bool) (time.Time, bool) {
+	switch {
+	case c.lean == leanPast:
+		return prev, okPrev
+	case c.lean == leanFuture:
+		return next, okNext
+	case okPrev && okNext && prev.Equal(next):
+		return prev, true
+	case !okPrev || !okNext:
+		return time.Time{}, false
+	}
+	t := dayNumber(c.today)
+	back, ahead := t-dayNumber(prev), dayNumber(next)-t
+	switch {
+	case 2*ahead <= back:
+		return next, true
+	case 2*back <= ahead:
+		return prev, true
+	}
+	return time.Time{}, false
+}
+
+// yearly is the occurrence of month m, day d without a year. Today counts as either
+// direction. 29 February can be eight years from the nearest one (2096 to 2104).
+func (c calendar) yearly(m time.Month, d int) (time.Time, bool) {
+	var prev, next time.Time
+	okPrev, okNext := false, false
+	y := c.today.Year()
+	for i := 0; i <= 8 && !okPrev; i++ {
+		if t, ok := c.date(y-i, m, d); ok && !t.After(c.today) {
+			prev, okPrev = t, true
+		}
+	}
+	for i := 0; i <= 8 && !okNext; i++ {
+		if t, ok := c.date(y+i, m, d); ok && !t.Before(c.today) {
+			next, okNext = t, true
+		}
+	}
+	return c.pick(prev, okPrev, next, okNext)
+}
+
+// monthly is the occurrence of day d of a month not named ("on the 14th"). Today counts
+// as either direction; months without that day are skipped.
+func (c calendar) monthly(d int) (time.Time, bool) {
+	var prev, next time.Time
+	okPrev, okNext := false, false
+	cur := time.Date(c.today.Year(), c.today.Month(), 1, 0, 0, 0, 0, c.loc)
+	for i := 0; i <= 2 && !okPrev; i++ {
+		m := cur.AddDate(0, -i, 0)
+		if t, ok := c.date(m.Year(), m.Month(), d); ok && !t.After(c.today) {
+			prev, okPrev = t, true
+		}
+	}
+	for i := 0; i <= 2 && !okNext; i++ {
+		m := cur.AddDate(0, i, 0)
+		if t, ok := c.date(m.Year(), m.Month(), d); ok && !t.Before(c.today) {
+			next, okNext = t, true
+		}
+	}
+	return c.pick(prev, okPrev, next, okNext)
+}
+
+// thisMonth is the first day of the current month.
+func (c calendar) thisMonth() time.Time {
+	return time.Date(c.today.Year(), c.today.Month(), 1, 0, 0, 0, 0, c.loc)
+}
+
+// month is the first day of the occurrence of month m without a year: the current month
+// is both the latest and the earliest.
+func (c calendar) month(m time.Month) (time.Time, bool) {
+	y := c.today.Year()
+	prev, next := time.Date(y, m, 1, 0, 0, 0, 0, c.loc), time.Date(y, m, 1, 0, 0, 0, 0, c.loc)
+	if m > c.today.Month() {
+		prev = prev.AddDate(-1, 0, 0)
+	}
+	if m < c.today.Month() {
+		next = next.AddDate(1, 0, 0)
+	}
+	return c.pick(prev, true, next, true)
+}
+
+// lastMonthNamed is the first day of the latest month m before the current one ("last
+// December" said in January is the December just gone).
+func (c calendar) lastMonthNamed(m time.Month) time.Time {
+	t := time.Date(c.today.Year(), m, 1, 0, 0, 0, 0, c.loc)
+	if m >= c.today.Month() {
+		t = t.AddDate(-1, 0, 0)
+	}
+	return t
+}
+
+// nextMonthNamed is the first day of the earliest month m after the current one.
+func (c calendar) nextMonthNamed(m time.Month) time.Time {
+	t := time.Date(c.today.Year(), m, 1, 0, 0, 0, 0, c.loc)
+	if m <= c.today.Month() {
+		t = t.AddDate(1, 0, 0)
+	}
+	return t
+}
+
+// lastWeekday is the latest day before today that falls on wd.
+func (c calendar) lastWeekday(wd time.Weekday) time.Time {
+	back := (int(c.today.Weekday()) - int(wd) + 7) % 7
+	if back == 0 {
+		back = 7
+	}
+	return c.today.AddDate(0, 0, -back)
+}
+
+// comingWeekday is the earliest day after today that falls on wd.
+func (c calendar) comingWeekday(wd time.Weekday) time.Time {
+	ahead := (int(wd) - int(c.today.Weekday()) + 7) % 7
+	if ahead == 0 {
+		ahead = 7
+	}
+	return c.today.AddDate(0, 0, ahead)
+}
+
+// weekday is the occurrence of a weekday named without "last" or "next".
+func (c calendar) weekday(wd time.Weekday) (time.Time, bool) {
+	return c.pick(c.lastWeekday(wd), true, c.comingWeekday(wd), true)
+}
+
+// nextWeekday is "next Friday": the coming Friday when it lies in the following week, where
+// both readings of "next" meet; earlier in the week it could be this week's or next week's.
+func (c calendar) nextWeekday(wd time.Weekday) (time.Time, bool) {
+	t := c.comingWeekday(wd)
+	return t, !weekStart(t).Equal(weekStart(c.today))
+}
+
+// weekend is "this weekend" or "the weekend": the one under way on a Saturday or Sunday,
+// otherwise the last or the coming one as the calendar leans.
+func (c calendar) weekend() (time.Time, bool) {
+	switch c.today.Weekday() {
+	case time.Saturday:
+		return c.today, true
+	case time.Sunday:
+		return c.today.AddDate(0, 0, -1), true
+	}
+	return c.pick(c.lastWeekday(time.Saturday), true, c.comingWeekday(time.Saturday), true)
+}
+
+// current is "this week" or "this month", the span [start, end) holding today: so far when
+// looking back, from today when looking ahead, the whole of it otherwise.
+func (c calendar) current(start, end time.Time) Window {
+	switch c.lean {
+	case leanPast:
+		return Window{start, c.today.AddDate(0, 0, 1)}
+	case leanFuture:
+		return Window{c.today, end}
+	}
+	return Window{start, end}
+}
+
+// weekStart is the Monday of the week holding t.
+func weekStart(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7)) }
 
 // part is the part p ("early", "the first week of", "下旬"…) of the month starting at
 // start; the whole month for an empty or unknown p.
-func (c calendar) part(start time.Time, p string) Window {
+func part(start time.Time, p string) Window {
 	end := start.AddDate(0, 1, 0)
 	switch p {
 	case "early", "the start of", "the beginning of", "start of", "beginning of", "初め", "はじめ", "頭", "上旬":
@@ -130,6 +312,8 @@ func (c calendar) part(start time.Time, p string) Window {
 		return spanDays(start, 7)
 	case "the second week of":
 		return spanDays(start.AddDate(0, 0, 7), 7)
+	case "the last week of", "最後の週", "最終週":
+		return Window{end.AddDate(0, 0, -7), end}
 	case "the first weekend of", "the second weekend of":
 		sat := start
 		for sat.Weekday() != time.Saturday {
@@ -139,199 +323,36 @@ func (c calendar) part(start time.Time, p string) Window {
 			sat = sat.AddDate(0, 0, 7)
 		}
 		return spanDays(sat, 2)
+	case "the last weekend of":
+		sat := end.AddDate(0, 0, -1)
+		for sat.Weekday() != time.Saturday {
+			sat = sat.AddDate(0, 0, -1)
+		}
+		return spanDays(sat, 2)
 	}
 	return Window{start, end}
 }
 
-// lastWeekday is the latest day before today that falls on wd.
-func (c calendar) lastWeekday(wd time.Weekday) time.Time {
-	back := (int(c.today.Weekday()) - int(wd) + 7) % 7
-	if back == 0 {
-		back = 7
+// partOf is part p of the month starting at start, or the answer that the month could not
+// be pinned down.
+func partOf(start time.Time, ok bool, p string) (Window, found) {
+	if !ok {
+		return Window{}, ambiguous
 	}
-	return c.today.AddDate(0, 0, -back)
+	return part(start, p), resolved
 }
 
-// weekStart is the Monday of the week holding t.
-func weekStart(t time.Time) time.Time { return t.AddDate(0, 0, -((int(t.Weekday()) + 6) % 7)) }
-
-// absoluteDate reads a date written out: "2024-03-03", "3月3日", "3 March", "March 3rd",
-// "on the 14th".
-func (c calendar) absoluteDate(s string) (Window, bool) {
-	asked, loc, days, monthStart := c.asked, c.loc, spanDays, c.monthStart
-	if m := reISO.FindStringSubmatch(s); m != nil {
-		y, _ := strconv.Atoi(m[1])
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		if mo >= 1 && mo <= 12 && d >= 1 && d <= 31 {
-			return days(time.Date(y, time.Month(mo), d, 0, 0, 0, 0, loc), 1), true
-		}
+// agoOrAhead is the window of n units ("day", "week", "month") before today (sign -1) or
+// after it (sign 1): a day exactly, a week give or take four days, a month give or take
+// ten, as people round such spans.
+func (c calendar) agoOrAhead(n, sign int, unit string) Window {
+	switch unit {
+	case "day":
+		return spanDays(c.today.AddDate(0, 0, sign*n), 1)
+	case "week":
+		t := c.today.AddDate(0, 0, sign*7*n)
+		return Window{t.AddDate(0, 0, -4), t.AddDate(0, 0, 4)}
 	}
-	if m := reJaMD.FindStringSubmatch(s); m != nil {
-		mo, _ := strconv.Atoi(m[1])
-		d, _ := strconv.Atoi(m[2])
-		if mo >= 1 && mo <= 12 && d >= 1 && d <= 31 {
-			return days(monthStart(time.Month(mo)).AddDate(0, 0, d-1), 1), true
-		}
-	}
-	if m := reDayMonth.FindStringSubmatch(s); m != nil {
-		d, _ := strconv.Atoi(m[1])
-		if d >= 1 && d <= 31 {
-			return days(monthStart(monthByName[m[2]]).AddDate(0, 0, d-1), 1), true
-		}
-	}
-	if m := reMonthDay.FindStringSubmatch(s); m != nil {
-		d, _ := strconv.Atoi(m[2])
-		if d >= 1 && d <= 31 {
-			return days(monthStart(monthByName[m[1]]).AddDate(0, 0, d-1), 1), true
-		}
-	}
-	if m := reOnThe.FindStringSubmatch(s); m != nil {
-		d, _ := strconv.Atoi(m[1])
-		if d >= 1 && d <= 31 {
-			start := time.Date(asked.Year(), asked.Month(), 1, 0, 0, 0, 0, loc)
-			if d > asked.Day() {
-				start = start.AddDate(0, -1, 0)
-			}
-			return days(start.AddDate(0, 0, d-1), 1), true
-		}
-	}
-	return Window{}, false
-}
-
-// relativeDate reads an English date relative to the asked day: "early March", "two weeks
-// ago", "yesterday", "last weekend", "last Friday", "in March".
-func (c calendar) relativeDate(s string) (Window, bool) {
-	today, days, monthStart, relMonth, part, lastWeekday := c.today, spanDays, c.monthStart, c.relMonth, c.part, c.lastWeekday
-	if m := rePart.FindStringSubmatch(s); m != nil {
-		return part(relMonth(m[2]), m[1]), true
-	}
-	if m := reAgo.FindStringSubmatch(s); m != nil {
-		n, ok := counts[m[1]]
-		if !ok {
-			n, _ = strconv.Atoi(m[1])
-		}
-		switch m[2] {
-		case "day":
-			return days(today.AddDate(0, 0, -n), 1), true
-		case "week":
-			c := today.AddDate(0, 0, -7*n)
-			return Window{c.AddDate(0, 0, -4), c.AddDate(0, 0, 4)}, true
-		default:
-			c := today.AddDate(0, -n, 0)
-			return Window{c.AddDate(0, 0, -10), c.AddDate(0, 0, 10)}, true
-		}
-	}
-	switch {
-	case strings.Contains(s, "day before yesterday"):
-		return days(today.AddDate(0, 0, -2), 1), true
-	case strings.Contains(s, "yesterday"), strings.Contains(s, "last night"):
-		return days(today.AddDate(0, 0, -1), 1), true
-	case strings.Contains(s, "weekend before last"):
-		return days(lastWeekday(time.Saturday).AddDate(0, 0, -7), 2), true
-	case strings.Contains(s, "last weekend"), strings.Contains(s, "the weekend"), strings.Contains(s, "this weekend"):
-		return days(lastWeekday(time.Saturday), 2), true
-	case strings.Contains(s, "week before last"):
-		return days(weekStart(today).AddDate(0, 0, -14), 7), true
-	case strings.Contains(s, "last week"):
-		return days(weekStart(today).AddDate(0, 0, -7), 7), true
-	case strings.Contains(s, "this week"):
-		return Window{weekStart(today), today.AddDate(0, 0, 1)}, true
-	case strings.Contains(s, "last month"):
-		return part(relMonth("last month"), ""), true
-	case strings.Contains(s, "this month"):
-		return Window{relMonth("this month"), today.AddDate(0, 0, 1)}, true
-	case strings.Contains(s, "today"), strings.Contains(s, "tonight"), strings.Contains(s, "this morning"):
-		return days(today, 1), true
-	}
-	if m := reWeekday.FindStringSubmatch(s); m != nil {
-		d := lastWeekday(weekdays[m[2]])
-		if m[3] == " before last" {
-			d = d.AddDate(0, 0, -7)
-		}
-		return days(d, 1), true
-	}
-	if m := reMonthOnly.FindStringSubmatch(s); m != nil {
-		return part(monthStart(monthByName[m[1]]), ""), true
-	}
-	return Window{}, false
-}
-
-// jaDateWindow reads a Japanese date relative to the asked day: "3日前", "先月の下旬",
-// "3月", "昨日", "先週の金曜", "週末".
-func jaDateWindow(s string, c calendar) (Window, bool) {
-	today, days, monthStart, part, lastWeekday := c.today, spanDays, c.monthStart, c.part, c.lastWeekday
-	if m := reJaAgo.FindStringSubmatch(s); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		var c time.Time
-		switch m[2] {
-		case "日":
-			c = today.AddDate(0, 0, -n)
-			if n <= 2 {
-				return days(c, 1), true
-			}
-			return Window{c.AddDate(0, 0, -2), c.AddDate(0, 0, 3)}, true
-		case "週間":
-			c = today.AddDate(0, 0, -7*n)
-			// "2週間前の日曜日": the named day in that week.
-			for name, wd := range jaWeekdays {
-				if strings.Contains(s, name) {
-					ws := weekStart(c)
-					return days(ws.AddDate(0, 0, (int(wd)+6)%7), 1), true
-				}
-			}
-			return Window{c.AddDate(0, 0, -4), c.AddDate(0, 0, 4)}, true
-		default:
-			c = today.AddDate(0, -n, 0)
-			return Window{c.AddDate(0, 0, -10), c.AddDate(0, 0, 10)}, true
-		}
-	}
-	if m := reJaRelPart.FindStringSubmatch(s); m != nil {
-		start := time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, today.Location())
-		if m[1] == "先月" {
-			start = start.AddDate(0, -1, 0)
-		}
-		if m[1] == "今月" && m[2] == "" {
-			return Window{start, today.AddDate(0, 0, 1)}, true
-		}
-		return part(start, m[2]), true
-	}
-	if m := reJaMonth.FindStringSubmatch(s); m != nil {
-		mo, _ := strconv.Atoi(m[1])
-		if mo >= 1 && mo <= 12 {
-			return part(monthStart(time.Month(mo)), m[2]), true
-		}
-	}
-	switch {
-	case strings.Contains(s, "一昨日"), strings.Contains(s, "おととい"):
-		return days(today.AddDate(0, 0, -2), 1), true
-	case strings.Contains(s, "昨日"), strings.Contains(s, "昨夜"), strings.Contains(s, "昨晩"), strings.Contains(s, "きのう"):
-		return days(today.AddDate(0, 0, -1), 1), true
-	case strings.Contains(s, "先々週"):
-		return days(weekStart(today).AddDate(0, 0, -14), 7), true
-	case strings.Contains(s, "先週末"):
-		return days(lastWeekday(time.Saturday), 2), true
-	case strings.Contains(s, "先週"):
-		ws := weekStart(today).AddDate(0, 0, -7)
-		for name, wd := range jaWeekdays {
-			if strings.Contains(s, name) {
-				return days(ws.AddDate(0, 0, (int(wd)+6)%7), 1), true
-			}
-		}
-		return days(ws, 7), true
-	case strings.Contains(s, "今週"):
-		return Window{weekStart(today), today.AddDate(0, 0, 1)}, true
-	case strings.Contains(s, "先月"):
-		return part(time.Date(today.Year(), today.Month(), 1, 0, 0, 0, 0, today.Location()).AddDate(0, -1, 0), ""), true
-	case strings.Contains(s, "今日"), strings.Contains(s, "今朝"):
-		return days(today, 1), true
-	case strings.Contains(s, "週末"):
-		return days(lastWeekday(time.Saturday), 2), true
-	}
-	for name, wd := range jaWeekdays {
-		if strings.Contains(s, name) {
-			return days(lastWeekday(wd), 1), true
-		}
-	}
-	return Window{}, false
+	t := c.today.AddDate(0, sign*n, 0)
+	return Window{t.AddDate(0, 0, -10), t.AddDate(0, 0, 10)}
 }
