@@ -52,6 +52,36 @@ func DateWindow(text string, asked time.Time) (Window, bool) {
 	return readDate(newCalendar(asked, leanPast), s, k)
 }
 
+// ReferredDate resolves the date a memory's own text names against when it was said
+// (said, its created_at): "two days ago" said on 3 March is 1 March, "tomorrow" said on
+// 3 March is 4 March. It reads every form DateWindow reads, with one calendar; what
+// differs is the direction of a date that does not say which way it goes ("on Friday",
+// "7 March", "in June"), which follows the text's tense:
+//
+//   - past tense ("we played on Friday", "金曜に行った"): the latest occurrence, as in a
+//     question;
+//   - a plan ("we'll play on Friday", "金曜に集まろう", "booked for 7 March"): the earliest
+//     occurrence not before the day said (a weekday: after it);
+//   - neither, or both: the nearer occurrence when it is at most half as far from the day
+//     said as the other ("7 March" said on 3 March; "Friday" said on a Thursday), and no
+//     date otherwise ("Friday" said on a Tuesday, "September" said in March).
+//
+// "next Friday" is the coming Friday when that lies in the following week; said earlier in
+// the week, when it could be this week's or next week's, it is ambiguous. An ambiguous
+// date gives ok=false rather than a guess; so does a zero said, which leaves nothing to
+// resolve against. Where a text names several dates, the first form the reader finds
+// decides: dates in numbers, then dates that name their month, then relative ones.
+func ReferredDate(text string, said time.Time) (Window, bool) {
+	if said.IsZero() {
+		return Window{}, false
+	}
+	s, k := prepareDateText(text)
+	if k == 0 {
+		return Window{}, false
+	}
+	return readDate(newCalendar(said, tenseOf(s)), s, k)
+}
+
 // lean is which way a date that does not say its direction goes from the reference day.
 type lean int8
 

@@ -27,6 +27,7 @@ var (
 	reMonthOnly = regexp.MustCompile(`\b(?:in|during|back in) (jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b`)
 	reOnThe     = regexp.MustCompile(`\bon the (\d{1,2})(?:st|nd|rd|th)\b`)
 	reAgo       = regexp.MustCompile(`\b(\d+|a couple of|couple of|a few|few|an|a|one|two|three|four|five|six) (day|week|month)s? ago\b`)
+	reInUnits   = regexp.MustCompile(`\bin (\d+|a couple of|a few|an|a|one|two|three|four|five|six) (day|week|month)s?\b`)
 	reWeekday   = regexp.MustCompile(`\b(last |this past |this coming |coming |next |on |the |this )?(sunday|monday|tuesday|wednesday|thursday|friday|saturday)( before last| night| morning| evening)?\b`)
 )
 
@@ -142,6 +143,13 @@ func readEnRelativeDate(c calendar, s string, k cue) (Window, found) {
 	if k&cueAgo != 0 {
 		if m := reAgo.FindStringSubmatch(s); m != nil {
 			return c.agoOrAhead(count(m[1]), -1, m[2]), resolved
+		}
+	}
+	// "in three days" is a date in a plan, but a length of time in the past tense ("we
+	// finished it in three days").
+	if k&cueIn != 0 && k&cueUnit != 0 {
+		if m := reInUnits.FindStringSubmatch(s); m != nil && tenseOf(s) != leanPast {
+			return c.agoOrAhead(count(m[1]), 1, m[2]), resolved
 		}
 	}
 	if k&cueRelative != 0 {

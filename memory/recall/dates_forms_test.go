@@ -125,7 +125,9 @@ func TestDateWindowForms(t *testing.T) {
 		monthCase("next month", 2026, 5),
 		one("next Monday", 2026, 4, 20),
 		one("this coming Friday", 2026, 4, 17),
-		none("what is on next Friday?"), // this week's Friday or next week's
+		one("what's happening in two days?", 2026, 4, 17),
+		none("who finished the raid in two days?"), // a length of time, not a date
+		none("what is on next Friday?"),            // this week's Friday or next week's
 		none("next weekend"),
 		// Weekdays without a direction look back in a question.
 		one("what did we do on Friday?", 2026, 4, 10),
@@ -158,6 +160,116 @@ func TestDateWindowAcrossYearsAndLeapDays(t *testing.T) {
 	})
 }
 
+// A memory's dates resolve against when it was said, and a date without its year or
+// direction follows the statement's tense. Said on Tuesday 3 March 2026.
+func TestReferredDate(t *testing.T) {
+	said := time.Date(2026, 3, 3, 18, 0, 0, 0, time.UTC)
+	checkDates(t, recall.ReferredDate, said, []dateCase{
+		one("two days ago I finished the raid", 2026, 3, 1),
+		one("yesterday was fun", 2026, 3, 2),
+		one("we played Catan last Friday", 2026, 2, 27),
+		one("we played on Friday", 2026, 2, 27),
+		one("we'll play on Friday", 2026, 3, 6),
+		one("see you Friday", 2026, 3, 6),
+		one("Thursday works for me", 2026, 3, 5), // two days ahead against five back
+		none("Friday works for me"),              // three days ahead, four back
+		one("tomorrow we raid", 2026, 3, 4),
+		one("the day after tomorrow", 2026, 3, 5),
+		none("next Friday we play"), // this week's Friday or next week's
+		one("next Monday we play", 2026, 3, 9),
+		one("this coming Friday", 2026, 3, 6),
+		span("next week we move", date(2026, 3, 9), date(2026, 3, 16)),
+		span("the week after next", date(2026, 3, 16), date(2026, 3, 23)),
+		monthCase("next month I start the new job", 2026, 4),
+		one("we'll finish in three days", 2026, 3, 6),
+		none("we finished it in three days"),
+		span("this weekend we'll paint", date(2026, 3, 7), date(2026, 3, 9)),
+		span("we painted at the weekend", date(2026, 2, 28), date(2026, 3, 2)),
+		// Month and day without a year.
+		one("my birthday is 7 March", 2026, 3, 7),
+		one("we met on 7 March", 2025, 3, 7),
+		one("booked the hall for 7 March", 2026, 3, 7),
+		one("I'll be in Berlin on 3 September", 2026, 9, 3),
+		none("the tournament is on 3 September"), // six months either way
+		monthCase("in June we went to Kyoto", 2025, 6),
+		monthCase("we're going to Kyoto in June", 2026, 6),
+		monthCase("Kyoto in June", 2026, 6),
+		one("on the 5th we'll meet", 2026, 3, 5),
+		one("on the 1st we met", 2026, 3, 1),
+		// Dates written out whole, and the ambiguous ones.
+		one("the meetup on 07.03.2026 was great", 2026, 3, 7),
+		one("moved the launch to 2026-04-01", 2026, 4, 1),
+		monthCase("the last release was in June 2025", 2025, 6),
+		none("see you on 7/3"),
+		none("we met on 7/3/2026"),
+		none("Catan night is on Friday"), // no tense: Friday is three days ahead and four back
+		// Japanese.
+		one("明日は休み", 2026, 3, 4),
+		one("あした行く", 2026, 3, 4),
+		one("おとといクリアした", 2026, 3, 1),
+		one("2日前にクリアした", 2026, 3, 1),
+		one("来週の金曜に集まろう", 2026, 3, 13),
+		span("来週から新しい仕事", date(2026, 3, 9), date(2026, 3, 16)),
+		monthCase("来月引っ越す", 2026, 4),
+		one("金曜に行った", 2026, 2, 27),
+		one("金曜に集まろう", 2026, 3, 6),
+		one("金曜に行きたい", 2026, 3, 6),
+		one("金曜に行きます", 2026, 3, 6),
+		none("金曜"),
+		none("また金曜に"),                  // "again on Friday": no tense
+		none("ありがとう、金曜ね"),              // ありがとう is not a volitional form
+		one("おはよう、金曜に行こう", 2026, 3, 6), // nor おはよう; 行こう is
+		one("3月7日に会いましょう", 2026, 3, 7),
+		one("3月7日に会った", 2025, 3, 7),
+		one("3/7に集まろう", 2026, 3, 7),
+		one("2026年3月7日に集まる", 2026, 3, 7),
+	})
+}
+
+// Said on Saturday 7 March 2026, "next Friday" is the coming one: both readings meet.
+func TestReferredDateNextWeekdayFromTheWeekend(t *testing.T) {
+	checkDates(t, recall.ReferredDate, time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC), []dateCase{
+		one("next Friday we play", 2026, 3, 13),
+		span("next weekend", date(2026, 3, 14), date(2026, 3, 16)),
+		span("this weekend", date(2026, 3, 7), date(2026, 3, 9)),
+		one("Friday was fun", 2026, 3, 6),
+		one("Friday", 2026, 3, 6), // yesterday, against six days ahead
+	})
+}
+
+// Year boundaries and leap days on the memory side.
+func TestReferredDateAcrossYearsAndLeapDays(t *testing.T) {
+	checkDates(t, recall.ReferredDate, time.Date(2026, 1, 2, 20, 0, 0, 0, time.UTC), []dateCase{
+		monthCase("we had a party last December", 2025, 12),
+		one("two days ago", 2025, 12, 31),
+		one("31 Dec was wild", 2025, 12, 31),
+		one("we'll meet on 31 Dec", 2026, 12, 31),
+		one("on the 30th we met", 2025, 12, 30),
+		monthCase("先月引っ越した", 2025, 12),
+	})
+	checkDates(t, recall.ReferredDate, time.Date(2025, 12, 31, 20, 0, 0, 0, time.UTC), []dateCase{
+		one("tomorrow", 2026, 1, 1),
+		span("next week", date(2026, 1, 5), date(2026, 1, 12)),
+		one("we'll meet on 2 Jan", 2026, 1, 2),
+		monthCase("来月", 2026, 1),
+	})
+	checkDates(t, recall.ReferredDate, time.Date(2024, 3, 1, 12, 0, 0, 0, time.UTC), []dateCase{
+		one("yesterday", 2024, 2, 29),
+		one("we'll meet on 29 Feb", 2028, 2, 29),
+	})
+	checkDates(t, recall.ReferredDate, time.Date(2024, 2, 29, 12, 0, 0, 0, time.UTC), []dateCase{
+		one("tomorrow", 2024, 3, 1),
+		one("today is a leap day", 2024, 2, 29),
+	})
+	checkDates(t, recall.ReferredDate, time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC), []dateCase{
+		one("we met on 29 Feb", 2024, 2, 29),
+		none("we met on 29 Feb 2025"),
+	})
+	if w, ok := recall.ReferredDate("yesterday", time.Time{}); ok {
+		t.Errorf("ReferredDate with no time said = %v, want no date", w)
+	}
+}
+
 // Whatever people type, the readers do not panic, and a window they give is not empty.
 func FuzzDateReaders(f *testing.F) {
 	for _, s := range []string{"07.03.2026", "7/3", "the last week of June 2026", "来週の金曜に集まろう", "in 3 weeks",
@@ -166,7 +278,7 @@ func FuzzDateReaders(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string, unix int64) {
 		at := time.Unix(unix%(1<<40), 0).UTC()
-		for _, read := range []func(string, time.Time) (recall.Window, bool){recall.DateWindow} {
+		for _, read := range []func(string, time.Time) (recall.Window, bool){recall.DateWindow, recall.ReferredDate} {
 			if w, ok := read(text, at); ok && !w.From.Before(w.To) {
 				t.Errorf("%q at %v: empty window %v – %v", text, at, w.From, w.To)
 			}
