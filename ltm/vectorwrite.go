@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/flushloop"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -39,7 +40,7 @@ type vectorKey struct{ hash, model string }
 
 // vectorWriter holds fetched vectors until they are stored.
 type vectorWriter struct {
-	loop    flushLoop
+	loop    flushloop.Loop
 	flushMu sync.Mutex // one flush at a time
 
 	mu      sync.Mutex
@@ -51,7 +52,7 @@ type vectorWriter struct {
 func (w *vectorWriter) start(store func(ctx context.Context, keys []vectorKey, vecs map[vectorKey][]float32) error, delay func() time.Duration) {
 	w.store = store
 	w.pending = map[vectorKey][]float32{}
-	w.loop.start(w.flush, delay, w.full, "couldn't store embeddings")
+	w.loop.Start(w.flush, delay, w.full, "couldn't store embeddings")
 }
 
 func (w *vectorWriter) full() bool {
@@ -61,7 +62,7 @@ func (w *vectorWriter) full() bool {
 }
 
 // stop ends the background loop and stores what is pending.
-func (w *vectorWriter) stop() { w.loop.stop() }
+func (w *vectorWriter) stop() { w.loop.Stop() }
 
 // add queues the vectors of model, by content hash, to be stored.
 func (w *vectorWriter) add(model string, vecs map[string][]float32) {
@@ -73,7 +74,7 @@ func (w *vectorWriter) add(model string, vecs map[string][]float32) {
 		w.pending[vectorKey{h, model}] = v
 	}
 	w.mu.Unlock()
-	w.loop.wake()
+	w.loop.Wake()
 }
 
 // lookup returns a copy of the pending vector of hash for model (callers normalize what

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kioku-bot/kioku/internal/flushloop"
 )
 
 // A single write leaves its memory out of the full-text indexes (index_pending, migration
@@ -35,7 +37,7 @@ var indexPendingSQL = fmt.Sprintf(`UPDATE memories SET index_pending = 0 WHERE i
 
 // indexWriter indexes waiting memories in the background.
 type indexWriter struct {
-	loop    flushLoop
+	loop    flushloop.Loop
 	flushMu sync.Mutex // one flush at a time
 	// waiting is set by a write that leaves its memory waiting and cleared when a flush
 	// begins: while it is clear, nothing this process wrote is missing from the indexes.
@@ -57,21 +59,21 @@ func (w *indexWriter) prepare(ctx context.Context, write *sql.DB) {
 // start runs the loop.
 func (w *indexWriter) start(flushAll func(ctx context.Context) error, delay func() time.Duration) {
 	w.flushAll = flushAll
-	w.loop.start(w.flush, delay, "couldn't index new memories; the next write, or the next start, tries again")
+	w.loop.Start(w.flush, delay, nil, "couldn't index new memories; the next write, or the next start, tries again")
 }
 
 // started reports whether the loop runs (a read-only store has none).
-func (w *indexWriter) started() bool { return w.loop.started() }
+func (w *indexWriter) started() bool { return w.loop.Started() }
 
 // wake asks the loop to index what is waiting after its delay.
 func (w *indexWriter) wake() {
 	w.waiting.Store(true)
-	w.loop.wake()
+	w.loop.Wake()
 }
 
 // stop ends the loop and indexes what is waiting.
 func (w *indexWriter) stop() {
-	w.loop.stop()
+	w.loop.Stop()
 	if w.stmt != nil {
 		w.stmt.Close()
 	}

@@ -1,4 +1,7 @@
-package ltm
+// Package flushloop runs a flush a moment after it is woken, so that what several writes
+// leave waiting goes in one transaction: the background half of the long-term store's vector
+// writer and of SQLite's deferred full-text indexing.
+package flushloop
 
 import (
 	"context"
@@ -6,10 +9,9 @@ import (
 	"time"
 )
 
-// flushLoop runs a flush a moment after it is woken, so that what several writes leave
-// waiting goes in one transaction, and a last one when stopped: the background half of the
-// vector writer and the index writer.
-type flushLoop struct {
+// Loop runs a flush a moment after it is woken, and a last one when stopped. The zero Loop
+// is not started: Wake does nothing and Stop returns at once.
+type Loop struct {
 	kick  chan struct{}
 	quit  chan struct{}
 	done  chan struct{}
@@ -21,7 +23,9 @@ type flushLoop struct {
 	failed string
 }
 
-func (l *flushLoop) start(flush func(ctx context.Context) error, delay func() time.Duration, full func() bool, failed string) {
+// Start runs the loop: woken, it waits delay() (unless full, when not nil, reports that
+// enough waits already) and calls flush, logging its error with failed.
+func (l *Loop) Start(flush func(ctx context.Context) error, delay func() time.Duration, full func() bool, failed string) {
 	l.flush, l.delay, l.full, l.failed = flush, delay, full, failed
 	l.kick = make(chan struct{}, 1)
 	l.quit = make(chan struct{})
@@ -29,7 +33,7 @@ func (l *flushLoop) start(flush func(ctx context.Context) error, delay func() ti
 	go l.loop()
 }
 
-func (l *flushLoop) loop() {
+func (l *Loop) loop() {
 	defer close(l.done)
 	for {
 		select {
@@ -50,20 +54,20 @@ func (l *flushLoop) loop() {
 	}
 }
 
-// started reports whether the loop runs.
-func (l *flushLoop) started() bool { return l.kick != nil }
+// Started reports whether the loop runs.
+func (l *Loop) Started() bool { return l.kick != nil }
 
-// wake asks the loop to flush after its delay.
-func (l *flushLoop) wake() {
+// Wake asks the loop to flush after its delay.
+func (l *Loop) Wake() {
 	select {
 	case l.kick <- struct{}{}:
 	default:
 	}
 }
 
-// stop ends the loop and flushes what waits.
-func (l *flushLoop) stop() {
-	if !l.started() {
+// Stop ends the loop and flushes what waits.
+func (l *Loop) Stop() {
+	if !l.Started() {
 		return
 	}
 	close(l.quit)
