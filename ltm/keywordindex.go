@@ -270,7 +270,7 @@ func (s searcher) indexLeg(ctx context.Context, search func(idx *kwindex.Scope, 
 		for i, h := range batch {
 			ids[i] = h.ID
 		}
-		visible, err := s.visibleIDs(ctx, ids, where, args)
+		visible, err := VisibleIDs(ctx, s.db.read, ids, where, args)
 		if err != nil {
 			return false, err
 		}

@@ -340,30 +340,6 @@ func (s searcher) keywordLeg(ctx context.Context, plan *recall.Plan, q *memory.S
 	return fb.KeywordScores(ctx, plan, scopes, where, args, limit, s.db.Stages.Lexicon)
 }
 
-// visibleIDs returns which of ids are live memories inside the scope and filters.
-func (s searcher) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
-	qargs := make([]any, 0, len(ids)+len(args))
-	for _, id := range ids {
-		qargs = append(qargs, id)
-	}
-	qargs = append(qargs, args...)
-	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.id IN (`+placeholders(len(ids))+`)
-		AND m.deleted_at IS NULL AND `+where, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't check recalled memories: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[int64]struct{}, len(ids))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("couldn't read search row: %w", err)
-		}
-		out[id] = struct{}{}
-	}
-	return out, rows.Err()
-}
-
 func prefixed(prefix, columns string) string {
 	cols := strings.Split(columns, ",")
 	for i, c := range cols {

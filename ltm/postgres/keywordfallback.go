@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kioku-bot/kioku/internal/kwindex"
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
@@ -321,74 +322,21 @@ func (s keywordFallback) cjkLeg(ctx context.Context, plan *recall.Plan, where st
 	if err != nil || n == 0 {
 		return err
 	}
-	grams := plan.CJKGrams(2)
-	var words []string
-	for _, t := range plan.Terms {
-		if len(t) >= 2 {
-			words = append(words, t)
-		}
-	}
+	grams, words := ltm.ScanTerms(plan)
 	if len(grams)+len(words) == 0 {
 		return nil
 	}
-	const text = "m.normalized || ' ' || lower(m.author_name)"
-	var conds []string
-	qargs := slices.Clone(args)
+	conds, condArgs := ltm.ContainsAny(dialect.Instr, slices.Concat(grams, words))
 	if n > s.db.cjkScanMax && s.db.trigramsCJK {
+		conds, condArgs = nil, nil
 		for _, t := range plan.CJKGrams(3) {
 			if len([]rune(t)) >= 3 {
 				conds = append(conds, "m.normalized LIKE ?")
-				qargs = append(qargs, "%"+escapeLike(t)+"%")
+				condArgs = append(condArgs, "%"+escapeLike(t)+"%")
 			}
 		}
-		if len(conds) == 0 {
-			return nil
-		}
-	} else {
-		for _, g := range slices.Concat(grams, words) {
-			conds = append(conds, "strpos("+text+", ?) > 0")
-			qargs = append(qargs, g)
-		}
 	}
-	rows, err := s.db.read.QueryContext(ctx, `SELECT m.id, `+text+` FROM memories m WHERE m.deleted_at IS NULL AND `+
-		where+` AND (`+strings.Join(conds, " OR ")+`)`, qargs...)
-	if err != nil {
-		return fmt.Errorf("couldn't search memories: %w", err)
-	}
-	var (
-		ids  []int64
-		docs []string
-	)
-	for rows.Next() {
-		var (
-			id  int64
-			doc string
-		)
-		if err := rows.Scan(&id, &doc); err != nil {
-			rows.Close()
-			return fmt.Errorf("couldn't read search row: %w", err)
-		}
-		ids = append(ids, id)
-		docs = append(docs, doc)
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("couldn't search memories: %w", err)
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	xs := recall.ScanBM25(docs, grams, words, n)
-	order := make([]int, len(docs))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return xs[order[a]] > xs[order[b]] })
-	for _, i := range order[:min(limit, len(order))] {
-		if xs[i] > 0 {
-			out[ids[i]] += weight * cjkWeight * xs[i]
-		}
-	}
-	return nil
+	return ltm.ScoreScanned(ctx, s.db.read, where, args, conds, condArgs, grams, words, n, limit, weight*cjkWeight, out)
 }
 
 // escapeLike quotes LIKE's wildcards in s (the default escape character is \).

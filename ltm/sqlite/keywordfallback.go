@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
 
@@ -158,7 +158,7 @@ func (k keywordSearch) wordLeg(ctx context.Context, expr string, small bool, whe
 	if len(ids) == 0 {
 		return nil
 	}
-	visible, err := k.visibleIDs(ctx, ids, where, args)
+	visible, err := ltm.VisibleIDs(ctx, k.read, ids, where, args)
 	if err != nil {
 		return err
 	}
@@ -237,91 +237,9 @@ func (k keywordSearch) cjkLeg(ctx context.Context, plan *recall.Plan, where stri
 			WHERE memories_tri MATCH ? AND m.deleted_at IS NULL AND ` + where + ` ORDER BY 2 DESC LIMIT ?`
 		return k.collectScores(ctx, query, strings.Join(terms, " OR "), args, limit, cjkWeight, out)
 	}
-	// Latin words written inside Japanese text ("ＡＰＩのrate limit") are one token to
-	// unicode61, so the scan looks for the query's words too.
-	grams := plan.CJKGrams(2)
-	var words []string
-	for _, t := range plan.Terms {
-		if len(t) >= 2 {
-			words = append(words, t)
-		}
-	}
-	if len(grams)+len(words) == 0 {
-		return nil
-	}
-	conds := make([]string, 0, len(grams)+len(words))
-	qargs := make([]any, 0, len(args)+len(grams)+len(words))
-	qargs = append(qargs, args...)
-	for _, g := range slices.Concat(grams, words) {
-		conds = append(conds, "instr(m.normalized || ' ' || lower(m.author_name), ?) > 0")
-		qargs = append(qargs, g)
-	}
-	rows, err := k.read.QueryContext(ctx, `SELECT m.id, m.normalized || ' ' || lower(m.author_name) FROM memories m WHERE m.deleted_at IS NULL AND `+
-		where+` AND (`+strings.Join(conds, " OR ")+`)`, qargs...)
-	if err != nil {
-		return fmt.Errorf("couldn't search memories: %w", err)
-	}
-	var (
-		ids  []int64
-		docs []string
-	)
-	for rows.Next() {
-		var (
-			id   int64
-			text string
-		)
-		if err := rows.Scan(&id, &text); err != nil {
-			rows.Close()
-			return fmt.Errorf("couldn't read search row: %w", err)
-		}
-		ids = append(ids, id)
-		docs = append(docs, text)
-	}
-	if err := rows.Close(); err != nil {
-		return fmt.Errorf("couldn't search memories: %w", err)
-	}
-	if len(docs) == 0 {
-		return nil
-	}
-	xs := recall.ScanBM25(docs, grams, words, n)
-	scored := make([]struct {
-		id int64
-		x  float64
-	}, len(docs))
-	for i := range docs {
-		scored[i].id, scored[i].x = ids[i], xs[i]
-	}
-	sort.Slice(scored, func(i, j int) bool { return scored[i].x > scored[j].x })
-	for _, sc := range scored[:min(limit, len(scored))] {
-		if sc.x > 0 {
-			out[sc.id] += cjkWeight * sc.x
-		}
-	}
-	return nil
-}
-
-// visibleIDs returns which of ids are live memories inside the scope and filters.
-func (k keywordSearch) visibleIDs(ctx context.Context, ids []int64, where string, args []any) (map[int64]struct{}, error) {
-	qargs := make([]any, 0, len(ids)+len(args))
-	for _, id := range ids {
-		qargs = append(qargs, id)
-	}
-	qargs = append(qargs, args...)
-	rows, err := k.read.QueryContext(ctx, `SELECT m.id FROM memories m WHERE m.id IN (`+placeholders(len(ids))+`)
-		AND m.deleted_at IS NULL AND `+where, qargs...)
-	if err != nil {
-		return nil, fmt.Errorf("couldn't check recalled memories: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[int64]struct{}, len(ids))
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("couldn't read search row: %w", err)
-		}
-		out[id] = struct{}{}
-	}
-	return out, rows.Err()
+	grams, words := ltm.ScanTerms(plan)
+	conds, condArgs := ltm.ContainsAny(dialect.Instr, slices.Concat(grams, words))
+	return ltm.ScoreScanned(ctx, k.read, where, args, conds, condArgs, grams, words, n, limit, cjkWeight, out)
 }
 
 // placeholders returns n comma-separated question marks.
