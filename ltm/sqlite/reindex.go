@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
@@ -29,8 +30,12 @@ func (u upkeep) reindexAll(ctx context.Context, batch int) (maintenance.ReindexR
 	}
 	for after, more := int64(0), true; more; {
 		err := u.writeTx(ctx, func(tx *sql.Tx) error {
-			var err error
-			after, more, err = fillSearchText(ctx, tx, after, batch, &rep)
+			var (
+				read, changed int
+				err           error
+			)
+			after, more, read, changed, err = ltm.FillSearchText(ctx, tx, &dialect, after, batch)
+			rep.Memories, rep.SearchText = rep.Memories+read, rep.SearchText+changed
 			return err
 		})
 		if err != nil {
@@ -72,51 +77,6 @@ func (u upkeep) reindexAll(ctx context.Context, batch int) (maintenance.ReindexR
 		return rep, fmt.Errorf("couldn't rebuild the trigram index: %w", err)
 	}
 	return rep, nil
-}
-
-// fillSearchText sets the search-text columns of the next limit memories after the id
-// after (live or forgotten, since a recovered memory is indexed from them) to what their
-// content and author give, and counts in rep the rows it read and those it changed. An
-// update fires the index trigger, so a changed row's word-index entry is rewritten from
-// its new columns in the same transaction.
-func fillSearchText(ctx context.Context, tx *sql.Tx, after int64, limit int, rep *maintenance.ReindexReport) (int64, bool, error) {
-	type row struct {
-		id                                        int64
-		content, author, searchText, searchAuthor string
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, content, author_name, search_text, search_author FROM memories
-		WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
-	if err != nil {
-		return 0, false, fmt.Errorf("couldn't read memories: %w", err)
-	}
-	var batch []row
-	for rows.Next() {
-		var r row
-		if err := rows.Scan(&r.id, &r.content, &r.author, &r.searchText, &r.searchAuthor); err != nil {
-			rows.Close()
-			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
-		}
-		batch = append(batch, r)
-	}
-	if err := rows.Close(); err != nil {
-		return 0, false, fmt.Errorf("couldn't read memories: %w", err)
-	}
-	rep.Memories += len(batch)
-	for _, r := range batch {
-		text, author := storedSearchText(r.content), storedSearchText(r.author)
-		if text == r.searchText && author == r.searchAuthor {
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE memories SET search_text = ?, search_author = ? WHERE id = ?`,
-			text, author, r.id); err != nil {
-			return 0, false, fmt.Errorf("couldn't store the search text of memory %d: %w", r.id, err)
-		}
-		rep.SearchText++
-	}
-	if len(batch) == 0 {
-		return 0, false, nil
-	}
-	return batch[len(batch)-1].id, len(batch) == limit, nil
 }
 
 // rebuildWords rewrites the word index for the next limit memories after the id after: it
