@@ -15,6 +15,9 @@ import (
 type conversationHit struct {
 	id             int64
 	scope, channel string
+	// question marks a hit that asks something: the turns after it are loaded as far as
+	// its answers may be (recall.Smoothing.Answers).
+	question bool
 }
 
 // loadNeighbours loads, for each hit, the k live memories written just before and just
@@ -32,7 +35,12 @@ func (s searcher) loadNeighbours(ctx context.Context, hits []conversationHit, k 
 		parts = append(parts,
 			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id < ? ORDER BY id DESC LIMIT ?) AS n`,
 			`SELECT id FROM (SELECT id FROM memories WHERE scope_key = ? AND channel_id = ? AND deleted_at IS NULL AND id > ? ORDER BY id LIMIT ?) AS n`)
-		idArgs = append(idArgs, h.scope, h.channel, h.id, k, h.scope, h.channel, h.id, k)
+		after := k
+		if h.question {
+			// The asker may add a turn before someone answers.
+			after = max(k, 2*rankSmoothing.Answers)
+		}
+		idArgs = append(idArgs, h.scope, h.channel, h.id, k, h.scope, h.channel, h.id, after)
 	}
 	if len(parts) == 0 {
 		return nil, nil
@@ -65,7 +73,8 @@ func (s searcher) loadNeighbours(ctx context.Context, hits []conversationHit, k 
 }
 
 // rankSmoothing sets neighbourhood smoothing (docs/recall.md gives the measurements).
-var rankSmoothing = recall.Smoothing{Lambda: 0.5, K: 1, Hits: 10, Cap: 2, Gap: 30 * time.Minute}
+var rankSmoothing = recall.Smoothing{Lambda: 0.5, K: 1, Hits: 10, Cap: 2, Gap: 30 * time.Minute,
+	Answers: 2, AnswerLambda: 0.7, AnswerDecay: 0.7}
 
 // withNeighbours adds to mems the memories around the best matches, which smoothing may
 // lift; without smoothing it returns mems as they are.
@@ -78,7 +87,8 @@ func (s searcher) withNeighbours(ctx context.Context, mems []*memory.Memory, kw 
 	hits := make([]conversationHit, len(top))
 	for i, r := range top {
 		c := &cands[r.Index]
-		hits[i] = conversationHit{id: c.ID, scope: c.Scope, channel: c.Channel}
+		hits[i] = conversationHit{id: c.ID, scope: c.Scope, channel: c.Channel,
+			question: rankSmoothing.Answers > 0 && recall.IsQuestion(c.Content)}
 	}
 	have := make(map[int64]bool, len(mems))
 	for _, m := range mems {

@@ -44,3 +44,40 @@ func TestRecallNeighboursStayInScopeAndAudience(t *testing.T) {
 	}
 	_ = before
 }
+
+// A turn that asks something lends part of its score to the answers that follow it, even
+// two turns on, past the asker's own follow-up, in conversational recall only: never in a
+// search people read as matches, and never to an answer in a channel the asker cannot see.
+func TestRecallLiftsTheAnswerToAQuestion(t *testing.T) {
+	s := testkit.MustOpenStore(t)
+	say := func(channel, author, content string) *memory.Memory {
+		return testkit.MustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "gA", Content: content,
+			Provenance: memory.Provenance{ChannelID: channel, Author: author}})
+	}
+	question := say("c-general", "Ana", "which board game are you bringing on friday?")
+	say("c-general", "Ana", "anything works for me")
+	answer := say("c-general", "Ben", "Catan, probably")
+	say("c-general", "Cho", "unrelated: the server icon changed")
+	say("c-general", "Dev", "nice")
+	mods := say("c-mods", "Eve", "board game night needs a mod on friday?")
+	modsAnswer := say("c-mods", "Fay", "I can do it")
+
+	audience := &memory.Audience{Channels: map[string]bool{"c-general": true}}
+	q := memory.SearchQuery{Text: "board game friday", Owners: []memory.Owner{memory.ServerOwner("gA")}, Audience: audience}
+	res := mustSearch(t, s, q)
+	if len(res) == 0 || res[0].Memory.ID != question.ID {
+		t.Fatalf("the question should lead:%s", describe(res))
+	}
+	if _, ok := find(res, answer.ID); !ok {
+		t.Errorf("the answer two turns after the question was not lifted:%s", describe(res))
+	}
+	for _, id := range []int64{mods.ID, modsAnswer.ID} {
+		if _, ok := find(res, id); ok {
+			t.Errorf("#%d of a channel the asker cannot see came in:%s", id, describe(res))
+		}
+	}
+	q.MatchesOnly = true
+	if _, ok := find(mustSearch(t, s, q), answer.ID); ok {
+		t.Errorf("a search read as matches listed the answer, which does not match")
+	}
+}

@@ -3,7 +3,9 @@ package recall
 import (
 	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Smoothing is neighbourhood smoothing: a chat message often means something only beside
@@ -22,6 +24,14 @@ type Smoothing struct {
 	// Gap splits a channel's messages into sessions: neighbours never cross a silence
 	// longer than Gap.
 	Gap time.Duration
+	// Answers is how many of the turns after a hit that asks something (IsQuestion), by
+	// someone other than its author, may take part of its score: in conversation the words
+	// of a question are in one turn and the answer in the next ("which game are you
+	// bringing?" → "Catan, probably"). Zero turns it off.
+	Answers int
+	// AnswerLambda is the share of the question's score the first answer takes; each later
+	// answer takes AnswerDecay times the one before.
+	AnswerLambda, AnswerDecay float64
 }
 
 // On reports whether smoothing runs.
@@ -77,6 +87,11 @@ func Smooth(cands []Candidate, ranked []Ranked, s Smoothing, minScore float64, l
 	for i := range out {
 		own[i], lender[i] = out[i].Score, -1
 	}
+	raise := func(q, h int, lift float64) {
+		if i := pos[order[q]]; lift > out[i].Score {
+			out[i].Score, lender[i] = lift, h
+		}
+	}
 	for h := 0; h < min(s.Hits, len(out)); h++ {
 		if out[h].Keyword <= 0 && out[h].Vector <= 0 {
 			continue // only a match lends its score
@@ -90,9 +105,16 @@ func Smooth(cands []Candidate, ranked []Ranked, s Smoothing, minScore float64, l
 					break
 				}
 				q = next
-				i := pos[order[q]]
-				if lift > out[i].Score {
-					out[i].Score, lender[i] = lift, h
+				raise(q, h, lift)
+			}
+		}
+		if asker := &cands[out[h].Index]; s.Answers > 0 && asker.AuthorName != "" && IsQuestion(asker.Content) {
+			lift := s.AnswerLambda * own[h]
+			for q, answers := p, 0; answers < s.Answers && q+1 < len(order) && same(q, q+1); q++ {
+				if reply := &cands[order[q+1]]; reply.AuthorName != "" && reply.AuthorName != asker.AuthorName {
+					raise(q+1, h, lift)
+					lift *= s.AnswerDecay
+					answers++
 				}
 			}
 		}
@@ -178,4 +200,34 @@ func cut(out []Ranked, minScore float64, limit int) []Ranked {
 		kept = kept[:limit]
 	}
 	return kept
+}
+
+// IsQuestion reports whether a turn asks something: it ends in a question mark (? or ？),
+// or in Japanese text in a question ending (…か, …かな, …かね, …っけ, with or without 。),
+// once trailing spaces, closing brackets and emoji are set aside. A bare …の is left out:
+// it ends statements as often as questions, and asked as one it is usually written …の？.
+func IsQuestion(text string) bool {
+	t := strings.TrimRightFunc(text, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.In(r, unicode.Pe, unicode.Pf, unicode.So, unicode.Sk) || r == '!' || r == '！' || r == '。' || r == '.'
+	})
+	if strings.HasSuffix(t, "?") || strings.HasSuffix(t, "？") {
+		return true
+	}
+	for _, end := range []string{"か", "かな", "かね", "っけ"} {
+		if strings.HasSuffix(t, end) && hasKana(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasKana reports whether s holds hiragana or katakana: a Japanese ending only counts in
+// Japanese text.
+func hasKana(s string) bool {
+	for _, r := range s {
+		if unicode.In(r, unicode.Hiragana, unicode.Katakana) {
+			return true
+		}
+	}
+	return false
 }
