@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kioku-bot/kioku/ltm"
 )
 
 // runApp runs kioku in-process with the given environment and returns exit code and output.
@@ -70,10 +72,13 @@ func TestConfigFileAndEnvironmentPrecedence(t *testing.T) {
 	}
 }
 
+// TestMigrateTwiceIsANoOp: the first migrate creates the database and reports the
+// migrations, and no repairs (a new database holds nothing older versions wrote); the
+// second does nothing.
 func TestMigrateTwiceIsANoOp(t *testing.T) {
 	env := map[string]string{"KIOKU_DB": filepath.Join(t.TempDir(), "k.db")}
 	code, out, errOut := runApp(t, env, "", "migrate")
-	if code != 0 || !strings.Contains(out, "applied 0001") || !strings.Contains(out, "finished redact-secrets, strip-job-content, vacuum-freed-pages") {
+	if code != 0 || !strings.Contains(out, "applied 0001") || strings.Contains(out, "repaired") {
 		t.Fatalf("first migrate: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = runApp(t, env, "", "migrate")
@@ -178,5 +183,21 @@ func TestConfigDatabase(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a refused KIOKU_DB left files: %v", entries)
+	}
+}
+
+// TestDescribeRepairs: the repairs line names only what was found, in the right number.
+func TestDescribeRepairs(t *testing.T) {
+	for rep, want := range map[*ltm.RepairReport]string{
+		{Memories: 1, Jobs: 3, Duplicates: 1, Finished: []string{"redact-secrets"}}: "credentials redacted in 1 memory, 3 jobs (1 of the memories forgotten as a duplicate); finished redact-secrets",
+		{Stripped: 1, Vacuumed: true}: "1 finished job stripped to its id; freed space cleared",
+		{SearchText: 2, Linked: 1}:    "2 memories given their search text; 1 memory linked to the knowledge graph",
+	} {
+		if got := describeRepairs(*rep); got != want {
+			t.Errorf("describeRepairs(%+v) = %q, want %q", *rep, got, want)
+		}
+	}
+	if repairsChanged(ltm.RepairReport{Vacuumed: true, Finished: []string{"vacuum-freed-pages"}}) {
+		t.Error("a vacuum of nothing counts as changed data")
 	}
 }

@@ -58,7 +58,9 @@ func runMigrate(ctx context.Context, app *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	if !rep.Empty() {
+	// A database this run created held nothing older versions wrote: its repairs only
+	// recorded themselves done, which is nothing to report.
+	if created := len(res.Applied) == res.Current; !created && (repairsChanged(rep) || rep.Vacuumed) {
 		fmt.Fprintf(app.Stdout, "repaired: %s\n", describeRepairs(rep))
 	}
 	fmt.Fprintf(app.Stdout, "%s is up to date (%d migrations).\n", app.config.DB, res.Current)
@@ -120,17 +122,40 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 	return path, nil
 }
 
-// describeRepairs says in one line what RunRepairs did.
+// repairsChanged reports whether a run of the one-time repairs changed stored data: on a
+// database that holds nothing to repair, they only record themselves finished.
+func repairsChanged(rep maintenance.RepairReport) bool {
+	return rep.Memories+rep.History+rep.Transcripts+rep.Jobs+rep.Stripped+rep.SearchText+rep.Linked > 0
+}
+
+// describeRepairs says in one line what RunRepairs changed, naming only what it found.
 func describeRepairs(rep maintenance.RepairReport) string {
-	parts := []string{fmt.Sprintf("credentials redacted in %d memories (%d forgotten as duplicates), %d history rows, %d transcript turns, %d jobs",
-		rep.Memories, rep.Duplicates, rep.History, rep.Transcripts, rep.Jobs),
-		fmt.Sprintf("%d finished jobs stripped to their ids", rep.Stripped)}
-	if rep.SearchText > 0 {
-		parts = append(parts, fmt.Sprintf("search text stored for %d memories", rep.SearchText))
+	var parts []string
+	count := func(n int, one, many string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, plural(n, one, many)))
+		}
 	}
-	if rep.Linked > 0 {
-		parts = append(parts, fmt.Sprintf("%d memories linked to the knowledge graph", rep.Linked))
+	if redacted := rep.Memories + rep.History + rep.Transcripts + rep.Jobs; redacted > 0 {
+		var in []string
+		for _, c := range []struct {
+			n         int
+			one, many string
+		}{{rep.Memories, "memory", "memories"}, {rep.History, "history row", "history rows"},
+			{rep.Transcripts, "transcript turn", "transcript turns"}, {rep.Jobs, "job", "jobs"}} {
+			if c.n > 0 {
+				in = append(in, fmt.Sprintf("%d %s", c.n, plural(c.n, c.one, c.many)))
+			}
+		}
+		line := "credentials redacted in " + strings.Join(in, ", ")
+		if rep.Duplicates > 0 {
+			line += fmt.Sprintf(" (%d of the memories forgotten as %s)", rep.Duplicates, plural(rep.Duplicates, "a duplicate", "duplicates"))
+		}
+		parts = append(parts, line)
 	}
+	count(rep.Stripped, "finished job stripped to its id", "finished jobs stripped to their ids")
+	count(rep.SearchText, "memory given its search text", "memories given their search text")
+	count(rep.Linked, "memory linked to the knowledge graph", "memories linked to the knowledge graph")
 	if rep.Vacuumed {
 		parts = append(parts, "freed space cleared")
 	}
@@ -138,4 +163,12 @@ func describeRepairs(rep maintenance.RepairReport) string {
 		parts = append(parts, "finished "+strings.Join(rep.Finished, ", "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// plural picks the form of a noun for n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
