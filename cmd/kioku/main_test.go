@@ -120,6 +120,10 @@ func TestMemoriesCLI(t *testing.T) {
 	if token == nil {
 		t.Fatalf("preview printed no token: %q", preview)
 	}
+	// One match is "this memory", and the deadline a 24-hour time with its zone.
+	if !regexp.MustCompile(`To forget this memory, run before [0-2]\d:[0-5]\d [A-Z+\-0-9]+:\n`).MatchString(preview) {
+		t.Errorf("preview does not name one memory and a 24-hour deadline with its zone: %q", preview)
+	}
 	if out := mustRun("memories", "list", "--guild", "g1"); !strings.Contains(out, "Minecraft") {
 		t.Fatal("preview deleted before confirmation")
 	}

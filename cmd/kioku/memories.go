@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -226,8 +225,12 @@ func memForget(ctx context.Context, app *App, store *backend, args []string) err
 			return writeJSON(app.Stdout, map[string]any{"token": preview.Token, "expires_at": preview.ExpiresAt, "matches": preview.Matches})
 		}
 		printMemories(app.Stdout, preview.Matches)
-		fmt.Fprintf(app.Stdout, "Nothing is forgotten yet. To forget these %d memories run, before %s:\n  kioku memories forget %s --confirm %s\n",
-			len(preview.Matches), preview.ExpiresAt.Local().Format(time.Kitchen), scopeArgs(owner), preview.Token)
+		these := "this memory"
+		if n := len(preview.Matches); n != 1 {
+			these = fmt.Sprintf("these %d memories", n)
+		}
+		fmt.Fprintf(app.Stdout, "Nothing is forgotten yet. To forget %s, run before %s:\n  kioku memories forget %s --confirm %s\n",
+			these, preview.ExpiresAt.Local().Format(clockFormat), scopeArgs(owner), preview.Token)
 		return nil
 	default:
 		ids, err := parseIDs(pos)
@@ -447,6 +450,10 @@ func printMemories(w io.Writer, mems []*memory.Memory) {
 	}
 	tw.Flush()
 }
+
+// clockFormat is how a deadline within the day is shown: a 24-hour time with its zone,
+// which reads the same everywhere and says which clock it is on.
+const clockFormat = "15:04 MST"
 
 func oneLine(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
