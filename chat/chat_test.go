@@ -838,7 +838,7 @@ func TestREPL(t *testing.T) {
 	)
 	in := strings.NewReader("hello\n\n   \nremember that I like tea\n/quit\nnot read\n")
 	var out strings.Builder
-	if err := chat.REPL(context.Background(), e.engine, in, &out, chat.Request{UserID: "111", UserName: "Aiko"}); err != nil {
+	if err := chat.REPL(context.Background(), e.engine, in, &out, chat.Request{UserID: "111", UserName: "Aiko"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"a direct message", "kioku: Hi Aiko!", "kioku: I'll remember that.", "📌 Remembered (personal) #1: Aiko likes tea"} {
@@ -861,7 +861,7 @@ func TestREPL(t *testing.T) {
 		done := make(chan error, 1)
 		var out strings.Builder
 		go func() {
-			done <- chat.REPL(ctx, e.engine, pr, &syncWriter{w: &out}, chat.Request{GuildID: "g1", UserID: "111"})
+			done <- chat.REPL(ctx, e.engine, pr, &syncWriter{w: &out}, chat.Request{GuildID: "g1", UserID: "111"}, nil)
 		}()
 		cancel()
 		select {
@@ -874,8 +874,31 @@ func TestREPL(t *testing.T) {
 		}
 	})
 
+	t.Run("Commands", func(t *testing.T) {
+		before := e.srv.ChatCount()
+		var got []string
+		cmd := func(_ context.Context, line string, out io.Writer) {
+			got = append(got, line)
+			fmt.Fprintln(out, "listed")
+		}
+		var out strings.Builder
+		in := strings.NewReader("/list type:fact\n  /show 1  \n/quit\n/list\n")
+		if err := chat.REPL(context.Background(), e.engine, in, &out, chat.Request{UserID: "111"}, cmd); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"/list type:fact", "/show 1"}; !slices.Equal(got, want) {
+			t.Errorf("commands got %q, want %q (trimmed, and nothing after /quit)", got, want)
+		}
+		if !strings.Contains(out.String(), "Type /help for commands") || strings.Count(out.String(), "listed") != 2 {
+			t.Errorf("output:\n%s", out.String())
+		}
+		if n := e.srv.ChatCount() - before; n != 0 {
+			t.Errorf("%d model calls for commands, want none", n)
+		}
+	})
+
 	t.Run("ErrNoUser", func(t *testing.T) {
-		if err := chat.REPL(context.Background(), e.engine, strings.NewReader(""), io.Discard, chat.Request{}); err == nil {
+		if err := chat.REPL(context.Background(), e.engine, strings.NewReader(""), io.Discard, chat.Request{}, nil); err == nil {
 			t.Fatal("REPL started without a user")
 		}
 	})

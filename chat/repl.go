@@ -17,16 +17,16 @@ import (
 // more than a chat message anyway.
 const maxREPLLine = 1 << 20
 
-// REPL runs an interactive chat on in and out using the same turns as Discord: every line
-// read is one message from tmpl's user in tmpl's guild and channel (a DM when GuildID is
-// empty). tmpl.UserID is required; an empty ChannelID becomes "cli" in a guild and
-// "dm-<user>" in a DM, an empty UserName the user id. Message ids are generated. It returns
-// nil at end of input or on /quit (or /exit), and the context's error when ctx ends. A
-// failed turn is reported on out and the session goes on, as a bot would.
-func REPL(ctx context.Context, e *Engine, in io.Reader, out io.Writer, tmpl Request) error {
-	if tmpl.UserID == "" {
-		return errors.New("couldn't start chat: a user id is required")
-	}
+// Command answers a line of the REPL that starts with "/" (other than /quit and /exit),
+// writing to out, instead of the line going to the model as a message: the terminal's
+// memory views. ctx ends with the session.
+type Command func(ctx context.Context, line string, out io.Writer)
+
+// TerminalRequest is tmpl with what a terminal conversation leaves out filled in: an empty
+// ChannelID becomes "cli" in a guild and "dm-<user>" in a DM, an empty UserName the user
+// id. REPL uses it, so a transport that needs the conversation's channel (to look at what
+// it learned) computes the same one.
+func TerminalRequest(tmpl Request) Request {
 	if tmpl.ChannelID == "" {
 		tmpl.ChannelID = "cli"
 		if tmpl.GuildID == "" {
@@ -36,11 +36,29 @@ func REPL(ctx context.Context, e *Engine, in io.Reader, out io.Writer, tmpl Requ
 	if tmpl.UserName == "" {
 		tmpl.UserName = tmpl.UserID
 	}
+	return tmpl
+}
+
+// REPL runs an interactive chat on in and out using the same turns as Discord: every line
+// read is one message from tmpl's user in tmpl's guild and channel (a DM when GuildID is
+// empty), completed by TerminalRequest. tmpl.UserID is required. Message ids are
+// generated. Lines starting with "/" go to commands when it is not nil. It returns nil at
+// end of input or on /quit (or /exit), and the context's error when ctx ends. A failed
+// turn is reported on out and the session goes on, as a bot would.
+func REPL(ctx context.Context, e *Engine, in io.Reader, out io.Writer, tmpl Request, commands Command) error {
+	if tmpl.UserID == "" {
+		return errors.New("couldn't start chat: a user id is required")
+	}
+	tmpl = TerminalRequest(tmpl)
 	where := "a direct message"
 	if tmpl.GuildID != "" {
 		where = fmt.Sprintf("guild %s, channel %s", tmpl.GuildID, tmpl.ChannelID)
 	}
-	fmt.Fprintf(out, "Chatting with %s as %s in %s. Type /quit to leave.\n", e.cfg.BotName, tmpl.UserName, where)
+	leave := "Type /quit to leave."
+	if commands != nil {
+		leave = "Type /help for commands, /quit to leave."
+	}
+	fmt.Fprintf(out, "Chatting with %s as %s in %s. %s\n", e.cfg.BotName, tmpl.UserName, where, leave)
 
 	// Lines are read on their own goroutine so that ctx (Ctrl-C) ends the session even
 	// while waiting for input; the goroutine ends with the input.
@@ -82,11 +100,14 @@ func REPL(ctx context.Context, e *Engine, in io.Reader, out io.Writer, tmpl Requ
 			}
 			line = strings.TrimSpace(l)
 		}
-		switch line {
-		case "":
+		switch {
+		case line == "":
 			continue
-		case "/quit", "/exit":
+		case line == "/quit", line == "/exit":
 			return nil
+		case commands != nil && strings.HasPrefix(line, "/"):
+			commands(ctx, line, out)
+			continue
 		}
 		req := tmpl
 		req.Content = line

@@ -20,7 +20,10 @@ func TestChatCommand(t *testing.T) {
 		fakeopenai.Text("You prefer green tea."),
 	)
 	db := filepath.Join(t.TempDir(), "k.db")
-	env := map[string]string{"KIOKU_DB": db, "KIOKU_LLM_BASE_URL": ai.URL(), "KIOKU_LLM_API_KEY": fakeopenai.APIKey, "KIOKU_HTTP_ADDR": ""}
+	// The background pipeline would take scripted replies; TestChatLearnsWhatIsSaidInPassing
+	// covers it.
+	env := map[string]string{"KIOKU_DB": db, "KIOKU_LLM_BASE_URL": ai.URL(), "KIOKU_LLM_API_KEY": fakeopenai.APIKey, "KIOKU_HTTP_ADDR": "",
+		"KIOKU_PIPELINE_MODE": "off"}
 	code, stdout, stderr := runApp(t, env, "remember that I prefer green tea\nwhich tea do I like?\n/quit\n", "chat", "--user", "kai")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)

@@ -103,33 +103,6 @@ func waitFor(t *testing.T, h *e2e, what string, cond func() bool) {
 	}
 }
 
-// TestChatSchedulesExtraction: `kioku chat` uses the same turn hook as the bot, so a
-// decision typed in the terminal queues an extraction due now, for the worker of a
-// `kioku run` on the same database; the REPL itself makes no background model calls.
-func TestChatSchedulesExtraction(t *testing.T) {
-	ai := fakeopenai.New(t)
-	db := filepath.Join(t.TempDir(), "k.db")
-	env := map[string]string{"KIOKU_DB": db, "KIOKU_LLM_BASE_URL": ai.URL(), "KIOKU_LLM_API_KEY": fakeopenai.APIKey, "KIOKU_HTTP_ADDR": ""}
-	if code, _, stderr := runApp(t, env, "We decided to raid on Fridays from now on\n/quit\n", "chat", "--user", "kai"); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if n := ai.ChatCount(); n != 1 {
-		t.Fatalf("%d model calls, want only the chat turn's", n)
-	}
-	store, err := sqlite.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	jobs, err := store.Jobs.ListJobs(context.Background(), memory.JobQueued, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(jobs) != 1 || jobs[0].Kind != pipeline.KindExtract || jobs[0].RunAfter.After(time.Now()) {
-		t.Fatalf("queued jobs %+v, want one extraction due now", jobs)
-	}
-}
-
 // TestDoctorPipelineAndRecall: doctor reports the pipeline's queue and last runs, turns
 // dead jobs into a warning line (not a failure), and says plainly that recall is
 // keyword-only when no embedding model is configured.

@@ -15,10 +15,7 @@ import (
 
 	"github.com/kioku-bot/kioku/internal/metrics"
 	"github.com/kioku-bot/kioku/internal/pipeline"
-	"github.com/kioku-bot/kioku/llm"
 	"github.com/kioku-bot/kioku/memory"
-	"github.com/kioku-bot/kioku/memory/maintenance"
-	"github.com/kioku-bot/kioku/stm"
 )
 
 // shutdownTimeout bounds the graceful part of a shutdown: in-flight turns
@@ -66,7 +63,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 		}
 	}()
 	run := &botRun{store: store, log: log}
-	defer run.background.Wait()
+	defer run.wait()
 	if err := run.wire(ctx, app); err != nil {
 		return err
 	}
@@ -76,7 +73,7 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err := run.start(ctx, cfg); err != nil {
 		return err
 	}
-	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", run.model.Config().PipelineModel,
+	log.Info("kioku is running", "db", store.where, "store", store.kind, "chat_model", cfg.ChatModel, "pipeline_model", run.core.model.Config().PipelineModel,
 		"pipeline_mode", cfg.PipelineMode, "embed_model", cfg.EmbedModel, "shards", shardList(run.bot))
 
 	<-ctx.Done()
@@ -84,55 +81,44 @@ func runBot(ctx context.Context, app *App, args []string) error {
 }
 
 // botRun is what `kioku run` starts over its store, in the order it starts them, and
-// stops in reverse.
+// stops in reverse: the bot's core (core.go) with Discord in front of it.
 type botRun struct {
 	store   *backend
 	log     *slog.Logger
 	backups *backupJob // nil without KIOKU_BACKUP_DIR
-	model   *llm.Client
-	short   *stm.Store
-	pipe    *pipeline.Pipeline
+	core    *botCore
 	bot     *shardedBot
-	forgets *forgetWatch
 	srv     *http.Server // nil when health and metrics are not served
 	life    lifecycle
-	// background holds the goroutines the run started; the store closes after them.
+	// background holds the goroutines the run started besides the core's; the store
+	// closes after them.
 	background sync.WaitGroup
 }
 
-// wire builds the parts over the store: backups, metrics, the model client, short-term
-// memory, the pipeline, the chat engine and one bot per shard.
+// wait returns once every goroutine the run and its core started has ended.
+func (r *botRun) wait() {
+	r.background.Wait()
+	if r.core != nil {
+		r.core.background.Wait()
+	}
+}
+
+// wire builds the parts over the store: backups, metrics, the core (model client,
+// short-term memory, pipeline, chat engine) and one bot per shard.
 func (r *botRun) wire(ctx context.Context, app *App) error {
 	var err error
 	if r.backups, err = app.newBackupJob(r.store); err != nil {
 		return err
 	}
 	app.newMetrics(r.store)
-	if r.model, err = app.newModelClient(); err != nil {
-		return err
-	}
-	if r.short, err = stm.New(stm.Options{}); err != nil {
-		return err
-	}
 	// Decisions see only memories the conversation's channel may use, by the bot's channel
 	// rule; b is set below, before the pipeline starts.
 	var b *shardedBot
-	r.pipe, err = app.newPipeline(r.store, r.model, func(ctx context.Context, guildID, channelID string) *memory.Audience {
+	r.core, err = app.newCore(r.store, func(ctx context.Context, guildID, channelID string) *memory.Audience {
 		return b.ReplyAudience(ctx, guildID, channelID)
 	})
 	if err != nil {
 		return err
-	}
-	engine, err := app.newEngine(r.store, r.model, r.short, r.pipe.OnTurn)
-	if err != nil {
-		return err
-	}
-	if app.config.EmbedModel != "" {
-		// The embedding tracker's first run loads cached vectors and embeds a first
-		// batch of what is missing without delaying the start (recall uses keywords
-		// alone until the index is ready); the scheduled runs do the rest. RunTask
-		// records the run and logs a failure itself.
-		r.background.Go(func() { _ = r.pipe.RunTask(ctx, pipeline.TaskEmbeddings) })
 	}
 	// One session and bot per shard this process runs (shards.go); they share the store,
 	// short-term memory, the chat engine and the pipeline.
@@ -141,16 +127,16 @@ func (r *botRun) wire(ctx context.Context, app *App) error {
 		return err
 	}
 	b = &shardedBot{first: sessions[0].ShardID, count: sessions[0].ShardCount}
-	r.forgets = newForgetWatch(r.store, r.short, r.log)
+	c := r.core
 	for _, session := range sessions {
-		sb, err := app.newBot(session, r.store, r.short, r.forgets.turner(engine), r.pipe)
+		sb, err := app.newBot(session, r.store, c.short, c.forgets.turner(c.engine), c.pipe)
 		if err != nil {
 			return err
 		}
 		b.bots = append(b.bots, sb)
 	}
 	r.bot = b
-	app.hooks().watchRun(r.store, r.short, b, r.pipe)
+	app.hooks().watchRun(r.store, c.short, b, c.pipe)
 	return nil
 }
 
@@ -178,8 +164,8 @@ func (r *botRun) serveOps(app *App) error {
 	return nil
 }
 
-// start connects the bots, starts the pipeline and the background work: forget-me
-// watching, retention catch-up, the first diagnosis, backups and one-time repairs.
+// start connects the bots, then starts the core (the pipeline and its background work)
+// and the daily backups.
 func (r *botRun) start(ctx context.Context, cfg Config) error {
 	if err := r.bot.Open(); err != nil {
 		if r.srv != nil {
@@ -187,9 +173,7 @@ func (r *botRun) start(ctx context.Context, cfg Config) error {
 		}
 		return err
 	}
-	// The pipeline (worker, stale-lease reaper, sweep, retention) starts with the bot.
-	// Its tasks run under their own context, which Stop cancels below.
-	if err := r.pipe.Start(ctx); err != nil {
+	if err := r.core.start(ctx, cfg); err != nil {
 		_ = r.bot.Shutdown(context.WithoutCancel(ctx))
 		if r.srv != nil {
 			_ = r.srv.Close()
@@ -197,28 +181,9 @@ func (r *botRun) start(ctx context.Context, cfg Config) error {
 		return err
 	}
 	r.life.set(phaseRunning)
-	store, pipe, log := r.store, r.pipe, r.log
-	r.background.Go(func() { r.forgets.run(ctx) })
-	r.background.Go(func() { catchUpRetention(ctx, store, pipe, log) })
-	if cfg.MaintenanceMode != maintenance.ModeOff {
-		// A first diagnosis now, so the health score (/kioku status, /metrics) is known from
-		// the start rather than after the first scheduled run; RunTask records it and logs a
-		// failure itself.
-		r.background.Go(func() { _ = pipe.RunTask(ctx, pipeline.TaskMaintenance) })
-	}
 	if r.backups != nil {
 		r.background.Go(func() { r.backups.schedule(ctx) }) // daily, when KIOKU_BACKUP_DIR is set
 	}
-	// One-time repairs of data older versions wrote; resumable, and a no-op once done.
-	r.background.Go(func() {
-		rep, err := store.runRepairs(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("couldn't finish repairing stored data; the next start resumes", "err", err)
-		case err == nil && !rep.Empty():
-			log.Info("stored data repaired", "result", describeRepairs(rep))
-		}
-	})
 	return nil
 }
 
@@ -235,7 +200,7 @@ func (r *botRun) stop(ctx context.Context) error {
 	}
 	// After the bot, whose last turns may still schedule extractions, and before the
 	// store closes: a job cut short here goes back to the queue without losing an attempt.
-	if err := r.pipe.Stop(shutCtx); err != nil {
+	if err := r.core.stop(shutCtx); err != nil {
 		errs = append(errs, err)
 	}
 	if r.srv != nil {

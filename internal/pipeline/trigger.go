@@ -39,6 +39,12 @@ type checkpoint struct {
 
 func dedupKey(ch memory.Channel) string { return ch.GuildID + "/" + ch.ChannelID }
 
+// ExtractionKey is the dedup key of a conversation's extraction job (memory.Job.DedupKey),
+// for a transport that waits for what its conversation is learning.
+func ExtractionKey(guildID, channelID string) string {
+	return dedupKey(memory.Channel{GuildID: guildID, ChannelID: channelID})
+}
+
 // modeFor is the effective mode in a guild: the operator's flags narrowed by the guild's
 // /kioku config mode. DMs (guildID "") follow the operator's flags alone.
 func (p *core) modeFor(ctx context.Context, guildID string) (memory.PipelineMode, error) {
