@@ -171,7 +171,7 @@ func (r *botRun) start(ctx context.Context, cfg Config) error {
 		if r.srv != nil {
 			_ = r.srv.Close()
 		}
-		return err
+		return explainGatewayError(err, cfg.DiscordAPIURL)
 	}
 	if err := r.core.start(ctx, cfg); err != nil {
 		_ = r.bot.Shutdown(context.WithoutCancel(ctx))

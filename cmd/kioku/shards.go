@@ -91,14 +91,18 @@ func (s *shardedBot) ReplyAudience(ctx context.Context, guildID, channelID strin
 	return s.forGuild(guildID).ReplyAudience(ctx, guildID, channelID)
 }
 
-// Open connects every shard; when one fails, those already connected are closed again.
+// Open connects every shard; when one fails, those already connected are closed again, and
+// the error names the shard when there are several.
 func (s *shardedBot) Open() error {
 	for i, b := range s.bots {
 		if err := b.Open(); err != nil {
 			for _, open := range s.bots[:i] {
 				_ = open.Shutdown(context.Background())
 			}
-			return fmt.Errorf("shard %d of %d: %w", s.first+i, s.count, err)
+			if s.count == 1 {
+				return err // one shard: naming it says nothing
+			}
+			return &gatewayError{shard: fmt.Sprintf("shard %d of %d", s.first+i, s.count), err: err}
 		}
 	}
 	return nil

@@ -156,11 +156,13 @@ type Fake struct {
 	shards      map[int]*shardLink
 	connections int
 	identifies  []Identify
-	resumes     int
-	replayed    int
-	received    []GatewayPayload
-	heartbeats  int
-	acks        int
+	// rejectIdentify, when not 0, is the close code the next IDENTIFY gets (RejectIdentify).
+	rejectIdentify int
+	resumes        int
+	replayed       int
+	received       []GatewayPayload
+	heartbeats     int
+	acks           int
 }
 
 // New starts a fake Discord for the duration of the test; it shuts down in

@@ -205,6 +205,14 @@ func (f *Fake) identify(c *gatewayConn, data json.RawMessage) error {
 		c.close(4002)
 		return err
 	}
+	f.mu.Lock()
+	reject := f.rejectIdentify
+	f.rejectIdentify = 0
+	f.mu.Unlock()
+	if reject != 0 {
+		c.close(reject)
+		return fmt.Errorf("fakediscord: identify rejected with close %d", reject)
+	}
 	shardID, shardCount := 0, 1
 	if id.Shard != nil {
 		shardID, shardCount = id.Shard[0], id.Shard[1]
@@ -393,6 +401,15 @@ func (f *Fake) DispatchInteraction(i *discordgo.Interaction) error {
 	}
 	f.registerInteraction(i)
 	return f.Dispatch("INTERACTION_CREATE", raw)
+}
+
+// RejectIdentify makes the gateway answer the next IDENTIFY by closing the connection with
+// code, as Discord does for a bad token (4004, authentication failed) or a privileged intent
+// the application has not enabled (4014, disallowed intents).
+func (f *Fake) RejectIdentify(code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.rejectIdentify = code
 }
 
 // RequestHeartbeat sends op 1 to the client, which must answer with a
