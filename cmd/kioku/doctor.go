@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -62,25 +63,30 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	if diag != nil {
 		report = maintenance.Assess(*diag)
 	}
-	healthy := report.Status != maintenance.StatusUnhealthy
+	// One verdict: a failed check makes the whole report unhealthy, whatever the store's
+	// score says.
+	var failed []string
 	for _, c := range checks {
-		if c.Status == "fail" {
-			healthy = false
+		if c.Status == "fail" && !slices.Contains(failed, c.Name) {
+			failed = append(failed, c.Name)
 		}
 	}
+	healthy := report.Status != maintenance.StatusUnhealthy && len(failed) == 0
 	if *asJSON {
 		h := newHealthJSON(report, diag)
-		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "store": app.storeKind(), "status": h.Status, "score": h.Score,
-			"domains": h.Domains, "findings": h.Findings, "diagnostics": h.Diagnostics, "checks": checks}); err != nil {
+		status := h.Status
+		if len(failed) > 0 {
+			status = maintenance.StatusUnhealthy
+		}
+		if err := writeJSON(app.Stdout, map[string]any{"healthy": healthy, "store": app.storeKind(), "status": status, "score": h.Score,
+			"failed": nonNil(failed), "domains": h.Domains, "findings": h.Findings, "diagnostics": h.Diagnostics, "checks": checks}); err != nil {
 			return err
 		}
 	} else {
 		for _, c := range checks {
 			fmt.Fprintf(app.Stdout, "%-4s  %-10s %s\n", c.Status, c.Name, c.Detail)
 		}
-		if diag != nil {
-			writeHealth(app.Stdout, *diag, report)
-		}
+		writeVerdict(app.Stdout, diag, report, failed)
 	}
 	if !healthy {
 		return errUnhealthy
@@ -169,7 +175,7 @@ func pipelineChecks(ctx context.Context, store *backend, mode memory.PipelineMod
 	}
 	summary := st.Summary()
 	if len(st.Runs) == 0 {
-		summary += "; no task has run yet (the pipeline runs inside `kioku run`)"
+		summary += "; no task has run yet (the pipeline runs inside `kioku run` and `kioku chat`)"
 	}
 	if mode != "" {
 		summary = "mode " + string(mode) + ": " + summary
@@ -190,7 +196,8 @@ func (app *App) checkLLM(ctx context.Context) check {
 	defer cancel()
 	models, err := openai.NewClientWithConfig(cfg).ListModels(ctx)
 	if err != nil {
-		return check{"llm", "fail", fmt.Sprintf("%s unreachable: %v", app.config.LLMBaseURL, err)}
+		return check{"llm", "fail", fmt.Sprintf("%s unreachable: %v; check KIOKU_LLM_BASE_URL and KIOKU_LLM_API_KEY (`kioku doctor --offline` skips this check)",
+			app.config.LLMBaseURL, err)}
 	}
 	served := make(map[string]bool, len(models.Models))
 	for _, m := range models.Models {

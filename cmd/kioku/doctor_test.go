@@ -235,3 +235,39 @@ func TestMaintenanceModeSetting(t *testing.T) {
 		t.Errorf("bad mode: %v", err)
 	}
 }
+
+// TestDoctorOneVerdict: a failed check makes doctor's one verdict unhealthy, whatever the
+// store scores: the verdict line names the failed check and the store's score beside it,
+// never "healthy", and --json agrees.
+func TestDoctorOneVerdict(t *testing.T) {
+	env := migrated(t)
+	env["KIOKU_LLM_BASE_URL"] = "http://" + closedPort(t) + "/v1"
+	code, out, stderr := runApp(t, env, "", "doctor")
+	if code != 1 {
+		t.Fatalf("doctor with the model endpoint down: exit %d, want 1\n%s%s", code, out, stderr)
+	}
+	mustContain(t, "doctor", out, "fail  llm", "check KIOKU_LLM_BASE_URL and KIOKU_LLM_API_KEY",
+		"health: unhealthy: the llm check failed (the store alone scores 100/100; healthy from 80, degraded from 50)")
+	mustNotContain(t, "doctor", out, ": healthy")
+
+	code, out, _ = runApp(t, env, "", "doctor", "--json")
+	var rep struct {
+		Healthy bool     `json:"healthy"`
+		Status  string   `json:"status"`
+		Score   int      `json:"score"`
+		Failed  []string `json:"failed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 1 {
+		t.Fatalf("doctor --json: exit %d, %v\n%s", code, err, out)
+	}
+	if rep.Healthy || rep.Status != "unhealthy" || rep.Score != 100 || !slices.Equal(rep.Failed, []string{"llm"}) {
+		t.Errorf("doctor --json = %+v, want unhealthy with the llm check failed and the store's score 100", rep)
+	}
+
+	// No database at all: the verdict names it.
+	env["KIOKU_DB"] = filepath.Join(t.TempDir(), "missing.db")
+	code, out, _ = runApp(t, env, "", "doctor", "--offline")
+	if code != 1 || !strings.HasSuffix(strings.TrimSpace(out), "health: unhealthy: the database check failed") {
+		t.Errorf("doctor without a database: exit %d\n%s", code, out)
+	}
+}

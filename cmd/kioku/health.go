@@ -54,10 +54,29 @@ func newHealthJSON(r maintenance.Report, d *maintenance.Diagnostics) healthJSON 
 	return h
 }
 
-// writeHealth prints the health report: the score, one line of numbers per domain, and
-// each finding with the command that fixes it.
-func writeHealth(w io.Writer, d maintenance.Diagnostics, r maintenance.Report) {
-	fmt.Fprintf(w, "\nhealth %d/100: %s (healthy from %d, degraded from %d)\n", r.Score, r.Status, maintenance.HealthyScore, maintenance.DegradedScore)
+// writeVerdict prints doctor's one verdict, then the store's health report when its
+// diagnostics were read. A failed check (the model endpoint, the database) makes the
+// verdict unhealthy whatever the store's score, and the line says which check failed.
+func writeVerdict(w io.Writer, d *maintenance.Diagnostics, r maintenance.Report, failed []string) {
+	scale := fmt.Sprintf("healthy from %d, degraded from %d", maintenance.HealthyScore, maintenance.DegradedScore)
+	switch {
+	case len(failed) > 0 && d != nil:
+		fmt.Fprintf(w, "\nhealth: unhealthy: the %s %s failed (the store alone scores %d/100; %s)\n",
+			strings.Join(failed, " and "), plural(len(failed), "check", "checks"), r.Score, scale)
+	case len(failed) > 0:
+		fmt.Fprintf(w, "\nhealth: unhealthy: the %s %s failed\n", strings.Join(failed, " and "), plural(len(failed), "check", "checks"))
+		return
+	case d == nil:
+		return
+	default:
+		fmt.Fprintf(w, "\nhealth %d/100: %s (%s)\n", r.Score, r.Status, scale)
+	}
+	writeHealthDetail(w, *d, r)
+}
+
+// writeHealthDetail prints the health report below its verdict line: one line of numbers
+// per domain, self-repair's state and the findings with their fixes.
+func writeHealthDetail(w io.Writer, d maintenance.Diagnostics, r maintenance.Report) {
 	for _, dom := range r.Domains {
 		score := fmt.Sprintf("%3d", dom.Score)
 		if !dom.Known {
