@@ -166,12 +166,18 @@ func newLogger(w io.Writer, cfg Config) *slog.Logger {
 func runHelp(_ context.Context, app *App, args []string) error {
 	if len(args) > 0 && args[0] == "config" {
 		fmt.Fprintln(app.Stdout, "Settings (environment variables; KIOKU_CONFIG may name a KEY=VALUE file, the environment wins):")
-		for _, s := range settings {
-			def := s.def
-			if def == "" {
-				def = "(empty)"
+		defaultOf := func(s setting) string {
+			if s.def == "" {
+				return "(empty)"
 			}
-			fmt.Fprintf(app.Stdout, "  %-24s default %-28s %s\n", s.name, def, s.doc)
+			return s.def
+		}
+		nameWidth, defWidth := 0, 0
+		for _, s := range settings {
+			nameWidth, defWidth = max(nameWidth, len(s.name)), max(defWidth, len(defaultOf(s)))
+		}
+		for _, s := range settings {
+			fmt.Fprintf(app.Stdout, "  %-*s  default %-*s  %s\n", nameWidth, s.name, defWidth, defaultOf(s), s.doc)
 		}
 		return nil
 	}
@@ -181,8 +187,12 @@ func runHelp(_ context.Context, app *App, args []string) error {
 
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "kioku — a Discord chat bot with memory you can trust\n\nCommands:")
+	width := 0
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.usage)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.usage)
 	}
 }
 

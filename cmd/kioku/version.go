@@ -14,24 +14,48 @@ type buildVersion struct {
 	Commit  string `json:"commit"`
 }
 
+// stampedVersion and stampedCommit, when set at link time
+// (-ldflags "-X main.stampedCommit=…"), name a build the toolchain could not stamp itself:
+// the container image is built without .git, so the Dockerfile passes its KIOKU_COMMIT
+// build argument here.
+var stampedVersion, stampedCommit string
+
+// Unknown parts of a build's version.
+const (
+	develVersion  = "(devel)"
+	unknownCommit = "unknown"
+)
+
 // readBuildVersion reads the module version and VCS commit the Go toolchain stamped into the
-// binary. `go run` and test binaries carry neither, hence "(devel)" and "unknown".
+// binary, or the link-time stamps. `go run`, test binaries and builds with
+// -buildvcs=false carry no commit, hence "unknown"; only a module download (`go install
+// …@v1.2.3`) has a version.
 func readBuildVersion() buildVersion {
-	v := buildVersion{Version: "(devel)", Commit: "unknown"}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if info.Main.Version != "" {
-		v.Version = info.Main.Version
-	}
-	for _, s := range info.Settings {
-		if s.Key == "vcs.revision" && s.Value != "" {
-			v.Commit = s.Value
+	v := buildVersion{Version: develVersion, Commit: unknownCommit}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if info.Main.Version != "" {
+			v.Version = info.Main.Version
 		}
+		for _, s := range info.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				v.Commit = s.Value
+			}
+		}
+	}
+	if stampedVersion != "" {
+		v.Version = stampedVersion
+	}
+	if stampedCommit != "" {
+		v.Commit = stampedCommit
 	}
 	return v
 }
+
+// unstampedHint says how to build a binary whose version names its commit.
+const unstampedHint = "this build names no commit (`go run`, and builds with -buildvcs=false, carry none). " +
+	"Build from a git checkout with GOFLAGS=-buildvcs=true, or stamp the commit yourself:\n" +
+	"  go build -ldflags \"-X main.stampedCommit=$(git rev-parse HEAD)\" -o kioku ./cmd/kioku\n" +
+	"  docker build --build-arg KIOKU_COMMIT=$(git rev-parse HEAD) -t kioku ."
 
 func runVersion(_ context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "version")
@@ -53,5 +77,9 @@ func runVersion(_ context.Context, app *App, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(app.Stdout, "kioku %s (commit %s)\n", v.Version, v.Commit)
+	if v.Version == develVersion && v.Commit == unknownCommit {
+		// On stderr, so scripts reading the version line still read one line.
+		fmt.Fprintln(app.Stderr, unstampedHint)
+	}
 	return nil
 }
