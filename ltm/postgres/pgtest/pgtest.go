@@ -8,7 +8,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,14 +34,61 @@ const EnvRequire = "KIOKU_REQUIRE_POSTGRES"
 // SkipMessage is the one line a test without a database skips with.
 const SkipMessage = EnvURL + " not set: PostgreSQL tests skipped"
 
+// unset counts the tests this test binary skipped because EnvURL is not set, for Main.
+var unset atomic.Int64
+
 // URL returns the test database's URL, skipping t when none is configured.
 func URL(t testing.TB) string {
 	t.Helper()
 	url := os.Getenv(EnvURL)
 	if url == "" {
+		if os.Getenv(EnvRequire) == "" {
+			unset.Add(1)
+		}
 		Skip(t, SkipMessage)
 	}
 	return url
+}
+
+// Main runs a package's tests (call it from TestMain) and then, when some of them skipped
+// because EnvURL is not set, says so in one line where a person sees it: in the default
+// mode `go test` shows a passing package as a bare "ok", which reads as if the PostgreSQL
+// tests passed, and hides every line the tests print (-v shows them). The line goes to
+// stderr, which -v and a failing run show, and to the terminal the tests run in, if any.
+func Main(m *testing.M) {
+	code := m.Run()
+	if n := unset.Load(); n > 0 {
+		line := fmt.Sprintf("%s: %d PostgreSQL %s skipped: %s is not set (README, \"PostgreSQL\")\n",
+			packagePath(), n, map[bool]string{true: "test", false: "tests"}[n == 1], EnvURL)
+		fmt.Fprint(os.Stderr, line)
+		if tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0); err == nil {
+			_, _ = tty.WriteString(line)
+			_ = tty.Close()
+		}
+	}
+	os.Exit(code)
+}
+
+// packagePath names the package under test by its directory below the module root (tests
+// run in their package's directory).
+func packagePath() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "kioku"
+	}
+	for root := dir; ; {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			if rel, err := filepath.Rel(root, dir); err == nil && rel != "." {
+				return filepath.ToSlash(rel)
+			}
+			return filepath.Base(root)
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			return filepath.Base(dir)
+		}
+		root = parent
+	}
 }
 
 // Skip skips a PostgreSQL test with why, or fails it where EnvRequire is set.
