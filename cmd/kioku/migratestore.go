@@ -16,14 +16,15 @@ import (
 	"github.com/kioku-bot/kioku/migrations"
 )
 
-// runMigrateStore is `kioku migrate-store --from kioku.db --to postgres://…`: it copies a
-// SQLite database into an empty PostgreSQL one, keeping every memory's id, and verifies each
-// table's row count and content hash (README "Scaling out"). Stop the bot first: what it
-// writes after the copy began is not copied.
+// runMigrateStore is `kioku migrate-store --from kioku.db --to postgres://…` (--to defaults
+// to KIOKU_DB when that is a PostgreSQL URL): it copies a SQLite database into an empty
+// PostgreSQL one, keeping every memory's id, and verifies each table's row count and
+// content hash (README "Scaling out"). Stop the bot first: what it writes after the copy
+// began is not copied.
 func runMigrateStore(ctx context.Context, app *App, args []string) error {
 	fs := newFlagSet(app, "migrate-store")
 	from := fs.String("from", "", "the SQLite database to copy (default: KIOKU_DB)")
-	to := fs.String("to", "", "the empty PostgreSQL database to copy into: postgres://USER:PASSWORD@HOST/DB")
+	to := fs.String("to", "", "the empty PostgreSQL database to copy into: postgres://USER:PASSWORD@HOST/DB (default: KIOKU_DB, when it is one)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -34,6 +35,11 @@ func runMigrateStore(ctx context.Context, app *App, args []string) error {
 	}
 	if *from == "" {
 		*from = app.config.DB
+	}
+	if *to == "" && isPostgresURL(app.config.DB) {
+		// The database this kioku is configured to run on: in a container the URL stays in
+		// the environment, off the command line.
+		*to = app.config.DB
 	}
 	*from = strings.TrimPrefix(*from, "sqlite:")
 	*to = lowerScheme(strings.TrimSpace(*to))

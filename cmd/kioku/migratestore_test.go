@@ -85,6 +85,12 @@ func TestMigrateStoreCLI(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "already holds data") {
 		t.Errorf("second migrate-store: exit %d, %q; want a refusal", code, errOut)
 	}
+	// As deploy/compose-postgres.yaml runs it: KIOKU_DB names the PostgreSQL database and
+	// only --from is given; the copy goes there (and is refused, since it holds data now).
+	code, _, errOut = runApp(t, map[string]string{"KIOKU_DB": to}, "", "migrate-store", "--from", db)
+	if code != 1 || !strings.Contains(errOut, "already holds data") {
+		t.Errorf("migrate-store --from alone with a PostgreSQL KIOKU_DB: exit %d, %q; want the copy into KIOKU_DB refused", code, errOut)
+	}
 }
 
 // TestMigrateStoreRefusesBadSources: a missing source, a source behind this kioku's
