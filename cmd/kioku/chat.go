@@ -72,7 +72,7 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	cmds := newTerminalCommands(store, req)
 	replErr := chat.REPL(runCtx, core.engine, app.Stdin, app.Stdout, req, cmds.run)
 	if replErr == nil { // left by /quit or the end of input, not interrupted
-		learnBeforeLeaving(runCtx, core, req, app.Stdout)
+		learnBeforeLeaving(runCtx, core, req, started, app.Stdout)
 		reportLearned(runCtx, store, req, started, app.Stdout)
 	}
 	// A job cut short goes back to the queue without losing an attempt.
@@ -108,22 +108,30 @@ func (app *App) chatLogger(file string) (func(), error) {
 // learnBeforeLeaving makes the conversation's extraction due now, as a high-signal turn
 // would, and waits while it runs: here, or in a `kioku run` on the same database whose
 // worker leased it first. Without it a remark made in passing would wait for the idle timer
-// of a conversation that has just ended. It stops waiting when the conversation is
-// extracted, when its job waits for later (a spent budget, a retry) or is gone, after
-// learnWait, or on Ctrl-C; what is left stays queued for the next run.
-func learnBeforeLeaving(ctx context.Context, core *botCore, req chat.Request, out io.Writer) {
+// of a conversation that has just ended. It says so whenever the member said something
+// this session with the pipeline on, however far the work has got, and stops waiting when
+// the conversation is extracted, when its job waits for later (a spent budget, a retry) or
+// is gone, after learnWait, or on Ctrl-C; what is left stays queued for the next run.
+func learnBeforeLeaving(ctx context.Context, core *botCore, req chat.Request, since time.Time, out io.Writer) {
+	if f := core.pipe.Config().Flags; f != nil && f.Mode() == memory.PipelineOff {
+		return
+	}
+	last, err := core.store.Transcripts.RecentTurns(ctx, req.GuildID, req.ChannelID, req.UserID, 1)
+	if err != nil || len(last) == 0 || last[0].CreatedAt.Before(since) {
+		return // nothing said this session (or at privacy full, nothing kept)
+	}
+	fmt.Fprintln(out, "Learning from this conversation before leaving (Ctrl-C leaves it queued for later)…")
 	backlog, err := core.store.Transcripts.ExtractionBacklog(ctx, req.GuildID, req.ChannelID)
 	if err != nil || backlog.UserTurns == 0 {
 		return
 	}
 	// The hook applies the same rules as to any turn: nothing for a member at privacy
-	// full, nor with the pipeline off.
+	// full, nor where a server turned the pipeline off.
 	err = core.pipe.OnTurn(ctx, memory.Turn{Role: memory.RoleUser, GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID}, true)
 	if err != nil {
 		core.log.Warn("couldn't schedule learning from the conversation; it stays queued", "err", err)
 		return
 	}
-	fmt.Fprintln(out, "Learning from this conversation before leaving (Ctrl-C leaves it queued for later)…")
 	key := pipeline.ExtractionKey(req.GuildID, req.ChannelID)
 	deadline := time.Now().Add(learnWait)
 	for {
