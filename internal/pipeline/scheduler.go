@@ -113,6 +113,13 @@ func (p *scheduler) runTask(ctx context.Context, name string, fn func(ctx contex
 	if errors.Is(err, errNothingDue) {
 		return // a poll that found nothing is not a run: nothing to log or record
 	}
+	if err != nil && ctx.Err() != nil {
+		// Cut short by a shutdown (Stop, or the caller's context), not failed: the next
+		// run does the work, and an interrupted job went back to the queue. Logged, not
+		// recorded as a failure nor shown as an error on the way out.
+		p.log.Info("pipeline task interrupted by shutdown", slog.String("task", name), slog.Duration("took", time.Since(clock)))
+		return
+	}
 	run.Detail, run.OK = detail, err == nil
 	if err != nil {
 		run.Error = err.Error()
