@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,9 +15,25 @@ import (
 
 	"github.com/kioku-bot/kioku/intent"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
+
+// openBackend opens the database at db as the subcommands do, whichever engine it is, and
+// closes it when the test ends.
+func openBackend(t *testing.T, db string) *backend {
+	t.Helper()
+	cfg, err := LoadConfig(only("KIOKU_DB", db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &App{Stdout: io.Discard, Stderr: io.Discard, config: cfg, logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	store, err := app.openStore(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
 
 // isExtraction tells the pipeline's extraction requests from chat turns.
 func isExtraction(req openai.ChatCompletionRequest) bool {
@@ -76,11 +94,7 @@ func TestChatLearnsWhatIsSaidInPassing(t *testing.T) {
 	if extractions != 1 {
 		t.Errorf("%d extraction requests, want 1", extractions)
 	}
-	store, err := ltm.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openBackend(t, db)
 	mems, _, err := store.Memories.List(context.Background(), memory.PersonalOwner("kai"), memory.ListOptions{})
 	if err != nil || len(mems) != 1 || mems[0].Source != memory.SourcePipeline {
 		t.Fatalf("kai's memories %+v (%v), want the one the pipeline learned", mems, err)

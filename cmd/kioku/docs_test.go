@@ -20,7 +20,6 @@ import (
 	"github.com/kioku-bot/kioku/internal/pipeline"
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/internal/testkit/fakeopenai"
-	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/tools"
@@ -269,10 +268,7 @@ func (s *docSession) seed(what string) string {
 		return v
 	}
 	ctx := context.Background()
-	store, err := ltm.Open(ctx, s.db)
-	if err != nil {
-		s.t.Fatal(err)
-	}
+	store := openBackend(s.t, s.db)
 	defer store.Close()
 	switch what {
 	case "memory", "guild":
@@ -435,11 +431,7 @@ func TestQuickStart(t *testing.T) {
 	for _, b := range quick[1:] {
 		s.runBlock(b)
 	}
-	store, err := ltm.Open(context.Background(), s.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := openBackend(t, s.db)
 	mems, _, err := store.Memories.List(context.Background(), memory.PersonalOwner("local"), memory.ListOptions{})
 	if err != nil || len(mems) != 1 || mems[0].Source != memory.SourcePipeline || !strings.Contains(mems[0].Content, "Osaka") {
 		t.Fatalf("after the quick start, local's memories are %+v (%v); want the remark, learned by the pipeline", mems, err)
