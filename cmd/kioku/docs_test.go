@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -95,11 +96,12 @@ func docModelReply(req openai.ChatCompletionRequest) fakeopenai.Response {
 
 // TestDocs runs the kioku command lines of the README and docs/commands.md: every
 // `kioku …` (and `go run ./cmd/kioku …`) line of their sh, console and bare fenced blocks,
-// with the synopsis' [optional] parts left out and its placeholders filled from
-// docPlaceholder, against a scratch database per file, a fake model and, for `kioku run`, a
-// fake Discord (stopped once /readyz answers). A command that fails, or whose output differs
-// from what a console block shows, fails the test. `go install` and `go build` lines are
-// checked to name this module's command; other tools (go test, docker, ollama) are not run.
+// with the synopsis' [optional] parts left out and its placeholders filled in by
+// (*docSession).placeholder, against a scratch database per file, a fake model and, for
+// `kioku run`, a fake Discord (stopped once /readyz answers). A command that fails, or whose
+// output differs from what a console block shows, fails the test. `go install` and `go build`
+// lines are checked to name this module's command; other tools (go test, docker, ollama) are
+// not run.
 func TestDocs(t *testing.T) {
 	for _, file := range docFiles {
 		t.Run(file, func(t *testing.T) {
@@ -207,7 +209,7 @@ func (s *docSession) runKioku(c docCommand) {
 	}
 }
 
-// docPlaceholder fills the synopsis' placeholders, by word and, where a word means several
+// placeholder fills the synopsis' placeholders, by word and, where a word means several
 // things, by command.
 func (s *docSession) placeholder(args []string, i int, a string) string {
 	cmd := strings.Join(args[:min(2, len(args))], " ")
@@ -242,10 +244,39 @@ func (s *docSession) placeholder(args []string, i int, a string) string {
 		return s.db
 	case strings.HasPrefix(a, "postgres://") || strings.HasPrefix(a, "'postgres://"):
 		return testPostgresURL(s.t)
-	case strings.HasPrefix(a, "testdata/"):
-		return filepath.Join("..", "..", a)
+	case strings.HasPrefix(a, "testdata/eval/"):
+		return s.evalDataset(a)
 	}
 	return a
+}
+
+// evalDataset is the doc's eval dataset cut to its first scope: the command and the file's
+// format are the same, and the whole set is the measurements' job (-tags measure), which
+// takes half a minute under -race.
+func (s *docSession) evalDataset(path string) string {
+	raw, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var set map[string]json.RawMessage
+	var scopes []json.RawMessage
+	if err := json.Unmarshal(raw, &set); err != nil {
+		s.t.Fatalf("%s: %v", path, err)
+	}
+	if err := json.Unmarshal(set["scopes"], &scopes); err != nil || len(scopes) == 0 {
+		s.t.Fatalf("%s has no scopes: %v", path, err)
+	}
+	if set["scopes"], err = json.Marshal(scopes[:1]); err != nil {
+		s.t.Fatal(err)
+	}
+	out := filepath.Join(s.dir, filepath.Base(path))
+	if raw, err = json.Marshal(set); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(out, raw, 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	return out
 }
 
 // docExtraArgs keeps the commands whose defaults measure for minutes to a few seconds.
