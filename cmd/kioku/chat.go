@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -71,7 +72,10 @@ func runChat(ctx context.Context, app *App, args []string) error {
 	req := chat.TerminalRequest(chat.Request{GuildID: *guild, ChannelID: *channel, UserID: *user, UserName: *name, ServerEditor: true})
 	cmds := newTerminalCommands(store, req)
 	replErr := chat.REPL(runCtx, core.engine, app.Stdin, app.Stdout, req, cmds.run)
-	if replErr == nil { // left by /quit or the end of input, not interrupted
+	if errors.Is(replErr, context.Canceled) && ctx.Err() != nil {
+		// Ctrl-C is a way to leave, not a failure; what was not learned stays queued.
+		replErr = nil
+	} else if replErr == nil { // left by /quit or the end of input
 		learnBeforeLeaving(runCtx, core, req, started, app.Stdout)
 		reportLearned(runCtx, store, req, started, app.Stdout)
 	}

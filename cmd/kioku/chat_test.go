@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sashabaranov/go-openai"
 
@@ -181,4 +182,35 @@ func TestChatLogFile(t *testing.T) {
 	if !regexp.MustCompile(`level=(DEBUG|INFO)`).Match(body) {
 		t.Errorf("the log file holds no debug or info line:\n%s", body)
 	}
+}
+
+// TestChatCtrlC: Ctrl-C (the context ending) leaves the chat cleanly, exit 0, without the
+// learning that /quit does; what was said stays queued for later.
+func TestChatCtrlC(t *testing.T) {
+	ai := fakeopenai.New(t)
+	learningModel(ai, "kai", "Kai moved to Osaka last spring", "Osaka, nice!")
+	db := filepath.Join(t.TempDir(), "k.db")
+	env := map[string]string{"KIOKU_DB": db, "KIOKU_LLM_BASE_URL": ai.URL(), "KIOKU_LLM_API_KEY": fakeopenai.APIKey}
+	in, typed := io.Pipe()
+	var out syncBuffer
+	app := &App{Stdin: in, Stdout: &out, Stderr: io.Discard, LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- app.Main(ctx, []string{"chat", "--user", "kai"}) }()
+	if _, err := io.WriteString(typed, "By the way, I moved to Osaka last spring.\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "Osaka, nice!") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reply after 30 s:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("Ctrl-C: exit %d, want 0\n%s", code, out.String())
+	}
+	typed.Close()
+	mustNotContain(t, "chat after Ctrl-C", out.String(), "Learning from this conversation")
 }
