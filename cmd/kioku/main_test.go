@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kioku-bot/kioku/ltm"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // runApp runs kioku in-process with the given environment and returns exit code and output.
@@ -192,7 +192,7 @@ func TestConfigDatabase(t *testing.T) {
 
 // TestDescribeRepairs: the repairs line names only what was found, in the right number.
 func TestDescribeRepairs(t *testing.T) {
-	for rep, want := range map[*ltm.RepairReport]string{
+	for rep, want := range map[*maintenance.RepairReport]string{
 		{Memories: 1, Jobs: 3, Duplicates: 1, Finished: []string{"redact-secrets"}}: "credentials redacted in 1 memory, 3 jobs (1 of the memories forgotten as a duplicate); finished redact-secrets",
 		{Stripped: 1, Vacuumed: true}: "1 finished job stripped to its id; freed space cleared",
 		{SearchText: 2, Linked: 1}:    "2 memories given their search text; 1 memory linked to the knowledge graph",
@@ -201,7 +201,7 @@ func TestDescribeRepairs(t *testing.T) {
 			t.Errorf("describeRepairs(%+v) = %q, want %q", *rep, got, want)
 		}
 	}
-	if repairsChanged(ltm.RepairReport{Vacuumed: true, Finished: []string{"vacuum-freed-pages"}}) {
+	if repairsChanged(maintenance.RepairReport{Vacuumed: true, Finished: []string{"vacuum-freed-pages"}}) {
 		t.Error("a vacuum of nothing counts as changed data")
 	}
 }
