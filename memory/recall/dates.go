@@ -4,17 +4,22 @@ import (
 	"time"
 )
 
-// Window is a span of time a question points at ("last weekend", "3 March", "先週"):
-// [From, To). Memories created inside it are what the question is about.
+// Window is a span of time a question points at ("last weekend", "3 March", "先週"), or
+// that a memory's own words name ("the raid moved to next Friday"): [From, To). Memories
+// created inside a question's window, or naming a span that overlaps it, are what the
+// question is about.
 type Window struct {
 	From, To time.Time
 }
 
-// IsZero reports whether w is empty (the question names no date).
+// IsZero reports whether w is empty (the text names no date).
 func (w Window) IsZero() bool { return w.From.IsZero() && w.To.IsZero() }
 
 // Contains reports whether t falls inside w.
 func (w Window) Contains(t time.Time) bool { return !t.Before(w.From) && t.Before(w.To) }
+
+// Overlaps reports whether w and o share any instant.
+func (w Window) Overlaps(o Window) bool { return w.From.Before(o.To) && o.From.Before(w.To) }
 
 // Distance is how far t lies outside w (0 inside).
 func (w Window) Distance(t time.Time) time.Duration {

@@ -87,6 +87,65 @@ func TestRankDateBoost(t *testing.T) {
 	}
 }
 
+// TestDateWeight: a candidate is placed in the question's window by the span its words
+// name when it has one (any overlap is inside; a span outside counts from its middle), and
+// by its creation time otherwise.
+func TestDateWeight(t *testing.T) {
+	d := func(day, hour int) time.Time { return time.Date(2024, 4, day, hour, 0, 0, 0, time.UTC) }
+	lastWeekend := Window{d(13, 0), d(15, 0)}
+	day := func(n int) Window { return spanDays(d(n, 0), 1) }
+	cases := []struct {
+		name     string
+		created  time.Time
+		refersTo Window
+		halo     time.Duration
+		want     float64
+	}{
+		{"NoSpanCreatedInside", d(14, 9), Window{}, 48 * time.Hour, 1},
+		{"NoSpanCreatedADayAfter", d(16, 0), Window{}, 48 * time.Hour, 0.5},
+		{"SpanInsideSaidLater", d(17, 9), day(13), 48 * time.Hour, 1},
+		{"SpanFarOutsideSaidInside", d(14, 9), day(25), 48 * time.Hour, 0},
+		{"SpanOverlapsTheStart", d(1, 9), Window{d(8, 0), d(14, 0)}, 48 * time.Hour, 1},
+		{"SpanHoldsTheWindow", d(1, 9), Window{d(1, 0), time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, 48 * time.Hour, 1},
+		{"SpanTheDayAfter", d(1, 9), day(15), 48 * time.Hour, 0.75},
+		{"SpanTheDayBefore", d(1, 9), day(12), 48 * time.Hour, 0.75},
+		{"SpanTheDayAfterNoHalo", d(14, 9), day(15), 0, 0},
+		{"SpanAWeekLater", d(14, 9), day(22), 48 * time.Hour, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cand := Candidate{CreatedAt: c.created, RefersTo: c.refersTo}
+			if got := dateWeight(lastWeekend, &cand, c.halo); got != c.want {
+				t.Errorf("dateWeight = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRankDateBoostRefersTo: "the raid moved to next Friday", said a week before that
+// Friday, leads a question about the Friday over a stronger keyword match said that day
+// about something else; without its span it would get nothing from the stage.
+func TestRankDateBoostRefersTo(t *testing.T) {
+	said := time.Date(2026, 3, 7, 18, 0, 0, 0, time.UTC) // a Saturday
+	friday, ok := ReferredDate("the raid moved to next Friday", said)
+	if !ok {
+		t.Fatal("no span read from the memory")
+	}
+	plan := AnalyzeAt("what happens on 13 March?", time.Date(2026, 3, 20, 9, 0, 0, 0, time.UTC))
+	cands := []Candidate{
+		{ID: 1, Keyword: 1, CreatedAt: said, RefersTo: friday},
+		{ID: 2, Keyword: 1.5, CreatedAt: time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)},
+	}
+	opt := Options{Stages: Stages{DateBoost: 1, DateHalo: 48 * time.Hour}}
+	if got := Rank(cands, &plan, opt); cands[got[0].Index].ID != 1 {
+		t.Fatalf("the memory naming 13 March should lead, got %+v", got)
+	}
+	cands[0].RefersTo = Window{}
+	if got := Rank(cands, &plan, opt); cands[got[0].Index].ID != 2 {
+		t.Fatalf("placed by its creation day the stronger match should lead, got %+v", got)
+	}
+}
+
 func abs(x float64) float64 {
 	if x < 0 {
 		return -x

@@ -43,7 +43,11 @@ type Candidate struct {
 	// memory has no vector.
 	Vector    float64
 	CreatedAt time.Time
-	Content   string
+	// RefersTo is the span of time the memory's own words name ("the raid moved to next
+	// Friday"), resolved against when it was said (ReferredDate); zero when they name none.
+	// The date stage reads it in place of CreatedAt.
+	RefersTo Window
+	Content  string
 	// Importance is the effective importance in [0,1]: the base decayed to the time of the
 	// query (memory.Memory.EffectiveImportance), so memories nobody recalls fall behind.
 	Importance  float64
@@ -71,9 +75,10 @@ type Candidate struct {
 // zero strength turns a stage off. The store holds the measured product settings
 // (ltm's rankStages; docs/recall.md has the numbers).
 type Stages struct {
-	// DateBoost scales relevance by 1 + DateBoost for memories created inside the date
-	// window the question names ("last weekend", "3 March"), tapering to 1 over DateHalo
-	// outside it.
+	// DateBoost scales relevance by 1 + DateBoost for memories inside the date window the
+	// question names ("last weekend", "3 March"), tapering to 1 over DateHalo outside it. A
+	// memory is placed by the span its own words name (Candidate.RefersTo) when it has one,
+	// else by when it was created.
 	DateBoost float64
 	// DateHalo is how far outside the window the date boost tapers off.
 	DateHalo time.Duration
@@ -193,7 +198,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		}
 		rel *= damp.factor(i, c, plan, vecOn)
 		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
-			rel *= 1 + opt.Stages.DateBoost*windowWeight(plan.Window, c.CreatedAt, opt.Stages.DateHalo)
+			rel *= 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo)
 		}
 		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && named.namesPerson(plan, c) {
 			rel *= 1 + opt.Stages.PersonBoost
@@ -237,6 +242,16 @@ func unixMilli(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
+// dateWeight is how far the date stage places candidate c in the question's window w: by
+// the span its words name when they name one ("we played on Friday" said on Monday is
+// about Friday, not Monday), else by its creation time.
+func dateWeight(w Window, c *Candidate, halo time.Duration) float64 {
+	if !c.RefersTo.IsZero() {
+		return spanWeight(w, c.RefersTo, halo)
+	}
+	return windowWeight(w, c.CreatedAt, halo)
+}
+
 // windowWeight is 1 for t inside w, falling linearly to 0 at halo outside it.
 func windowWeight(w Window, t time.Time, halo time.Duration) float64 {
 	d := w.Distance(t)
@@ -247,4 +262,15 @@ func windowWeight(w Window, t time.Time, halo time.Duration) float64 {
 		return 0
 	}
 	return 1 - float64(d)/float64(halo)
+}
+
+// spanWeight is 1 for a span r that overlaps w at all: a memory about the first week of
+// March answers a question about 3 March, and one about 3 March a question about that
+// week. A span outside w counts from its middle, as a creation time would: the day after
+// the window is half a day from it, not adjacent, so it is not weighed as if inside.
+func spanWeight(w, r Window, halo time.Duration) float64 {
+	if w.Overlaps(r) {
+		return 1
+	}
+	return windowWeight(w, r.From.Add(r.To.Sub(r.From)/2), halo)
 }
