@@ -192,8 +192,8 @@ func (s *Transfer) RememberMany(ctx context.Context, mems []memory.Memory, actor
 // insertRowsPerStatement is how many memories one INSERT statement of a bulk write carries.
 // Each statement that writes the full-text indexes makes FTS5 flush its pending terms to
 // disk (it does so at every statement savepoint) and compiles the memories table's triggers
-// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 1,000 rows × 22
-// values stays below SQLite's limit of 32,766 variables.
+// anew, so a batch of RememberMany (rememberManyBatch) goes in one statement; 1,000 rows × 24
+// values (insertArgsPerRow) stays below SQLite's limit of 32,766 variables.
 const insertRowsPerStatement = 1000
 
 // hashSlot is where a content can live only once: its scope and its content hash.

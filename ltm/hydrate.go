@@ -18,24 +18,27 @@ import (
 // the statement text then depends on the scope and filters alone, so it is prepared once
 // per connection and kept (stmtCache); Dialect.ByKey says how the engine reads rows by key.
 
-// candidateColumns are the memory columns ranking reads (recall.Candidate, the effective
-// importance, the scope key and the content hash for exact cosines); scanCandidate reads
-// them in this order.
+// candidateColumns are the memory columns ranking reads (recall.Candidate with the span its
+// words name, the effective importance, the scope key and the content hash for exact
+// cosines); scanCandidate reads them in this order.
 const candidateColumns = `m.id, m.scope, m.guild_id, m.user_id, m.type, m.content, m.content_hash, m.importance, m.pinned,
-	m.author_name, m.channel_id, m.created_at, m.accessed_at, m.access_count, m.subject_id`
+	m.author_name, m.channel_id, m.created_at, m.accessed_at, m.access_count, m.subject_id, m.refers_to, m.refers_to_end`
 
 func scanCandidate(row scanner) (*memory.Memory, error) {
 	var (
-		m                 memory.Memory
-		pinned            int
-		created, accessed int64
+		m                     memory.Memory
+		pinned                int
+		created, accessed     int64
+		refersTo, refersToEnd sql.NullInt64
 	)
 	if err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Hash, &m.Importance, &pinned,
-		&m.Provenance.Author, &m.Provenance.ChannelID, &created, &accessed, &m.AccessCount, &m.SubjectID); err != nil {
+		&m.Provenance.Author, &m.Provenance.ChannelID, &created, &accessed, &m.AccessCount, &m.SubjectID,
+		&refersTo, &refersToEnd); err != nil {
 		return nil, err
 	}
 	m.Pinned = pinned != 0
 	m.CreatedAt, m.AccessedAt = fromMillis(created), fromMillis(accessed)
+	m.RefersTo, m.RefersToEnd = spanOf(refersTo, refersToEnd)
 	return &m, nil
 }
 

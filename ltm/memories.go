@@ -15,7 +15,7 @@ import (
 // memoryColumns is the column list scanMemory expects, in order.
 const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, content_hash, confidence,
 	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,
-	updated_at, accessed_at, access_count, version, deleted_at, subject_id`
+	updated_at, accessed_at, access_count, version, deleted_at, subject_id, refers_to, refers_to_end`
 
 // memoryWriter is the store's handle on the write path inside a transaction: inserting,
 // changing, forgetting and recovering memories with their history, the owners' caps and
@@ -27,16 +27,16 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanMemory(row scanner) (*memory.Memory, error) {
 	var (
-		m                          memory.Memory
-		tags                       string
-		created, updated, accessed int64
-		deleted                    sql.NullInt64
-		pinned                     int
+		m                              memory.Memory
+		tags                           string
+		created, updated, accessed     int64
+		deleted, refersTo, refersToEnd sql.NullInt64
+		pinned                         int
 	)
 	err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Normalized, &m.Hash,
 		&m.Confidence, &m.Importance, &pinned, &tags, &m.Source, &m.Provenance.AuthorID, &m.Provenance.Author,
 		&m.Provenance.ChannelID, &m.Provenance.MessageID, &created, &updated, &accessed, &m.AccessCount,
-		&m.Version, &deleted, &m.SubjectID)
+		&m.Version, &deleted, &m.SubjectID, &refersTo, &refersToEnd)
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +50,7 @@ func scanMemory(row scanner) (*memory.Memory, error) {
 	if deleted.Valid {
 		m.DeletedAt = fromMillis(deleted.Int64)
 	}
+	m.RefersTo, m.RefersToEnd = spanOf(refersTo, refersToEnd)
 	return &m, nil
 }
 
@@ -144,16 +145,19 @@ func insertMemoriesSQL(rows int, pending bool) string {
 	}
 	return `INSERT INTO memories (scope, scope_key, guild_id, user_id, type, content,
 		normalized, content_hash, confidence, importance, pinned, tags, source, author_id, author_name,
-		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, version` + cols + `) VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1"+vals+"),", rows), ",") +
+		channel_id, message_id, created_at, updated_at, subject_id, search_text, search_author, refers_to, refers_to_end,
+		version` + cols + `) VALUES ` +
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1"+vals+"),", rows), ",") +
 		` RETURNING ` + memoryColumns
 }
 
 // insertArgsPerRow is how many values appendInsertArgs adds for one memory.
-const insertArgsPerRow = 22
+const insertArgsPerRow = 24
 
 // appendInsertArgs appends the insertMemorySQL values of m to args; a zero creation time
-// is now, a zero update time the creation time.
+// is now, a zero update time the creation time. The span the content names is computed
+// here, against the creation time stored, whatever m.RefersTo says: every new memory,
+// single or bulk, takes this path.
 func (s memoryWriter) appendInsertArgs(args []any, m *memory.Memory, now int64) []any {
 	created, updated := millis(m.CreatedAt), millis(m.UpdatedAt)
 	if created == 0 {
@@ -162,10 +166,11 @@ func (s memoryWriter) appendInsertArgs(args []any, m *memory.Memory, now int64) 
 	if updated == 0 {
 		updated = created
 	}
+	refersTo, refersToEnd := spanColumns(referredSpan(m.Content, created))
 	return append(args, m.Scope, m.Owner().Key(), m.GuildID, m.UserID, m.Type, m.Content, m.Normalized, m.Hash,
 		m.Confidence, m.Importance, boolInt(m.Pinned), encodeTags(m.Tags), m.Source, m.Provenance.AuthorID,
 		m.Provenance.Author, m.Provenance.ChannelID, m.Provenance.MessageID, created, updated, m.SubjectID,
-		s.dialect.searchTextColumn(m.Content), s.dialect.searchTextColumn(m.Provenance.Author))
+		s.dialect.searchTextColumn(m.Content), s.dialect.searchTextColumn(m.Provenance.Author), refersTo, refersToEnd)
 }
 
 // createAction is the history action of a memory's creation.
@@ -394,11 +399,15 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 		}
 	}
 	now := s.nowMillis()
+	// The span is recomputed against when the memory was first said: an edit corrects the
+	// words, it does not move the day they were said on.
+	refersTo, refersToEnd := spanColumns(referredSpan(next.Content, millis(cur.CreatedAt)))
 	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
-		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, updated_at = ?, version = version + 1
+		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, refers_to = ?, refers_to_end = ?,
+		updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
 		next.Content, next.Normalized, next.Hash, s.dialect.SearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
-		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, now, id, owner.Key())
+		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, refersTo, refersToEnd, now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)

@@ -266,7 +266,7 @@ func (s searcher) candidates(mems []*memory.Memory, kw map[int64]float64, vec *v
 	vecOn := vec.q != nil
 	cands := make([]recall.Candidate, len(mems))
 	for i, m := range mems {
-		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, Content: m.Content,
+		c := recall.Candidate{ID: m.ID, Keyword: kw[m.ID], CreatedAt: m.CreatedAt, RefersTo: refersToOf(m), Content: m.Content,
 			Importance: m.EffectiveImportance(now), Pinned: m.Pinned, AccessCount: m.AccessCount, Type: m.Type,
 			Scope: m.Owner().Key(), Channel: m.Provenance.ChannelID, AuthorName: m.Provenance.Author, Subject: m.SubjectID}
 		if vecOn {

@@ -190,19 +190,19 @@ func (s *Maintenance) runPhases(ctx context.Context, cfg repairConfig, name stri
 func (s *Maintenance) redactMemories(rep *maintenance.RepairReport, changed *[]int64) repairPhase {
 	return func(ctx context.Context, tx *txn, after int64, limit int) (int64, bool, error) {
 		type row struct {
-			id                         int64
+			id, created                int64
 			scopeKey, text, hash, tags string
 			live                       bool
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, scope_key, content, content_hash, tags, deleted_at IS NULL FROM memories
-			WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+		rows, err := tx.QueryContext(ctx, `SELECT id, scope_key, content, content_hash, tags, deleted_at IS NULL, created_at
+			FROM memories WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 		if err != nil {
 			return 0, false, fmt.Errorf("couldn't read memories: %w", err)
 		}
 		var batch []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.id, &r.scopeKey, &r.text, &r.hash, &r.tags, &r.live); err != nil {
+			if err := rows.Scan(&r.id, &r.scopeKey, &r.text, &r.hash, &r.tags, &r.live, &r.created); err != nil {
 				rows.Close()
 				return 0, false, fmt.Errorf("couldn't read memories: %w", err)
 			}
@@ -238,10 +238,12 @@ func (s *Maintenance) redactMemories(rep *maintenance.RepairReport, changed *[]i
 				}
 			}
 			var version int
+			refersTo, refersToEnd := spanColumns(referredSpan(content, r.created))
 			if err := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
-				tags = ?, deleted_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE deleted_at END, updated_at = ?, version = version + 1
-				WHERE id = ? RETURNING version`,
-				content, memory.Normalize(content), hash, s.db.dialect.searchTextColumn(content), tags, dupe, now, now, r.id).Scan(&version); err != nil {
+				tags = ?, refers_to = ?, refers_to_end = ?, deleted_at = CASE WHEN ? THEN CAST(? AS BIGINT) ELSE deleted_at END,
+				updated_at = ?, version = version + 1 WHERE id = ? RETURNING version`,
+				content, memory.Normalize(content), hash, s.db.dialect.searchTextColumn(content), tags, refersTo, refersToEnd,
+				dupe, now, now, r.id).Scan(&version); err != nil {
 				return 0, false, fmt.Errorf("couldn't redact memory %d: %w", r.id, err)
 			}
 			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?1

@@ -167,8 +167,15 @@ type Memory struct {
 	// scope's owner or needs saying (a server fact about one member, a Remember-this copy
 	// of another member's message). Forget-me removes every memory whose subject is the
 	// member; names never decide this, user ids do.
-	SubjectID   string    `json:"subject_id,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
+	SubjectID string    `json:"subject_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// RefersTo and RefersToEnd are the span of time [RefersTo, RefersToEnd) the memory's own
+	// words name ("the raid moved to next Friday", "先週の土曜日"), resolved against when it
+	// was said (CreatedAt); both zero when they name no date or only an ambiguous one. The
+	// store derives them from Content and CreatedAt on every write that sets the content,
+	// so a caller never sets them.
+	RefersTo    time.Time `json:"refers_to,omitzero"`
+	RefersToEnd time.Time `json:"refers_to_end,omitzero"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	AccessedAt  time.Time `json:"last_accessed_at,omitzero"`
 	AccessCount int       `json:"access_count,omitempty"`

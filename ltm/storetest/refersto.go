@@ -1,0 +1,153 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/kioku-bot/kioku/memory"
+)
+
+// day is the span of the UTC day y-m-d.
+func day(y int, m time.Month, d int) [2]time.Time {
+	from := time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
+	return [2]time.Time{from, from.AddDate(0, 0, 1)}
+}
+
+// spanOf is the span a memory names, as a pair for comparisons.
+func spanOf(m *memory.Memory) [2]time.Time { return [2]time.Time{m.RefersTo, m.RefersToEnd} }
+
+func sameSpan(a, b [2]time.Time) bool { return a[0].Equal(b[0]) && a[1].Equal(b[1]) }
+
+// testRefersTo: every write that sets a memory's words stores the span of time they name,
+// resolved against when the memory was said: a remember, a remember in a place, an edit
+// (against the creation time, not the edit's), a pipeline ADD and UPDATE; words naming no
+// date, or an ambiguous one, store none. Reads return it.
+func testRefersTo(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	ctx := t.Context()
+	owner := memory.ServerOwner("g1")
+	// The clock starts on Sunday 1 March 2026 at noon.
+	played := mustRemember(t, s, server("g1", "We played Catan yesterday"))
+	plain := mustRemember(t, s, server("g1", "Aiko prefers green tea"))
+	early := mustRemember(t, s, server("g1", "The meetup is on 7/3")) // 7 March or 3 July?
+	placed, err := s.Memories.RememberAs(ctx, memory.WriteContext{WriterID: "u1", GuildID: "g1", ChannelID: "c1"},
+		server("g1", "我々は3月10日に集まる"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		m    *memory.Memory
+		want [2]time.Time
+	}{
+		{"Yesterday", played, day(2026, time.February, 28)},
+		{"NoDate", plain, [2]time.Time{}},
+		{"Ambiguous", early, [2]time.Time{}},
+		{"InAPlace", placed.Memory, day(2026, time.March, 10)},
+	} {
+		if got := spanOf(c.m); !sameSpan(got, c.want) {
+			t.Errorf("%s: %q refers to %v, want %v", c.name, c.m.Content, got, c.want)
+		}
+		read, err := s.Memories.Get(ctx, owner, c.m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameSpan(spanOf(read), c.want) {
+			t.Errorf("%s: read back as %v, want %v", c.name, spanOf(read), c.want)
+		}
+	}
+
+	// Ten days on, an edit is read against the day the memory was said.
+	s.Clock.Advance(10 * 24 * time.Hour)
+	text := "Aiko switched to green tea two days ago"
+	edited, err := s.Memories.Modify(ctx, owner, plain.ID, memory.Change{Content: &text}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := day(2026, time.February, 27); !sameSpan(spanOf(edited), want) {
+		t.Errorf("edited %q refers to %v, want %v (two days before it was first said)", text, spanOf(edited), want)
+	}
+	text = "We played Catan"
+	edited, err = s.Memories.Modify(ctx, owner, played.ID, memory.Change{Content: &text}, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spanOf(edited); !got[0].IsZero() || !got[1].IsZero() {
+		t.Errorf("an edit that drops the date still refers to %v", got)
+	}
+	listed := listIDs(t, s, owner, memory.ListOptions{})
+	if !slices.Contains(listed, plain.ID) {
+		t.Fatalf("list %v misses #%d", listed, plain.ID)
+	}
+
+	if s.Facts == nil {
+		return
+	}
+	// The pipeline adds what was said on Saturday 7 March, then rewrites it.
+	said := time.Date(2026, 3, 7, 18, 0, 0, 0, time.UTC)
+	add := addProposal(owner, "The raid moved to next Friday", nil)
+	add.Memory.CreatedAt = said
+	out := mustApply(t, s.Facts, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorTo: 1, Proposals: []memory.Proposal{add}})
+	if out[0].Action != memory.ActionCreate {
+		t.Fatalf("pipeline add: %+v", out[0])
+	}
+	if want := day(2026, time.March, 13); !sameSpan(spanOf(out[0].Memory), want) {
+		t.Errorf("pipeline add refers to %v, want %v", spanOf(out[0].Memory), want)
+	}
+	out = mustApply(t, s.Facts, memory.PipelineBatch{GuildID: "g1", ChannelID: "c1", CursorFrom: 1, CursorTo: 2,
+		Proposals: []memory.Proposal{{Action: memory.ProposeUpdate, Owner: owner, TargetID: out[0].MemoryID, MayEditServer: true,
+			Reason: "moved again", Memory: memory.Memory{Content: "The raid moved to next Saturday"}}}})
+	if out[0].Action != memory.ActionUpdate {
+		t.Fatalf("pipeline update: %+v", out[0])
+	}
+	if want := day(2026, time.March, 14); !sameSpan(spanOf(out[0].Memory), want) {
+		t.Errorf("pipeline update refers to %v, want %v", spanOf(out[0].Memory), want)
+	}
+}
+
+// testRefersToRecall: a question about a day finds the memory that names that day ahead of
+// a stronger match said elsewhen, though the memory was said a week before the day: "the
+// raid moved to next Friday", said on Saturday 7 March, answers "what happens at the raid
+// on 13 March?" asked on the 20th.
+func testRefersToRecall(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	ctx := t.Context()
+	owner := memory.ServerOwner("g1")
+	at := func(content string, when time.Time) *memory.Memory {
+		t.Helper()
+		m := server("g1", content)
+		m.CreatedAt = when
+		return mustRemember(t, s, m)
+	}
+	moved := at("the raid moved to next Friday", time.Date(2026, 3, 7, 18, 0, 0, 0, time.UTC))
+	stronger := at("raid night: the raid boss dropped a raid mount", time.Date(2026, 3, 2, 21, 0, 0, 0, time.UTC))
+	// Words no question shares, so that "raid" is a word worth something to the ranking.
+	for i, filler := range []string{"Aiko prefers green tea", "Kenji hosts board game night", "Backups run nightly",
+		"The bot answers in Japanese", "Mika is learning Rust", "Ren rides a red bicycle"} {
+		at(filler, time.Date(2026, 3, 1+i, 10, 0, 0, 0, time.UTC))
+	}
+	if moved.RefersTo.IsZero() {
+		t.Fatalf("%q names no span", moved.Content)
+	}
+	asked := time.Date(2026, 3, 20, 9, 0, 0, 0, time.UTC)
+	search := func(text string) []int64 {
+		t.Helper()
+		res, err := s.Recall.Search(ctx, memory.SearchQuery{Text: text, Owners: []memory.Owner{owner}, KeywordOnly: true,
+			Limit: 5, AskedAt: asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(res))
+		for i, r := range res {
+			ids[i] = r.Memory.ID
+		}
+		return ids
+	}
+	if got := search("what happens at the raid?"); len(got) < 2 || got[0] != stronger.ID {
+		t.Fatalf("without a date the stronger match should lead: %v (stronger #%d)", got, stronger.ID)
+	}
+	if got := search("what happens at the raid on 13 March?"); len(got) < 2 || got[0] != moved.ID {
+		t.Errorf("asked about 13 March: %v, want #%d (said on 7 March about the 13th) first", got, moved.ID)
+	}
+}
