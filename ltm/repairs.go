@@ -25,8 +25,9 @@ const (
 
 // repairOrder runs the redaction and the stripping before the vacuum, so the pages they
 // free are cleared too. Filling the search text (migration 0007) and linking the graph
-// (migration 0010) free nothing secret, so they come last.
-var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText, repairLinkGraph}
+// (migration 0010) free nothing secret, so they come last, with storing the dates memories
+// name (refersto.go), after the redaction that may change their words.
+var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText, repairLinkGraph, repairRefersTo}
 
 // repairBatch is the most rows one repair transaction touches, so the write lock is never
 // held long enough for a chat turn to notice.
@@ -57,8 +58,9 @@ type repairConfig struct {
 // RunRepairs runs the pending one-time repairs: credentials in stored memories, history,
 // transcripts and job payloads are redacted with the current detector; finished jobs lose
 // their content; then the full-text indexes are merged and the file is vacuumed, so what
-// was deleted before secure_delete was on leaves the file; and memories written before
-// search text was stored get theirs. It is safe to run while the bot
+// was deleted before secure_delete was on leaves the file; memories written before
+// search text was stored get theirs, and those written before the dates they name were
+// stored get those (refers_to). It is safe to run while the bot
 // serves, and cheap once everything is done. On error (a cancelled ctx included) it
 // returns what was done so far; the next run resumes.
 func (s *Maintenance) RunRepairs(ctx context.Context) (maintenance.RepairReport, error) {
@@ -124,6 +126,8 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (mainten
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillSearchText(&rep.SearchText)})
 		case repairLinkGraph:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{s.linkGraph(&rep.Linked)})
+		case repairRefersTo:
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillRefersTo(&rep.RefersTo)})
 		case repairVacuum:
 			err = s.vacuum(ctx, &rep)
 		}

@@ -65,7 +65,8 @@ var sqliteOnly = map[string]string{
 
 // notData are SQLite's bookkeeping tables, neither copied nor reported: each store keeps
 // its own. store_repairs is the progress of each store's own one-time repairs: the target
-// re-scans what it received with its own credential rules.
+// re-scans what it received with its own credential rules, and stores the dates its
+// memories name where the source had not yet (refers_to).
 func notData(name string) bool {
 	return name == "schema_migrations" || name == "store_repairs" || strings.HasPrefix(name, "sqlite_")
 }

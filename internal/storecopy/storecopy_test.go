@@ -244,3 +244,48 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Errorf("memory written after the move lost after a refused copy: %v", err)
 	}
 }
+
+// TestCopyThenFillRefersTo: rows that reach PostgreSQL without the span of time their words
+// name (a SQLite backfill not finished before the copy) get it from the target's own
+// backfill, which the copy leaves pending since store_repairs stays behind.
+func TestCopyThenFillRefersTo(t *testing.T) {
+	pg := pgtest.Open(t)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "kioku.db")
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	res, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "We played Catan yesterday",
+		CreatedAt: said}, memory.ActorCLI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sql.Open("sqlite", sqlite.DSN(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`UPDATE memories SET refers_to = NULL, refers_to_end = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	if _, err := storecopy.Copy(ctx, openSource(t, path), pg.Pool()); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	rep, err := pg.Maintenance.RunRepairs(ctx)
+	if err != nil || rep.RefersTo != 1 {
+		t.Fatalf("repairs on the target: %+v, %v; want one memory given its span", rep, err)
+	}
+	m, err := pg.Memories.Get(ctx, memory.ServerOwner("g1"), res.Memory.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := said.AddDate(0, 0, -1).Truncate(24 * time.Hour); !m.RefersTo.Equal(want) || !m.RefersToEnd.Equal(want.AddDate(0, 0, 1)) {
+		t.Errorf("copied memory refers to %v–%v, want %v and the day after", m.RefersTo, m.RefersToEnd, want)
+	}
+}

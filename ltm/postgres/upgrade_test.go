@@ -33,5 +33,5 @@ func TestPostgresUpgradeFrom901f6da(t *testing.T) {
 	}
 	s := pgtest.OpenConfig(t, cfg)
 	storetest.CheckUpgraded901f6da(t, storetest.Stores{Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs,
-		Transcripts: s.Transcripts, Settings: s.Settings})
+		Transcripts: s.Transcripts, Settings: s.Settings, Repairs: s.Maintenance})
 }

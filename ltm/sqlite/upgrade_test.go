@@ -35,5 +35,5 @@ func TestUpgradeFrom901f6da(t *testing.T) {
 	}
 	defer s.Close()
 	storetest.CheckUpgraded901f6da(t, storetest.Stores{Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs,
-		Transcripts: s.Transcripts, Settings: s.Settings})
+		Transcripts: s.Transcripts, Settings: s.Settings, Repairs: s.Maintenance})
 }

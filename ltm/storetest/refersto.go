@@ -1,10 +1,12 @@
 package storetest
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -150,4 +152,98 @@ func testRefersToRecall(t *testing.T, open func(*testing.T) Stores) {
 	if got := search("what happens at the raid on 13 March?"); len(got) < 2 || got[0] != moved.ID {
 		t.Errorf("asked about 13 March: %v, want #%d (said on 7 March about the 13th) first", got, moved.ID)
 	}
+}
+
+// testRefersToBackfill: memories written before the span was stored get it from a
+// resumable backfill: interrupted after its first batch it has filled that batch only, and
+// run again it resumes after its saved cursor, fills the rest (forgotten memories too) and
+// finishes; a finished backfill does nothing.
+func testRefersToBackfill(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	if s.Repairs == nil || s.Exec == nil {
+		t.Skip("the store has no repairs")
+	}
+	ctx := t.Context()
+	if _, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := memory.ServerOwner("g1")
+	var mems []*memory.Memory
+	for _, c := range []string{"We played Catan yesterday", "Aiko prefers green tea", "The raid is on 5 March",
+		"I finished the book two days ago", "Kenji hosted game night last Saturday"} {
+		mems = append(mems, mustRemember(t, s, server("g1", c)))
+	}
+	mustForget(t, s, owner, mems[4].ID)
+	for _, stmt := range []string{
+		// What a database an older version wrote looks like after the migration.
+		`UPDATE memories SET refers_to = NULL, refers_to_end = NULL`,
+		`UPDATE store_repairs SET cursor = 0, done_at = NULL WHERE name = '` + ltm.RepairRefersTo + `'`,
+	} {
+		if err := s.Exec(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	filled := func() []bool {
+		t.Helper()
+		out := make([]bool, len(mems))
+		for i, m := range mems {
+			got, err := s.Memories.Get(ctx, owner, m.ID)
+			if memory.ErrorCode(err) == memory.ENOTFOUND {
+				got, err = recoverAndRead(ctx, s, owner, m.ID)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = !got.RefersTo.IsZero()
+		}
+		return out
+	}
+
+	stopped, cancel := context.WithCancel(ctx)
+	var stoppedAt int64
+	if _, err := s.Repairs.RunRepairsWith(stopped, ltm.RepairOptions{Batch: 1, AfterBatch: func(_ string, cursor int64) {
+		stoppedAt = cursor
+		cancel()
+	}}); err == nil {
+		t.Fatal("an interrupted backfill reported no error")
+	}
+	var first int64 = -1
+	rep, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{Batch: 1, AfterBatch: func(_ string, cursor int64) {
+		if first < 0 {
+			first = cursor
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first <= stoppedAt {
+		t.Errorf("the resumed backfill's first batch ended at %d, not after the saved cursor %d: it restarted", first, stoppedAt)
+	}
+	// The first batch filled "yesterday"; the rest filled the other three dates.
+	if rep.RefersTo != 3 || !slices.Contains(rep.Finished, ltm.RepairRefersTo) {
+		t.Errorf("resumed backfill report %+v, want 3 memories filled and %s finished", rep, ltm.RepairRefersTo)
+	}
+	if got, want := filled(), []bool{true, false, true, true, true}; !slices.Equal(got, want) {
+		t.Errorf("memories with a span after the backfill: %v, want %v", got, want)
+	}
+	for i, m := range mems {
+		got, err := s.Memories.Get(ctx, owner, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameSpan(spanOf(got), spanOf(m)) {
+			t.Errorf("%q backfilled as %v, written as %v", m.Content, spanOf(got), spanOf(mems[i]))
+		}
+	}
+	if rep, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{}); err != nil || !rep.Empty() {
+		t.Errorf("a finished backfill ran again: %+v, %v", rep, err)
+	}
+}
+
+// recoverAndRead brings back a forgotten memory and reads it.
+func recoverAndRead(ctx context.Context, s Stores, owner memory.Owner, id int64) (*memory.Memory, error) {
+	if _, err := s.Memories.Recover(ctx, owner, id, 0, "test"); err != nil {
+		return nil, err
+	}
+	return s.Memories.Get(ctx, owner, id)
 }

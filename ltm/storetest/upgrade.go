@@ -6,14 +6,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
 // CheckUpgraded901f6da checks a store opened on the database that kioku at commit 901f6da
 // wrote (ltm/sqlite/testdata/upgrade/901f6da.sql and its PostgreSQL twin; the commit
 // predates release tags): the upgrade kept every memory, edit, forget, setting, turn and
-// job, and the memories are found as before. Each engine's test loads its dump into a fresh database,
-// opens it with this binary (which applies the migrations written since) and calls this.
+// job, and the memories are found as before; with st.Repairs, the repairs that follow an
+// upgrade store the dates the old memories name. Each engine's test loads its dump into a
+// fresh database, opens it with this binary (which applies the migrations written since)
+// and calls this.
 func CheckUpgraded901f6da(t *testing.T, st Stores) {
 	t.Helper()
 	ctx := context.Background()
@@ -82,5 +85,24 @@ func CheckUpgraded901f6da(t *testing.T, st Stores) {
 	job, err := st.Jobs.Lease(ctx, "upgrade-check", []string{"extract"}, time.Minute)
 	if err != nil || job == nil || job.DedupKey != "g1/c1" {
 		t.Errorf("the queued job after the upgrade: %+v, %v; want extract g1/c1", job, err)
+	}
+
+	// The upgrade's repairs give the memories written then the dates their words name:
+	// "meet at Tokyo Tower on Monday", said on Saturday 28 November 2026, is the 30th.
+	if st.Repairs == nil {
+		return
+	}
+	rep, err := st.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{})
+	if err != nil || !slices.Contains(rep.Finished, ltm.RepairRefersTo) {
+		t.Fatalf("repairs after the upgrade: %+v, %v; want %s finished", rep, err, ltm.RepairRefersTo)
+	}
+	for id, want := range map[int64][2]time.Time{3: day(2026, time.November, 30), 1: {}} {
+		m, err := st.Memories.Get(ctx, server, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameSpan(spanOf(m), want) {
+			t.Errorf("memory %d (%q) refers to %v after the upgrade's repairs, want %v", id, m.Content, spanOf(m), want)
+		}
 	}
 }

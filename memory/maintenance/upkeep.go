@@ -30,11 +30,13 @@ type RepairReport struct {
 	SearchText int `json:"search_text"`
 	// Linked counts memories linked to the entities they mention.
 	Linked int `json:"linked"`
+	// RefersTo counts memories given the span of time their words name (refers_to).
+	RefersTo int `json:"refers_to"`
 	// Vacuumed is true when the database file was rebuilt without its freed pages.
 	Vacuumed bool `json:"vacuumed"`
 }
 
 // Empty reports whether the run had nothing to do.
 func (r RepairReport) Empty() bool {
-	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked == 0 && !r.Vacuumed
+	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked+r.RefersTo == 0 && !r.Vacuumed
 }
