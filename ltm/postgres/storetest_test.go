@@ -31,7 +31,8 @@ func TestPostgresStore(t *testing.T) {
 		return storetest.Stores{
 			Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
-			Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
+			Stages: &s.Stages,
+			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
 			Keywords: s.Recall,
 			Raw:      tableDump{s: s, dir: t.TempDir()},
 			Repairs:  s.Maintenance,

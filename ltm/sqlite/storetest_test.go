@@ -34,7 +34,8 @@ func openSQLite(t *testing.T) storetest.Stores {
 	return storetest.Stores{
 		Memories: s.Memories, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
-		Facts: s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
+		Stages: &s.Stages,
+		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
 		Keywords: s.Recall,
 		Raw:      sqliteFiles{path: path},
 		Repairs:  s.Maintenance,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 )
 
 // MemoryStore is the memories aggregate with its history: writes deduplicated per scope,
@@ -141,6 +142,9 @@ type Stores struct {
 	// that refuses every write (SQLite: query_only; PostgreSQL: default_transaction_read_only),
 	// off makes it writable again.
 	ReadOnly func(ctx context.Context, on bool) error
+	// Stages, when set, are the ranking stages the suite's Recall reads, so that a case can
+	// switch on one the product leaves off (the date stage's spans); nil skips such cases.
+	Stages *recall.Stages
 	// Clock is the time every part of the store reads; the suite moves it through recover
 	// windows, token lifetimes, leases and backoff.
 	Clock *Clock

@@ -87,9 +87,9 @@ func TestRankDateBoost(t *testing.T) {
 	}
 }
 
-// TestDateWeight: a candidate is placed in the question's window by the span its words
-// name when it has one (any overlap is inside; a span outside counts from its middle), and
-// by its creation time otherwise.
+// TestDateWeight: with spans, a candidate is placed in the question's window by its
+// creation time or by the span its words name, whichever is nearer (any overlap of the span
+// is inside; a span outside counts from its middle); without, by its creation time alone.
 func TestDateWeight(t *testing.T) {
 	d := func(day, hour int) time.Time { return time.Date(2024, 4, day, hour, 0, 0, 0, time.UTC) }
 	lastWeekend := Window{d(13, 0), d(15, 0)}
@@ -104,19 +104,22 @@ func TestDateWeight(t *testing.T) {
 		{"NoSpanCreatedInside", d(14, 9), Window{}, 48 * time.Hour, 1},
 		{"NoSpanCreatedADayAfter", d(16, 0), Window{}, 48 * time.Hour, 0.5},
 		{"SpanInsideSaidLater", d(17, 9), day(13), 48 * time.Hour, 1},
-		{"SpanFarOutsideSaidInside", d(14, 9), day(25), 48 * time.Hour, 0},
+		{"SpanFarOutsideSaidInside", d(14, 9), day(25), 48 * time.Hour, 1},
 		{"SpanOverlapsTheStart", d(1, 9), Window{d(8, 0), d(14, 0)}, 48 * time.Hour, 1},
 		{"SpanHoldsTheWindow", d(1, 9), Window{d(1, 0), time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}, 48 * time.Hour, 1},
 		{"SpanTheDayAfter", d(1, 9), day(15), 48 * time.Hour, 0.75},
 		{"SpanTheDayBefore", d(1, 9), day(12), 48 * time.Hour, 0.75},
-		{"SpanTheDayAfterNoHalo", d(14, 9), day(15), 0, 0},
-		{"SpanAWeekLater", d(14, 9), day(22), 48 * time.Hour, 0},
+		{"SpanTheDayAfterNoHalo", d(1, 9), day(15), 0, 0},
+		{"SpanAWeekLater", d(1, 9), day(22), 48 * time.Hour, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cand := Candidate{CreatedAt: c.created, RefersTo: c.refersTo}
-			if got := dateWeight(lastWeekend, &cand, c.halo); got != c.want {
+			if got := dateWeight(lastWeekend, &cand, c.halo, true); got != c.want {
 				t.Errorf("dateWeight = %v, want %v", got, c.want)
+			}
+			if got, want := dateWeight(lastWeekend, &cand, c.halo, false), windowWeight(lastWeekend, c.created, c.halo); got != want {
+				t.Errorf("without spans dateWeight = %v, want the creation time's %v", got, want)
 			}
 		})
 	}
@@ -136,9 +139,14 @@ func TestRankDateBoostRefersTo(t *testing.T) {
 		{ID: 1, Keyword: 1, CreatedAt: said, RefersTo: friday},
 		{ID: 2, Keyword: 1.5, CreatedAt: time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)},
 	}
-	opt := Options{Stages: Stages{DateBoost: 1, DateHalo: 48 * time.Hour}}
+	opt := Options{Stages: Stages{DateBoost: 1, DateHalo: 48 * time.Hour, DateSpans: true}}
 	if got := Rank(cands, &plan, opt); cands[got[0].Index].ID != 1 {
 		t.Fatalf("the memory naming 13 March should lead, got %+v", got)
+	}
+	off := opt
+	off.Stages.DateSpans = false
+	if got := Rank(cands, &plan, off); cands[got[0].Index].ID != 2 {
+		t.Fatalf("without spans the stage should not read the span, got %+v", got)
 	}
 	cands[0].RefersTo = Window{}
 	if got := Rank(cands, &plan, opt); cands[got[0].Index].ID != 2 {

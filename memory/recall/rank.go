@@ -76,10 +76,14 @@ type Candidate struct {
 // (ltm's rankStages; docs/recall.md has the numbers).
 type Stages struct {
 	// DateBoost scales relevance by 1 + DateBoost for memories inside the date window the
-	// question names ("last weekend", "3 March"), tapering to 1 over DateHalo outside it. A
-	// memory is placed by the span its own words name (Candidate.RefersTo) when it has one,
-	// else by when it was created.
+	// question names ("last weekend", "3 March"), tapering to 1 over DateHalo outside it,
+	// placed by when they were created (and by DateSpans).
 	DateBoost float64
+	// DateSpans also places a memory by the span its own words name (Candidate.RefersTo),
+	// whichever of the two is nearer the window: "the raid moved to next Friday" said on
+	// Saturday answers a question about that Friday. Off in the product: measured, it costs
+	// dev-conv-ja's temporal questions (docs/recall.md).
+	DateSpans bool
 	// DateHalo is how far outside the window the date boost tapers off.
 	DateHalo time.Duration
 	// PersonBoost scales relevance by 1 + PersonBoost for memories written by (or about) a
@@ -198,7 +202,7 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		}
 		rel *= damp.factor(i, c, plan, vecOn)
 		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
-			rel *= 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo)
+			rel *= 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo, opt.Stages.DateSpans)
 		}
 		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && named.namesPerson(plan, c) {
 			rel *= 1 + opt.Stages.PersonBoost
@@ -243,13 +247,18 @@ func unixMilli(t time.Time) int64 {
 }
 
 // dateWeight is how far the date stage places candidate c in the question's window w: by
-// the span its words name when they name one ("we played on Friday" said on Monday is
-// about Friday, not Monday), else by its creation time.
-func dateWeight(w Window, c *Candidate, halo time.Duration) float64 {
-	if !c.RefersTo.IsZero() {
-		return spanWeight(w, c.RefersTo, halo)
+// its creation time or by the span its words name, whichever is nearer. A memory is about
+// both days: "we played on Friday" said on Monday answers a question about Friday, and a
+// plan for Friday said on Monday is still what was said on Monday ("what did we do on
+// Monday?" is answered by what people said that day).
+//
+// Without spans (Stages.DateSpans off) only the creation time counts.
+func dateWeight(w Window, c *Candidate, halo time.Duration, spans bool) float64 {
+	said := windowWeight(w, c.CreatedAt, halo)
+	if !spans || c.RefersTo.IsZero() {
+		return said
 	}
-	return windowWeight(w, c.CreatedAt, halo)
+	return max(said, spanWeight(w, c.RefersTo, halo))
 }
 
 // windowWeight is 1 for t inside w, falling linearly to 0 at halo outside it.
