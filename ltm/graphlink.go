@@ -80,7 +80,11 @@ func newGraphSQL(d *Dialect) *graphSQL {
 
 // The linking statements every engine spells alike.
 const (
-	memberEntitySQL = `SELECT id, name FROM entities WHERE scope_key = ? AND user_id = ?`
+	// user_id <> '' repeats the member index's condition (entities_user is partial), so a
+	// plan made for any user id, as a prepared statement's is, can use the index; without it
+	// PostgreSQL walked the scope's every entity version, and each mention count's update
+	// leaves one more (0.86 ms a write at 40,000 memories, growing).
+	memberEntitySQL = `SELECT id, name FROM entities WHERE scope_key = ? AND user_id = ? AND user_id <> ''`
 	insertEntitySQL = `INSERT INTO entities (scope_key, name, normalized, kind, user_id, created_at, updated_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`
 )
