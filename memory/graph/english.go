@@ -148,7 +148,8 @@ func (l *linker) classifyRun(i, j int) {
 	}
 	known := has(t.firstName, first)
 	cue := l.cueKind(i, j)
-	if sentenceStart && i == j && !known && cue == "" && !honorific && !acronym(first) && !l.personHint(j) {
+	paired := l.pairedWithPerson(i, j)
+	if sentenceStart && i == j && !known && cue == "" && !honorific && !acronym(first) && !l.personHint(j) && !paired {
 		return // just the first word of a sentence
 	}
 	kind := KindOther
@@ -161,7 +162,7 @@ func (l *linker) classifyRun(i, j int) {
 		kind = KindPerson
 	case cue != "":
 		kind = cue
-	case l.personHint(j):
+	case l.personHint(j), paired:
 		kind = KindPerson
 	}
 	l.mark(i, j)
@@ -200,4 +201,39 @@ func (l *linker) addRun(i, j int, kind Kind) {
 		}
 	}
 	l.add(e)
+}
+
+// pairedWithPerson reports whether the run i..j is joined by "and" or "&" to a person the
+// text names beyond doubt: a Discord mention, a known first name or a member's display name
+// ("Tomasz and Priya run the server", "Tomasz & <@42> host tonight", "ask Priya and
+// Tomasz"). People are named together; a sentence's first word rarely stands beside a name
+// that way, and a comma is left out ("Yesterday, Priya said…").
+func (l *linker) pairedWithPerson(i, j int) bool {
+	return l.personAcross(j+1, j+2) || l.personAcross(i-1, i-2)
+}
+
+// personAcross reports whether token join is "and" or "&" and token other a person named
+// beyond doubt.
+func (l *linker) personAcross(join, other int) bool {
+	if min(join, other) < 0 || max(join, other) >= len(l.toks) {
+		return false
+	}
+	jt, ot := l.toks[join], l.toks[other]
+	switch w := l.text(jt); {
+	case jt.kind == tokWord && strings.EqualFold(w, "and"), jt.kind == tokPunct && w == "&":
+	default:
+		return false
+	}
+	if ot.kind == tokUserRef {
+		return true
+	}
+	if ot.kind != tokWord || !ot.cap {
+		return false
+	}
+	name := stripPossessive(l.text(ot))
+	if has(l.t.firstName, name) {
+		return true
+	}
+	_, member := l.memberNamed(name)
+	return member
 }
