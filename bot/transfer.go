@@ -64,7 +64,7 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 		return nil, errT(memory.EINVALID, "transfer.error.no_file")
 	}
 	if int64(att.Size) > b.maxImportBytes {
-		return nil, errT(memory.EINVALID, "transfer.error.too_big", humanBytes(int64(att.Size)), humanBytes(b.maxImportBytes))
+		return nil, errT(memory.EINVALID, "transfer.error.too_big", memory.ByteSize(int64(att.Size)), memory.ByteSize(b.maxImportBytes))
 	}
 	data, err := b.download(ctx, att.URL)
 	if err != nil {
@@ -123,17 +123,7 @@ func (b memoryTransfer) download(ctx context.Context, url string) ([]byte, error
 		return nil, fmt.Errorf("couldn't download attachment: %w", err)
 	}
 	if int64(len(data)) > b.maxImportBytes {
-		return nil, errT(memory.EINVALID, "transfer.error.larger", humanBytes(b.maxImportBytes))
+		return nil, errT(memory.EINVALID, "transfer.error.larger", memory.ByteSize(b.maxImportBytes))
 	}
 	return data, nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -14,6 +14,22 @@ import (
 // that the ids an index returned are live and inside the scope, and the scan that scores
 // unsegmented (CJK) text by reading it, whose rules must not differ between engines.
 
+// The keyword legs' settings, the same in the in-memory index and in every engine's
+// fallback (docs/recall.md gives the measurements behind them).
+const (
+	// CJKWeight weighs the CJK n-gram leg's BM25 against the word leg's.
+	CJKWeight = 1.0
+	// CJKScanMax is the largest scope whose rows a fallback scans for CJK bigrams
+	// (two-character words a trigram index cannot match); larger scopes are narrowed by
+	// trigrams.
+	CJKScanMax = 20000
+	// AuthorWeight is the BM25 weight of the author column relative to content (1).
+	AuthorWeight = 2.0
+	// FallbackTopFactor sizes the database-wide top list a fallback ranks before it keeps
+	// the scope's rows: FallbackTopFactor × limit.
+	FallbackTopFactor = 4
+)
+
 // Querier runs a read written with ? placeholders (an engine's reader pool).
 type Querier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)

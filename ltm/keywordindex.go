@@ -170,7 +170,7 @@ func indexedKeywordLeg(ctx context.Context, s *Recall, plan *recall.Plan, q *mem
 			}
 		}
 		if len(plan.CJK) > 0 {
-			if done, err := s.searcher.indexLeg(ctx, cjkSearch(plan), q, vis, where, args, limit, cjkWeight, into); err != nil || !done {
+			if done, err := s.searcher.indexLeg(ctx, cjkSearch(plan), q, vis, where, args, limit, CJKWeight, into); err != nil || !done {
 				return false, err
 			}
 		}

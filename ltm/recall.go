@@ -21,8 +21,6 @@ const DefaultAlpha = recall.DefaultAlpha
 const (
 	// candidatePool is how many candidates each leg contributes before the blend.
 	candidatePool = 50
-	// cjkWeight weighs the CJK n-gram leg's BM25 against the word leg's.
-	cjkWeight = 1.0
 )
 
 func visibleScopes(q *memory.SearchQuery) []memory.Visible {

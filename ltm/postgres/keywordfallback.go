@@ -25,17 +25,9 @@ import (
 //     each candidate's term frequencies and the scope's document frequencies.
 //   - Unsegmented (CJK) text: the same scan and BM25 as SQLite's small scopes
 //     (recall.ScanBM25) over the memories holding one of the query's character bigrams;
-//     a scope larger than cjkScanMax is narrowed by trigrams through pg_trgm's GIN index.
+//     a scope larger than ltm.CJKScanMax is narrowed by trigrams through pg_trgm's GIN index.
 //
 // The vector leg, the ranking and its stages are the service's, as on SQLite.
-
-// Candidate search constants, ltm's (docs/recall.md).
-const (
-	topFactor    = 4
-	authorWeight = 2.0
-	cjkWeight    = 1.0
-	cjkScanMax   = 20000
-)
 
 // BM25's parameters are the keyword index's on SQLite (internal/kwindex): k1 1.2, b 0.3 and
 // the smoothed idf, so both stores rank by the same formula.
@@ -88,7 +80,7 @@ func (s keywordFallback) scores(ctx context.Context, plan *recall.Plan, where st
 // One statement finds the matches in the visible scopes with the GIN index, counts each
 // term's document frequency over all of them (window aggregates, before the cut) and the
 // scopes' size, analyses the terms as the index does (their lexemes), and returns the top
-// topFactor×limit by ts_rank with their tsvectors; the exact BM25 is computed here, so the
+// ltm.FallbackTopFactor×limit by ts_rank with their tsvectors; the exact BM25 is computed here, so the
 // scale is FTS5's.
 func (s keywordFallback) wordLeg(ctx context.Context, terms []string, pairs [][2]string, where string, args []any, limit int, weight float64, out map[int64]float64) error {
 	if len(terms)+len(pairs) == 0 {
@@ -125,7 +117,7 @@ func (s keywordFallback) wordLeg(ctx context.Context, terms []string, pairs [][2
 			(SELECT count(*) FROM memories m WHERE m.deleted_at IS NULL AND ` + where + `), ` + strings.Join(extra, ", ") + `
 		FROM memories m, q WHERE m.deleted_at IS NULL AND ` + where + ` AND m.search_tsv @@ ` + match + `
 		ORDER BY ts_rank('{0.1, 0.2, 1.0, 0.5}', m.search_tsv, ` + match + `) DESC, m.id DESC LIMIT ?`
-	qargs = slices.Concat(qargs, args, lexArgs, args, []any{topFactor * limit})
+	qargs = slices.Concat(qargs, args, lexArgs, args, []any{ltm.FallbackTopFactor * limit})
 	rows, err := s.db.read.QueryContext(ctx, query, qargs...)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
@@ -215,7 +207,7 @@ func (s keywordFallback) wordLeg(ctx context.Context, terms []string, pairs [][2
 	for i, c := range parsed {
 		var x float64
 		for j := range terms {
-			x += bm(c.tf[j][0], c.lenA, avgA, idf[j]) + authorWeight*bm(c.tf[j][1], c.lenB, avgB, idf[j])
+			x += bm(c.tf[j][0], c.lenA, avgA, idf[j]) + ltm.AuthorWeight*bm(c.tf[j][1], c.lenB, avgB, idf[j])
 		}
 		for j := range pairs {
 			if j < len(c.phraseMatch) && c.phraseMatch[j] == '1' {
@@ -315,7 +307,7 @@ func parseTSVector(s string) []tsEntry {
 
 // cjkLeg scores unsegmented text as ltm's small-scope scan does: the memories holding one
 // of the query's character bigrams (or a Latin word written inside CJK text) are read and
-// scored with recall.ScanBM25. In a scope larger than cjkScanMax the scan is narrowed to
+// scored with recall.ScanBM25. In a scope larger than ltm.CJKScanMax the scan is narrowed to
 // memories holding one of the query's trigrams, which pg_trgm's GIN index finds.
 func (s keywordFallback) cjkLeg(ctx context.Context, plan *recall.Plan, where string, args []any, limit int, weight float64, out map[int64]float64) error {
 	n, err := s.scopeSize(ctx, where, args)
@@ -326,17 +318,21 @@ func (s keywordFallback) cjkLeg(ctx context.Context, plan *recall.Plan, where st
 	if len(grams)+len(words) == 0 {
 		return nil
 	}
-	conds, condArgs := ltm.ContainsAny(dialect.Instr, slices.Concat(grams, words))
+	var (
+		conds    []string
+		condArgs []any
+	)
 	if n > s.db.cjkScanMax && s.db.trigramsCJK {
-		conds, condArgs = nil, nil
 		for _, t := range plan.CJKGrams(3) {
 			if len([]rune(t)) >= 3 {
 				conds = append(conds, "m.normalized LIKE ?")
 				condArgs = append(condArgs, "%"+escapeLike(t)+"%")
 			}
 		}
+	} else {
+		conds, condArgs = ltm.ContainsAny(dialect.Instr, slices.Concat(grams, words))
 	}
-	return ltm.ScoreScanned(ctx, s.db.read, where, args, conds, condArgs, grams, words, n, limit, weight*cjkWeight, out)
+	return ltm.ScoreScanned(ctx, s.db.read, where, args, conds, condArgs, grams, words, n, limit, weight*ltm.CJKWeight, out)
 }
 
 // escapeLike quotes LIKE's wildcards in s (the default escape character is \).

@@ -84,7 +84,7 @@ type db struct {
 	// large scopes are scanned for CJK text instead of narrowed by the trigram index.
 	trigramsCJK bool
 	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams; larger scopes
-	// are narrowed by trigrams first. Default cjkScanMax.
+	// are narrowed by trigrams first. Default ltm.CJKScanMax.
 	cjkScanMax int
 
 	// stats is when the planner's statistics of memories were last checked (plannerstats.go).
@@ -174,7 +174,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		read:       &pool{sqldb},
 		Tunables:   t,
 		notices:    notices,
-		cjkScanMax: cjkScanMax,
+		cjkScanMax: ltm.CJKScanMax,
 	}
 	d.core = ltm.OpenEngine(engine{d}, ltm.Conns{Write: sqldb, Read: sqldb}, t)
 	return &Store{

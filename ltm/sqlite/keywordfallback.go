@@ -15,20 +15,6 @@ import (
 // store whose in-memory indexes are off (KeywordIndexOff: the eval and bench baselines).
 // Its scores are FTS5's BM25, close to the in-memory indexes' (whose tokenizing is FTS5's).
 
-// Candidate search constants (docs/recall.md explains each with the measurements behind
-// it).
-const (
-	// topFactor sizes the global FTS5 top list ranked before the scope join (wordLeg).
-	topFactor = 4
-	// authorWeight is the BM25 weight of the author column relative to content (1).
-	authorWeight = 2.0
-	// cjkWeight weighs the CJK n-gram leg's BM25 against the word leg's, as ltm's does.
-	cjkWeight = 1.0
-	// cjkScanMax is the largest scope whose rows are scanned for CJK bigrams (two-character
-	// words the trigram index cannot match); larger scopes use the trigram index alone.
-	cjkScanMax = 20000
-)
-
 // keywordSearch is FTS5 as the keyword leg's fallback (ltm.KeywordFallback).
 type keywordSearch struct{ *db }
 
@@ -75,7 +61,7 @@ func (k keywordSearch) keywordLegs(ctx context.Context, plan *recall.Plan, withP
 	return k.cjkLeg(ctx, plan, where, args, limit, out)
 }
 
-// smallShare reports whether the visible scopes hold under 1/topFactor of the database's
+// smallShare reports whether the visible scopes hold under 1/ltm.FallbackTopFactor of the database's
 // live memories (memory_counts): the global FTS5 top list of wordLeg would then rarely
 // keep enough of their rows, and the scoped query is cheaper on its own. False when the
 // counts can't be read.
@@ -92,7 +78,7 @@ func (k keywordSearch) smallShare(ctx context.Context, scopes []string) bool {
 		}
 		mine += n
 	}
-	return mine*topFactor < total
+	return mine*ltm.FallbackTopFactor < total
 }
 
 // ftsExpr renders the plan as an FTS5 expression: every term and adjacent pair quoted (so
@@ -118,7 +104,7 @@ func ftsExpr(p *recall.Plan, withPairs bool) string {
 func quoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 
 // wordLeg scores the FTS5 word index. FTS5 ranks its own matches fastest, without a join
-// per matching row, so the global top topFactor×limit are ranked first and only those rows
+// per matching row, so the global top ltm.FallbackTopFactor×limit are ranked first and only those rows
 // are checked against the scope and filters. The survivors are the exact top limit of the
 // visible scopes whenever at least limit of them survive or the global list was not cut
 // (a visible row outside the global top scores no higher than any survivor). Otherwise,
@@ -128,14 +114,14 @@ func (k keywordSearch) wordLeg(ctx context.Context, expr string, small bool, whe
 	k.indexBeforeQuery(ctx)
 	full := fmt.Sprintf(`SELECT m.id, -bm25(memories_fts, 1.0, %g) FROM memories_fts
 		JOIN memories m ON m.id = memories_fts.rowid
-		WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, authorWeight, where)
+		WHERE memories_fts MATCH ? AND m.deleted_at IS NULL AND %s ORDER BY 2 DESC LIMIT ?`, ltm.AuthorWeight, where)
 	if small {
 		return k.collectScores(ctx, full, expr, args, limit, 1, out)
 	}
-	top := topFactor * limit
+	top := ltm.FallbackTopFactor * limit
 	global := map[int64]float64{}
 	rows, err := k.read.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, -bm25(memories_fts, 1.0, %g) AS x FROM memories_fts
-		WHERE memories_fts MATCH ? ORDER BY x DESC LIMIT ?`, authorWeight), expr, top)
+		WHERE memories_fts MATCH ? ORDER BY x DESC LIMIT ?`, ltm.AuthorWeight), expr, top)
 	if err != nil {
 		return fmt.Errorf("couldn't search memories: %w", err)
 	}
@@ -221,7 +207,7 @@ func (k keywordSearch) cjkLeg(ctx context.Context, plan *recall.Plan, where stri
 	if n == 0 {
 		return nil
 	}
-	if n > cjkScanMax {
+	if n > ltm.CJKScanMax {
 		tri := plan.CJKGrams(3)
 		var terms []string
 		for _, t := range tri {
@@ -235,11 +221,11 @@ func (k keywordSearch) cjkLeg(ctx context.Context, plan *recall.Plan, where stri
 		k.indexBeforeQuery(ctx)
 		query := `SELECT m.id, -bm25(memories_tri) FROM memories_tri JOIN memories m ON m.id = memories_tri.rowid
 			WHERE memories_tri MATCH ? AND m.deleted_at IS NULL AND ` + where + ` ORDER BY 2 DESC LIMIT ?`
-		return k.collectScores(ctx, query, strings.Join(terms, " OR "), args, limit, cjkWeight, out)
+		return k.collectScores(ctx, query, strings.Join(terms, " OR "), args, limit, ltm.CJKWeight, out)
 	}
 	grams, words := ltm.ScanTerms(plan)
 	conds, condArgs := ltm.ContainsAny(dialect.Instr, slices.Concat(grams, words))
-	return ltm.ScoreScanned(ctx, k.read, where, args, conds, condArgs, grams, words, n, limit, cjkWeight, out)
+	return ltm.ScoreScanned(ctx, k.read, where, args, conds, condArgs, grams, words, n, limit, ltm.CJKWeight, out)
 }
 
 // placeholders returns n comma-separated question marks.
