@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/kioku-bot/kioku/internal/flushloop"
 	"github.com/kioku-bot/kioku/internal/kwindex"
 	"github.com/kioku-bot/kioku/internal/vecindex"
 	"github.com/kioku-bot/kioku/memory"
@@ -441,6 +442,8 @@ type recallState struct {
 
 	access       accessTracker
 	vectorWrites vectorWriter
+	// wordCompany counts the memories marked to count their words again (comentions.go).
+	wordCompany flushloop.Loop
 
 	keywords *kwindex.Indexes
 	stmts    stmtCache
@@ -457,10 +460,15 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
 	r.vectorWrites.start(d.vectors.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
+	r.wordCompany.Start(d.flushWordCompany, func() time.Duration { return d.IndexWriteDelay }, nil,
+		"couldn't count which words travel together")
+	// Memories another process, or this one before a crash, marked and did not count.
+	r.wordCompany.Wake()
 }
 
 func (r *recallState) close() {
 	r.vectorWrites.stop()
+	r.wordCompany.Stop()
 	r.access.stop()
 	r.keywords.Close()
 	r.stmts.close()

@@ -102,6 +102,10 @@ type Dialect struct {
 	// SkipLocked ends a SELECT that picks a row to take in a write transaction, so that
 	// concurrent writers each get another row; "" when writers never run at once.
 	SkipLocked string
+	// LockRows ends a SELECT whose rows a write transaction is about to change from what it
+	// read, so that a concurrent writer of the same rows waits; "" when writers never run at
+	// once.
+	LockRows string
 	// JSONText returns an expression reading the text at key of the JSON text in column, or
 	// NULL when column holds no valid JSON object.
 	JSONText func(column, key string) string
@@ -235,6 +239,9 @@ func (p *pool) BeginTx(ctx context.Context, opts *sql.TxOptions) (*txn, error) {
 type txn struct {
 	tx  *sql.Tx
 	eng Engine
+	// wordsMarked says the transaction marked memories to count their words again
+	// (markWordsTx): the counting is woken once it commits.
+	wordsMarked bool
 }
 
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

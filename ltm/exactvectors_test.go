@@ -22,6 +22,11 @@ func TestExactCopiesRankAsStoredVectors(t *testing.T) {
 	for i := range 120 {
 		testkit.MustRemember(t, s, server("g1", fmt.Sprintf("note %d about the %s and the %s", i, topics[i%len(topics)], topics[(i*3+1)%len(topics)])))
 	}
+	// The words of the notes are counted together before the searches, so that all of them
+	// read the same counts.
+	if err := s.Recall.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Recall.WarmVectors(ctx, g1); err != nil {
 		t.Fatal(err)
 	}

@@ -290,6 +290,9 @@ func (s *Transfer) insertBatchTx(ctx context.Context, tx *txn, w *memory.WriteCo
 			return nil, nil, err
 		}
 	}
+	if err := countNewTx(ctx, tx, created); err != nil {
+		return nil, nil, err
+	}
 	return created, ids, nil
 }
 

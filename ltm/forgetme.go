@@ -153,6 +153,11 @@ func (s *Confirmations) ConfirmForgetMe(ctx context.Context, userID, token strin
 		sum     memory.ForgetMeSummary
 		removed []*memory.Memory
 	)
+	// Words edited out of memories that stay wait to leave the word company; they leave
+	// before the erasure, which takes out what her memories added.
+	if err := s.db.flushWordCompany(ctx); err != nil {
+		return sum, err
+	}
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		sum, removed = memory.ForgetMeSummary{}, nil
 		var who string
@@ -212,6 +217,7 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 				AND CAST(` + d.JSONText("metadata", "conflicts_with") + ` AS BIGINT) IN (SELECT id FROM forget_me_ids))`,
 			[]any{owner.Key(), userID, userID}, nil},
 		{"memories", `DELETE FROM memories WHERE id IN (SELECT id FROM forget_me_ids)`, nil, nil},
+		{"word company", `DELETE FROM comentions WHERE scope_key = ?`, []any{owner.Key()}, nil},
 		{"evidence", `DELETE FROM memory_evidence WHERE memory_id IN (SELECT id FROM forget_me_ids) OR user_id = ?`,
 			[]any{userID}, nil},
 		{"authorship", `UPDATE memories SET author_id = '', author_name = '', search_author = '', message_id = '' WHERE author_id = ?`,
@@ -223,6 +229,11 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
 		{"finished jobs", `UPDATE memory_jobs SET payload = ` + d.JobIDsPayload + `, last_error = CASE WHEN ` + d.Instr + `(last_error, '{') > 0
 			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND ` + d.JobBeyondIDs, nil, &sum.Jobs},
+	}
+	// What the erased memories added to their words' company goes with them; the last step
+	// on the member's own scope drops anything left of it.
+	if err := s.db.uncountTx(ctx, tx, `memory_id IN (SELECT id FROM forget_me_ids)`); err != nil {
+		return nil, err
 	}
 	for _, st := range steps {
 		n, err := execCount(ctx, tx, st.query, st.args...)

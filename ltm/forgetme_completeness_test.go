@@ -272,6 +272,25 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 	}
 
+	// The word company counts each memory's words: the byte scan below proves her words
+	// left it, once it is certain they were in it.
+	if err := s.Maintenance.FlushWordCompany(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inCompany := func(word string) bool {
+		t.Helper()
+		var n int
+		if err := raw.QueryRowContext(ctx, `SELECT count(*) FROM comentions WHERE term = ?1 OR partner = ?1`, word).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n > 0
+	}
+	for _, place := range []string{"personal", "server-about", "edited-to", "remember-this"} {
+		if !inCompany(secret[place]) {
+			t.Fatalf("%s: the word company never held %q, so the check below proves nothing", place, secret[place])
+		}
+	}
+
 	personalWords := "My word is " + secret["personal"]
 	if !s.Recall.VectorWaiting(personalWords) {
 		t.Fatal("the vector of her personal memory is not waiting to be stored, so the check below proves nothing")
@@ -284,6 +303,11 @@ func TestForgetMeCompleteness(t *testing.T) {
 	sum, err := s.Confirmations.ConfirmForgetMe(ctx, alice, preview.Token)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, place := range []string{"bob-personal", "bob-server", "alice-authored"} {
+		if !inCompany(survivor[place]) {
+			t.Errorf("%s: %q left the word company, but it was not Alice's", place, survivor[place])
+		}
 	}
 	want := memory.ForgetMeSummary{Memories: 5, About: 2, FromMessages: 2, Anonymised: 1, Turns: 2, Jobs: 2}
 	for _, got := range []memory.ForgetMeSummary{preview, sum} {

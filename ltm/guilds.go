@@ -235,6 +235,13 @@ func (s *Guilds) purgeGuildMemoriesTx(ctx context.Context, tx *txn, guildID stri
 	if err := rows.Close(); err != nil {
 		return 0, 0, err
 	}
+	ids := make([]int64, len(gone))
+	for i, m := range gone {
+		ids[i] = m.ID
+	}
+	if err := s.db.uncountIDsTx(ctx, tx, ids); err != nil {
+		return 0, 0, err
+	}
 	embeddings := 0
 	if len(hashes) > 0 {
 		// Vectors are shared by content across scopes: one another memory still uses stays.

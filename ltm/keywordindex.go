@@ -302,11 +302,15 @@ func (s *Recall) WarmKeywordIndex(ctx context.Context, owners ...memory.Owner) e
 	return s.db.recall.keywords.Warm(ctx, keys...)
 }
 
-// Settle waits until the background loads that recalls started have finished: keyword
-// index builds and vector loads. It is for measuring a process at rest (kioku bench reads
+// Settle counts the memories whose words wait to be counted (flushWordCompany) and waits
+// until the background loads that recalls started have finished: keyword index builds and
+// vector loads. It is for measuring a process at rest (kioku bench reads
 // resident memory after it); callers stop recalling first, since loads started while it
 // waits may or may not be waited for.
 func (s *Recall) Settle(ctx context.Context) error {
+	if err := s.db.flushWordCompany(ctx); err != nil {
+		return err
+	}
 	if err := s.db.recall.keywords.Settle(ctx); err != nil {
 		return err
 	}

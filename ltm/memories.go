@@ -125,6 +125,9 @@ func (s memoryWriter) insertMemoryTx(ctx context.Context, tx *txn, m *memory.Mem
 	if err := s.linkMemoryTx(ctx, tx, stored); err != nil {
 		return memory.WriteResult{}, err
 	}
+	if err := s.markWordsTx(ctx, tx, stored.ID); err != nil {
+		return memory.WriteResult{}, err
+	}
 	return memory.WriteResult{Memory: stored, Created: true}, nil
 }
 
@@ -417,6 +420,11 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 			return nil, err
 		}
 	}
+	if updated.Content != cur.Content || bucketOf(updated) != bucketOf(cur) {
+		if err := s.markWordsTx(ctx, tx, id); err != nil {
+			return nil, err
+		}
+	}
 	meta := map[string]any{}
 	if cur.Type != updated.Type {
 		meta["type"] = []memory.Type{cur.Type, updated.Type}
@@ -492,6 +500,13 @@ func (s memoryWriter) forgetTx(ctx context.Context, tx *txn, owner memory.Owner,
 		}
 		out = append(out, m)
 	}
+	forgotten := make([]int64, len(out))
+	for i, m := range out {
+		forgotten[i] = m.ID
+	}
+	if err := s.markWordsTx(ctx, tx, forgotten...); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -554,6 +569,9 @@ func (s memoryWriter) recoverTx(ctx context.Context, tx *txn, w *memory.WriteCon
 		version = version + 1 WHERE id = ? AND scope_key = ? RETURNING `+memoryColumns, now, id, owner.Key()))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't recover memory %d: %w", id, err)
+	}
+	if err := s.markWordsTx(ctx, tx, id); err != nil {
+		return nil, err
 	}
 	if err := s.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: id, ScopeKey: owner.Key(), Action: memory.ActionRecover,
 		NewContent: restored.Content, NewOrigin: memory.OriginOf(restored), Version: restored.Version, Actor: actor, Reason: reason}); err != nil {

@@ -15,5 +15,6 @@ var DefaultStages = recall.Stages{
 	GraphBoost:  0,
 	GraphHop:    0.5,
 	Lexicon:     0.5,
+	CoMention:   0.1,
 	Coverage:    0,
 }

@@ -191,6 +191,9 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}()
 	}
 	kw, kwErr := s.searcher.keywordLeg(ctx, &plan, &q, vis, where, args, pool)
+	if kwErr == nil && !q.MatchesOnly {
+		kwErr = s.searcher.coMentionLeg(ctx, kw, &q, vis, where, args, pool)
+	}
 	wg.Wait()
 	if kwErr != nil {
 		return nil, kwErr
@@ -317,6 +320,39 @@ func (s searcher) vectorLeg(ctx context.Context, e *embedder, q *memory.SearchQu
 		}
 	}
 	return res
+}
+
+// coMentionLeg adds to kw, weighed by Stages.CoMention, the keyword scores of the words the
+// visible memories most often hold beside the question's (associated): "what are we playing
+// on Friday?" also finds "Catan night again!" when the scope's memories often put Catan and
+// Friday together. A search people read as matches (q.MatchesOnly) does not run it: a
+// memory that holds none of the words is not a match.
+func (s searcher) coMentionLeg(ctx context.Context, kw map[int64]float64, q *memory.SearchQuery, vis []memory.Visible,
+	where string, args []any, limit int) error {
+	weight := s.db.Stages.CoMention
+	if weight <= 0 {
+		return nil
+	}
+	words, err := associated(ctx, s.db.read, q.Text, vis, q.Audience)
+	if err != nil || len(words) == 0 {
+		return err
+	}
+	var plan recall.Plan
+	for _, w := range words {
+		if strings.ContainsFunc(w, memory.IsCJK) {
+			plan.CJK = append(plan.CJK, w)
+		} else {
+			plan.Terms = append(plan.Terms, w)
+		}
+	}
+	more, err := s.keywordLeg(ctx, &plan, q, vis, where, args, limit)
+	if err != nil {
+		return err
+	}
+	for id, x := range more {
+		kw[id] += weight * x
+	}
+	return nil
 }
 
 // keywordLeg returns the raw keyword score x ≥ 0 (higher is better) of the best-matching

@@ -27,7 +27,7 @@ const (
 // free are cleared too. Filling the search text (migration 0007) and linking the graph
 // (migration 0010) free nothing secret, so they come last, with storing the dates memories
 // name (refersto.go), after the redaction that may change their words.
-var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText, repairLinkGraph, repairRefersTo}
+var repairOrder = []string{repairRedact, repairStrip, repairVacuum, repairSearchText, repairLinkGraph, repairRefersTo, repairComentions}
 
 // repairBatch is the most rows one repair transaction touches, so the write lock is never
 // held long enough for a chat turn to notice.
@@ -128,6 +128,8 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (mainten
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{s.linkGraph(&rep.Linked)})
 		case repairRefersTo:
 			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{fillRefersTo(&rep.RefersTo)})
+		case repairComentions:
+			err = s.runPhases(ctx, cfg, name, cursor, []repairPhase{s.db.fillComentions(&rep.Comentions)})
 		case repairVacuum:
 			err = s.vacuum(ctx, &rep)
 		}
@@ -253,6 +255,9 @@ func (s *Maintenance) redactMemories(rep *maintenance.RepairReport, changed *[]i
 			if _, err := tx.ExecContext(ctx, `DELETE FROM embeddings WHERE content_hash = ?1
 				AND NOT `+memoryHoldsHash("?1"), r.hash); err != nil {
 				return 0, false, fmt.Errorf("couldn't drop the vector of memory %d: %w", r.id, err)
+			}
+			if err := s.db.markWordsTx(ctx, tx, r.id); err != nil {
+				return 0, false, err
 			}
 			if err := s.db.writes.addHistory(ctx, tx, memory.HistoryEvent{MemoryID: r.id, ScopeKey: r.scopeKey, Action: action,
 				Version: version, Actor: actorRepair, Reason: reason}); err != nil {

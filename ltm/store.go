@@ -80,8 +80,10 @@ type db struct {
 	dialect *Dialect // eng.Dialect()
 	// graphSQL are the statements that link memories to entities, in dialect.
 	graphSQL *graphSQL
-	write    *pool // SQLite: exactly one connection, all writes are serialised here
-	read     *pool // reads; the same pool as write where the engine runs both at once
+	// wordsMu lets one flushWordCompany run at a time.
+	wordsMu sync.Mutex
+	write   *pool // SQLite: exactly one connection, all writes are serialised here
+	read    *pool // reads; the same pool as write where the engine runs both at once
 	// prepared keeps the single writes' statements prepared on write (Conns.PrepareWrites).
 	prepared bool
 	// stmts are the single-write statements kept prepared on write.
@@ -301,6 +303,9 @@ func (s *db) writeTx(ctx context.Context, counted bool, fn func(tx *txn) error) 
 		return s.eng.StorageError(fmt.Errorf("couldn't commit: %w", err))
 	}
 	s.eng.Committed()
+	if tx.wordsMarked {
+		s.recall.wordCompany.Wake()
+	}
 	return nil
 }
 

@@ -32,6 +32,7 @@ func preparedQueries(d *Dialect) []string {
 		storeVectorSQL,
 		storeLiveVectorSQL,
 		appendTurnSQL,
+		markWordsSQL(d),
 	}, newGraphSQL(d).queries()...)
 }
 

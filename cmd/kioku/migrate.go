@@ -125,7 +125,7 @@ func backupBeforeMigrating(ctx context.Context, dbPath string, now time.Time) (s
 // repairsChanged reports whether a run of the one-time repairs changed stored data: on a
 // database that holds nothing to repair, they only record themselves finished.
 func repairsChanged(rep maintenance.RepairReport) bool {
-	return rep.Memories+rep.History+rep.Transcripts+rep.Jobs+rep.Stripped+rep.SearchText+rep.Linked+rep.RefersTo > 0
+	return rep.Memories+rep.History+rep.Transcripts+rep.Jobs+rep.Stripped+rep.SearchText+rep.Linked+rep.RefersTo+rep.Comentions > 0
 }
 
 // describeRepairs says in one line what RunRepairs changed, naming only what it found.
@@ -157,6 +157,7 @@ func describeRepairs(rep maintenance.RepairReport) string {
 	count(rep.SearchText, "memory given its search text", "memories given their search text")
 	count(rep.Linked, "memory linked to the knowledge graph", "memories linked to the knowledge graph")
 	count(rep.RefersTo, "memory given the date it names", "memories given the dates they name")
+	count(rep.Comentions, "memory's words counted together", "memories' words counted together")
 	if rep.Vacuumed {
 		parts = append(parts, "freed space cleared")
 	}

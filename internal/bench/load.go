@@ -56,6 +56,11 @@ func (r *run) load(ctx context.Context, store *ltm.Store, members []int, rep *Re
 			r.progress("  loaded %d", hi)
 		}
 	}
+	// The words of what was written are counted a moment after each write: the rates
+	// include that work.
+	if err := store.Recall.Settle(ctx); err != nil {
+		return nil, err
+	}
 	writePerS := 0.0
 	if bulk > 0 {
 		writePerS = round1(float64(bulk) / time.Since(start).Seconds())
@@ -67,6 +72,9 @@ func (r *run) load(ctx context.Context, store *ltm.Store, members []int, rep *Re
 			return nil, err
 		}
 		ids[i] = res.Memory.ID
+	}
+	if err := store.Recall.Settle(ctx); err != nil {
+		return nil, err
 	}
 	if members == nil {
 		rep.WritePerS = writePerS

@@ -273,6 +273,10 @@ func load(ctx context.Context, s *ltm.Store, owner memory.Owner, entries []Memor
 	if err != nil {
 		return nil, 0, err
 	}
+	// What a memory adds to its scope's word company is counted a moment after the write.
+	if err := s.Recall.Settle(ctx); err != nil {
+		return nil, 0, err
+	}
 	if len(res.IDs) != len(entries) {
 		return nil, 0, fmt.Errorf("write path returned %d ids for %d memories", len(res.IDs), len(entries))
 	}

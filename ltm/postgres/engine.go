@@ -62,6 +62,7 @@ func (engine) LockKey(ctx context.Context, tx ltm.Execer, key string) error {
 // read as jsonb where a statement looks inside.
 var dialect = ltm.Dialect{
 	SkipLocked: " FOR UPDATE SKIP LOCKED",
+	LockRows:   " FOR UPDATE",
 	JSONText: func(column, key string) string {
 		return `(` + column + `::jsonb ->> '` + key + `')`
 	},

@@ -93,8 +93,16 @@ func CheckUpgraded901f6da(t *testing.T, st Stores) {
 		return
 	}
 	rep, err := st.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{})
-	if err != nil || !slices.Contains(rep.Finished, ltm.RepairRefersTo) {
-		t.Fatalf("repairs after the upgrade: %+v, %v; want %s finished", rep, err, ltm.RepairRefersTo)
+	if err != nil || !slices.Contains(rep.Finished, ltm.RepairRefersTo) || !slices.Contains(rep.Finished, ltm.RepairComentions) {
+		t.Fatalf("repairs after the upgrade: %+v, %v; want %s and %s finished", rep, err, ltm.RepairRefersTo, ltm.RepairComentions)
+	}
+	// They count the words of the memories written then, as a write would have.
+	if check, ok := st.Repairs.(WordCompanyCheck); !ok {
+		t.Error("the store's Repairs cannot check the word company (CheckWordCompany)")
+	} else if err := check.FlushWordCompany(ctx); err != nil {
+		t.Fatal(err)
+	} else if wc, err := check.CheckWordCompany(ctx); err != nil || wc.Drift != 0 || wc.Memories == 0 {
+		t.Errorf("the word company after the upgrade's repairs: %+v, %v; want the live memories counted, no drift", wc, err)
 	}
 	for id, want := range map[int64][2]time.Time{3: day(2026, time.November, 30), 1: {}} {
 		m, err := st.Memories.Get(ctx, server, id)

@@ -32,11 +32,23 @@ type RepairReport struct {
 	Linked int `json:"linked"`
 	// RefersTo counts memories given the span of time their words name (refers_to).
 	RefersTo int `json:"refers_to"`
+	// Comentions counts memories whose words were counted in their scope's word company.
+	Comentions int `json:"comentions"`
 	// Vacuumed is true when the database file was rebuilt without its freed pages.
 	Vacuumed bool `json:"vacuumed"`
 }
 
 // Empty reports whether the run had nothing to do.
 func (r RepairReport) Empty() bool {
-	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked+r.RefersTo == 0 && !r.Vacuumed
+	return len(r.Finished) == 0 && r.Memories+r.History+r.Transcripts+r.Jobs+r.Stripped+r.SearchText+r.Linked+r.RefersTo+r.Comentions == 0 && !r.Vacuumed
+}
+
+// WordCompanyReport is what a check of the word-company counts found (ltm's
+// CheckWordCompany): how many live memories are counted, how many pairs the counts hold,
+// and how many pairs or memory records differ from a count made afresh from the live
+// memories. Drift is 0 in a healthy store.
+type WordCompanyReport struct {
+	Memories int `json:"memories"`
+	Pairs    int `json:"pairs"`
+	Drift    int `json:"drift"`
 }

@@ -98,6 +98,10 @@ type Stages struct {
 	// Lexicon weighs the keyword leg's concept expansion (Plan.Expansion) against the
 	// question's own words; 0 runs no expansion.
 	Lexicon float64
+	// CoMention weighs the keyword leg's search for the words the asker's scopes most often
+	// keep beside the question's own (words that travel together) against the question's
+	// words; 0 runs no such search.
+	CoMention float64
 	// Coverage is how many places an author or channel-day may hold before another's
 	// candidate goes first, for "in common" questions (Cover); 0 turns it off.
 	Coverage int
