@@ -216,8 +216,8 @@ func isSnowflake(s string) bool {
 }
 
 // browseShow is /memory show: the memory, where it came from (who, where, when, which
-// message), its version, the entities it mentions and its latest changes, in one embed,
-// with its Undo and Edit buttons.
+// message), its version, the entities it mentions and those other memories mention with
+// them, and its latest changes, in one embed, with its Undo and Edit buttons.
 func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, error) {
 	owner, id, err := c.ownerAndID()
 	if err != nil {
@@ -227,7 +227,8 @@ func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, erro
 	if err != nil {
 		return nil, err
 	}
-	if !c.audience(ctx).Allows(m) {
+	aud := c.audience(ctx)
+	if !aud.Allows(m) {
 		return nil, errNotVisible(owner, id)
 	}
 	loc := c.uxLocale()
@@ -271,6 +272,10 @@ func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, erro
 	if f := b.entitiesField(ctx, owner, id); f != nil {
 		f.Name = i18n.T(loc, "ux.show.entities")
 		embed.Fields = append(embed.Fields, f)
+		if f := b.mentionedWithField(ctx, owner, id, aud); f != nil {
+			f.Name = i18n.T(loc, "ux.show.comention")
+			embed.Fields = append(embed.Fields, f)
+		}
 	}
 	if events, err := b.store.Memories.History(ctx, owner, id); err == nil && len(events) > 0 {
 		if len(events) > showHistory {

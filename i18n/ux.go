@@ -154,6 +154,7 @@ func init() {
 		"ux.show.when":       {EN: "Created", JA: "作成日時"},
 		"ux.show.message":    {EN: "Source message", JA: "元のメッセージ"},
 		"ux.show.entities":   {EN: "Mentions", JA: "関連するもの"},
+		"ux.show.comention":  {EN: "Mentioned with", JA: "一緒に言及されるもの"},
 		"ux.show.history":    {EN: "Latest changes", JA: "最近の変更"},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
@@ -124,6 +125,83 @@ func (g *Graph) Neighbourhood(ctx context.Context, owner memory.Owner, name stri
 		return nb, fmt.Errorf("couldn't read the memories of entity %d: %w", id, err)
 	}
 	return nb, nil
+}
+
+// maxMentionedWith bounds the co-mentioned entities one call lists.
+const maxMentionedWith = 100
+
+// MentionedWith returns the entities that share live memories of vis with entity entityID,
+// by how many they share (most first, then name), at most limit (default 10, at most
+// 100). Only memories aud allows are read, so neither a name nor a count tells of a memory
+// from a channel the asker cannot view; a nil aud reads all of vis (the operator CLI).
+// An entity no visible memory mentions has none.
+func (g *Graph) MentionedWith(ctx context.Context, vis memory.Visible, entityID int64, aud *memory.Audience, limit int) ([]graph.CoMention, error) {
+	if err := vis.Owner.Validate(); err != nil {
+		return nil, err
+	}
+	out, err := g.coMentions(ctx, vis, aud, "?", []any{entityID}, limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the entities mentioned with entity %d: %w", entityID, err)
+	}
+	return out, nil
+}
+
+// MemoryMentionedWith is MentionedWith for all the entities live memory id mentions at
+// once: the other entities that share visible memories with any of them, each memory
+// counted once. The memory itself must be in vis and allowed by aud; otherwise it is
+// ENOTFOUND, as a memory of another scope is everywhere.
+func (g *Graph) MemoryMentionedWith(ctx context.Context, vis memory.Visible, id int64, aud *memory.Audience, limit int) ([]graph.CoMention, error) {
+	if err := vis.Owner.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := findMemory(ctx, g.db.read, vis.Owner, id, false)
+	if err != nil {
+		return nil, err
+	}
+	if !aud.Allows(m) || (vis.Owner.Scope == memory.ScopePersonal && vis.OriginGuildID != "" && m.GuildID != vis.OriginGuildID) {
+		return nil, memory.Errorf(memory.ENOTFOUND, "There is no memory #%d in %s.", id, describeOwner(vis.Owner))
+	}
+	out, err := g.coMentions(ctx, vis, aud, `SELECT entity_id FROM memory_entities WHERE memory_id = ?`, []any{id}, limit)
+	if err != nil {
+		return nil, fmt.Errorf("couldn't read the entities mentioned with those of memory %d: %w", id, err)
+	}
+	return out, nil
+}
+
+// coMentions counts, for the entities seed selects (SQL over seedArgs), the other entities
+// that live memories of vis allowed by aud mention together with one of them. The count
+// is of distinct memories, so a memory that mentions two seeds counts once; the seeds
+// themselves are not listed.
+func (g *Graph) coMentions(ctx context.Context, vis memory.Visible, aud *memory.Audience, seed string, seedArgs []any, limit int) ([]graph.CoMention, error) {
+	scope, args, err := scopeClause([]memory.Visible{vis})
+	if err != nil {
+		return nil, err
+	}
+	if cond, condArgs := audienceClause(aud, "m."); cond != "" {
+		scope += " AND " + cond
+		args = append(args, condArgs...)
+	}
+	if limit <= 0 {
+		limit = 10
+	}
+	query := `SELECT e.id, e.name, e.kind, e.user_id, count(DISTINCT m.id) AS shared
+		FROM memory_entities mine
+		JOIN memories m ON m.id = mine.memory_id
+		JOIN memory_entities other ON other.memory_id = mine.memory_id
+		JOIN entities e ON e.id = other.entity_id
+		WHERE mine.entity_id IN (` + seed + `) AND other.entity_id NOT IN (` + seed + `)
+			AND m.deleted_at IS NULL AND ` + scope + ` AND e.scope_key = ?
+		GROUP BY e.id, e.name, e.kind, e.user_id
+		ORDER BY shared DESC, e.name, e.id LIMIT ?`
+	all := append(append(append(slices.Clone(seedArgs), seedArgs...), args...), vis.Owner.Key(), min(limit, maxMentionedWith))
+	var out []graph.CoMention
+	err = queryEach(ctx, g.db.read, query, all, func(rows *sql.Rows) error {
+		var c graph.CoMention
+		err := rows.Scan(&c.Node.ID, &c.Node.Name, &c.Node.Kind, &c.Node.UserID, &c.Count)
+		out = append(out, c)
+		return err
+	})
+	return out, err
 }
 
 // queryEach runs query and calls scan for each row.

@@ -218,4 +218,5 @@ type storeGraph interface {
 	pipeline.GraphWriter
 	TopEntities(ctx context.Context, owner memory.Owner, limit int) ([]graph.Node, error)
 	Neighbourhood(ctx context.Context, owner memory.Owner, name string) (graph.Neighbourhood, error)
+	MentionedWith(ctx context.Context, vis memory.Visible, entityID int64, aud *memory.Audience, limit int) ([]graph.CoMention, error)
 }

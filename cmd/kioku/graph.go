@@ -7,12 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 )
 
 // memGraph is `kioku memories graph`: the most mentioned entities of a scope's knowledge
-// graph, or with --entity one entity's neighbourhood (its aliases, relations and the live
-// memories that mention it). Only the scope named by --guild or --user is read.
+// graph, or with --entity one entity's neighbourhood (its aliases, relations, the live
+// memories that mention it and the entities mentioned with it). Only the scope named by
+// --guild or --user is read.
 func memGraph(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories graph")
 	var sf scopeFlags
@@ -53,15 +55,27 @@ func memGraph(ctx context.Context, app *App, store *backend, args []string) erro
 	if err != nil {
 		return err
 	}
+	// The operator reads the whole scope: no audience narrows the co-mentions (nil), as
+	// none narrows the rest of the neighbourhood.
+	with, err := store.Graph.MentionedWith(ctx, memory.Visible{Owner: owner}, nb.Entity.ID, nil, cliMentionedWith)
+	if err != nil {
+		return err
+	}
 	if sf.asJSON {
 		nb.Aliases, nb.Relations, nb.Memories = nonNil(nb.Aliases), nonNil(nb.Relations), nonNil(nb.Memories)
-		return writeJSON(app.Stdout, nb)
+		return writeJSON(app.Stdout, struct {
+			graph.Neighbourhood
+			MentionedWith []graph.CoMention `json:"mentioned_with"`
+		}{nb, nonNil(with)})
 	}
-	printNeighbourhood(app, nb)
+	printNeighbourhood(app, nb, with)
 	return nil
 }
 
-func printNeighbourhood(app *App, nb graph.Neighbourhood) {
+// cliMentionedWith is how many co-mentioned entities the entity view lists.
+const cliMentionedWith = 10
+
+func printNeighbourhood(app *App, nb graph.Neighbourhood, with []graph.CoMention) {
 	w := app.Stdout
 	head := fmt.Sprintf("%s (%s", nb.Entity.Name, nb.Entity.Kind)
 	if nb.Entity.UserID != "" {
@@ -86,6 +100,14 @@ func printNeighbourhood(app *App, nb graph.Neighbourhood) {
 		ids = []string{"none"}
 	}
 	fmt.Fprintf(w, "memories: %s\n", strings.Join(ids, " "))
+	if len(with) == 0 {
+		fmt.Fprintln(w, "mentioned with: none")
+		return
+	}
+	fmt.Fprintln(w, "mentioned with:")
+	for _, c := range with {
+		fmt.Fprintf(w, "  %s (%s)  ×%d\n", oneLine(c.Node.Name), c.Node.Kind, c.Count)
+	}
 }
 
 // otherKind is the kind of the relation's end that is not the entity shown.

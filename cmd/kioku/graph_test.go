@@ -49,6 +49,12 @@ func TestMemoriesGraph(t *testing.T) {
 			Aliases   []string `json:"aliases"`
 			Relations []any    `json:"relations"`
 			Memories  []int64  `json:"memories"`
+			With      []struct {
+				Entity struct {
+					Name string `json:"name"`
+				} `json:"entity"`
+				Count int `json:"count"`
+			} `json:"mentioned_with"`
 		}
 		if err := json.Unmarshal([]byte(out), &nb); err != nil {
 			t.Fatalf("%v:\n%s", err, out)
@@ -57,9 +63,19 @@ func TestMemoriesGraph(t *testing.T) {
 			nb.Relations == nil {
 			t.Errorf("neighbourhood %+v", nb)
 		}
+		// Falcon shares both of Kate's memories; g2's Valheim and Robert are another scope's.
+		if len(nb.With) != 1 || nb.With[0].Entity.Name != "Falcon" || nb.With[0].Count != 2 {
+			t.Errorf("Kate is mentioned with %+v, want Falcon in 2 memories", nb.With)
+		}
 		code, out, _ = runApp(t, env, "", "memories", "graph", "--guild", "g1", "--entity", "Falcon")
-		if code != 0 || !strings.Contains(out, "Falcon (project), 2 mentions") || !strings.Contains(out, "memories: #2 #1") {
+		if code != 0 || !strings.Contains(out, "Falcon (project), 2 mentions") || !strings.Contains(out, "memories: #2 #1") ||
+			!strings.Contains(out, "mentioned with:\n  Katherine (person)  ×2\n") {
 			t.Errorf("text neighbourhood (exit %d):\n%s", code, out)
+		}
+		code, out, _ = runApp(t, env, "", "memories", "graph", "--guild", "g2", "--entity", "Valheim")
+		if code != 0 || !strings.Contains(out, "mentioned with:\n  Katherine (person)  ×1\n  Robert (person)  ×1\n") ||
+			strings.Contains(out, "Falcon") {
+			t.Errorf("g2's Valheim (exit %d):\n%s", code, out)
 		}
 	})
 	t.Run("OtherGuildNotFound", func(t *testing.T) {

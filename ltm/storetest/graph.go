@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -17,6 +19,8 @@ type GraphStore interface {
 	TopEntities(ctx context.Context, owner memory.Owner, limit int) ([]graph.Node, error)
 	AddTriples(ctx context.Context, b graph.Batch) (int, error)
 	CollectOrphans(ctx context.Context, limit int) (int, error)
+	MentionedWith(ctx context.Context, vis memory.Visible, entityID int64, aud *memory.Audience, limit int) ([]graph.CoMention, error)
+	MemoryMentionedWith(ctx context.Context, vis memory.Visible, id int64, aud *memory.Audience, limit int) ([]graph.CoMention, error)
 }
 
 // graphOf returns the store's graph, or skips the case for a store without one.
@@ -198,4 +202,142 @@ func testGraphOrphans(t *testing.T, open func(*testing.T) Stores) {
 	}
 	_, err = g.Neighbourhood(ctx, g1, "Kate")
 	wantCode(t, err, memory.ENOTFOUND)
+}
+
+// coMentionList renders co-mentions as "Name n" in their order, for comparison.
+func coMentionList(cs []graph.CoMention) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("%s %d", c.Node.Name, c.Count)
+	}
+	return strings.Join(out, ", ")
+}
+
+// testGraphMentionedWith: the entities mentioned with another are those sharing its live
+// memories, counted by shared memory (most first, then name). A forgotten memory adds
+// nothing, another scope's entities never appear, and under an audience a memory from a
+// channel it does not allow neither lists its entities nor adds to a count; a personal
+// scope narrowed to one origin guild reads only that guild's memories.
+func testGraphMentionedWith(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	g := graphOf(t, s)
+	ctx := t.Context()
+	g1 := memory.ServerOwner("g1")
+	const general, mods = "c-general", "c-mods"
+	in := func(channel, content string) *memory.Memory {
+		return mustRemember(t, s, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content,
+			Provenance: memory.Provenance{ChannelID: channel}})
+	}
+	in(general, "Kate leads Project Falcon")
+	launch := in(general, "Kate and Bill plan the Project Falcon launch")
+	move := in(general, "Kate moved to Osaka")
+	raid := in(mods, "Kate plays Valheim with Bill")
+	in("", "Kate hosts the Minecraft server")
+	mustRemember(t, s, server("g2", "Kate visits Tokyo with Bill"))
+	mustRemember(t, s, personal("u1", "g1", "Kate visits Tokyo in May"))
+
+	nb, err := g.Neighbourhood(ctx, g1, "Kate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kate := nb.Entity.ID
+	mentionedWith := func(vis memory.Visible, id int64, aud *memory.Audience) string {
+		t.Helper()
+		cs, err := g.MentionedWith(ctx, vis, id, aud, 10)
+		if err != nil {
+			t.Fatalf("mentioned with entity %d in %s: %v", id, vis.Owner, err)
+		}
+		for _, c := range cs {
+			if c.Node.Mentions != 0 {
+				t.Errorf("%s carries its scope-wide mention count %d", c.Node.Name, c.Node.Mentions)
+			}
+		}
+		return coMentionList(cs)
+	}
+	all := memory.Visible{Owner: g1}
+	if got, want := mentionedWith(all, kate, nil), "Falcon 2, William 2, Minecraft 1, Osaka 1, Valheim 1"; got != want {
+		t.Errorf("Kate is mentioned with %q, want %q", got, want)
+	}
+	mustForget(t, s, g1, move.ID)
+	if got, want := mentionedWith(all, kate, nil), "Falcon 2, William 2, Minecraft 1, Valheim 1"; got != want {
+		t.Errorf("after Osaka's memory was forgotten Kate is mentioned with %q, want %q", got, want)
+	}
+	if cs, err := g.MentionedWith(ctx, all, kate, nil, 1); err != nil || coMentionList(cs) != "Falcon 2" {
+		t.Errorf("limit 1: %q %v", coMentionList(cs), err)
+	}
+
+	// #mods is hidden: Valheim, known only from it, goes, and Bill counts only #general.
+	general1 := &memory.Audience{Channels: map[string]bool{general: true}}
+	if got, want := mentionedWith(all, kate, general1), "Falcon 2, Minecraft 1, William 1"; got != want {
+		t.Errorf("Kate seen from #general is mentioned with %q, want %q", got, want)
+	}
+	// No channel allowed: only memories without an origin channel are read.
+	if got, want := mentionedWith(all, kate, &memory.Audience{}), "Minecraft 1"; got != want {
+		t.Errorf("Kate seen from nowhere is mentioned with %q, want %q", got, want)
+	}
+
+	// Another scope's entity read as g1's, or g1's read from g2 or a member's personal
+	// scope, shares nothing.
+	nb2, err := g.Neighbourhood(ctx, memory.ServerOwner("g2"), "Kate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		vis memory.Visible
+		id  int64
+	}{{all, nb2.Entity.ID}, {memory.Visible{Owner: memory.ServerOwner("g2")}, kate}, {memory.Visible{Owner: memory.PersonalOwner("u1")}, kate}} {
+		if got := mentionedWith(c.vis, c.id, nil); got != "" {
+			t.Errorf("entity %d read in %s is mentioned with %q", c.id, c.vis.Owner, got)
+		}
+	}
+
+	// A memory's entities at once: each memory counted once, however many of them it names.
+	memoryMentionedWith := func(id int64, aud *memory.Audience) string {
+		t.Helper()
+		cs, err := g.MemoryMentionedWith(ctx, all, id, aud, 10)
+		if err != nil {
+			t.Fatalf("mentioned with memory #%d: %v", id, err)
+		}
+		return coMentionList(cs)
+	}
+	if got, want := memoryMentionedWith(launch.ID, nil), "Minecraft 1, Valheim 1"; got != want {
+		t.Errorf("memory #%d's entities are mentioned with %q, want %q", launch.ID, got, want)
+	}
+	if got, want := memoryMentionedWith(launch.ID, general1), "Minecraft 1"; got != want {
+		t.Errorf("seen from #general, memory #%d's entities are mentioned with %q, want %q", launch.ID, got, want)
+	}
+	for _, c := range []struct {
+		name string
+		vis  memory.Visible
+		id   int64
+		aud  *memory.Audience
+	}{
+		{"HiddenChannel", all, raid.ID, general1},
+		{"Forgotten", all, move.ID, nil},
+		{"OtherScope", memory.Visible{Owner: memory.ServerOwner("g2")}, launch.ID, nil},
+	} {
+		_, err := g.MemoryMentionedWith(ctx, c.vis, c.id, c.aud, 10)
+		if memory.ErrorCode(err) != memory.ENOTFOUND {
+			t.Errorf("%s: memory #%d gave %v, want ENOTFOUND", c.name, c.id, err)
+		}
+	}
+
+	// A personal scope narrowed to its memories made in g1 leaves g2's out.
+	u2 := memory.PersonalOwner("u2")
+	mustRemember(t, s, personal("u2", "g1", "Kate plays Valheim on Fridays"))
+	far := mustRemember(t, s, personal("u2", "g2", "Kate visits Tokyo in May"))
+	nbu, err := g.Neighbourhood(ctx, u2, "Kate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mentionedWith(memory.Visible{Owner: u2}, nbu.Entity.ID, nil), "Tokyo 1, Valheim 1"; got != want {
+		t.Errorf("u2's Kate is mentioned with %q, want %q", got, want)
+	}
+	fromG1 := memory.Visible{Owner: u2, OriginGuildID: "g1"}
+	if got, want := mentionedWith(fromG1, nbu.Entity.ID, nil), "Valheim 1"; got != want {
+		t.Errorf("u2's Kate, memories made in g1 only, is mentioned with %q, want %q", got, want)
+	}
+	if _, err := g.MemoryMentionedWith(ctx, fromG1, far.ID, nil, 10); memory.ErrorCode(err) != memory.ENOTFOUND {
+		t.Errorf("u2's g2 memory read as made in g1: %v, want ENOTFOUND", err)
+	}
 }

@@ -221,6 +221,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("GraphScopeIsolation", func(t *testing.T) { testGraphScopeIsolation(t, opener) })
 	t.Run("GraphForgetMe", func(t *testing.T) { testGraphForgetMe(t, opener) })
 	t.Run("GraphOrphans", func(t *testing.T) { testGraphOrphans(t, opener) })
+	t.Run("GraphMentionedWith", func(t *testing.T) { testGraphMentionedWith(t, opener) })
 	t.Run("PipelineActions", func(t *testing.T) { testPipelineActions(t, opener) })
 	t.Run("PipelineAllOrNothing", func(t *testing.T) { testPipelineAllOrNothing(t, opener) })
 	t.Run("PipelineEvidenceAndReview", func(t *testing.T) { testPipelineEvidenceAndReview(t, opener) })

@@ -43,6 +43,14 @@ type Neighbourhood struct {
 	Memories  []int64  `json:"memories"`
 }
 
+// CoMention is an entity that shares memories with another, and how many: the memories
+// that mention both, counted among those the asker may see. Node.Mentions is left zero,
+// because the entity's stored count covers every memory of the scope, seen or not.
+type CoMention struct {
+	Node  Node `json:"entity"`
+	Count int  `json:"count"`
+}
+
 // Triple is one (source, relationship, target) statement the pipeline's extraction found.
 type Triple struct {
 	Source       string  `json:"source"`
