@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -16,7 +17,7 @@ import (
 const minSharedTokens = 2
 
 // negations mark a statement as negated (English words; Japanese endings are found by
-// jaNegation).
+// cjkTokens). A "no" against a "yes" is one of them.
 var negations = map[string]bool{
 	"not": true, "no": true, "never": true, "none": true, "nobody": true, "nothing": true,
 	"neither": true, "nor": true, "without": true, "cannot": true, "stopped": true,
@@ -38,9 +39,30 @@ var antonymPairs = [][2]string{
 	{"win", "lose"}, {"won", "lost"}, {"online", "offline"}, {"public", "private"},
 	{"required", "optional"}, {"mandatory", "optional"}, {"prefer", "avoid"},
 	{"prefers", "avoids"},
+	{"allow", "deny"}, {"allows", "denies"}, {"allowed", "denied"}, {"permit", "deny"},
+	{"permitted", "denied"}, {"approve", "deny"}, {"approved", "denied"},
+	{"on", "off"}, {"visible", "hidden"}, {"shown", "hidden"},
+	{"included", "excluded"}, {"active", "inactive"}, {"present", "absent"},
 	{"好き", "嫌い"}, {"賛成", "反対"}, {"可能", "不可能"}, {"有効", "無効"},
-	{"許可", "禁止"}, {"開始", "終了"}, {"得意", "苦手"}, {"朝", "夜"}, {"前", "後"},
+	{"許可", "禁止"}, {"許可", "拒否"}, {"開始", "終了"}, {"得意", "苦手"}, {"朝", "夜"}, {"前", "後"},
+	{"オン", "オフ"}, {"参加", "不参加"}, {"出席", "欠席"}, {"成功", "失敗"}, {"勝ち", "負け"},
+	{"増加", "減少"}, {"公開", "非公開"}, {"表示", "非表示"}, {"必須", "任意"}, {"あり", "なし"},
 }
+
+// cjkAntonyms are the Japanese words of antonymPairs, longest first: a word that holds
+// another (不可能 holds 可能, 非公開 holds 公開) is taken before the word it holds.
+var cjkAntonyms = func() []string {
+	var out []string
+	for _, p := range antonymPairs {
+		for _, w := range p {
+			if hasCJKRune(w) && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}()
 
 var antonymOf = func() map[string][]string {
 	m := make(map[string][]string)
@@ -142,12 +164,10 @@ func contradictionTokens(s string) tokenSet {
 func cjkTokens(w string) (toks []string, negations int) {
 	negations = strings.Count(w, "ない") + strings.Count(w, "ません")
 	rest := strings.NewReplacer("ない", " ", "ません", " ").Replace(w)
-	for _, p := range antonymPairs {
-		for _, word := range p {
-			if hasCJKRune(word) && strings.Contains(rest, word) {
-				toks = append(toks, word)
-				rest = strings.ReplaceAll(rest, word, " ")
-			}
+	for _, word := range cjkAntonyms {
+		if strings.Contains(rest, word) {
+			toks = append(toks, word)
+			rest = strings.ReplaceAll(rest, word, " ")
 		}
 	}
 	for _, part := range strings.Fields(rest) {
