@@ -642,7 +642,7 @@ func TestListPagesWithFilters(t *testing.T) {
 		t.Errorf("filters field = %+v", e.Fields)
 	}
 	ids := customIDs(msg)
-	want := fmt.Sprintf("[[kioku:list:p:s:0::%s:raid kioku:list:n:s:1::%s:raid]]", alice.ID, alice.ID)
+	want := fmt.Sprintf("[[kioku:list:p:s:0::%s::raid kioku:list:n:s:1::%s::raid]]", alice.ID, alice.ID)
 	if fmt.Sprint(ids) != want {
 		t.Fatalf("page buttons = %v, want %s", ids, want)
 	}
@@ -673,6 +673,57 @@ func TestListPagesWithFilters(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestListWhen: /memory list when:upcoming lists the plans and events still to come,
+// soonest first, and when:past those gone by; each line shows the day it is about. The
+// filter survives paging, and a page button sent before the filter existed still works.
+func TestListWhen(t *testing.T) {
+	tb := newTestBot(t)
+	alice := tb.fake.NewUser("alice")
+	now := time.Now().UTC()
+	remember := func(content string, said time.Time) {
+		testkit.MustRemember(t, tb.store, memory.Memory{Scope: memory.ScopeServer, GuildID: uxGuild, Content: content,
+			Type: memory.TypeEvent, CreatedAt: said, UpdatedAt: said})
+	}
+	remember("The raid is tomorrow", now.AddDate(0, 0, -10))
+	remember("Board game night is tomorrow", now)
+	remember("The meetup is in two weeks", now)
+	remember("Raids are on Fridays", now)
+	list := func(when string) string {
+		t.Helper()
+		msg, _ := tb.interact(t, tb.fake.SlashCommand(uxGuild, uxChannel, alice, permPlain, memorySub("list", strOpt("when", when))))
+		if len(msg.Embeds) != 1 {
+			t.Fatalf("when:%s answered %+v", when, msg)
+		}
+		return msg.Embeds[0].Description
+	}
+	upcoming := list("upcoming")
+	if !strings.Contains(upcoming, "Board game night") || !strings.Contains(upcoming, "meetup") ||
+		strings.Contains(upcoming, "The raid is tomorrow") || strings.Contains(upcoming, "Fridays") {
+		t.Errorf("when:upcoming lists %q", upcoming)
+	}
+	if strings.Index(upcoming, "Board game night") > strings.Index(upcoming, "meetup") {
+		t.Errorf("when:upcoming is not soonest first: %q", upcoming)
+	}
+	if !strings.Contains(upcoming, "📅 <t:") || !strings.Contains(upcoming, ":R>)") {
+		t.Errorf("when:upcoming lines do not show their day: %q", upcoming)
+	}
+	if past := list("past"); !strings.Contains(past, "The raid is tomorrow") || strings.Contains(past, "Board game") {
+		t.Errorf("when:past lists %q", past)
+	}
+	if msg, _ := tb.interact(t, tb.fake.SlashCommand(uxGuild, uxChannel, alice, permPlain, memorySub("list", strOpt("when", "someday")))); len(msg.Embeds) != 0 {
+		t.Errorf("when:someday answered a list: %+v", msg.Embeds)
+	}
+	// A page button keeps the filter; one of the shape sent before it has none.
+	msg, _ := tb.press(t, uxGuild, alice, permPlain, "kioku:list:n:s:0:::upcoming:")
+	if len(msg.Embeds) != 1 || strings.Contains(msg.Embeds[0].Description, "Fridays") {
+		t.Errorf("an upcoming page button answered %+v", msg)
+	}
+	msg, _ = tb.press(t, uxGuild, alice, permPlain, "kioku:list:n:s:0:::")
+	if len(msg.Embeds) != 1 || !strings.Contains(msg.Embeds[0].Description, "Fridays") {
+		t.Errorf("a page button without the timing field answered %+v", msg)
+	}
 }
 
 func TestShowEmbed(t *testing.T) {

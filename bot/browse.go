@@ -31,15 +31,19 @@ type listFilters struct {
 	typ    memory.Type
 	tag    string
 	author string // a user id
+	// timing keeps time-bound memories still to come or already past ("" for all).
+	timing memory.Timing
 }
 
 // listPattern is the only shape of a page button's custom ID: direction (which only keeps
-// the two buttons' IDs apart), scope, page, then the filters; the tag is the rest.
-var listPattern = regexp.MustCompile(`^kioku:list:([pn]):([sp]):(0|[1-9][0-9]{0,5}):([a-z]{0,20}):([0-9]{0,20}):(.*)$`)
+// the two buttons' IDs apart), scope, page, then the filters; the tag is the rest. The
+// timing field came later: a button sent before it has none, and a tag never holds ":", so
+// the two shapes cannot be mistaken for each other.
+var listPattern = regexp.MustCompile(`^kioku:list:([pn]):([sp]):(0|[1-9][0-9]{0,5}):([a-z]{0,20}):([0-9]{0,20}):(?:(upcoming|past|):)?(.*)$`)
 
 // listID is the custom ID of a page button.
 func listID(dir string, scope memory.Scope, page int, f listFilters) string {
-	return fmt.Sprintf("%s:%s:%s:%d:%s:%s:%s", idList, dir, scopeLetter(scope), page, f.typ, f.author, f.tag)
+	return fmt.Sprintf("%s:%s:%s:%d:%s:%s:%s:%s", idList, dir, scopeLetter(scope), page, f.typ, f.author, f.timing, f.tag)
 }
 
 // browseList is /memory list.
@@ -48,9 +52,10 @@ func (b memoryBrowser) browseList(ctx context.Context, c *call) (*response, erro
 	if err != nil {
 		return nil, err
 	}
-	f := listFilters{typ: memory.Type(c.options.str("type")), tag: strings.ToLower(c.options.str("tag")), author: c.options.str("author")}
+	f := listFilters{typ: memory.Type(c.options.str("type")), tag: strings.ToLower(c.options.str("tag")), author: c.options.str("author"),
+		timing: memory.Timing(c.options.str("when"))}
 	loc := c.uxLocale()
-	if f.typ != "" && !f.typ.Valid() {
+	if (f.typ != "" && !f.typ.Valid()) || (f.timing != "" && !f.timing.Valid()) {
 		return nil, uxError(loc, memory.EINVALID, "ux.list.badfilter")
 	}
 	if utf8.RuneCountInString(f.tag) > maxTagFilter || strings.Contains(f.tag, ":") {
@@ -80,7 +85,7 @@ func (b memoryBrowser) browsePress(ctx context.Context, c *call) (*response, err
 		return nil, errServerInDM
 	}
 	page, _ := strconv.Atoi(p[3])
-	f := listFilters{typ: memory.Type(p[4]), author: p[5], tag: p[6]}
+	f := listFilters{typ: memory.Type(p[4]), author: p[5], timing: memory.Timing(p[6]), tag: p[7]}
 	if (f.typ != "" && !f.typ.Valid()) || utf8.RuneCountInString(f.tag) > maxTagFilter {
 		return nil, errUXBroken(loc)
 	}
@@ -92,7 +97,7 @@ func (b memoryBrowser) browsePress(ctx context.Context, c *call) (*response, err
 func (b memoryBrowser) browsePage(ctx context.Context, c *call, owner memory.Owner, page int, f listFilters) (*response, error) {
 	loc := c.uxLocale()
 	opt := memory.ListOptions{Limit: b.pageSize, Offset: page * b.pageSize, Type: f.typ, Tag: f.tag, AuthorID: f.author,
-		Audience: c.audience(ctx)}
+		Timing: f.timing, Audience: c.audience(ctx)}
 	mems, total, err := b.store.Memories.List(ctx, owner, opt)
 	if err != nil {
 		return nil, err
@@ -132,6 +137,9 @@ func (b memoryBrowser) browsePage(ctx context.Context, c *call, owner memory.Own
 	}
 	if f.tag != "" {
 		filters = append(filters, i18n.T(loc, "ux.list.filter.tag", f.tag))
+	}
+	if f.timing != "" {
+		filters = append(filters, i18n.T(loc, i18n.Key("choice.when."+string(f.timing))))
 	}
 	if f.author != "" {
 		filters = append(filters, i18n.T(loc, "ux.list.filter.author", f.author))
@@ -183,6 +191,12 @@ func browseLine(loc i18n.Locale, m *memory.Memory, owner memory.Owner, here stri
 	}
 	if m.GuildID != "" && m.Provenance.ChannelID != "" {
 		line += " · <#" + m.Provenance.ChannelID + ">"
+	}
+	if !m.RefersTo.IsZero() {
+		// Discord renders both in the reader's own language and time zone: the day the
+		// memory is about, and how far it is from now ("in 3 days", "2 weeks ago").
+		at := strconv.FormatInt(m.RefersTo.Unix(), 10)
+		line += " · 📅 <t:" + at + ":D> (<t:" + at + ":R>)"
 	}
 	if link := sourceLink(m); link != "" {
 		line += " · [" + i18n.T(loc, "ux.jump") + "](" + link + ")"

@@ -107,6 +107,17 @@ func typeOption() *discordgo.ApplicationCommandOption {
 	return o
 }
 
+// timingOption keeps the time-bound memories still to come or already past (memory.Timing).
+func timingOption() *discordgo.ApplicationCommandOption {
+	o := &discordgo.ApplicationCommandOption{
+		Type: discordgo.ApplicationCommandOptionString, Name: "when", Description: "Only plans and events still to come, or past",
+	}
+	for _, t := range []memory.Timing{memory.TimingUpcoming, memory.TimingPast} {
+		o.Choices = append(o.Choices, &discordgo.ApplicationCommandOptionChoice{Name: string(t), Value: string(t)})
+	}
+	return o
+}
+
 func stringOption(name, description string, required bool, maxLen int) *discordgo.ApplicationCommandOption {
 	return &discordgo.ApplicationCommandOption{
 		Type: discordgo.ApplicationCommandOptionString, Name: name, Description: description,
@@ -147,7 +158,8 @@ func commandList() []*discordgo.ApplicationCommand {
 				subcommand("list", "List memories, newest first", scopeOption(), typeOption(),
 					stringOption("tag", "Only memories with this tag", false, maxTagFilter),
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionUser, Name: "author",
-						Description: "Only memories this member said or saved"}),
+						Description: "Only memories this member said or saved"},
+					timingOption()),
 				subcommand("search", "Search memories",
 					append([]*discordgo.ApplicationCommandOption{stringOption("query", "Words to look for", true, 200), scopeOption()},
 						searchFilterOptions()...)...),

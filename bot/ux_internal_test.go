@@ -74,7 +74,8 @@ func FuzzParseRef(f *testing.F) {
 }
 
 func TestListIDFitsWithLongestFilters(t *testing.T) {
-	f := listFilters{typ: memory.TypeProcedural, tag: strings.Repeat("長", maxTagFilter), author: "12345678901234567890"}
+	f := listFilters{typ: memory.TypeProcedural, tag: strings.Repeat("長", maxTagFilter), author: "12345678901234567890",
+		timing: memory.TimingUpcoming}
 	id := listID("n", memory.ScopePersonal, 99999, f)
 	if n := utf8.RuneCountInString(id); n > limCustomID {
 		t.Errorf("page button id of %d characters: %q", n, id)

@@ -180,6 +180,43 @@ func TestBuild_Golden(t *testing.T) {
 		assertGolden(t, "dm_personal_summary", out.Messages)
 	})
 
+	t.Run("TimeBound", func(t *testing.T) {
+		span := func(m *memory.Memory, from time.Time, days int) *memory.Memory {
+			m.RefersTo, m.RefersToEnd = from, from.AddDate(0, 0, days)
+			return m
+		}
+		midnight := func(d int) time.Time { return time.Date(2026, 3, d, 0, 0, 0, 0, time.UTC) }
+		in := contextbuild.Input{
+			System: persona,
+			ServerMemories: []*memory.Memory{
+				span(serverMem(51, memory.TypeEvent, "The raid moved to next Friday", day(7)), midnight(13), 1),
+				span(serverMem(52, memory.TypeEvent, "Game night is next Friday", day(12)), midnight(20), 1),
+				span(serverMem(53, memory.TypeEvent, "Ren is away the week after next", day(5)), midnight(16), 7),
+				span(serverMem(54, memory.TypeEvent, "The raid ends at noon today", day(14)), day(14), 0),
+				serverMem(55, memory.TypeFact, "Raids are on Fridays", day(1)),
+			},
+			Message: userTurn("u1", "Alice", "What is coming up?"),
+			Budget:  contextbuild.Budget(16384, 1024),
+			Now:     now,
+		}
+		in.ServerMemories[3].RefersToEnd = now.Add(time.Hour) // ends later today: upcoming
+		out := contextbuild.Build(in)
+		check(t, in, out)
+		sys := out.Messages[0].Content
+		for _, want := range []string{
+			`[id:51] (event, saved 2026-03-07, about Fri 2026-03-13, past)`,
+			`[id:52] (event, saved 2026-03-12, about Fri 2026-03-20, upcoming)`,
+			`[id:53] (event, saved 2026-03-05, about Mon 2026-03-16 to Sun 2026-03-22, upcoming)`,
+			`[id:54] (event, saved 2026-03-14, about Sat 2026-03-14, upcoming)`,
+			`[id:55] (fact, saved 2026-03-01) "Raids are on Fridays"`,
+		} {
+			if !strings.Contains(sys, want) {
+				t.Errorf("the context lacks %q:\n%s", want, sys)
+			}
+		}
+		assertGolden(t, "time_bound", out.Messages)
+	})
+
 	t.Run("GuildServerPersonalCrude", func(t *testing.T) {
 		in := contextbuild.Input{
 			System:       persona,

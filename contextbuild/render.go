@@ -150,6 +150,11 @@ func groupHeading(personal bool) string {
 // writeMemory writes one memory line:
 //
 //	[id:42] (preference, pinned, owner "Alice", saved 2026-03-01, updated 2026-03-05) "content"
+//	[id:43] (event, saved 2026-03-07, about Fri 2026-03-13, past) "The raid moved to next Friday"
+//
+// A time-bound memory (its words name a day or a span, memory.RefersTo) says which, and
+// whether it is upcoming or past at in.Now, so that the model does not present last week's
+// plan as what will happen.
 //
 // Only the id, a known type word and dates are written bare; everything people typed (the
 // content, the owner's name) is quoted and escaped.
@@ -183,6 +188,18 @@ func writeMemory(t *text, in *Input, m *memory.Memory, personal bool) {
 	if !m.UpdatedAt.IsZero() && !sameDay(m.UpdatedAt, m.CreatedAt) {
 		t.str(", updated ")
 		t.ascii(appendDate(buf[:0], m.UpdatedAt))
+	}
+	if !m.RefersTo.IsZero() && !m.RefersToEnd.IsZero() {
+		t.str(", about ")
+		t.ascii(appendDay(buf[:0], m.RefersTo))
+		if last := m.RefersToEnd.Add(-time.Millisecond); !sameDay(last, m.RefersTo) {
+			t.str(" to ")
+			t.ascii(appendDay(buf[:0], last))
+		}
+		if !in.Now.IsZero() {
+			t.str(", ")
+			t.str(string(m.TimingAt(in.Now)))
+		}
 	}
 	t.str(") \"")
 	writeEscaped(t, m.Content, -1)
@@ -253,6 +270,12 @@ func appendDate(b []byte, tm time.Time) []byte {
 	b = append2(b, int(m))
 	b = append(b, '-')
 	return append2(b, d)
+}
+
+// appendDay appends the UTC weekday and date of tm: "Fri 2026-03-13".
+func appendDay(b []byte, tm time.Time) []byte {
+	b = append(b, tm.UTC().Weekday().String()[:3]...)
+	return appendDate(append(b, ' '), tm)
 }
 
 // append2 appends n (0–99) as two digits.

@@ -80,6 +80,8 @@ func init() {
 		"opt.pinned.name":               {EN: "pinned", JA: "固定"},
 		"opt.pinned.desc":               {EN: "Always keep this memory in mind", JA: "この記憶を常に念頭に置く"},
 		"cmd.memory.search.pinned.desc": {EN: "Only pinned memories", JA: "固定された記憶のみ"},
+		"opt.when.name":                 {EN: "when", JA: "時期"},
+		"opt.when.desc":                 {EN: "Only plans and events still to come, or past", JA: "これからの予定・出来事、または過ぎたもののみ"},
 		"opt.author.name":               {EN: "author", JA: "発言者"},
 		"opt.author.desc":               {EN: "Only memories this member said or saved", JA: "このメンバーが発言・保存した記憶のみ"},
 		"opt.min_score.name":            {EN: "min_score", JA: "最低スコア"},
@@ -122,6 +124,8 @@ func init() {
 		// Choices.
 		"choice.scope.server":              {EN: "server", JA: "サーバー"},
 		"choice.scope.personal":            {EN: "personal", JA: "個人"},
+		"choice.when.upcoming":             {EN: "upcoming", JA: "これから"},
+		"choice.when.past":                 {EN: "past", JA: "過去"},
 		"choice.type.fact":                 {EN: "fact", JA: "事実"},
 		"choice.type.preference":           {EN: "preference", JA: "好み"},
 		"choice.type.decision":             {EN: "decision", JA: "決定"},

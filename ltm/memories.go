@@ -298,13 +298,29 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		where = append(where, cond)
 		args = append(args, condArgs...)
 	}
+	order := "id DESC"
+	if opt.Timing != "" {
+		if !opt.Timing.Valid() {
+			return nil, 0, memory.Errorf(memory.EINVALID, "Timing %q is not one of upcoming and past.", opt.Timing)
+		}
+		now := opt.Now
+		if now.IsZero() {
+			now = s.db.Now()
+		}
+		if opt.Timing == memory.TimingUpcoming {
+			where, order = append(where, "refers_to_end > ?"), "refers_to, refers_to_end, id"
+		} else {
+			where, order = append(where, "refers_to_end <= ?"), "refers_to_end DESC, id DESC"
+		}
+		args = append(args, now.UnixMilli())
+	}
 	cond := strings.Join(where, " AND ")
 	var total int
 	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM `+from+` WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
 	}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT `+memoryColumns+` FROM `+from+` WHERE `+cond+
-		` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
+		` ORDER BY `+order+` LIMIT ? OFFSET ?`, append(args, opt.Limit, opt.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("couldn't list memories: %w", err)
 	}

@@ -16,5 +16,6 @@ var DefaultStages = recall.Stages{
 	GraphHop:    0.5,
 	Lexicon:     0.5,
 	CoMention:   0.1,
+	Past:        0.3,
 	Coverage:    0,
 }

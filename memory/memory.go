@@ -194,6 +194,30 @@ func (m *Memory) Owner() Owner {
 // Deleted reports whether the memory is a tombstone.
 func (m *Memory) Deleted() bool { return !m.DeletedAt.IsZero() }
 
+// Timing is where the span of time a memory names falls against now: a time-bound memory
+// (an event, a plan, a deadline) is upcoming until its span has ended, and past after.
+type Timing string
+
+const (
+	TimingUpcoming Timing = "upcoming"
+	TimingPast     Timing = "past"
+)
+
+// Valid reports whether t is a known timing.
+func (t Timing) Valid() bool { return t == TimingUpcoming || t == TimingPast }
+
+// TimingAt is where m's span falls at now; "" when its words name no time.
+func (m *Memory) TimingAt(now time.Time) Timing {
+	switch {
+	case m.RefersToEnd.IsZero():
+		return ""
+	case m.RefersToEnd.After(now):
+		return TimingUpcoming
+	default:
+		return TimingPast
+	}
+}
+
 // Default values applied by Prepare when a field is left zero.
 const (
 	DefaultConfidence = 1.0

@@ -1,5 +1,7 @@
 package memory
 
+import "time"
+
 // The shapes of a write as the store's callers give them: who writes where, what a change
 // sets, which page of a listing they want, and what a write did.
 
@@ -75,6 +77,11 @@ type ListOptions struct {
 	Contains string
 	// Audience, when set, lists only memories whose origin channel it allows.
 	Audience *Audience
+	// Timing lists only time-bound memories whose span is still to come (soonest first)
+	// or has passed (latest first), at Now; "" lists all, newest first.
+	Timing Timing
+	// Now is the time Timing is read at; zero is the store's clock.
+	Now time.Time
 }
 
 // Change lists the fields a modification may set; nil fields are left as they are.

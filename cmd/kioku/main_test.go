@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory/maintenance"
 )
@@ -113,6 +114,23 @@ func TestMemoriesCLI(t *testing.T) {
 	}
 	if out := mustRun("memories", "search", "raid", "--guild", "g1"); !strings.Contains(out, "Friday") || strings.Contains(out, "Monday") {
 		t.Errorf("search crossed scopes or missed: %q", out)
+	}
+	// A plan for tomorrow is upcoming, with its day; what was two days ago is past; a
+	// memory naming no time is neither.
+	mustRun("memories", "add", "--guild", "g9", "Board game night is tomorrow")
+	mustRun("memories", "add", "--guild", "g9", "The meetup was two days ago")
+	mustRun("memories", "add", "--guild", "g9", "Kenji hosts the meetups")
+	tomorrow := time.Now().AddDate(0, 0, 1).Format("Mon 2006-01-02")
+	if out := mustRun("memories", "list", "--guild", "g9", "--when", "upcoming"); !strings.Contains(out, "[about "+tomorrow+"] Board game night") ||
+		strings.Contains(out, "meetup") || !strings.Contains(out, "1 of 1") {
+		t.Errorf("list --when upcoming: %q", out)
+	}
+	if out := mustRun("memories", "list", "--guild", "g9", "--when", "past"); !strings.Contains(out, "The meetup was") ||
+		strings.Contains(out, "Board game") || strings.Contains(out, "Kenji") {
+		t.Errorf("list --when past: %q", out)
+	}
+	if code, _, errOut := runApp(t, env, "", "memories", "list", "--guild", "g9", "--when", "someday"); code != 2 || !strings.Contains(errOut, "upcoming or past") {
+		t.Errorf("list --when someday: exit %d, %q", code, errOut)
 	}
 
 	preview := mustRun("memories", "forget", "--guild", "g1", "--query", "minecraft")

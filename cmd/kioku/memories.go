@@ -93,6 +93,7 @@ func memList(ctx context.Context, app *App, store *backend, args []string) error
 	limit := fs.Int("limit", 20, "page size")
 	offset := fs.Int("offset", 0, "skip this many")
 	deleted := fs.Bool("deleted", false, "list forgotten (recoverable) memories")
+	when := fs.String("when", "", "only plans and events still to come (upcoming, soonest first) or gone by (past)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -100,7 +101,11 @@ func memList(ctx context.Context, app *App, store *backend, args []string) error
 	if err != nil {
 		return err
 	}
-	mems, total, err := store.Memories.List(ctx, owner, memory.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ), Deleted: *deleted})
+	if t := memory.Timing(*when); t != "" && !t.Valid() {
+		return usagef("--when takes upcoming or past, not %q", *when)
+	}
+	mems, total, err := store.Memories.List(ctx, owner, memory.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ),
+		Deleted: *deleted, Timing: memory.Timing(*when), Now: store.Now()})
 	if err != nil {
 		return err
 	}
@@ -446,7 +451,12 @@ func printMemories(w io.Writer, mems []*memory.Memory) {
 		if m.Pinned {
 			pin = "📌"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", m.ID, m.Type, pin, m.CreatedAt.Local().Format("2006-01-02"), oneLine(m.Content))
+		content := oneLine(m.Content)
+		if !m.RefersTo.IsZero() {
+			// A time-bound memory says which day it is about, on the operator's calendar.
+			content = "[about " + m.RefersTo.Local().Format("Mon 2006-01-02") + "] " + content
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", m.ID, m.Type, pin, m.CreatedAt.Local().Format("2006-01-02"), content)
 	}
 	tw.Flush()
 }

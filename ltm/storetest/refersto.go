@@ -251,3 +251,47 @@ func recoverAndRead(ctx context.Context, s Stores, owner memory.Owner, id int64)
 	}
 	return s.Memories.Get(ctx, owner, id)
 }
+
+// testTimingList: a listing by timing keeps the memories whose span is still to come
+// (soonest first) or has ended (latest first) at the time asked, never one that names no
+// time, and refuses an unknown timing.
+func testTimingList(t *testing.T, open func(*testing.T) Stores) {
+	s := open(t)
+	ctx := t.Context()
+	owner := memory.ServerOwner("g1")
+	// The clock starts on Sunday 1 March 2026 at noon.
+	yesterday := mustRemember(t, s, server("g1", "We played Catan yesterday"))
+	nextWeek := mustRemember(t, s, server("g1", "The meetup is next week"))
+	tomorrow := mustRemember(t, s, server("g1", "The raid is tomorrow"))
+	mustRemember(t, s, server("g1", "Aiko prefers green tea"))
+	list := func(timing memory.Timing, now time.Time) []int64 {
+		t.Helper()
+		mems, total, err := s.Memories.List(ctx, owner, memory.ListOptions{Timing: timing, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if total != len(mems) {
+			t.Errorf("%s: total %d for %d listed", timing, total, len(mems))
+		}
+		ids := make([]int64, len(mems))
+		for i, m := range mems {
+			ids[i] = m.ID
+		}
+		return ids
+	}
+	now := Epoch
+	if got, want := list(memory.TimingUpcoming, now), []int64{tomorrow.ID, nextWeek.ID}; !slices.Equal(got, want) {
+		t.Errorf("upcoming on 1 March: %v, want %v", got, want)
+	}
+	if got, want := list(memory.TimingPast, now), []int64{yesterday.ID}; !slices.Equal(got, want) {
+		t.Errorf("past on 1 March: %v, want %v", got, want)
+	}
+	// Three days on, the raid has passed too, and is the latest past one.
+	later := now.AddDate(0, 0, 3)
+	if got, want := list(memory.TimingPast, later), []int64{tomorrow.ID, yesterday.ID}; !slices.Equal(got, want) {
+		t.Errorf("past on 4 March: %v, want %v", got, want)
+	}
+	if _, _, err := s.Memories.List(ctx, owner, memory.ListOptions{Timing: "someday"}); memory.ErrorCode(err) != memory.EINVALID {
+		t.Errorf("an unknown timing: %v, want EINVALID", err)
+	}
+}

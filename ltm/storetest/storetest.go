@@ -243,6 +243,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("RefersTo", func(t *testing.T) { testRefersTo(t, opener) })
 	t.Run("RefersToRecall", func(t *testing.T) { testRefersToRecall(t, opener) })
 	t.Run("RefersToBackfill", func(t *testing.T) { testRefersToBackfill(t, opener) })
+	t.Run("TimingList", func(t *testing.T) { testTimingList(t, opener) })
 	t.Run("WordCompany", func(t *testing.T) { testWordCompany(t, opener) })
 	t.Run("WordCompanyBackfill", func(t *testing.T) { testWordCompanyBackfill(t, opener) })
 	t.Run("NoEmbeddingInWrite", func(t *testing.T) { testNoEmbeddingInWrite(t, opener) })

@@ -98,6 +98,11 @@ type Stages struct {
 	// Lexicon weighs the keyword leg's concept expansion (Plan.Expansion) against the
 	// question's own words; 0 runs no expansion.
 	Lexicon float64
+	// Past scales relevance by 1 − Past for a memory whose span of time has ended
+	// (RefersTo before Options.Asked) when the question asks for the current state
+	// (Plan.Current) and names no date: last week's plan is not what happens now. Questions
+	// about when something happened, or about a date, are untouched; 0 turns it off.
+	Past float64
 	// CoMention weighs the keyword leg's search for the words the asker's scopes most often
 	// keep beside the question's own (words that travel together) against the question's
 	// words; 0 runs no such search.
@@ -123,6 +128,9 @@ type Options struct {
 	Dampen Dampening
 	// Stages sets the conversation-aware stages.
 	Stages Stages
+	// Asked is when the question is asked: the past stage reads which memories' spans
+	// have ended by then. Zero leaves that stage out.
+	Asked time.Time
 }
 
 // Ranked is one candidate's place in the ranking.
@@ -205,6 +213,10 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 			rel *= 1 + monthBoost
 		}
 		rel *= damp.factor(i, c, plan, vecOn)
+		if opt.Stages.Past > 0 && plan.Current && plan.Window.IsZero() && !opt.Asked.IsZero() &&
+			!c.RefersTo.IsZero() && !c.RefersTo.To.After(opt.Asked) {
+			rel *= 1 - opt.Stages.Past
+		}
 		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
 			rel *= 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo, opt.Stages.DateSpans)
 		}

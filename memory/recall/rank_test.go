@@ -240,3 +240,46 @@ func TestRankMinScoreAndLimit(t *testing.T) {
 		}
 	})
 }
+
+// TestRankPastForCurrentQuestions: asked for the current state, a memory whose span of time
+// has ended (last week's raid plan) falls behind an equally good match that names no
+// time, and one still to come keeps its place; a question about a date, or not about now,
+// is untouched.
+func TestRankPastForCurrentQuestions(t *testing.T) {
+	asked := time.Date(2026, 3, 20, 9, 0, 0, 0, time.UTC)
+	past := recall.Window{From: time.Date(2026, 3, 13, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC)}
+	coming := recall.Window{From: time.Date(2026, 3, 27, 0, 0, 0, 0, time.UTC), To: time.Date(2026, 3, 28, 0, 0, 0, 0, time.UTC)}
+	said := time.Date(2026, 3, 7, 18, 0, 0, 0, time.UTC)
+	cands := []recall.Candidate{
+		{ID: 1, Keyword: 5, CreatedAt: said, RefersTo: past, Content: "the raid moved to next Friday"},
+		{ID: 2, Keyword: 4.6, CreatedAt: said, Content: "the raid is on Saturdays"},
+		{ID: 3, Keyword: 4.2, CreatedAt: said, RefersTo: coming, Content: "the raid after next is on Friday"},
+	}
+	order := func(question string, stages recall.Stages, asked time.Time) []int64 {
+		t.Helper()
+		plan := recall.AnalyzeAt(question, asked)
+		var ids []int64
+		for _, r := range recall.Rank(cands, &plan, recall.Options{Alpha: recall.DefaultAlpha, Stages: stages, Asked: asked}) {
+			ids = append(ids, cands[r.Index].ID)
+		}
+		return ids
+	}
+	on := recall.Stages{Past: 0.3}
+	for _, c := range []struct {
+		name     string
+		question string
+		stages   recall.Stages
+		asked    time.Time
+		want     []int64
+	}{
+		{"CurrentQuestion", "what is the raid plan now?", on, asked, []int64{2, 3, 1}},
+		{"StageOff", "what is the raid plan now?", recall.Stages{}, asked, []int64{1, 2, 3}},
+		{"NotAboutNow", "what is the raid plan?", on, asked, []int64{1, 2, 3}},
+		{"AboutADate", "what was the raid plan on 13 March?", on, asked, []int64{1, 2, 3}},
+		{"BeforeTheSpanEnded", "what is the raid plan now?", on, time.Date(2026, 3, 13, 9, 0, 0, 0, time.UTC), []int64{1, 2, 3}},
+	} {
+		if got := order(c.question, c.stages, c.asked); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q ranks %v, want %v", c.name, c.question, got, c.want)
+		}
+	}
+}
