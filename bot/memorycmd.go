@@ -56,6 +56,10 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	for _, r := range results {
 		sb.WriteString(memoryLineIn(l, r.Memory, owner, c.guildID()))
 		sb.WriteString("\n")
+		if q.Explain {
+			sb.WriteString(explainLine(l, r))
+			sb.WriteString("\n")
+		}
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{{
 		Title:       i18n.T(l, "search.title", capitalize(describeIn(l, owner)), oneLine(query, 60)),
@@ -63,6 +67,26 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		Color:       colorView,
 		Footer:      &discordgo.MessageEmbedFooter{Text: joinNote(i18n.T(l, "search.footer", len(results)), " · ", keywordOnly)},
 	}}}, nil
+}
+
+// explainLine says, as a small line under a search result, what placed it: its keyword and
+// vector scores and each ranking stage that moved it. The search read only memories the
+// member may see, so a memory that lent its score (the conversation stage) is one they may
+// see too.
+func explainLine(l i18n.Locale, r memory.SearchResult) string {
+	parts := []string{i18n.T(l, "explain.scores", r.Keyword, r.Vector)}
+	for _, f := range r.Why {
+		name := i18n.T(l, i18n.Key("explain.stage."+f.Stage))
+		if strings.HasPrefix(name, "explain.stage.") {
+			name = f.Stage
+		}
+		part := fmt.Sprintf("%s ×%.2f", name, f.Times)
+		if f.By != 0 {
+			part += " " + i18n.T(l, "explain.lent", f.By)
+		}
+		parts = append(parts, part)
+	}
+	return "-# ↳ " + strings.Join(parts, " · ")
 }
 
 // joinNote appends note to text after sep, when there is a note.

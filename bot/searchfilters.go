@@ -18,6 +18,7 @@ func searchFilterOptions() []*discordgo.ApplicationCommandOption {
 		{Type: discordgo.ApplicationCommandOptionUser, Name: "author", Description: "Only memories this member said or saved"},
 		{Type: discordgo.ApplicationCommandOptionNumber, Name: "min_score", Description: "Leave out matches scoring under this (0 to 1)",
 			MinValue: ptr(0.0), MaxValue: 1},
+		boolOption("explain", "Show why each memory is where it is"),
 	}
 }
 
@@ -39,6 +40,7 @@ func (b memoryCommands) searchFilters(c *call, q *memory.SearchQuery) error {
 	q.PinnedOnly, _ = c.options.boolean("pinned")
 	q.AuthorID = c.options.str("author")
 	q.MinScore, _ = c.options.number("min_score")
+	q.Explain, _ = c.options.boolean("explain")
 	return q.ValidateFilters()
 }
 

@@ -84,6 +84,15 @@ func TestMemorySearchFilters(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Explain", func(t *testing.T) {
+		_, text := search(opt("explain", discordgo.ApplicationCommandOptionBoolean, true))
+		if n := strings.Count(text, "-# ↳ keyword "); n != 3 {
+			t.Fatalf("explain: %d explanation lines, want one per result: %s", n, text)
+		}
+		if _, plain := search(); strings.Contains(plain, "↳") {
+			t.Errorf("a search without explain explains: %s", plain)
+		}
+	})
 	t.Run("MinScoreOneKeepsNothing", func(t *testing.T) {
 		ids, text := search(opt("min_score", discordgo.ApplicationCommandOptionNumber, 1.0))
 		if len(ids) != 0 || !strings.Contains(text, "with these filters") {
@@ -132,7 +141,7 @@ func TestMemorySearchOptions(t *testing.T) {
 		"type": discordgo.ApplicationCommandOptionString, "tag": discordgo.ApplicationCommandOptionString,
 		"since": discordgo.ApplicationCommandOptionString, "until": discordgo.ApplicationCommandOptionString,
 		"pinned": discordgo.ApplicationCommandOptionBoolean, "author": discordgo.ApplicationCommandOptionUser,
-		"min_score": discordgo.ApplicationCommandOptionNumber,
+		"min_score": discordgo.ApplicationCommandOptionNumber, "explain": discordgo.ApplicationCommandOptionBoolean,
 	}
 	for name, typ := range want {
 		if got[name] != typ {

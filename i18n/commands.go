@@ -86,6 +86,8 @@ func init() {
 		"opt.author.desc":               {EN: "Only memories this member said or saved", JA: "このメンバーが発言・保存した記憶のみ"},
 		"opt.min_score.name":            {EN: "min_score", JA: "最低スコア"},
 		"opt.min_score.desc":            {EN: "Leave out matches scoring under this (0 to 1)", JA: "このスコア未満の結果を除く(0〜1)"},
+		"opt.explain.name":              {EN: "explain", JA: "理由"},
+		"opt.explain.desc":              {EN: "Show why each memory is where it is", JA: "各記憶がその順位にある理由を表示"},
 		"opt.content.name":              {EN: "content", JA: "内容"},
 		"opt.content.desc":              {EN: "What to remember", JA: "覚える内容"},
 		"cmd.memory.edit.content.desc":  {EN: "The new content", JA: "新しい内容"},

@@ -114,5 +114,5 @@ func rankSmoothed(cands []recall.Candidate, plan *recall.Plan, opt recall.Option
 	}
 	minScore, limit := opt.MinScore, opt.Limit
 	opt.MinScore, opt.Limit = 0, 0
-	return recall.Smooth(cands, recall.Rank(cands, plan, opt), rankSmoothing, minScore, limit)
+	return recall.Smooth(cands, recall.Rank(cands, plan, opt), rankSmoothing, minScore, limit, opt.Why)
 }

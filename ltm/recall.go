@@ -225,7 +225,7 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 		}
 	}
 	s.db.vectors.exactCosines(ctx, vec.model, &vec, mems)
-	out, err := s.searcher.complete(ctx, s.searcher.rank(mems, kw, &vec, g, &plan, q.MinScore, q.Limit, now, asked))
+	out, err := s.searcher.complete(ctx, s.searcher.rank(mems, kw, &vec, g, &plan, &q, now, asked))
 	if err != nil {
 		return nil, err
 	}
@@ -248,15 +248,22 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 
 // rank hands the loaded candidates with their leg scores and their importance decayed to
 // now to recall.Rank and returns its ranking as results.
-func (s searcher) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, g *graphHits, plan *recall.Plan, minScore float64, limit int, now, asked time.Time) []memory.SearchResult {
+func (s searcher) rank(mems []*memory.Memory, kw map[int64]float64, vec *vectorLegResult, g *graphHits, plan *recall.Plan, q *memory.SearchQuery, now, asked time.Time) []memory.SearchResult {
 	vecOn := vec.q != nil
 	cands := s.candidates(mems, kw, vec, now)
 	g.annotate(cands)
-	ranked := rankSmoothed(cands, plan, recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: minScore, Limit: limit,
-		Stages: s.db.Stages, Dampen: s.db.Dampen, Asked: asked})
+	opt := recall.Options{Alpha: s.db.Alpha, VectorLeg: vecOn, MinScore: q.MinScore, Limit: q.Limit,
+		Stages: s.db.Stages, Dampen: s.db.Dampen, Asked: asked}
+	if q.Explain {
+		opt.Why = make([][]recall.Factor, len(cands))
+	}
+	ranked := rankSmoothed(cands, plan, opt)
 	out := make([]memory.SearchResult, len(ranked))
 	for i, r := range ranked {
 		out[i] = memory.SearchResult{Memory: mems[r.Index], Score: r.Score, Keyword: r.Keyword, Vector: r.Vector}
+		if q.Explain {
+			out[i].Why = opt.Why[r.Index]
+		}
 	}
 	return out
 }

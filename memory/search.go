@@ -53,6 +53,8 @@ type SearchQuery struct {
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
 	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
 	Audience *Audience
+	// Explain fills each result's Why with the stages that placed it.
+	Explain bool
 	// CountAccess records the returned memories as accessed (access count + 1, last access
 	// now, which resets their importance decay). Only recall that a person asked for sets it:
 	// the chat turn's context, the model's search_memories tool and /memory search.
@@ -73,4 +75,16 @@ type SearchResult struct {
 	// Vector is the cosine similarity in [-1,1], 0 when the vector leg was off or the
 	// memory has no vector.
 	Vector float64
+	// Why are the ranking stages that scaled its relevance, in the order they ran, with
+	// SearchQuery.Explain; every one reads only memories the query may see.
+	Why []Factor `json:"why,omitempty"`
+}
+
+// Factor is one ranking stage's effect on a result's relevance: it was multiplied by Times
+// (recall's Factor* constants name the stages).
+type Factor struct {
+	Stage string  `json:"stage"`
+	Times float64 `json:"times"`
+	// By is the id of the match that lent its score, for the conversation stage.
+	By int64 `json:"by,omitempty"`
 }

@@ -115,6 +115,16 @@ func TestMemoriesCLI(t *testing.T) {
 	if out := mustRun("memories", "search", "raid", "--guild", "g1"); !strings.Contains(out, "Friday") || strings.Contains(out, "Monday") {
 		t.Errorf("search crossed scopes or missed: %q", out)
 	}
+	if out := mustRun("memories", "search", "raid", "--guild", "g1", "--explain"); !regexp.MustCompile(`↳ keyword 0\.\d{3} · vector 0\.000`).MatchString(out) {
+		t.Errorf("search --explain: %q", out)
+	}
+	var explained []struct {
+		Keyword *float64 `json:"keyword"`
+	}
+	if err := json.Unmarshal([]byte(mustRun("memories", "search", "raid", "--guild", "g1", "--explain", "--json")), &explained); err != nil ||
+		len(explained) != 1 || explained[0].Keyword == nil || *explained[0].Keyword <= 0 {
+		t.Errorf("search --explain --json: %+v %v", explained, err)
+	}
 	// A plan for tomorrow is upcoming, with its day; what was two days ago is past; a
 	// memory naming no time is neither.
 	mustRun("memories", "add", "--guild", "g9", "Board game night is tomorrow")

@@ -122,6 +122,7 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	var sf scopeFlags
 	sf.register(fs)
 	limit := fs.Int("limit", 10, "results")
+	explain := fs.Bool("explain", false, "show per result its keyword and vector scores and each ranking stage that moved it")
 	var ff searchFilterFlags
 	ff.register(fs)
 	pos, err := parseInterspersed(fs, args)
@@ -135,7 +136,8 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	if len(pos) == 0 {
 		return usagef("kioku memories search QUERY")
 	}
-	q := memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit, MatchesOnly: true}
+	q := memory.SearchQuery{Text: strings.Join(pos, " "), Owners: []memory.Owner{owner}, Limit: *limit, MatchesOnly: true,
+		Explain: *explain}
 	if err := ff.apply(&q, store.Now()); err != nil {
 		return err
 	}
@@ -145,12 +147,18 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	}
 	if sf.asJSON {
 		type hit struct {
-			Score  float64        `json:"score"`
-			Memory *memory.Memory `json:"memory"`
+			Score   float64         `json:"score"`
+			Keyword *float64        `json:"keyword,omitempty"`
+			Vector  *float64        `json:"vector,omitempty"`
+			Why     []memory.Factor `json:"why,omitempty"`
+			Memory  *memory.Memory  `json:"memory"`
 		}
 		out := make([]hit, len(results))
 		for i, r := range results {
-			out[i] = hit{r.Score, r.Memory}
+			out[i] = hit{Score: r.Score, Memory: r.Memory}
+			if *explain {
+				out[i].Keyword, out[i].Vector, out[i].Why = &r.Keyword, &r.Vector, nonNil(r.Why)
+			}
 		}
 		return writeJSON(app.Stdout, out)
 	}
@@ -158,8 +166,25 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	fmt.Fprintln(tw, "ID\tSCORE\tTYPE\tCONTENT")
 	for _, r := range results {
 		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", r.Memory.ID, r.Score, r.Memory.Type, oneLine(r.Memory.Content))
+		if *explain {
+			fmt.Fprintf(tw, "\t\t\t%s\n", explainLine(r))
+		}
 	}
 	return tw.Flush()
+}
+
+// explainLine says what placed a search result: "keyword 0.412 · vector 0.000 · date ×1.85
+// · conversation ×1.20 (lent by #12)".
+func explainLine(r memory.SearchResult) string {
+	parts := []string{fmt.Sprintf("keyword %.3f", r.Keyword), fmt.Sprintf("vector %.3f", r.Vector)}
+	for _, f := range r.Why {
+		p := fmt.Sprintf("%s ×%.2f", f.Stage, f.Times)
+		if f.By != 0 {
+			p += fmt.Sprintf(" (lent by #%d)", f.By)
+		}
+		parts = append(parts, p)
+	}
+	return "↳ " + strings.Join(parts, " · ")
 }
 
 func memAdd(ctx context.Context, app *App, store *backend, args []string) error {

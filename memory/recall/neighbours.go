@@ -46,7 +46,10 @@ func (s Smoothing) On() bool { return s.Lambda > 0 && s.K > 0 && s.Hits > 0 }
 // without an origin channel are not part of a conversation and are never neighbours. At most Cap memories are lifted per
 // hit into the first limit places; the others keep their own score. The result is cut to
 // limit (0: all) and drops scores under minScore.
-func Smooth(cands []Candidate, ranked []Ranked, s Smoothing, minScore float64, limit int) []Ranked {
+//
+// With why (one entry per candidate, as Options.Why), each lifted candidate that is kept
+// records a FactorConversation naming the match that lifted it.
+func Smooth(cands []Candidate, ranked []Ranked, s Smoothing, minScore float64, limit int, why [][]Factor) []Ranked {
 	out := slices2(ranked)
 	sortRanked(out, cands)
 	if !s.On() || len(out) == 0 {
@@ -139,6 +142,18 @@ func Smooth(cands []Candidate, ranked []Ranked, s Smoothing, minScore float64, l
 	}
 	if demoted {
 		sortByScore(out, cands, lender, own)
+	}
+	if why != nil {
+		for i, r := range out {
+			if lender[i] < 0 {
+				continue
+			}
+			f := Factor{Stage: FactorConversation, By: cands[out[lender[i]].Index].ID}
+			if own[i] > 0 {
+				f.Times = r.Score / own[i]
+			}
+			why[r.Index] = append(why[r.Index], f)
+		}
 	}
 	// Keep neighbours only where a hit lifted them.
 	kept := out[:0]

@@ -19,7 +19,7 @@ func TestSmooth(t *testing.T) {
 	ranked := []Ranked{{Index: 0, Score: 0}, {Index: 1, Score: 0.1}, {Index: 2, Score: 1, Keyword: 0.9}, {Index: 3, Score: 0}, {Index: 4, Score: 0.05},
 		{Index: 5, Score: 0}, {Index: 6, Score: 0}}
 	s := Smoothing{Lambda: 0.5, K: 2, Hits: 1, Cap: 2, Gap: 30 * time.Minute}
-	got := Smooth(cands, ranked, s, 0, 0)
+	got := Smooth(cands, ranked, s, 0, 0, nil)
 	score := map[int64]float64{}
 	for _, r := range got {
 		score[cands[r.Index].ID] = r.Score
@@ -35,10 +35,10 @@ func TestSmooth(t *testing.T) {
 	if cands[got[0].Index].ID != 3 || cands[got[1].Index].ID != 5 || cands[got[2].Index].ID != 4 {
 		t.Errorf("order %v", got)
 	}
-	if len(Smooth(cands, ranked, s, 0, 2)) != 2 {
+	if len(Smooth(cands, ranked, s, 0, 2, nil)) != 2 {
 		t.Errorf("limit not applied")
 	}
-	off := Smooth(cands, ranked, Smoothing{}, 0, 0)
+	off := Smooth(cands, ranked, Smoothing{}, 0, 0, nil)
 	if cands[off[1].Index].ID != 2 {
 		t.Errorf("without smoothing the order should stay, got %v", off)
 	}
@@ -88,7 +88,7 @@ func TestSmoothLiftsAnswers(t *testing.T) {
 	s := Smoothing{Lambda: 0.5, K: 1, Hits: 1, Cap: 3, Gap: 30 * time.Minute, Answers: 2, AnswerLambda: 0.8, AnswerDecay: 0.5}
 	score := func(cs []Candidate) map[int64]float64 {
 		out := map[int64]float64{}
-		for _, r := range Smooth(cs, ranked, s, 0, 0) {
+		for _, r := range Smooth(cs, ranked, s, 0, 0, nil) {
 			out[cs[r.Index].ID] = r.Score
 		}
 		return out

@@ -131,6 +131,9 @@ type Options struct {
 	// Asked is when the question is asked: the past stage reads which memories' spans
 	// have ended by then. Zero leaves that stage out.
 	Asked time.Time
+	// Why, when not nil, has one entry per candidate, and Rank records in Why[i] each stage
+	// that changed candidate i's relevance, in the order they ran.
+	Why [][]Factor
 }
 
 // Ranked is one candidate's place in the ranking.
@@ -143,7 +146,35 @@ type Ranked struct {
 	Keyword float64
 	// Vector is the candidate's cosine, as given.
 	Vector float64
+	// Ranked stays 32 bytes: a ranking is sorted several times, and a field more made Rank
+	// a third slower; Options.Why holds the explanations.
 }
+
+// note records in why that stage scaled a relevance by f.
+func note(why []Factor, stage string, f float64) []Factor {
+	if f != 1 {
+		why = append(why, Factor{Stage: stage, Times: f})
+	}
+	return why
+}
+
+// Factor is one stage's effect on a candidate's relevance (memory.Factor).
+type Factor = memory.Factor
+
+// The stages a Factor names.
+const (
+	FactorCurrent   = "current"   // the question asks for the current state: newer is better
+	FactorWhen      = "when"      // the question asks when: the memory states a date or time
+	FactorMonth     = "month"     // the memory was said in a month the question names
+	FactorDampening = "dampening" // post-fusion dampening (gravity, hubs, resolution)
+	FactorDate      = "date"      // the memory's day is in or near the question's window
+	FactorPerson    = "person"    // said by or about a person the question names
+	FactorGraph     = "graph"     // linked to an entity the question names
+	FactorPast      = "past"      // its day has passed and the question asks about now
+	// FactorConversation: a match in the same conversation lent it part of its score
+	// (Smooth): Times is its score over what it had on its own.
+	FactorConversation = "conversation"
+)
 
 // Rank scores the candidates of one query and returns them best first (ties: higher id
 // first), without those under opt.MinScore and cut to opt.Limit:
@@ -203,27 +234,57 @@ func Rank(cands []Candidate, plan *Plan, opt Options) []Ranked {
 		if newest > oldest {
 			recency = float64(unixMilli(c.CreatedAt)-oldest) / float64(newest-oldest)
 		}
+		explain := opt.Why != nil
 		if plan.Current {
-			rel *= 1 + currentBoost*recency
+			f := 1 + currentBoost*recency
+			rel *= f
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorCurrent, f)
+			}
 		}
 		if plan.When && hasDateOrTime(c.Content) {
 			rel *= 1 + whenBoost
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorWhen, 1+whenBoost)
+			}
 		}
 		if len(plan.Months) > 0 && slices.Contains(plan.Months, c.CreatedAt.Month()) {
 			rel *= 1 + monthBoost
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorMonth, 1+monthBoost)
+			}
 		}
-		rel *= damp.factor(i, c, plan, vecOn)
+		f := damp.factor(i, c, plan, vecOn)
+		rel *= f
+		if explain {
+			opt.Why[i] = note(opt.Why[i], FactorDampening, f)
+		}
 		if opt.Stages.Past > 0 && plan.Current && plan.Window.IsZero() && !opt.Asked.IsZero() &&
 			!c.RefersTo.IsZero() && !c.RefersTo.To.After(opt.Asked) {
 			rel *= 1 - opt.Stages.Past
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorPast, 1-opt.Stages.Past)
+			}
 		}
 		if opt.Stages.DateBoost > 0 && !plan.Window.IsZero() {
-			rel *= 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo, opt.Stages.DateSpans)
+			f := 1 + opt.Stages.DateBoost*dateWeight(plan.Window, c, opt.Stages.DateHalo, opt.Stages.DateSpans)
+			rel *= f
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorDate, f)
+			}
 		}
 		if opt.Stages.PersonBoost > 0 && len(plan.People) > 0 && named.namesPerson(plan, c) {
 			rel *= 1 + opt.Stages.PersonBoost
+			if explain {
+				opt.Why[i] = note(opt.Why[i], FactorPerson, 1+opt.Stages.PersonBoost)
+			}
 		}
-		rel = graphBoost(rel, c.Graph, opt.Stages)
+		if before := rel; opt.Stages.GraphBoost > 0 {
+			rel = graphBoost(rel, c.Graph, opt.Stages)
+			if explain && before > 0 {
+				opt.Why[i] = note(opt.Why[i], FactorGraph, rel/before)
+			}
+		}
 		importance := c.Importance
 		if c.Pinned {
 			importance = 1
