@@ -62,7 +62,7 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 			return fmt.Errorf("couldn't delete transcript rows: %w", err)
 		}
 		if res.Turns > 0 {
-			if res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last); err != nil {
+			if res.Jobs, err = s.db.rewindExtractionTx(ctx, tx, guildID, channelID, last); err != nil {
 				return err
 			}
 		}
@@ -116,7 +116,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 			return fmt.Errorf("couldn't rewrite transcript row: %w", err)
 		}
 		if res.Turns > 0 {
-			res.Jobs, err = s.rewindExtractionTx(ctx, tx, guildID, channelID, last)
+			res.Jobs, err = s.db.rewindExtractionTx(ctx, tx, guildID, channelID, last)
 		}
 		return err
 	})
@@ -133,7 +133,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 // queue, which makes its commit fail on the lost lease instead of storing facts from the
 // old words; its next run reads the transcript as it is now. Turns the cursor has passed
 // were extracted already and concern no pending job.
-func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, channelID string, lastTurn int64) (int, error) {
+func (s *db) rewindExtractionTx(ctx context.Context, tx *txn, guildID, channelID string, lastTurn int64) (int, error) {
 	cursor, err := extractionCursor(ctx, tx, guildID, channelID)
 	if err != nil {
 		return 0, err
@@ -141,8 +141,8 @@ func (s *Transcripts) rewindExtractionTx(ctx context.Context, tx *txn, guildID, 
 	if lastTurn <= cursor {
 		return 0, nil
 	}
-	now := s.db.nowMillis()
-	d := s.db.dialect
+	now := s.nowMillis()
+	d := s.dialect
 	n, err := execCount(ctx, tx, `UPDATE memory_jobs SET payload = `+d.JobWithoutCheckpoint+`,
 		run_after = CASE WHEN state = 'leased' THEN ? ELSE run_after END,
 		state = 'queued', lease_owner = '', leased_until = 0, updated_at = ?

@@ -27,7 +27,7 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
 		return s.db.stmts.on(tx).QueryRowContext(ctx, appendTurnSQL,
 			t.GuildID, t.ChannelID, t.UserID, t.AuthorName, t.Role, memory.RedactSecrets(t.Content), t.MessageID,
-			created, boolInt(t.CanEditServer)).Scan(&id)
+			created, boolInt(t.CanEditServer), boolInt(!t.NoLearning)).Scan(&id)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("couldn't append turn: %w", err)
@@ -38,17 +38,21 @@ func (s *Transcripts) AppendTurn(ctx context.Context, t memory.Turn) (int64, err
 // appendTurnSQL stores one turn; every chat turn runs it twice, so the writer keeps it
 // prepared (writeStmts).
 const appendTurnSQL = `INSERT INTO transcripts (guild_id, channel_id, user_id, author_name, role,
-	content, message_id, created_at, can_edit_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+	content, message_id, created_at, can_edit_server, learn) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+
+// turnColumns are the transcript columns queryTurns reads.
+const turnColumns = `id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at,
+	can_edit_server, learn`
 
 // RecentTurns returns up to limit of the newest turns of a channel, oldest first. In a DM
 // (guildID "") only turns of userID are returned; in a guild channel every participant's
-// turns are, since they were said in front of everyone there.
+// turns are, since they were said in front of everyone there. Turns extraction may not
+// read are returned too: a reply may still use what was just said (raw-first).
 func (s *Transcripts) RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	query := `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at,
-		can_edit_server FROM transcripts WHERE guild_id = ? AND channel_id = ?`
+	query := `SELECT ` + turnColumns + ` FROM transcripts WHERE guild_id = ? AND channel_id = ?`
 	args := []any{guildID, channelID}
 	if guildID == "" {
 		query += ` AND user_id = ?`
@@ -67,13 +71,14 @@ func (s *Transcripts) RecentTurns(ctx context.Context, guildID, channelID, userI
 }
 
 // TurnsAfter returns up to limit turns of a channel with id > afterID, oldest first; the
-// pipeline reads what it has not extracted yet with it.
+// pipeline reads what it has not extracted yet with it. Turns said where kioku does not
+// learn (memory.Turn.NoLearning) are never returned: extraction must not read them.
 func (s *Transcripts) TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error) {
 	if limit <= 0 {
 		limit = 100
 	}
-	return s.queryTurns(ctx, `SELECT id, guild_id, channel_id, user_id, author_name, role, content, message_id, created_at,
-		can_edit_server FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ? ORDER BY id LIMIT ?`,
+	return s.queryTurns(ctx, `SELECT `+turnColumns+` FROM transcripts
+		WHERE guild_id = ? AND channel_id = ? AND id > ? AND learn = 1 ORDER BY id LIMIT ?`,
 		guildID, channelID, afterID, limit)
 }
 
@@ -91,12 +96,13 @@ func (s *Transcripts) queryTurns(ctx context.Context, query string, args ...any)
 			t       memory.Turn
 			created int64
 			canEdit int
+			learn   int
 		)
 		if err := rows.Scan(&t.ID, &t.GuildID, &t.ChannelID, &t.UserID, &t.AuthorName, &t.Role, &t.Content,
-			&t.MessageID, &created, &canEdit); err != nil {
+			&t.MessageID, &created, &canEdit, &learn); err != nil {
 			return nil, fmt.Errorf("couldn't read transcript row: %w", err)
 		}
-		t.CreatedAt, t.CanEditServer = fromMillis(created), canEdit != 0
+		t.CreatedAt, t.CanEditServer, t.NoLearning = fromMillis(created), canEdit != 0, learn == 0
 		// Rows written before the detector knew a credential's shape may still hold
 		// one until the upgrade's re-scan reaches them; every reader (the chat prompt,
 		// the pipeline's extraction) gets them redacted meanwhile.
@@ -135,7 +141,8 @@ func extractionCursor(ctx context.Context, q querier, guildID, channelID string)
 	return id, nil
 }
 
-// ExtractionBacklog counts the turns of a channel after its extraction cursor.
+// ExtractionBacklog counts the turns of a channel after its extraction cursor that
+// extraction may read.
 func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error) {
 	var (
 		b    memory.Backlog
@@ -146,7 +153,7 @@ func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID 
 		return b, err
 	}
 	err = s.db.read.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE role = 'user'), max(created_at)
-		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ?`, guildID, channelID, b.Cursor).
+		FROM transcripts WHERE guild_id = ? AND channel_id = ? AND id > ? AND learn = 1`, guildID, channelID, b.Cursor).
 		Scan(&b.Turns, &b.UserTurns, &last)
 	if err != nil {
 		return b, fmt.Errorf("couldn't count unextracted turns of channel %s: %w", channelID, err)
@@ -158,14 +165,15 @@ func (s *Transcripts) ExtractionBacklog(ctx context.Context, guildID, channelID 
 }
 
 // ChannelsWithBacklog lists up to limit channels that have turns newer than since after
-// their extraction cursor, for the sweep that re-arms extraction lost to a crash.
+// their extraction cursor, which extraction may read, for the sweep that re-arms
+// extraction lost to a crash.
 func (s *Transcripts) ChannelsWithBacklog(ctx context.Context, since time.Time, limit int) ([]memory.Channel, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT t.guild_id, t.channel_id FROM transcripts t
 		LEFT JOIN pipeline_cursors c ON c.guild_id = t.guild_id AND c.channel_id = t.channel_id
-		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0)
+		WHERE t.created_at >= ? AND t.id > coalesce(c.last_turn_id, 0) AND t.learn = 1
 		GROUP BY t.guild_id, t.channel_id ORDER BY max(t.id) LIMIT ?`, millis(since), limit)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't list channels with unextracted turns: %w", err)

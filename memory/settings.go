@@ -28,8 +28,30 @@ type GuildSettings struct {
 	EditorRoleID string
 	// Language is the language of the messages the bot posts in the guild's channels:
 	// LanguageAuto (the guild's preferred locale) or a language code ("en", "ja").
-	Language  string
-	UpdatedAt time.Time
+	Language string
+	// LearningChannels are the channels (and threads) whose learning a manager switched
+	// with /kioku config: true learns, false does not. A channel it does not name follows
+	// the default, ChannelLearns. SaveGuildSettings leaves it alone; only
+	// SetChannelLearning changes it, because switching a channel off also stops its
+	// pending extraction.
+	LearningChannels map[string]bool
+	UpdatedAt        time.Time
+}
+
+// ChannelLearns reports whether kioku may learn from what is said in a guild channel:
+// whether extraction may read its turns and the model may save memories there. A
+// manager's choice for the channel decides, else the one for parentID (a thread's
+// channel; "" for none). Without a choice a channel learns unless Discord marks it
+// age-restricted; ageRestricted is nil when that is not known, and an unknown channel
+// does not learn (unknown means not visible).
+func (gs GuildSettings) ChannelLearns(channelID, parentID string, ageRestricted *bool) bool {
+	if on, ok := gs.LearningChannels[channelID]; ok {
+		return on
+	}
+	if on, ok := gs.LearningChannels[parentID]; ok && parentID != "" {
+		return on
+	}
+	return ageRestricted != nil && !*ageRestricted
 }
 
 // LanguageAuto lets a guild's messages follow its preferred locale.

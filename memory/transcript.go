@@ -22,6 +22,10 @@ type Turn struct {
 	// conversation update or delete server memory only through such a speaker or the
 	// memory's author.
 	CanEditServer bool
+	// NoLearning marks a turn said where kioku does not learn (a channel a manager
+	// switched off, an age-restricted one, or one whose age restriction is unknown): it is
+	// kept for replies and recovery, but extraction never reads it.
+	NoLearning bool
 }
 
 // Transcript roles.

@@ -185,6 +185,9 @@ func seedGuild(t *testing.T, s Stores, guild string) []*memory.Memory {
 	if err := s.Settings.SaveGuildSettings(ctx, memory.GuildSettings{GuildID: guild, SelfTeaching: true}); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := s.Settings.SetChannelLearning(ctx, guild, guild+"-vent", false); err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := g.ClaimWelcome(ctx, guild); err != nil || !ok {
 		t.Fatalf("welcome of %s: %v %v", guild, ok, err)
 	}
@@ -234,6 +237,7 @@ func guildHolds(t *testing.T, s Stores, guild string, mems []*memory.Memory) map
 	if gs.SelfTeaching {
 		n["settings"] = 1
 	}
+	n["learning channels"] = len(gs.LearningChannels)
 	if n["model calls"], err = b.ModelCalls(ctx, memory.ServerOwner(guild).Key(), s.Clock.Now().Format(time.DateOnly)); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +268,8 @@ func testGuildPurge(t *testing.T, open func(*testing.T) Stores) {
 	kept := seedGuild(t, s, "g2")
 	dm := mustRemember(t, s, personal("alice", "", "Alice told me in a DM that she mains healer"))
 	before := guildHolds(t, s, "g2", kept)
-	for _, what := range []string{"memories", "transcripts", "jobs", "channels", "roles", "settings", "model calls", "listed"} {
+	for _, what := range []string{"memories", "transcripts", "jobs", "channels", "roles", "settings", "learning channels",
+		"model calls", "listed"} {
 		if before[what] == 0 {
 			t.Fatalf("seeding left no %s: %v", what, before)
 		}

@@ -61,6 +61,7 @@ type TranscriptStore interface {
 	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
 	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
 	TurnsAfter(ctx context.Context, guildID, channelID string, afterID int64, limit int) ([]memory.Turn, error)
+	ExtractionBacklog(ctx context.Context, guildID, channelID string) (memory.Backlog, error)
 	CountTurns(ctx context.Context, userID string) (int, error)
 	DeleteMessages(ctx context.Context, guildID, channelID string, messageIDs []string) (memory.MessageChange, error)
 	EditMessage(ctx context.Context, guildID, channelID, messageID, content string) (memory.MessageChange, error)
@@ -74,6 +75,7 @@ type SettingsStore interface {
 	SetCrossServer(ctx context.Context, userID string, on bool) error
 	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
 	SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error
+	SetChannelLearning(ctx context.Context, guildID, channelID string, on bool, threads ...string) (int, error)
 }
 
 // ConfirmationStore runs forget-by-query in two steps: a preview with a single-use token,
@@ -218,6 +220,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("JobQueries", func(t *testing.T) { testJobQueries(t, opener) })
 	t.Run("Transcripts", func(t *testing.T) { testTranscripts(t, opener) })
 	t.Run("Settings", func(t *testing.T) { testSettings(t, opener) })
+	t.Run("LearningControls", func(t *testing.T) { testLearningControls(t, opener) })
 	t.Run("GraphScopeIsolation", func(t *testing.T) { testGraphScopeIsolation(t, opener) })
 	t.Run("GraphForgetMe", func(t *testing.T) { testGraphForgetMe(t, opener) })
 	t.Run("GraphOrphans", func(t *testing.T) { testGraphOrphans(t, opener) })

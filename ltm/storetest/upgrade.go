@@ -82,6 +82,10 @@ func CheckUpgraded901f6da(t *testing.T, st Stores) {
 	if turns, err := st.Transcripts.RecentTurns(ctx, "g1", "c1", "u1", 10); err != nil || len(turns) != 2 {
 		t.Errorf("turns after the upgrade: %d, %v; want 2", len(turns), err)
 	}
+	// Every turn stored before learning could be switched off was said where kioku learned.
+	if turns, err := st.Transcripts.TurnsAfter(ctx, "g1", "c1", 0, 10); err != nil || len(turns) != 2 {
+		t.Errorf("turns extraction reads after the upgrade: %d, %v; want both", len(turns), err)
+	}
 	job, err := st.Jobs.Lease(ctx, "upgrade-check", []string{"extract"}, time.Minute)
 	if err != nil || job == nil || job.DedupKey != "g1/c1" {
 		t.Errorf("the queued job after the upgrade: %+v, %v; want extract g1/c1", job, err)
