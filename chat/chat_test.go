@@ -952,3 +952,40 @@ func TestRecallCountsAccess(t *testing.T) {
 			other.AccessCount, other.EffectiveImportance(now))
 	}
 }
+
+// A channel that does not learn: the member is answered and the turn is kept for replies,
+// but extraction never reads it, and the model is offered no tool that saves a memory, even
+// with self-teaching on; a forced save is refused with what the member can do instead.
+func TestNoLearningChannel(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, chat.Config{})
+	e.selfTeaching("g1", true)
+	e.srv.Script(fakeopenai.ToolCalls(call(tools.NameCreateLTM, `{"memory_content":"Aiko hates her job","memory_scope":"target_user"}`)),
+		fakeopenai.Text("I can't save things here."))
+	req := e.guild("remember that I hate my job")
+	req.NoLearning = true
+	reply := e.turn(req)
+	if reply.Text != "I can't save things here." || len(reply.Notices) != 0 {
+		t.Fatalf("reply %q with notices %+v", reply.Text, reply.Notices)
+	}
+	first := e.srv.ChatRequests()[0]
+	if got, want := toolNames(first), []string{tools.NameSearch}; !slices.Equal(got, want) {
+		t.Errorf("tools offered = %v, want %v", got, want)
+	}
+	if !strings.Contains(systemText(first), "does not learn") || !strings.Contains(systemText(first), "/memory add") {
+		t.Errorf("the prompt does not say that this channel does not learn")
+	}
+	if res := toolResults(e.lastChat()); len(res) != 1 || !strings.Contains(res[0].Content, "/memory add") {
+		t.Fatalf("tool results = %+v, want the refusal naming /memory add", res)
+	}
+	if _, n, _ := e.store.Memories.List(ctx, memory.PersonalOwner("111"), memory.ListOptions{}); n != 0 {
+		t.Fatalf("%d personal memories written where the channel does not learn", n)
+	}
+	turns, err := e.store.Transcripts.RecentTurns(ctx, "g1", "c1", "111", 10)
+	if err != nil || len(turns) != 2 || !turns[0].NoLearning || !turns[1].NoLearning {
+		t.Fatalf("stored turns %+v, %v: want the message and the reply, both marked", turns, err)
+	}
+	if after, err := e.store.Transcripts.TurnsAfter(ctx, "g1", "c1", 0, 10); err != nil || len(after) != 0 {
+		t.Errorf("extraction reads %d turns, %v; want none", len(after), err)
+	}
+}

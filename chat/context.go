@@ -38,6 +38,7 @@ func (e *Engine) prepare(ctx context.Context, log *slog.Logger, req Request, spe
 		// Only a guild has server memory to edit.
 		ServerEditor: req.GuildID != "" && req.ServerEditor,
 		Audience:     req.Audience,
+		NoLearning:   req.NoLearning,
 	}
 	persona := e.cfg.Persona
 	if !conv.IsDM() {
@@ -260,6 +261,11 @@ func (e *Engine) instructions(c *tools.Conversation) []string {
 		out = append(out, "People in this conversation, with their user ids: "+strings.Join(people, ", ")+".")
 	}
 	switch {
+	case c.NoLearning:
+		if c.ExplicitIntent {
+			out = append(out, "The latest message asks you to remember something, but this channel does not learn: you save nothing from conversations here. "+
+				"Say so, and mention that they can save it themselves with /memory add or the Remember this message command.")
+		}
 	case c.SelfTeaching:
 		out = append(out, "Save a long-term memory only when someone asks you to remember something or shares a lasting fact, preference or decision: "+
 			"facts about one person go to their personal memory (target_user), facts about this community to server_wide. "+

@@ -237,6 +237,11 @@ type Request struct {
 	// turn read them itself.
 	Speaker *memory.UserSettings
 	Guild   *memory.GuildSettings
+	// NoLearning is set by the transport where kioku does not learn (a channel a manager
+	// switched off, an age-restricted one, or one it cannot tell): the turn is still
+	// answered and stored for replies (raw-first), but marked so that extraction never
+	// reads it, and the model is offered no tool that saves memories.
+	NoLearning bool
 }
 
 // Notice is a memory change made during the turn, for the transport to show.
@@ -464,7 +469,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 func (e *Engine) recordUserTurn(ctx context.Context, log *slog.Logger, req Request) (int64, bool, error) {
 	stored := memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
 		AuthorName: req.UserName, Role: memory.RoleUser, Content: req.Content, MessageID: req.MessageID, CreatedAt: req.At,
-		CanEditServer: req.GuildID != "" && req.ServerEditor}
+		CanEditServer: req.GuildID != "" && req.ServerEditor, NoLearning: req.NoLearning}
 	turnID, err := e.transcript.AppendTurn(ctx, stored)
 	if err != nil {
 		return 0, false, err
@@ -508,7 +513,8 @@ func (e *Engine) answer(ctx context.Context, log *slog.Logger, req Request, tc t
 		reply.Text, reply.Canned = emptyReplyText, CannedEmpty
 	}
 	if _, err := e.transcript.AppendTurn(ctx, memory.Turn{GuildID: req.GuildID, ChannelID: req.ChannelID, UserID: req.UserID,
-		AuthorName: e.cfg.BotName, Role: memory.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now()}); err != nil {
+		AuthorName: e.cfg.BotName, Role: memory.RoleAssistant, Content: reply.Text, CreatedAt: e.cfg.Now(),
+		NoLearning: req.NoLearning}); err != nil {
 		// The answer exists and the user's turn is stored; losing the bot's own words
 		// from the transcript is not worth withholding the reply.
 		log.ErrorContext(ctx, "couldn't record reply", slog.Any("err", err))

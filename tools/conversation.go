@@ -39,6 +39,11 @@ type Conversation struct {
 	// SelfTeaching offers the long-term memory write tools. Guilds opt in with
 	// /kioku config; DMs have it on by default.
 	SelfTeaching bool
+	// NoLearning is set where kioku does not learn (a channel a manager switched off, or
+	// one Discord marks age-restricted): the long-term memory write tools are not offered,
+	// whatever SelfTeaching says, and a member saves what they want kept with /memory add
+	// or Remember this.
+	NoLearning bool
 	// ExplicitIntent is set when the intent gate fired: the user asked for long-term
 	// memory, so the short-term memory tool is neither offered nor accepted and what they
 	// asked to keep cannot end up only in a summary that expires.

@@ -124,7 +124,7 @@ func New(conv Conversation, memories MemoryWriter, recall Recaller, short ShortT
 // Names lists the tools offered in this turn, in the order they are offered.
 func (tb *Toolbox) Names() []string {
 	var names []string
-	if tb.conv.SelfTeaching {
+	if tb.conv.SelfTeaching && !tb.conv.NoLearning {
 		names = append(names, NameCreateLTM, NameUpdateLTM)
 	}
 	if !tb.conv.ExplicitIntent && tb.short != nil {
@@ -219,14 +219,25 @@ func isKnown(name string) bool {
 	return false
 }
 
+// NoLearningRefusal is what the model reads when it tries to save or change a memory where
+// kioku does not learn: it relays it to the member.
+const NoLearningRefusal = "This channel does not learn: kioku saves nothing from conversations here. " +
+	"Tell the user they can save it themselves with /memory add, or with the Remember this message command."
+
 // unavailable explains why a known tool is not offered, so the model can tell the user
 // what to do instead rather than retrying.
 func (tb *Toolbox) unavailable(name string) error {
 	switch name {
 	case NameCreateLTM, NameUpdateLTM:
+		if tb.conv.NoLearning {
+			return memory.Errorf(memory.EFORBIDDEN, "%s", NoLearningRefusal)
+		}
 		return memory.Errorf(memory.EFORBIDDEN, "Saving and changing long-term memories is turned off in this server. Tell the user a server admin can turn on self-teaching with /kioku config, or that people can manage memories themselves with /memory.")
 	case NameUpdateSTM:
 		if tb.conv.ExplicitIntent {
+			if tb.conv.NoLearning {
+				return memory.Errorf(memory.EFORBIDDEN, "update_short_term_memory is not available for this message: the user explicitly asked you to remember something long-term. %s", NoLearningRefusal)
+			}
 			if tb.conv.SelfTeaching {
 				return memory.Errorf(memory.EFORBIDDEN, "update_short_term_memory is not available for this message: the user explicitly asked you to remember something, so save it with create_long_term_memory instead.")
 			}

@@ -68,10 +68,11 @@ func (p *core) modeFor(ctx context.Context, guildID string) (memory.PipelineMode
 //   - otherwise → extract once the channel has been idle IdleAfter (T, default 10 min);
 //     each new turn restarts that timer.
 //
-// Assistant turns, users with privacy "full" and guilds with the pipeline off schedule
-// nothing. One job per channel: repeated calls only move its time.
+// Assistant turns, turns said where kioku does not learn, users with privacy "full" and
+// guilds with the pipeline off schedule nothing. One job per channel: repeated calls only move its time.
 func (p *turnHook) OnTurn(ctx context.Context, t memory.Turn, highSignal bool) error {
-	if t.Role != memory.RoleUser {
+	if t.Role != memory.RoleUser || t.NoLearning {
+		// A turn said where kioku does not learn is never extracted: nothing to schedule.
 		return nil
 	}
 	mode, err := p.modeFor(ctx, t.GuildID)
