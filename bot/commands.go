@@ -244,6 +244,12 @@ func commandList() []*discordgo.ApplicationCommand {
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionRole, Name: "editor_role",
 						Description: "Members with this role may edit server memory too"},
 					languageOption(),
+					boolOption("learning", "Learn from conversations in a channel (age-restricted channels start off)"),
+					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionChannel, Name: "learning_channel",
+						Description: "The channel whose learning to switch (default: this one)",
+						ChannelTypes: []discordgo.ChannelType{discordgo.ChannelTypeGuildText, discordgo.ChannelTypeGuildNews,
+							discordgo.ChannelTypeGuildForum, discordgo.ChannelTypeGuildVoice, discordgo.ChannelTypeGuildPublicThread,
+							discordgo.ChannelTypeGuildPrivateThread, discordgo.ChannelTypeGuildNewsThread}},
 					&discordgo.ApplicationCommandOption{
 						Type: discordgo.ApplicationCommandOptionString, Name: "reset",
 						Description: "Clear one setting",

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"strings"
 
@@ -235,8 +236,30 @@ func configEmbed(l i18n.Locale, gs memory.GuildSettings, posting i18n.Locale) *d
 			{Name: i18n.T(l, "config.field.pipeline_mode"), Value: i18n.T(l, i18n.Key("choice.pipeline_mode."+string(gs.PipelineMode))) +
 				": " + i18n.T(l, i18n.Key("config.pipeline_mode."+string(gs.PipelineMode)))},
 			{Name: i18n.T(l, "config.field.auto_reply"), Value: channels},
+			{Name: i18n.T(l, "config.field.learning"), Value: learningChoicesText(l, gs.LearningChannels)},
 			{Name: i18n.T(l, "config.field.editors"), Value: editors},
 			{Name: i18n.T(l, "config.field.persona"), Value: persona},
 		},
 	}
+}
+
+// learningChoicesText lists the channels whose learning a manager switched, after the
+// default that holds for the others.
+func learningChoicesText(l i18n.Locale, choices map[string]bool) string {
+	var on, off []string
+	for _, id := range slices.Sorted(maps.Keys(choices)) {
+		if choices[id] {
+			on = append(on, "<#"+id+">")
+		} else {
+			off = append(off, "<#"+id+">")
+		}
+	}
+	lines := []string{i18n.T(l, "config.learning.default")}
+	if len(off) > 0 {
+		lines = append(lines, i18n.T(l, "config.learning.off", strings.Join(off, ", ")))
+	}
+	if len(on) > 0 {
+		lines = append(lines, i18n.T(l, "config.learning.on", strings.Join(on, ", ")))
+	}
+	return truncate(strings.Join(lines, "\n"), 1024)
 }

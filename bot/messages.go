@@ -129,6 +129,9 @@ func (b messageEvents) turnRequest(ctx context.Context, m *discordgo.Message, co
 		if gs, err := settings.guild(ctx); err == nil {
 			req.Guild = &gs
 		}
+		// A channel that does not learn (switched off, age-restricted, or unknown) is still
+		// answered; the turn is kept for replies but never learned from. DMs learn.
+		req.NoLearning = !b.visibility.messageLearns(ctx, m, settings)
 	}
 	// Everyone who can read the channel reads the reply; a DM only its author.
 	if m.GuildID != "" {

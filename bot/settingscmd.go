@@ -151,6 +151,16 @@ func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, 
 	case "auto_reply_channels":
 		gs.AutoReplyChannels, changed = nil, true
 	}
+	learning, err := b.switchLearning(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if learning != "" {
+		// Switched in its own write: SaveGuildSettings leaves the learning choices alone.
+		if gs, err = b.store.Settings.GuildSettings(ctx, c.guildID()); err != nil {
+			return nil, err
+		}
+	}
 	if changed {
 		if err := b.store.Settings.SaveGuildSettings(ctx, gs); err != nil {
 			return nil, err
@@ -161,7 +171,42 @@ func (b settingsCommands) kiokuConfig(ctx context.Context, c *call) (*response, 
 			return nil, err
 		}
 	}
-	return b.configResponse(c, gs, changed), nil
+	r := b.configResponse(c, gs, changed || learning != "")
+	if learning != "" {
+		r.content = learning + "\n" + r.content
+	}
+	return r, nil
+}
+
+// switchLearning applies the learning option of /kioku config (to learning_channel, else
+// the channel the command is used in) and returns what it did, or "" without the option.
+// Switching a channel off stops what it has not been learned from yet, and that of its
+// threads the bot knows.
+func (b settingsCommands) switchLearning(ctx context.Context, c *call) (string, error) {
+	on, ok := c.options.boolean("learning")
+	channel := c.options.str("learning_channel")
+	if !ok {
+		if channel != "" {
+			return "", errT(memory.EINVALID, "config.learning.error.choose")
+		}
+		return "", nil
+	}
+	if channel == "" {
+		channel = c.i.ChannelID
+	}
+	var threads []string
+	if !on {
+		threads = b.visibility.threadsOf(c.guildID(), channel)
+	}
+	stopped, err := b.store.Settings.SetChannelLearning(ctx, c.guildID(), channel, on, threads...)
+	if err != nil {
+		return "", err
+	}
+	c.log.Info("channel learning switched", "learning_channel_id", channel, "learning", on, "turns_stopped", stopped)
+	if on {
+		return c.t("config.learning.switched.on", channel), nil
+	}
+	return c.t("config.learning.switched.off", channel, i18n.N(c.locale(), "count.turn", stopped)), nil
 }
 
 // pipelineStatus reads the background pipeline's state: from the running pipeline when

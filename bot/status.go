@@ -66,6 +66,7 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 		},
 	}
 	embed.Fields = append(embed.Fields, b.budgetFields(ctx, c, ps)...)
+	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.learning"), Value: b.learningHere(ctx, c)})
 	uptime := i18n.T(l, "status.none")
 	if !b.started.IsZero() {
 		uptime = durationText(l, b.now().Sub(b.started))
@@ -213,4 +214,17 @@ func EmbedChars(e *discordgo.MessageEmbed) int {
 		n += utf8.RuneCountInString(e.Author.Name)
 	}
 	return n
+}
+
+// learningHere says whether kioku learns in the channel the command is used in, and why;
+// settings that cannot be read leave it unknown, which does not learn.
+func (b settingsCommands) learningHere(ctx context.Context, c *call) string {
+	l := c.locale()
+	gs, err := b.store.Settings.GuildSettings(ctx, c.guildID())
+	if err != nil {
+		c.log.Warn("couldn't read guild settings for the learning status", "err", err)
+		return learningText(l, false, learningUnknown)
+	}
+	learns, why := b.visibility.channelLearning(gs, c.i.ChannelID)
+	return learningText(l, learns, why)
 }

@@ -53,6 +53,14 @@ func TestStatusEmbed(t *testing.T) {
 		testkit.MustRemember(t, tb.store, m)
 	}
 
+	// The channel is known, and not age-restricted: it learns.
+	if err := tb.session.State.GuildAdd(&discordgo.Guild{ID: guild}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.session.State.ChannelAdd(&discordgo.Channel{ID: channel, GuildID: guild, Type: discordgo.ChannelTypeGuildText}); err != nil {
+		t.Fatal(err)
+	}
+
 	i := tb.fake.SlashCommand(guild, channel, alice, discordgo.PermissionManageGuild, slashData("kioku", "status"))
 	msg, _ := tb.interact(t, i)
 	if len(msg.Embeds) != 1 {
@@ -71,6 +79,7 @@ func TestStatusEmbed(t *testing.T) {
 		"Model budget today":          "37 of 500 model calls",
 		"Last background runs":        "none yet",
 		"Health":                      "healthy",
+		"Learning in this channel":    "on",
 	} {
 		if fields[name] != want {
 			t.Errorf("%s = %q, want %q", name, fields[name], want)

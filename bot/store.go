@@ -99,6 +99,7 @@ type Transcripts interface {
 type Settings interface {
 	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
 	SaveGuildSettings(ctx context.Context, gs memory.GuildSettings) error
+	SetChannelLearning(ctx context.Context, guildID, channelID string, on bool, threads ...string) (int, error)
 	SetCrossServer(ctx context.Context, userID string, on bool) error
 	SetPrivacy(ctx context.Context, userID string, p memory.Privacy) error
 	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
