@@ -174,4 +174,3 @@ func embedHas(e *discordgo.MessageEmbed, name, value string) bool {
 	}
 	return false
 }
-
