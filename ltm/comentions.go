@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
@@ -55,6 +56,10 @@ const (
 	// wordCompanyBatch is how many pending memories one counting transaction takes.
 	wordCompanyBatch = 500
 )
+
+// wordCompanyDelay is how long the memories a single write marked wait for others to be
+// counted with.
+const wordCompanyDelay = 50 * time.Millisecond
 
 // comentionBucket is one origin within a scope: the unit of visibility the counts keep.
 type comentionBucket struct {

@@ -460,10 +460,8 @@ func (r *recallState) init(d *db, flushAccess func(ctx context.Context) error) {
 	r.qcache, _ = simplelru.NewLRU[string, []float32](queryCacheSize, nil)
 	r.access.start(d.AccessFlushInterval, flushAccess)
 	r.vectorWrites.start(d.vectors.storePendingVectors, func() time.Duration { return d.VectorWriteDelay })
-	r.wordCompany.Start(d.flushWordCompany, func() time.Duration { return d.IndexWriteDelay }, nil,
+	r.wordCompany.Start(d.flushWordCompany, func() time.Duration { return wordCompanyDelay }, nil,
 		"couldn't count which words travel together")
-	// Memories another process, or this one before a crash, marked and did not count.
-	r.wordCompany.Wake()
 }
 
 func (r *recallState) close() {

@@ -90,6 +90,12 @@ func (s *Maintenance) runRepairs(ctx context.Context, cfg repairConfig) (mainten
 	}); err != nil {
 		return rep, fmt.Errorf("couldn't compare the credential rules: %w", err)
 	}
+	// Memories a process marked and did not count before it stopped are counted now: a
+	// process counts what it marks, and any write's counting takes the others' too, but a
+	// crash can leave some waiting with no write to come.
+	if err := s.db.flushWordCompany(ctx); err != nil {
+		return rep, err
+	}
 	pending := map[string]int64{}
 	rows, err := s.db.read.QueryContext(ctx, `SELECT name, cursor FROM store_repairs WHERE done_at IS NULL`)
 	if err != nil {
