@@ -31,15 +31,10 @@ func associated(ctx context.Context, q querier, text string, vis []memory.Visibl
 	wheres := make([]string, len(vis))
 	whereArgs := make([][]any, len(vis))
 	for i, v := range vis {
-		scope, args, err := scopeClause([]memory.Visible{v})
-		if err != nil {
+		var err error
+		if wheres[i], whereArgs[i], err = visibleClause(v, aud); err != nil {
 			return nil, err
 		}
-		if cond, condArgs := audienceClause(aud, "m."); cond != "" {
-			scope += " AND " + cond
-			args = append(args, condArgs...)
-		}
-		wheres[i], whereArgs[i] = scope, args
 	}
 	sum := func(terms []string, partners bool) (map[[2]string]int, error) {
 		out := map[[2]string]int{}

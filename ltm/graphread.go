@@ -173,13 +173,9 @@ func (g *Graph) MemoryMentionedWith(ctx context.Context, vis memory.Visible, id 
 // is of distinct memories, so a memory that mentions two seeds counts once; the seeds
 // themselves are not listed.
 func (g *Graph) coMentions(ctx context.Context, vis memory.Visible, aud *memory.Audience, seed string, seedArgs []any, limit int) ([]graph.CoMention, error) {
-	scope, args, err := scopeClause([]memory.Visible{vis})
+	scope, args, err := visibleClause(vis, aud)
 	if err != nil {
 		return nil, err
-	}
-	if cond, condArgs := audienceClause(aud, "m."); cond != "" {
-		scope += " AND " + cond
-		args = append(args, condArgs...)
 	}
 	if limit <= 0 {
 		limit = 10

@@ -53,6 +53,21 @@ func scopeClause(vis []memory.Visible) (string, []any, error) {
 	return "(" + strings.Join(parts, " OR ") + ")", args, nil
 }
 
+// visibleClause is scopeClause for one visible scope and audienceClause over the same
+// alias m: what one asker may see of rows that carry a memory's scope key, guild and
+// channel (memories, and the tables kept per such bucket).
+func visibleClause(v memory.Visible, aud *memory.Audience) (string, []any, error) {
+	where, args, err := scopeClause([]memory.Visible{v})
+	if err != nil {
+		return "", nil, err
+	}
+	if cond, condArgs := audienceClause(aud, "m."); cond != "" {
+		where += " AND " + cond
+		args = append(args, condArgs...)
+	}
+	return where, args, nil
+}
+
 // decayedImportanceSQL is memory.(*Memory).EffectiveImportance over the memories table alias
 // m, for the importance_min filter: the filter must run inside the candidate queries, before
 // any top k, so it cannot wait for the rows to reach Go. Its one argument is now in Unix

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // day is the span of the UTC day y-m-d.
@@ -203,26 +204,7 @@ func testRefersToBackfill(t *testing.T, open func(*testing.T) Stores) {
 		return out
 	}
 
-	stopped, cancel := context.WithCancel(ctx)
-	var stoppedAt int64
-	if _, err := s.Repairs.RunRepairsWith(stopped, ltm.RepairOptions{Batch: 1, AfterBatch: func(_ string, cursor int64) {
-		stoppedAt = cursor
-		cancel()
-	}}); err == nil {
-		t.Fatal("an interrupted backfill reported no error")
-	}
-	var first int64 = -1
-	rep, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{Batch: 1, AfterBatch: func(_ string, cursor int64) {
-		if first < 0 {
-			first = cursor
-		}
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first <= stoppedAt {
-		t.Errorf("the resumed backfill's first batch ended at %d, not after the saved cursor %d: it restarted", first, stoppedAt)
-	}
+	rep := interruptAndResume(t, s, 1, nil)
 	// The first batch filled "yesterday"; the rest filled the other three dates.
 	if rep.RefersTo != 3 || !slices.Contains(rep.Finished, ltm.RepairRefersTo) {
 		t.Errorf("resumed backfill report %+v, want 3 memories filled and %s finished", rep, ltm.RepairRefersTo)
@@ -245,6 +227,38 @@ func testRefersToBackfill(t *testing.T, open func(*testing.T) Stores) {
 }
 
 // recoverAndRead brings back a forgotten memory and reads it.
+// interruptAndResume runs the repairs in batches of batch, stops them after their first
+// batch, calls between (if any), runs them again and returns that run's report, failing the
+// test unless the second run resumed after the cursor the first one saved.
+func interruptAndResume(t *testing.T, s Stores, batch int, between func()) maintenance.RepairReport {
+	t.Helper()
+	ctx := t.Context()
+	stopped, cancel := context.WithCancel(ctx)
+	var stoppedAt int64
+	if _, err := s.Repairs.RunRepairsWith(stopped, ltm.RepairOptions{Batch: batch, AfterBatch: func(_ string, cursor int64) {
+		stoppedAt = cursor
+		cancel()
+	}}); err == nil {
+		t.Fatal("an interrupted backfill reported no error")
+	}
+	if between != nil {
+		between()
+	}
+	var first int64 = -1
+	rep, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{Batch: batch, AfterBatch: func(_ string, cursor int64) {
+		if first < 0 {
+			first = cursor
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first <= stoppedAt {
+		t.Errorf("the resumed backfill's first batch ended at %d, not after the saved cursor %d: it restarted", first, stoppedAt)
+	}
+	return rep
+}
+
 func recoverAndRead(ctx context.Context, s Stores, owner memory.Owner, id int64) (*memory.Memory, error) {
 	if _, err := s.Memories.Recover(ctx, owner, id, 0, "test"); err != nil {
 		return nil, err
