@@ -194,6 +194,23 @@ func (m *Memory) Owner() Owner {
 // Deleted reports whether the memory is a tombstone.
 func (m *Memory) Deleted() bool { return !m.DeletedAt.IsZero() }
 
+// Lifecycle is where a live memory stands: active, or past once the span of time its words
+// name has ended (a plan that happened, a deadline gone by).
+type Lifecycle string
+
+const (
+	LifecycleActive Lifecycle = "active"
+	LifecyclePast   Lifecycle = "past"
+)
+
+// LifecycleAt is m's lifecycle at now.
+func (m *Memory) LifecycleAt(now time.Time) Lifecycle {
+	if m.TimingAt(now) == TimingPast {
+		return LifecyclePast
+	}
+	return LifecycleActive
+}
+
 // Timing is where the span of time a memory names falls against now: a time-bound memory
 // (an event, a plan, a deadline) is upcoming until its span has ended, and past after.
 type Timing string

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -141,6 +142,43 @@ func TestMemoriesCLI(t *testing.T) {
 	}
 	if code, _, errOut := runApp(t, env, "", "memories", "list", "--guild", "g9", "--when", "someday"); code != 2 || !strings.Contains(errOut, "upcoming or past") {
 		t.Errorf("list --when someday: exit %d, %q", code, errOut)
+	}
+	// show: one memory in full; its JSON has its lifecycle and, for a time-bound one, the
+	// day it is about in RFC 3339.
+	var listed struct {
+		Memories []struct {
+			ID      int64  `json:"id"`
+			Content string `json:"content"`
+		} `json:"memories"`
+	}
+	json.Unmarshal([]byte(mustRun("memories", "list", "--guild", "g9", "--json")), &listed)
+	shown := map[string]struct {
+		Lifecycle string `json:"lifecycle"`
+		RefersTo  string `json:"refers_to"`
+	}{}
+	for _, m := range listed.Memories {
+		var got struct {
+			Lifecycle string `json:"lifecycle"`
+			RefersTo  string `json:"refers_to"`
+		}
+		if err := json.Unmarshal([]byte(mustRun("memories", "show", strconv.FormatInt(m.ID, 10), "--guild", "g9", "--json")), &got); err != nil {
+			t.Fatal(err)
+		}
+		shown[m.Content] = got
+	}
+	for content, want := range map[string][2]string{"Board game night is tomorrow": {"active", "T00:00:00Z"},
+		"The meetup was two days ago": {"past", "T00:00:00Z"}, "Kenji hosts the meetups": {"active", ""}} {
+		got := shown[content]
+		if got.Lifecycle != want[0] || !strings.HasSuffix(got.RefersTo, want[1]) || (want[1] == "") != (got.RefersTo == "") {
+			t.Errorf("show %q: %+v, want lifecycle %s and refers_to ending %q", content, got, want[0], want[1])
+		}
+	}
+	if out := mustRun("memories", "show", strconv.FormatInt(listed.Memories[0].ID, 10), "--guild", "g9"); !strings.Contains(out, "#") ||
+		!strings.Contains(out, "saved ") {
+		t.Errorf("show: %q", out)
+	}
+	if code, _, _ := runApp(t, env, "", "memories", "show", "999", "--guild", "g9"); code == 0 {
+		t.Error("show of a memory that does not exist succeeded")
 	}
 
 	preview := mustRun("memories", "forget", "--guild", "g1", "--query", "minecraft")

@@ -40,9 +40,11 @@ func (sf *scopeFlags) owner() (memory.Owner, error) {
 }
 
 const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) [flags]
-  list     [--type T] [--limit N] [--offset N] [--deleted]
+  list     [--type T] [--limit N] [--offset N] [--deleted] [--when upcoming|past]
+  show     ID                   one memory in full, with its lifecycle and the day it is about
   search   QUERY [--limit N] [--type T] [--tag a,b] [--since D] [--until D] [--pinned]
-           [--author ID] [--min-score X]    D: 2025-06-01, RFC 3339, or an age (7d, 2w, 12h)
+           [--author ID] [--min-score X] [--explain]
+                                D: 2025-06-01, RFC 3339, or an age (7d, 2w, 12h)
   add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned]
   forget   ID... | --query Q [--confirm TOKEN]
   recover  ID
@@ -55,7 +57,7 @@ every command takes --json`
 
 func runMemories(ctx context.Context, app *App, args []string) error {
 	return runStoreCommand(ctx, app, "memories", memoriesUsage, args, map[string]storeCommand{
-		"list": memList, "search": memSearch, "add": memAdd, "forget": memForget,
+		"list": memList, "show": memShow, "search": memSearch, "add": memAdd, "forget": memForget,
 		"recover": memRecover, "history": memHistory, "undo": memUndo, "export": memExport, "import": memImport,
 		"graph": memGraph,
 	})
@@ -305,6 +307,72 @@ func memRecover(ctx context.Context, app *App, store *backend, args []string) er
 	}
 	fmt.Fprintf(app.Stdout, "recovered #%d: %s\n", m.ID, oneLine(m.Content))
 	return nil
+}
+
+// memShow is `kioku memories show ID`: one live memory in full. Its JSON is the memory's
+// with "lifecycle" (memory.Lifecycle) beside it; a time-bound memory's "refers_to" and
+// "refers_to_end" are RFC 3339.
+func memShow(ctx context.Context, app *App, store *backend, args []string) error {
+	fs := newFlagSet(app, "memories show")
+	var sf scopeFlags
+	sf.register(fs)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil || len(ids) != 1 {
+		return usagef("kioku memories show ID")
+	}
+	m, err := store.Memories.Get(ctx, owner, ids[0])
+	if err != nil {
+		return err
+	}
+	now := store.Now()
+	if sf.asJSON {
+		return writeJSON(app.Stdout, struct {
+			*memory.Memory
+			Lifecycle memory.Lifecycle `json:"lifecycle"`
+		}{m, m.LifecycleAt(now)})
+	}
+	w := app.Stdout
+	head := fmt.Sprintf("#%d %s", m.ID, m.Type)
+	if m.Pinned {
+		head += " · pinned"
+	}
+	fmt.Fprintln(w, head+" · "+string(m.LifecycleAt(now)))
+	fmt.Fprintln(w, m.Content)
+	fmt.Fprintf(w, "saved %s", m.CreatedAt.Local().Format("2006-01-02 15:04"))
+	if !m.UpdatedAt.IsZero() && !m.UpdatedAt.Equal(m.CreatedAt) {
+		fmt.Fprintf(w, " · updated %s (version %d)", m.UpdatedAt.Local().Format("2006-01-02 15:04"), m.Version)
+	}
+	fmt.Fprintln(w)
+	if !m.RefersTo.IsZero() {
+		fmt.Fprintf(w, "about %s (%s)\n", m.RefersTo.Local().Format("Mon 2006-01-02"), m.TimingAt(now))
+	}
+	if len(m.Tags) > 0 {
+		fmt.Fprintln(w, "tags: "+strings.Join(m.Tags, ", "))
+	}
+	if m.Provenance.Author != "" || m.Provenance.ChannelID != "" {
+		fmt.Fprintf(w, "from %s", orDash(m.Provenance.Author))
+		if m.Provenance.ChannelID != "" {
+			fmt.Fprintf(w, " in channel %s", m.Provenance.ChannelID)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "importance %.2f (now %.2f) · recalled %d times\n", m.Importance, m.EffectiveImportance(now), m.AccessCount)
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func memHistory(ctx context.Context, app *App, store *backend, args []string) error {
