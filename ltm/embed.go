@@ -131,8 +131,16 @@ func (s vectorStore) indexMemories(ctx context.Context, mems ...*memory.Memory) 
 	defer cancel()
 	// What the provider returned is stored in the background (vectorwrite.go), also when a
 	// later call failed: the vectors are paid for.
+	// The embedding tracker leaves these contents alone while their vectors are fetched
+	// and wait to be stored: it would pay for them twice.
+	hashes := make([]string, len(need))
+	for i, m := range need {
+		hashes[i] = m.Hash
+	}
+	s.recall.fetching.add(hashes)
 	vecs, got, err := s.fetchVectors(ctx, e, embedItems(need), 0)
 	s.recall.vectorWrites.add(e.model, got)
+	s.recall.fetching.done(hashes)
 	if err != nil {
 		s.recall.noteEmbedError(s.Now(), s.EmbedRetryAfter, err)
 	}
@@ -442,6 +450,8 @@ type recallState struct {
 
 	access       accessTracker
 	vectorWrites vectorWriter
+	// fetching are the contents whose vectors a write is fetching right now.
+	fetching hashSet
 	// wordCompany counts the memories marked to count their words again (comentions.go).
 	wordCompany flushloop.Loop
 

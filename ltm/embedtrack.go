@@ -238,6 +238,11 @@ func (s *Recall) findGaps(ctx context.Context, e *embedder, keep int) (gaps []ga
 				}
 				continue
 			}
+			// A vector a write is fetching, or has fetched and not stored yet, is on its
+			// way: embedding it here would pay for it twice.
+			if blob == nil && (r.fetching.has(m.Hash) || r.vectorWrites.waiting(e.model, m.Hash)) {
+				continue
+			}
 			// A stored vector the index refuses (another width under the same model
 			// name) is replaced.
 			gaps = append(gaps, gap{m: m, stale: stale || blob != nil})

@@ -38,6 +38,49 @@ const storeLiveVectorSQL = `INSERT INTO embeddings (content_hash, model, dims, v
 
 type vectorKey struct{ hash, model string }
 
+// hashSet counts content hashes in use, safe for concurrent use.
+type hashSet struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (h *hashSet) add(hashes []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n == nil {
+		h.n = map[string]int{}
+	}
+	for _, x := range hashes {
+		h.n[x]++
+	}
+}
+
+func (h *hashSet) done(hashes []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, x := range hashes {
+		if h.n[x]--; h.n[x] <= 0 {
+			delete(h.n, x)
+		}
+	}
+}
+
+func (h *hashSet) has(hash string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n[hash] > 0
+}
+
+// waiting reports whether a vector of hash for model waits to be stored, or is being stored.
+func (w *vectorWriter) waiting(model, hash string) bool {
+	k := vectorKey{hash, model}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, pending := w.pending[k]
+	_, writing := w.writing[k]
+	return pending || writing
+}
+
 // vectorWriter holds fetched vectors until they are stored.
 type vectorWriter struct {
 	loop    flushloop.Loop
