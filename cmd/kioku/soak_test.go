@@ -39,9 +39,11 @@ import (
 // conversations across several guilds (and some DMs) through the fake Discord gateway, the
 // fake OpenAI server answering turns (some with a create_long_term_memory call) and the
 // background pipeline's extraction and decisions, for a set time. It checks correctness
-// bounds, never timings: no error, no lost or duplicated reply, no duplicated memory, and
-// no goroutine or heap growth beyond a constant after warm-up. It is outside the default
-// test path:
+// bounds, never timings: no error, no lost or duplicated reply, no duplicated memory, no
+// goroutine or open-file growth beyond a constant after warm-up, and no heap growth that the
+// memories stored meanwhile do not explain. The heap is sampled through the run, so the
+// report shows its trend beside the memories' (a leak grows the heap without them). It is
+// outside the default test path; CI runs a short one:
 //
 //	go test -tags soak -run TestSoak ./cmd/kioku/ -soak.duration 1m -v
 var (
@@ -70,10 +72,20 @@ const (
 	// soakForgetEvery is how many fake-Discord requests the collector looks at between
 	// dropping them, so the fakes' records do not grow with the run.
 	soakForgetEvery = 100
-	// soakGoroutineSlack and soakHeapFactor are the growth bounds between the baseline
-	// after warm-up and the end.
+	// soakGoroutineSlack and soakFDSlack are the growth bounds of goroutines and open files
+	// between the baseline after warm-up and the end.
 	soakGoroutineSlack = 20
-	soakHeapFactor     = 2.0
+	soakFDSlack        = 10
+	// soakHeapPerMemory and soakHeapSlack bound the heap's growth from the baseline: what
+	// the memories stored meanwhile may take (the in-memory keyword index holds about 140
+	// bytes a memory, docs/recall.md; this leaves room for the caches that grow with them),
+	// plus a constant for what settles into use once. A heap that grows with time rather
+	// than with what is stored passes it only as long as it stays under the constant, and
+	// shows in the samples' trend (unexplained_heap_mb).
+	soakHeapPerMemory = 2048
+	soakHeapSlack     = 16 << 20
+	// soakSamples is how many times the heap is sampled through the run.
+	soakSamples = 8
 )
 
 // soakToken finds the "topic C-K" token that names a conversation's turn.
@@ -87,32 +99,42 @@ func soakFact(conv int, token string) string {
 
 // soakReport is the result line of a soak run.
 type soakReport struct {
-	Conversations     int     `json:"conversations"`
-	Guilds            int     `json:"guilds"`
-	DurationS         float64 `json:"duration_s"`
-	Turns             int     `json:"turns"`
-	TurnsPerS         float64 `json:"turns_per_s"`
-	OverheadP50Ms     float64 `json:"overhead_p50_ms"`
-	OverheadP99Ms     float64 `json:"overhead_p99_ms"`
-	LatencyP50Ms      float64 `json:"latency_p50_ms"`
-	LatencyP99Ms      float64 `json:"latency_p99_ms"`
-	HeapStartMB       float64 `json:"heap_inuse_start_mb"`
-	HeapEndMB         float64 `json:"heap_inuse_end_mb"`
-	GoroutinesStart   int     `json:"goroutines_start"`
-	GoroutinesEnd     int     `json:"goroutines_end"`
-	DBBytes           int64   `json:"db_bytes"`
-	Memories          int     `json:"memories"`
-	MemoriesTool      int     `json:"memories_tool"`
-	MemoriesPipeline  int     `json:"memories_pipeline"`
-	ChatCalls         int64   `json:"model_chat_calls"`
-	ExtractCalls      int64   `json:"model_extract_calls"`
-	DecideCalls       int64   `json:"model_decide_calls"`
-	Errors            int     `json:"errors"`
-	Warnings          int     `json:"warnings"`
-	Lost              int     `json:"lost"`
-	Late              int     `json:"late"`
-	DuplicateReplies  int     `json:"duplicate_replies"`
-	DuplicateMemories int     `json:"duplicate_memories"`
+	Conversations int     `json:"conversations"`
+	Guilds        int     `json:"guilds"`
+	DurationS     float64 `json:"duration_s"`
+	Turns         int     `json:"turns"`
+	TurnsPerS     float64 `json:"turns_per_s"`
+	OverheadP50Ms float64 `json:"overhead_p50_ms"`
+	OverheadP99Ms float64 `json:"overhead_p99_ms"`
+	LatencyP50Ms  float64 `json:"latency_p50_ms"`
+	LatencyP99Ms  float64 `json:"latency_p99_ms"`
+	HeapStartMB   float64 `json:"heap_inuse_start_mb"`
+	HeapEndMB     float64 `json:"heap_inuse_end_mb"`
+	// HeapPerMemoryB is the heap's growth from the baseline over the memories stored since.
+	HeapPerMemoryB float64 `json:"heap_per_memory_b"`
+	// UnexplainedHeapMB is, at each sample, the heap's growth from the baseline beyond
+	// HeapPerMemoryB times the memories stored by then: flat when the heap grows with what
+	// is stored, rising with time when something leaks.
+	UnexplainedHeapMB []float64 `json:"unexplained_heap_mb"`
+	GoroutinesStart   int       `json:"goroutines_start"`
+	GoroutinesEnd     int       `json:"goroutines_end"`
+	FDsStart          int       `json:"open_files_start"`
+	FDsEnd            int       `json:"open_files_end"`
+	DBBytes           int64     `json:"db_bytes"`
+	DBBytesPerMemory  float64   `json:"db_bytes_per_memory"`
+	MemoriesStart     int       `json:"memories_start"`
+	Memories          int       `json:"memories"`
+	MemoriesTool      int       `json:"memories_tool"`
+	MemoriesPipeline  int       `json:"memories_pipeline"`
+	ChatCalls         int64     `json:"model_chat_calls"`
+	ExtractCalls      int64     `json:"model_extract_calls"`
+	DecideCalls       int64     `json:"model_decide_calls"`
+	Errors            int       `json:"errors"`
+	Warnings          int       `json:"warnings"`
+	Lost              int       `json:"lost"`
+	Late              int       `json:"late"`
+	DuplicateReplies  int       `json:"duplicate_replies"`
+	DuplicateMemories int       `json:"duplicate_memories"`
 }
 
 // soakPending is one dispatched message waiting for its reply.
@@ -321,16 +343,19 @@ func TestSoak(t *testing.T) {
 	warm.Wait()
 	s.drain(db)
 	heapStart, goStart := s.settle()
+	memStart, fdStart := soakLiveMemories(t, db), soakOpenFiles()
 	if *soakHeapProfile != "" {
 		writeHeapProfile(t, *soakHeapProfile+".start")
 	}
 	began := time.Now()
 	deadline = began.Add(duration)
 	releaseOnce()
-	finished.Wait()
+	samples := s.sample(db, duration/soakSamples, finished.Wait)
 	elapsed := time.Since(began)
 	s.drain(db)
 	heapEnd, goEnd := s.settle()
+	memEnd, fdEnd := soakLiveMemories(t, db), soakOpenFiles()
+	samples = append(samples, soakSample{heap: heapEnd, memories: memEnd})
 	if *soakHeapProfile != "" {
 		writeHeapProfile(t, *soakHeapProfile)
 	}
@@ -341,7 +366,16 @@ func TestSoak(t *testing.T) {
 
 	r := soakReport{Conversations: convs, Guilds: guildCount, DurationS: elapsed.Seconds(),
 		HeapStartMB: mb(heapStart), HeapEndMB: mb(heapEnd), GoroutinesStart: goStart, GoroutinesEnd: goEnd,
+		FDsStart: fdStart, FDsEnd: fdEnd, MemoriesStart: memStart,
 		ChatCalls: s.chatCalls.Load(), ExtractCalls: s.extractCalls.Load(), DecideCalls: s.decideCalls.Load()}
+	grown := float64(heapEnd) - float64(heapStart)
+	if stored := memEnd - memStart; stored > 0 {
+		r.HeapPerMemoryB = grown / float64(stored)
+	}
+	for _, sm := range samples {
+		unexplained := float64(sm.heap) - float64(heapStart) - r.HeapPerMemoryB*float64(sm.memories-memStart)
+		r.UnexplainedHeapMB = append(r.UnexplainedHeapMB, math.Round(unexplained/(1<<20)*100)/100)
+	}
 	s.mu.Lock()
 	r.Turns = s.turns
 	r.TurnsPerS = float64(s.turns) / elapsed.Seconds()
@@ -383,9 +417,58 @@ func TestSoak(t *testing.T) {
 	if goEnd > goStart+soakGoroutineSlack {
 		t.Errorf("goroutines grew from %d to %d (bound +%d)", goStart, goEnd, soakGoroutineSlack)
 	}
-	if float64(heapEnd) > soakHeapFactor*float64(heapStart) {
-		t.Errorf("heap in use grew from %.1f MB to %.1f MB (bound %.0f×)", mb(heapStart), mb(heapEnd), soakHeapFactor)
+	if fdEnd > fdStart+soakFDSlack {
+		t.Errorf("open files grew from %d to %d (bound +%d)", fdStart, fdEnd, soakFDSlack)
 	}
+	if bound := float64(soakHeapSlack) + soakHeapPerMemory*float64(max(0, memEnd-memStart)); grown > bound {
+		t.Errorf("heap in use grew by %.1f MB (from %.1f MB) while %d memories were stored: more than %.1f MB (%d bytes a memory + %d MB)",
+			grown/(1<<20), mb(heapStart), memEnd-memStart, bound/(1<<20), soakHeapPerMemory, soakHeapSlack>>20)
+	}
+}
+
+// soakSample is the heap in use (after a full collection) and the live memories at one
+// moment of the run.
+type soakSample struct {
+	heap     uint64
+	memories int
+}
+
+// sample takes a soakSample every every until wait returns.
+func (s *soak) sample(db string, every time.Duration, wait func()) []soakSample {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	var out []soakSample
+	tick := time.NewTicker(max(every, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			return out
+		case <-tick.C:
+			heap, _ := soakMemStats()
+			out = append(out, soakSample{heap: heap, memories: soakLiveMemories(s.t, db)})
+		}
+	}
+}
+
+// soakLiveMemories counts the live memories of the database at path.
+func soakLiveMemories(t *testing.T, path string) int {
+	db := soakOpenDB(t, path)
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM memories WHERE deleted_at IS NULL`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// soakOpenFiles counts the process's open file descriptors (Linux), -1 where it cannot.
+func soakOpenFiles() int {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(fds)
 }
 
 // send dispatches the message of the turn named token and waits for its reply.
@@ -593,6 +676,11 @@ func (s *soak) checkDatabase(path string, r *soakReport) map[string]int {
 			r.DBBytes += fi.Size()
 		}
 	}
+	defer func() {
+		if r.Memories > 0 {
+			r.DBBytesPerMemory = math.Round(float64(r.DBBytes) / float64(r.Memories))
+		}
+	}()
 	db := soakOpenDB(s.t, path)
 	defer db.Close()
 	rows, err := db.Query(`SELECT scope_key, COUNT(*) FROM memories WHERE deleted_at IS NULL
