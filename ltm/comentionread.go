@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -65,17 +66,16 @@ func associated(ctx context.Context, q querier, text string, vis []memory.Visibl
 	if err != nil {
 		return nil, err
 	}
-	var partners []string
+	candidate := map[string]bool{}
 	for pair, n := range together {
-		p := pair[1]
-		if _, asked := held[p]; n >= assocMinTogether && !asked && !slices.Contains(partners, p) {
-			partners = append(partners, p)
+		if _, asked := held[pair[1]]; n >= assocMinTogether && !asked {
+			candidate[pair[1]] = true
 		}
 	}
-	if len(partners) == 0 {
+	if len(candidate) == 0 {
 		return nil, nil
 	}
-	slices.Sort(partners)
+	partners := slices.Sorted(maps.Keys(candidate))
 	partnersAlone, err := sum(partners, false)
 	if err != nil {
 		return nil, err
@@ -84,7 +84,7 @@ func associated(ctx context.Context, q querier, text string, vis []memory.Visibl
 	for pair, n := range together {
 		a, p := pair[0], pair[1]
 		hp := partnersAlone[[2]string{p, ""}]
-		if n < assocMinTogether || hp == 0 || !slices.Contains(partners, p) {
+		if n < assocMinTogether || hp == 0 || !candidate[p] {
 			continue
 		}
 		if st := float64(n) / math.Sqrt(float64(held[a])*float64(hp)); st >= assocMinStrength && st > strength[p] {
