@@ -286,19 +286,11 @@ func memRecover(ctx context.Context, app *App, store *backend, args []string) er
 	fs := newFlagSet(app, "memories recover")
 	var sf scopeFlags
 	sf.register(fs)
-	pos, err := parseInterspersed(fs, args)
+	owner, id, err := oneMemory(fs, &sf, args, "kioku memories recover ID")
 	if err != nil {
 		return err
 	}
-	owner, err := sf.owner()
-	if err != nil {
-		return err
-	}
-	ids, err := parseIDs(pos)
-	if err != nil || len(ids) != 1 {
-		return usagef("kioku memories recover ID")
-	}
-	m, err := store.Memories.Recover(ctx, owner, ids[0], 0, memory.ActorCLI)
+	m, err := store.Memories.Recover(ctx, owner, id, 0, memory.ActorCLI)
 	if err != nil {
 		return err
 	}
@@ -316,19 +308,11 @@ func memShow(ctx context.Context, app *App, store *backend, args []string) error
 	fs := newFlagSet(app, "memories show")
 	var sf scopeFlags
 	sf.register(fs)
-	pos, err := parseInterspersed(fs, args)
+	owner, id, err := oneMemory(fs, &sf, args, "kioku memories show ID")
 	if err != nil {
 		return err
 	}
-	owner, err := sf.owner()
-	if err != nil {
-		return err
-	}
-	ids, err := parseIDs(pos)
-	if err != nil || len(ids) != 1 {
-		return usagef("kioku memories show ID")
-	}
-	m, err := store.Memories.Get(ctx, owner, ids[0])
+	m, err := store.Memories.Get(ctx, owner, id)
 	if err != nil {
 		return err
 	}
@@ -375,23 +359,33 @@ func orDash(s string) string {
 	return s
 }
 
+// oneMemory parses the arguments of a command that names one memory by ID in a scope, after
+// the command's own flags are registered on fs; usage is the line a mistake prints.
+func oneMemory(fs *flag.FlagSet, sf *scopeFlags, args []string, usage string) (memory.Owner, int64, error) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return memory.Owner{}, 0, err
+	}
+	owner, err := sf.owner()
+	if err != nil {
+		return memory.Owner{}, 0, err
+	}
+	ids, err := parseIDs(pos)
+	if err != nil || len(ids) != 1 {
+		return memory.Owner{}, 0, usagef("%s", usage)
+	}
+	return owner, ids[0], nil
+}
+
 func memHistory(ctx context.Context, app *App, store *backend, args []string) error {
 	fs := newFlagSet(app, "memories history")
 	var sf scopeFlags
 	sf.register(fs)
-	pos, err := parseInterspersed(fs, args)
+	owner, id, err := oneMemory(fs, &sf, args, "kioku memories history ID")
 	if err != nil {
 		return err
 	}
-	owner, err := sf.owner()
-	if err != nil {
-		return err
-	}
-	ids, err := parseIDs(pos)
-	if err != nil || len(ids) != 1 {
-		return usagef("kioku memories history ID")
-	}
-	events, err := store.Memories.History(ctx, owner, ids[0])
+	events, err := store.Memories.History(ctx, owner, id)
 	if err != nil {
 		return err
 	}
@@ -417,24 +411,16 @@ func memUndo(ctx context.Context, app *App, store *backend, args []string) error
 	var sf scopeFlags
 	sf.register(fs)
 	version := fs.Int("version", 0, "undo only if the memory is still at this version (the one the change made)")
-	pos, err := parseInterspersed(fs, args)
+	owner, id, err := oneMemory(fs, &sf, args, "kioku memories undo ID (--guild ID | --user ID) [--version V]")
 	if err != nil {
 		return err
-	}
-	owner, err := sf.owner()
-	if err != nil {
-		return err
-	}
-	ids, err := parseIDs(pos)
-	if err != nil || len(ids) != 1 {
-		return usagef("kioku memories undo ID (--guild ID | --user ID) [--version V]")
 	}
 	if *version < 0 {
 		return usagef("--version %d: versions start at 1", *version)
 	}
-	res, err := store.Memories.Undo(ctx, owner, ids[0], *version, memory.ActorCLI)
+	res, err := store.Memories.Undo(ctx, owner, id, *version, memory.ActorCLI)
 	if errors.Is(err, memory.ErrChangedSince) {
-		return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since; see kioku memories history %d %s.", ids[0], ids[0], scopeArgs(owner))
+		return memory.Errorf(memory.ECONFLICT, "Memory #%d changed since; see kioku memories history %d %s.", id, id, scopeArgs(owner))
 	}
 	if err != nil {
 		return err
