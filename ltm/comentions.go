@@ -119,7 +119,7 @@ func (s *db) markWordsTx(ctx context.Context, tx *txn, ids ...int64) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.stmts.on(tx).ExecContext(ctx, markWordsSQL(s.dialect), string(list)); err != nil {
+	if _, err := s.stmts.on(tx).ExecContext(ctx, s.markWords, string(list)); err != nil {
 		return fmt.Errorf("couldn't mark memories to count their words: %w", err)
 	}
 	tx.wordsMarked = true

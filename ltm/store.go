@@ -80,6 +80,8 @@ type db struct {
 	dialect *Dialect // eng.Dialect()
 	// graphSQL are the statements that link memories to entities, in dialect.
 	graphSQL *graphSQL
+	// markWords is markWordsSQL in dialect, built once: every single write runs it.
+	markWords string
 	// wordsMu lets one flushWordCompany run at a time.
 	wordsMu sync.Mutex
 	write   *pool // SQLite: exactly one connection, all writes are serialised here
@@ -167,16 +169,17 @@ type Health struct{ db *db }
 // newStore builds a Store over the connections c of eng with the settings t.
 func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	d := &db{
-		path:     c.Path,
-		eng:      eng,
-		dialect:  eng.Dialect(),
-		graphSQL: newGraphSQL(eng.Dialect()),
-		write:    &pool{c.Write, eng},
-		read:     &pool{c.Read, eng},
-		prepared: c.PrepareWrites,
-		upkeep:   upkeepOf(eng),
-		keywords: keywordFallbackOf(eng),
-		Tunables: t,
+		path:      c.Path,
+		eng:       eng,
+		dialect:   eng.Dialect(),
+		graphSQL:  newGraphSQL(eng.Dialect()),
+		markWords: markWordsSQL(eng.Dialect()),
+		write:     &pool{c.Write, eng},
+		read:      &pool{c.Read, eng},
+		prepared:  c.PrepareWrites,
+		upkeep:    upkeepOf(eng),
+		keywords:  keywordFallbackOf(eng),
+		Tunables:  t,
 	}
 	d.vectors = vectorStore{d}
 	d.writes = memoryWriter{d}

@@ -210,16 +210,8 @@ func testWordCompanyBackfill(t *testing.T, open func(*testing.T) Stores) {
 	}
 	_, check := wordCompanyOf(t, s)
 	ctx := t.Context()
-	if _, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	owner := memory.ServerOwner("g1")
-	var mems []*memory.Memory
-	for _, c := range []string{"Catan night on Friday", "Friday means Catan", "Aiko prefers green tea",
-		"Kenji hosts board games", "Ren rides a red bicycle"} {
-		mems = append(mems, mustRemember(t, s, server("g1", c)))
-	}
-	mustForget(t, s, owner, mems[4].ID)
+	backfillMemories(t, s, "Catan night on Friday", "Friday means Catan", "Aiko prefers green tea",
+		"Kenji hosts board games", "Ren rides a red bicycle")
 	// The writes are counted before the counts are emptied: counting that ran after would
 	// leave records an older version never wrote.
 	if err := check.FlushWordCompany(ctx); err != nil {

@@ -169,16 +169,9 @@ func testRefersToBackfill(t *testing.T, open func(*testing.T) Stores) {
 		t.Skip("the store has no repairs")
 	}
 	ctx := t.Context()
-	if _, err := s.Repairs.RunRepairsWith(ctx, ltm.RepairOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	owner := memory.ServerOwner("g1")
-	var mems []*memory.Memory
-	for _, c := range []string{"We played Catan yesterday", "Aiko prefers green tea", "The raid is on 5 March",
-		"I finished the book two days ago", "Kenji hosted game night last Saturday"} {
-		mems = append(mems, mustRemember(t, s, server("g1", c)))
-	}
-	mustForget(t, s, owner, mems[4].ID)
+	mems := backfillMemories(t, s, "We played Catan yesterday", "Aiko prefers green tea", "The raid is on 5 March",
+		"I finished the book two days ago", "Kenji hosted game night last Saturday")
 	for _, stmt := range []string{
 		// What a database an older version wrote looks like after the migration.
 		`UPDATE memories SET refers_to = NULL, refers_to_end = NULL`,
@@ -227,6 +220,22 @@ func testRefersToBackfill(t *testing.T, open func(*testing.T) Stores) {
 }
 
 // recoverAndRead brings back a forgotten memory and reads it.
+// backfillMemories finishes the repairs a new store starts with, then remembers contents
+// in server g1 and forgets the last one: the memories a backfill test rewrites as an older
+// version left them.
+func backfillMemories(t *testing.T, s Stores, contents ...string) []*memory.Memory {
+	t.Helper()
+	if _, err := s.Repairs.RunRepairsWith(t.Context(), ltm.RepairOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mems := make([]*memory.Memory, len(contents))
+	for i, c := range contents {
+		mems[i] = mustRemember(t, s, server("g1", c))
+	}
+	mustForget(t, s, memory.ServerOwner("g1"), mems[len(mems)-1].ID)
+	return mems
+}
+
 // interruptAndResume runs the repairs in batches of batch, stops them after their first
 // batch, calls between (if any), runs them again and returns that run's report, failing the
 // test unless the second run resumed after the cursor the first one saved.
