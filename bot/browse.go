@@ -33,17 +33,24 @@ type listFilters struct {
 	author string // a user id
 	// timing keeps time-bound memories still to come or already past ("" for all).
 	timing memory.Timing
+	// lifecycle keeps the memories in one lifecycle ("" for all but the shelved ones).
+	lifecycle memory.Lifecycle
 }
 
 // listPattern is the only shape of a page button's custom ID: direction (which only keeps
 // the two buttons' IDs apart), scope, page, then the filters; the tag is the rest. The
-// timing field came later: a button sent before it has none, and a tag never holds ":", so
-// the two shapes cannot be mistaken for each other.
-var listPattern = regexp.MustCompile(`^kioku:list:([pn]):([sp]):(0|[1-9][0-9]{0,5}):([a-z]{0,20}):([0-9]{0,20}):(?:(upcoming|past|):)?(.*)$`)
+// timing and lifecycle fields came later: a button sent before them has neither, and a tag
+// never holds ":", so the shapes cannot be mistaken for each other. The lifecycle field is
+// written only when set, after a "~".
+var listPattern = regexp.MustCompile(`^kioku:list:([pn]):([sp]):(0|[1-9][0-9]{0,5}):([a-z]{0,20}):([0-9]{0,20}):(?:(upcoming|past|):)?(?:~(active|past|superseded|disputed|archived):)?(.*)$`)
 
 // listID is the custom ID of a page button.
 func listID(dir string, scope memory.Scope, page int, f listFilters) string {
-	return fmt.Sprintf("%s:%s:%s:%d:%s:%s:%s:%s", idList, dir, scopeLetter(scope), page, f.typ, f.author, f.timing, f.tag)
+	lifecycle := ""
+	if f.lifecycle != "" {
+		lifecycle = "~" + string(f.lifecycle) + ":"
+	}
+	return fmt.Sprintf("%s:%s:%s:%d:%s:%s:%s:%s%s", idList, dir, scopeLetter(scope), page, f.typ, f.author, f.timing, lifecycle, f.tag)
 }
 
 // browseList is /memory list.
@@ -53,9 +60,9 @@ func (b memoryBrowser) browseList(ctx context.Context, c *call) (*response, erro
 		return nil, err
 	}
 	f := listFilters{typ: memory.Type(c.options.str("type")), tag: strings.ToLower(c.options.str("tag")), author: c.options.str("author"),
-		timing: memory.Timing(c.options.str("when"))}
+		timing: memory.Timing(c.options.str("when")), lifecycle: memory.Lifecycle(c.options.str("lifecycle"))}
 	loc := c.uxLocale()
-	if (f.typ != "" && !f.typ.Valid()) || (f.timing != "" && !f.timing.Valid()) {
+	if (f.typ != "" && !f.typ.Valid()) || (f.timing != "" && !f.timing.Valid()) || (f.lifecycle != "" && !f.lifecycle.Valid()) {
 		return nil, uxError(loc, memory.EINVALID, "ux.list.badfilter")
 	}
 	if utf8.RuneCountInString(f.tag) > maxTagFilter || strings.Contains(f.tag, ":") {
@@ -85,7 +92,7 @@ func (b memoryBrowser) browsePress(ctx context.Context, c *call) (*response, err
 		return nil, errServerInDM
 	}
 	page, _ := strconv.Atoi(p[3])
-	f := listFilters{typ: memory.Type(p[4]), author: p[5], timing: memory.Timing(p[6]), tag: p[7]}
+	f := listFilters{typ: memory.Type(p[4]), author: p[5], timing: memory.Timing(p[6]), lifecycle: memory.Lifecycle(p[7]), tag: p[8]}
 	if (f.typ != "" && !f.typ.Valid()) || utf8.RuneCountInString(f.tag) > maxTagFilter {
 		return nil, errUXBroken(loc)
 	}
@@ -97,7 +104,7 @@ func (b memoryBrowser) browsePress(ctx context.Context, c *call) (*response, err
 func (b memoryBrowser) browsePage(ctx context.Context, c *call, owner memory.Owner, page int, f listFilters) (*response, error) {
 	loc := c.uxLocale()
 	opt := memory.ListOptions{Limit: b.pageSize, Offset: page * b.pageSize, Type: f.typ, Tag: f.tag, AuthorID: f.author,
-		Timing: f.timing, Audience: c.audience(ctx)}
+		Timing: f.timing, Lifecycle: f.lifecycle, Audience: c.audience(ctx)}
 	mems, total, err := b.store.Memories.List(ctx, owner, opt)
 	if err != nil {
 		return nil, err
@@ -140,6 +147,9 @@ func (b memoryBrowser) browsePage(ctx context.Context, c *call, owner memory.Own
 	}
 	if f.timing != "" {
 		filters = append(filters, i18n.T(loc, i18n.Key("choice.when."+string(f.timing))))
+	}
+	if f.lifecycle != "" {
+		filters = append(filters, i18n.T(loc, i18n.Key("choice.lifecycle."+string(f.lifecycle))))
 	}
 	if f.author != "" {
 		filters = append(filters, i18n.T(loc, "ux.list.filter.author", f.author))
@@ -280,6 +290,9 @@ func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, erro
 		field("ux.show.where", i18n.T(loc, "ux.show.dm"))
 	}
 	field("ux.show.when", fmt.Sprintf("<t:%d:f>", m.CreatedAt.Unix()))
+	if l := m.LifecycleAt(b.store.Now()); l != memory.LifecycleActive {
+		field("ux.show.lifecycle", b.lifecycleText(ctx, loc, owner, m, aud))
+	}
 	if link := sourceLink(m); link != "" {
 		field("ux.show.message", "["+i18n.T(loc, "ux.jump")+"]("+link+")")
 	}
@@ -308,6 +321,25 @@ func (b memoryBrowser) browseShow(ctx context.Context, c *call) (*response, erro
 	ref := memoryRef{scope: m.Scope, id: m.ID, version: m.Version}
 	r.components = []discordgo.MessageComponent{noticeRow(loc, ref, true)}
 	return r, nil
+}
+
+// lifecycleText says where m stands: "superseded by #12", "disputed with #9", "archived",
+// "past". The memory a state names is named only when the audience allows it (it is in
+// the same scope, which the caller may see): the state must not point anyone at a memory
+// they could not see.
+func (b memoryBrowser) lifecycleText(ctx context.Context, loc i18n.Locale, owner memory.Owner, m *memory.Memory, aud *memory.Audience) string {
+	word := i18n.T(loc, i18n.Key("choice.lifecycle."+string(m.LifecycleAt(b.store.Now()))))
+	if m.StateRef == 0 {
+		return word
+	}
+	ref, err := b.store.Memories.Get(ctx, owner, m.StateRef)
+	if err != nil || !aud.Allows(ref) {
+		return word
+	}
+	if m.State == memory.StateSuperseded {
+		return i18n.T(loc, "ux.lifecycle.by", word, ref.ID)
+	}
+	return i18n.T(loc, "ux.lifecycle.with", word, ref.ID)
 }
 
 // memoryEmbedChars counts what Discord counts toward an embed's 6,000 characters.

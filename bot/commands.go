@@ -118,6 +118,16 @@ func timingOption() *discordgo.ApplicationCommandOption {
 	return o
 }
 
+// lifecycleOption keeps the memories in one lifecycle (memory.Lifecycle).
+func lifecycleOption() *discordgo.ApplicationCommandOption {
+	o := &discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionString, Name: "lifecycle",
+		Description: "Only memories in this lifecycle (default: all but superseded and archived)"}
+	for _, l := range memory.Lifecycles {
+		o.Choices = append(o.Choices, &discordgo.ApplicationCommandOptionChoice{Name: string(l), Value: string(l)})
+	}
+	return o
+}
+
 func stringOption(name, description string, required bool, maxLen int) *discordgo.ApplicationCommandOption {
 	return &discordgo.ApplicationCommandOption{
 		Type: discordgo.ApplicationCommandOptionString, Name: name, Description: description,
@@ -159,7 +169,7 @@ func commandList() []*discordgo.ApplicationCommand {
 					stringOption("tag", "Only memories with this tag", false, maxTagFilter),
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionUser, Name: "author",
 						Description: "Only memories this member said or saved"},
-					timingOption()),
+					timingOption(), lifecycleOption()),
 				subcommand("search", "Search memories",
 					append([]*discordgo.ApplicationCommandOption{stringOption("query", "Words to look for", true, 200), scopeOption()},
 						searchFilterOptions()...)...),

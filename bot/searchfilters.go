@@ -18,6 +18,9 @@ func searchFilterOptions() []*discordgo.ApplicationCommandOption {
 		{Type: discordgo.ApplicationCommandOptionUser, Name: "author", Description: "Only memories this member said or saved"},
 		{Type: discordgo.ApplicationCommandOptionNumber, Name: "min_score", Description: "Leave out matches scoring under this (0 to 1)",
 			MinValue: ptr(0.0), MaxValue: 1},
+		{Type: discordgo.ApplicationCommandOptionString, Name: "include", Description: "Also search superseded or archived memories",
+			Choices: []*discordgo.ApplicationCommandOptionChoice{
+				{Name: "superseded", Value: "superseded"}, {Name: "archived", Value: "archived"}, {Name: "both", Value: "both"}}},
 		boolOption("explain", "Show why each memory is where it is"),
 	}
 }
@@ -41,11 +44,18 @@ func (b memoryCommands) searchFilters(c *call, q *memory.SearchQuery) error {
 	q.AuthorID = c.options.str("author")
 	q.MinScore, _ = c.options.number("min_score")
 	q.Explain, _ = c.options.boolean("explain")
+	switch inc := c.options.str("include"); inc {
+	case "":
+	case "both":
+		q.Include = memory.ShelvedStates
+	default:
+		q.Include = []memory.State{memory.State(inc)}
+	}
 	return q.ValidateFilters()
 }
 
 // filtered reports whether q narrows the search by anything but its text and scope.
 func filtered(q *memory.SearchQuery) bool {
 	return len(q.Types) > 0 || len(q.Tags) > 0 || !q.Since.IsZero() || !q.Until.IsZero() || q.PinnedOnly ||
-		q.AuthorID != "" || q.MinScore > 0
+		q.AuthorID != "" || q.MinScore > 0 || len(q.Include) > 0
 }

@@ -217,6 +217,20 @@ func TestBuild_Golden(t *testing.T) {
 		assertGolden(t, "time_bound", out.Messages)
 	})
 
+	t.Run("Disputed", func(t *testing.T) {
+		disputed := serverMem(61, memory.TypeFact, "The raid leader is Mika", day(8))
+		disputed.State, disputed.StateRef = memory.StateDisputed, 62
+		in := contextbuild.Input{System: persona, ServerMemories: []*memory.Memory{disputed},
+			Message: userTurn("u1", "Alice", "Who leads the raid?"), Budget: contextbuild.Budget(16384, 1024), Now: now}
+		out := contextbuild.Build(in)
+		check(t, in, out)
+		sys := out.Messages[0].Content
+		// Marked, and the memory it conflicts with is not named: this conversation may not see it.
+		if !strings.Contains(sys, `[id:61] (fact, disputed, saved 2026-03-08) "The raid leader is Mika"`) || strings.Contains(sys, "62") {
+			t.Errorf("the context does not mark the disputed memory as such:\n%s", sys)
+		}
+	})
+
 	t.Run("GuildServerPersonalCrude", func(t *testing.T) {
 		in := contextbuild.Input{
 			System:       persona,

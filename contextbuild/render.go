@@ -151,6 +151,7 @@ func groupHeading(personal bool) string {
 //
 //	[id:42] (preference, pinned, owner "Alice", saved 2026-03-01, updated 2026-03-05) "content"
 //	[id:43] (event, saved 2026-03-07, about Fri 2026-03-13, past) "The raid moved to next Friday"
+//	[id:44] (fact, disputed, saved 2026-03-08) "The raid leader is Mika"
 //
 // A time-bound memory (its words name a day or a span, memory.RefersTo) says which, and
 // whether it is upcoming or past at in.Now, so that the model does not present last week's
@@ -170,6 +171,11 @@ func writeMemory(t *text, in *Input, m *memory.Memory, personal bool) {
 	t.str(string(typ))
 	if m.Pinned {
 		t.str(", pinned")
+	}
+	if m.State == memory.StateDisputed {
+		// Another memory contradicts it and no one has decided which holds; which one is
+		// not said, since this conversation may not see it.
+		t.str(", disputed")
 	}
 	if personal {
 		if name := in.PersonalOwners[m.UserID]; !blank(name) {

@@ -156,5 +156,8 @@ func init() {
 		"ux.show.entities":   {EN: "Mentions", JA: "関連するもの"},
 		"ux.show.comention":  {EN: "Mentioned with", JA: "一緒に言及されるもの"},
 		"ux.show.history":    {EN: "Latest changes", JA: "最近の変更"},
+		"ux.show.lifecycle":  {EN: "Lifecycle", JA: "ライフサイクル"},
+		"ux.lifecycle.by":    {EN: "%s by #%d", JA: "%s(#%d による)"},
+		"ux.lifecycle.with":  {EN: "%s with #%d", JA: "%s(#%d と)"},
 	})
 }

@@ -65,7 +65,7 @@ func (s searcher) graphLookup(ctx context.Context, text string, vis []memory.Vis
 	defer cancel()
 	g := &graphHits{link: map[int64]recall.GraphLink{}, mentions: map[int64][]int{}}
 	if boost {
-		if err := s.graphLinks(ctx, g, text, vis, ids, where, args); err != nil {
+		if err := s.db.graphLinks(ctx, g, text, vis, ids, where, args); err != nil {
 			slog.Debug("recall without graph boost", slog.Any("err", err))
 			return nil
 		}
@@ -81,7 +81,7 @@ func (s searcher) graphLookup(ctx context.Context, text string, vis []memory.Vis
 }
 
 // graphLinks fills g.link and g.extra.
-func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis []memory.Visible, ids []int64, where string, args []any) error {
+func (d *db) graphLinks(ctx context.Context, g *graphHits, text string, vis []memory.Visible, ids []int64, where string, args []any) error {
 	var aliases []any
 	seen := map[string]bool{}
 	add := func(a string) {
@@ -106,7 +106,7 @@ func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis
 		scopes = append(scopes, v.Owner.Key())
 	}
 	direct := map[int64]bool{}
-	if err := queryEach(ctx, s.db.read, `SELECT DISTINCT entity_id FROM entity_aliases WHERE scope_key IN (`+placeholders(len(scopes))+
+	if err := queryEach(ctx, d.read, `SELECT DISTINCT entity_id FROM entity_aliases WHERE scope_key IN (`+placeholders(len(scopes))+
 		`) AND alias IN (`+placeholders(len(aliases))+`)`, append(append([]any(nil), scopes...), aliases...), func(rows *sql.Rows) error {
 		var id int64
 		err := rows.Scan(&id)
@@ -124,7 +124,7 @@ func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis
 	}
 	hop := map[int64]bool{}
 	qargs := append(append(append(append([]any(nil), scopes...), ents...), ents...), graphMaxHop)
-	if err := queryEach(ctx, s.db.read, `SELECT source_id, target_id FROM relations WHERE scope_key IN (`+placeholders(len(scopes))+
+	if err := queryEach(ctx, d.read, `SELECT source_id, target_id FROM relations WHERE scope_key IN (`+placeholders(len(scopes))+
 		`) AND (source_id IN (`+placeholders(len(ents))+`) OR target_id IN (`+placeholders(len(ents))+`)) ORDER BY mentions DESC, id LIMIT ?`,
 		qargs, func(rows *sql.Rows) error {
 			var a, b int64
@@ -155,7 +155,7 @@ func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis
 			qargs = append(qargs, id)
 		}
 		qargs = append(qargs, all...)
-		if err := queryEach(ctx, s.db.read, `SELECT memory_id, entity_id FROM memory_entities WHERE memory_id IN (`+placeholders(len(ids))+
+		if err := queryEach(ctx, d.read, `SELECT memory_id, entity_id FROM memory_entities WHERE memory_id IN (`+placeholders(len(ids))+
 			`) AND entity_id IN (`+placeholders(len(all))+`)`, qargs, func(rows *sql.Rows) error {
 			var mid, eid int64
 			err := rows.Scan(&mid, &eid)
@@ -175,7 +175,7 @@ func (s searcher) graphLinks(ctx context.Context, g *graphHits, text string, vis
 		}
 	}
 	qargs = append(qargs, graphExtra)
-	if err := queryEach(ctx, s.db.read, `SELECT me.memory_id, me.entity_id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
+	if err := queryEach(ctx, d.read, `SELECT me.memory_id, me.entity_id FROM memory_entities me JOIN memories m ON m.id = me.memory_id
 		WHERE me.entity_id IN (`+placeholders(len(all))+`) AND m.deleted_at IS NULL AND `+where+notIn+`
 		ORDER BY m.id DESC LIMIT ?`, qargs, func(rows *sql.Rows) error {
 		var mid, eid int64

@@ -22,7 +22,8 @@ import (
 // words name, the effective importance, the scope key and the content hash for exact
 // cosines); scanCandidate reads them in this order.
 const candidateColumns = `m.id, m.scope, m.guild_id, m.user_id, m.type, m.content, m.content_hash, m.importance, m.pinned,
-	m.author_name, m.channel_id, m.created_at, m.accessed_at, m.access_count, m.subject_id, m.refers_to, m.refers_to_end`
+	m.author_name, m.channel_id, m.created_at, m.accessed_at, m.access_count, m.subject_id, m.refers_to, m.refers_to_end,
+	m.state, m.state_ref`
 
 func scanCandidate(row scanner) (*memory.Memory, error) {
 	var (
@@ -33,7 +34,7 @@ func scanCandidate(row scanner) (*memory.Memory, error) {
 	)
 	if err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Hash, &m.Importance, &pinned,
 		&m.Provenance.Author, &m.Provenance.ChannelID, &created, &accessed, &m.AccessCount, &m.SubjectID,
-		&refersTo, &refersToEnd); err != nil {
+		&refersTo, &refersToEnd, &m.State, &m.StateRef); err != nil {
 		return nil, err
 	}
 	m.Pinned = pinned != 0

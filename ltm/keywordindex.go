@@ -41,7 +41,7 @@ const (
 
 // keywordColumns are the memory columns an index document is made of.
 const keywordColumns = `id, scope_key, deleted_at IS NULL, content, author_name, guild_id, channel_id, created_at, type, pinned,
-	importance, tags, author_id, normalized`
+	importance, tags, author_id, normalized, state`
 
 // scanKeywordDoc reads one row of keywordColumns.
 func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, err error) {
@@ -50,7 +50,7 @@ func scanKeywordDoc(row scanner) (doc kwindex.Doc, scopeKey string, live bool, e
 	var tags string
 	var created int64
 	if err := row.Scan(&m.ID, &scopeKey, &live, &m.Content, &m.Provenance.Author, &m.GuildID, &m.Provenance.ChannelID,
-		&created, &m.Type, &pinned, &m.Importance, &tags, &m.Provenance.AuthorID, &m.Normalized); err != nil {
+		&created, &m.Type, &pinned, &m.Importance, &tags, &m.Provenance.AuthorID, &m.Normalized, &m.State); err != nil {
 		return doc, "", false, err
 	}
 	m.Pinned = pinned != 0

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -65,14 +66,21 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		where = append(where, cond)
 		args = append(args, condArgs...)
 	}
+	now := opt.Now
+	if now.IsZero() {
+		now = s.db.Now()
+	}
+	cond, condArgs, err := lifecycleClause(opt, now)
+	if err != nil {
+		return nil, 0, err
+	}
+	if cond != "" {
+		where, args = append(where, cond), append(args, condArgs...)
+	}
 	order := "id DESC"
 	if opt.Timing != "" {
 		if !opt.Timing.Valid() {
 			return nil, 0, memory.Errorf(memory.EINVALID, "Timing %q is not one of upcoming and past.", opt.Timing)
-		}
-		now := opt.Now
-		if now.IsZero() {
-			now = s.db.Now()
 		}
 		if opt.Timing == memory.TimingUpcoming {
 			where, order = append(where, "refers_to_end > ?"), "refers_to, refers_to_end, id"
@@ -81,7 +89,7 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		}
 		args = append(args, now.UnixMilli())
 	}
-	cond := strings.Join(where, " AND ")
+	cond = strings.Join(where, " AND ")
 	var total int
 	if err := s.db.read.QueryRowContext(ctx, `SELECT count(*) FROM `+from+` WHERE `+cond, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("couldn't count memories: %w", err)
@@ -93,6 +101,27 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 	}
 	out, err := collectMemories(rows)
 	return out, total, err
+}
+
+// lifecycleClause is the condition of opt.Lifecycle at now: a stored state by its column,
+// active and past (which have none) by the span their words name; no lifecycle lists all
+// but the shelved states, as default search does. Forgotten memories are listed whatever
+// their state was.
+func lifecycleClause(opt memory.ListOptions, now time.Time) (string, []any, error) {
+	switch l := opt.Lifecycle; {
+	case l == "" && opt.Deleted:
+		return "", nil, nil
+	case l == "":
+		return "state NOT IN ('" + joinStates(memory.ShelvedStates, "', '") + "')", nil, nil
+	case !l.Valid():
+		return "", nil, memory.Errorf(memory.EINVALID, "Lifecycle %q is not one of active, past, superseded, disputed and archived.", string(l))
+	case l == memory.LifecycleActive:
+		return "state = '' AND (refers_to_end IS NULL OR refers_to_end > ?)", []any{now.UnixMilli()}, nil
+	case l == memory.LifecyclePast:
+		return "state = '' AND refers_to_end <= ?", []any{now.UnixMilli()}, nil
+	default:
+		return "state = ?", []any{string(l)}, nil
+	}
 }
 
 func collectMemories(rows *sql.Rows) ([]*memory.Memory, error) {

@@ -15,7 +15,7 @@ import (
 // memoryColumns is the column list scanMemory expects, in order.
 const memoryColumns = `id, scope, guild_id, user_id, type, content, normalized, content_hash, confidence,
 	importance, pinned, tags, source, author_id, author_name, channel_id, message_id, created_at,
-	updated_at, accessed_at, access_count, version, deleted_at, subject_id, refers_to, refers_to_end`
+	updated_at, accessed_at, access_count, version, deleted_at, subject_id, refers_to, refers_to_end, state, state_ref`
 
 // memoryWriter is the store's handle on the write path inside a transaction: inserting,
 // changing, forgetting and recovering memories with their history, the owners' caps and
@@ -36,7 +36,7 @@ func scanMemory(row scanner) (*memory.Memory, error) {
 	err := row.Scan(&m.ID, &m.Scope, &m.GuildID, &m.UserID, &m.Type, &m.Content, &m.Normalized, &m.Hash,
 		&m.Confidence, &m.Importance, &pinned, &tags, &m.Source, &m.Provenance.AuthorID, &m.Provenance.Author,
 		&m.Provenance.ChannelID, &m.Provenance.MessageID, &created, &updated, &accessed, &m.AccessCount,
-		&m.Version, &deleted, &m.SubjectID, &refersTo, &refersToEnd)
+		&m.Version, &deleted, &m.SubjectID, &refersTo, &refersToEnd, &m.State, &m.StateRef)
 	if err != nil {
 		return nil, err
 	}
@@ -306,6 +306,12 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 		}
 		next.GuildID = *ch.GuildID
 	}
+	if ch.State != nil {
+		if err := s.checkStateTx(ctx, tx, cur, *ch.State, ch.StateRef); err != nil {
+			return nil, err
+		}
+		next.State, next.StateRef = *ch.State, ch.StateRef
+	}
 	if err := next.Prepare(); err != nil {
 		return nil, err
 	}
@@ -324,10 +330,11 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 	refersTo, refersToEnd := spanColumns(referredSpan(next.Content, millis(cur.CreatedAt)))
 	row := tx.QueryRowContext(ctx, `UPDATE memories SET content = ?, normalized = ?, content_hash = ?, search_text = ?,
 		type = ?, importance = ?, pinned = ?, tags = ?, channel_id = ?, guild_id = ?, refers_to = ?, refers_to_end = ?,
-		updated_at = ?, version = version + 1
+		state = ?, state_ref = ?, updated_at = ?, version = version + 1
 		WHERE id = ? AND scope_key = ? AND deleted_at IS NULL RETURNING `+memoryColumns,
 		next.Content, next.Normalized, next.Hash, s.dialect.SearchText(next.Content), next.Type, next.Importance, boolInt(next.Pinned),
-		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, refersTo, refersToEnd, now, id, owner.Key())
+		encodeTags(next.Tags), next.Provenance.ChannelID, next.GuildID, refersTo, refersToEnd, next.State, next.StateRef,
+		now, id, owner.Key())
 	updated, err := scanMemory(row)
 	if err != nil {
 		return nil, fmt.Errorf("couldn't update memory %d: %w", id, err)
@@ -357,6 +364,11 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 	}
 	if cur.GuildID != updated.GuildID {
 		meta["guild_id"] = []string{cur.GuildID, updated.GuildID}
+	}
+	if cur.State != updated.State || cur.StateRef != updated.StateRef {
+		// Kept so that an undo can put the old state back.
+		meta["state"] = []memory.State{cur.State, updated.State}
+		meta["state_ref"] = []int64{cur.StateRef, updated.StateRef}
 	}
 	if !slices.Equal(cur.Tags, updated.Tags) {
 		// Kept so that an undo can put the old tags back.

@@ -67,7 +67,7 @@ func (s *Facts) ApplyPipelineBatch(ctx context.Context, b memory.PipelineBatch) 
 			}
 			switch o.Action {
 			case memory.ActionCreate, memory.ActionUpdate:
-				changed = append(changed, o.Memory)
+				changed = append(append(changed, o.Memory), o.Others...)
 			case memory.ActionDelete:
 				removed = append(removed, o.Memory)
 			}
@@ -122,6 +122,8 @@ func (s *Facts) applyProposalTx(ctx context.Context, tx *txn, from memory.Origin
 		return s.applyAddTx(ctx, tx, from, p)
 	case memory.ProposeUpdate, memory.ProposeDelete:
 		return s.applyChangeTx(ctx, tx, from, p)
+	case memory.ProposeSupersede, memory.ProposeDispute:
+		return s.applyReplaceTx(ctx, tx, from, p)
 	case memory.ProposeNone:
 		return s.recordProposalTx(ctx, tx, from, p, memory.ActionSkip, "")
 	}

@@ -113,6 +113,11 @@ func filterClause(q *memory.SearchQuery, now time.Time, d *Dialect) (string, []a
 	if q.PinnedOnly {
 		parts = append(parts, "m.pinned = 1")
 	}
+	if hidden := q.HiddenStates(); len(hidden) > 0 {
+		// Written out, not bound: the states are the store's own words, and a statement
+		// whose text depends only on the filters keeps its prepared plan.
+		parts = append(parts, "m.state NOT IN ('"+joinStates(hidden, "', '")+"')")
+	}
 	if cond, condArgs := audienceClause(q.Audience, "m."); cond != "" {
 		parts = append(parts, cond)
 		args = append(args, condArgs...)
@@ -402,4 +407,12 @@ func prefixed(prefix, columns string) string {
 		cols[i] = prefix + strings.TrimSpace(c)
 	}
 	return strings.Join(cols, ", ")
+}
+
+func joinStates(states []memory.State, sep string) string {
+	parts := make([]string, len(states))
+	for i, st := range states {
+		parts[i] = string(st)
+	}
+	return strings.Join(parts, sep)
 }

@@ -67,6 +67,9 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 	fillRetention(&pol)
 	now := s.db.Now()
 	var res memory.RetentionResult
+	// The memories archived, for the recall indexes once their transactions committed.
+	var archived, pending []*memory.Memory
+	defer func() { s.db.written(ctx, archived, nil) }()
 	tombstoneCut := millis(now.Add(-s.db.RecoverWindow))
 	skipLocked := s.db.dialect.SkipLocked
 	// The knowledge graph's links of expired tombstones go first, before the rows they
@@ -126,6 +129,11 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 				SELECT seq FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ? ORDER BY seq LIMIT ?)`,
 				changeLogKeep, limit)
 		}},
+		{"past memories", &res.Archived, func(tx *txn, limit int) (int, error) {
+			var err error
+			pending, err = s.archivePastTx(ctx, tx, now, pol.ArchivePast, limit)
+			return len(pending), err
+		}},
 		{"forget fences", &res.Fences, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
 				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?`+skipLocked+`)`,
@@ -143,6 +151,7 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 			if err != nil {
 				return res, fmt.Errorf("couldn't purge %s: %w", step.name, err)
 			}
+			archived, pending = append(archived, pending...), nil
 			*step.dst += n
 			if n < pol.Batch {
 				break

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -116,4 +117,69 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("history of the purged memory %+v %v, want only its (younger) purge row", evs, err)
 		}
 	})
+}
+
+// TestRetentionArchivesPastMemories: with ArchivePast set, a memory whose day passed longer
+// ago than that is archived (a history row signed by retention, undoable), out of default
+// search; a memory still upcoming, one naming no day and a pinned one stay; without
+// ArchivePast nothing is archived.
+func TestRetentionArchivesPastMemories(t *testing.T) {
+	s, clock := jobStore(t)
+	ctx := t.Context()
+	g := memory.ServerOwner("g1")
+	remember := func(content string, pinned bool) *memory.Memory {
+		t.Helper()
+		res, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: content, Pinned: pinned}, "user:u1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Memory
+	}
+	raid := remember("The raid is tomorrow night at nine", false)
+	pinned := remember("The launch party is tomorrow evening", true)
+	timeless := remember("Raids need six players", false)
+	clock.Advance(10 * 24 * time.Hour)
+	later := remember("The next raid is tomorrow at eight", false)
+	if res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{}); err != nil || res.Archived != 0 {
+		t.Fatalf("retention without ArchivePast archived %d (%v)", res.Archived, err)
+	}
+	res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{ArchivePast: 7 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Archived != 1 {
+		t.Fatalf("archived %d, want only the raid", res.Archived)
+	}
+	for _, c := range []struct {
+		m    *memory.Memory
+		want memory.State
+	}{{raid, memory.StateArchived}, {pinned, memory.StateActive}, {timeless, memory.StateActive}, {later, memory.StateActive}} {
+		got, err := s.Memories.Get(ctx, g, c.m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.State != c.want {
+			t.Errorf("%q is %q, want %q", got.Content, got.State, c.want)
+		}
+	}
+	hits, err := s.Recall.Search(ctx, memory.SearchQuery{Text: "raid tomorrow night nine", Owners: []memory.Owner{g}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Memory.ID == raid.ID {
+			t.Fatal("an archived memory is still in default search")
+		}
+	}
+	undone, err := s.Memories.Undo(ctx, g, raid.ID, 0, "user:u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if undone.Change.Actor != ltm.ActorRetention || undone.Memory.State != memory.StateActive {
+		t.Fatalf("undo of %+v left %q", undone.Change, undone.Memory.State)
+	}
+	// Taken back out of the archive, it is not archived again at the next run.
+	if res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{ArchivePast: 7 * 24 * time.Hour}); err != nil || res.Archived != 0 {
+		t.Fatalf("the next run archived %d (%v)", res.Archived, err)
+	}
 }

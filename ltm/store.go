@@ -65,6 +65,9 @@ type Store struct {
 	Health *Health
 	// Graph is the knowledge graph: the entities memories mention and their relations.
 	Graph *Graph
+	// Review keeps memory current: the lifecycle states people and the pipeline give
+	// memories (superseded, disputed, archived) and the queue of what waits for a person.
+	Review *Review
 }
 
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
@@ -115,6 +118,9 @@ type db struct {
 
 // Memories are the memories with their history. See Store.Memories.
 type Memories struct{ db *db }
+
+// Review keeps memory current. See Store.Review.
+type Review struct{ db *db }
 
 // Recall finds memories and keeps their embeddings and access counts. See Store.Recall.
 type Recall struct {
@@ -188,6 +194,7 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	return &Store{
 		db:            d,
 		Memories:      &Memories{d},
+		Review:        &Review{d},
 		Recall:        recall,
 		Facts:         &Facts{d},
 		Jobs:          &Jobs{d},

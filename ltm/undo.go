@@ -119,12 +119,14 @@ func lastChangeTx(ctx context.Context, tx *txn, owner memory.Owner, id int64) (m
 // editMetadata is what modifyTx records of an edit besides the content: each field, when
 // present, holds the values before and after (pinned only the value after).
 type editMetadata struct {
-	Type       []memory.Type `json:"type"`
-	Pinned     *bool         `json:"pinned"`
-	Importance []float64     `json:"importance"`
-	Tags       [][]string    `json:"tags"`
-	ChannelID  []string      `json:"channel_id"`
-	GuildID    []string      `json:"guild_id"`
+	Type       []memory.Type  `json:"type"`
+	Pinned     *bool          `json:"pinned"`
+	Importance []float64      `json:"importance"`
+	Tags       [][]string     `json:"tags"`
+	ChannelID  []string       `json:"channel_id"`
+	GuildID    []string       `json:"guild_id"`
+	State      []memory.State `json:"state"`
+	StateRef   []int64        `json:"state_ref"`
 }
 
 // undoChange is the change that puts back what the edit ev changed in cur.
@@ -165,8 +167,11 @@ func undoChange(ev memory.HistoryEvent, cur *memory.Memory, reason string) (memo
 	if len(meta.GuildID) == 2 {
 		ch.GuildID = &meta.GuildID[0]
 	}
+	if len(meta.State) == 2 && len(meta.StateRef) == 2 {
+		ch.State, ch.StateRef = &meta.State[0], meta.StateRef[0]
+	}
 	if ch.Content == nil && ch.Type == nil && ch.Pinned == nil && ch.Importance == nil && ch.Tags == nil &&
-		ch.ChannelID == nil && ch.GuildID == nil {
+		ch.ChannelID == nil && ch.GuildID == nil && ch.State == nil {
 		return memory.Change{}, memory.Errorf(memory.EINVALID, "History does not record what change %d changed in memory #%d, so it can't be undone.", ev.ID, cur.ID)
 	}
 	return ch, nil

@@ -21,7 +21,7 @@ import (
 // metaOf is what the vector index may filter m on without reading SQLite.
 func metaOf(m *memory.Memory) vecindex.Meta {
 	return vecindex.Meta{OriginGuild: m.GuildID, Channel: m.Provenance.ChannelID, CreatedAt: millis(m.CreatedAt), Type: string(m.Type),
-		Pinned: m.Pinned, Importance: m.Importance, Tags: slices.Clone(m.Tags), AuthorID: m.Provenance.AuthorID}
+		Pinned: m.Pinned, Importance: m.Importance, Tags: slices.Clone(m.Tags), AuthorID: m.Provenance.AuthorID, State: string(m.State)}
 }
 
 // vectorFilter mirrors the scope and filter rules the vector index can check without SQL
@@ -36,12 +36,16 @@ func vectorFilter(v memory.Visible, q *memory.SearchQuery) *vecindex.Filter {
 		origin = v.OriginGuildID
 	}
 	since, until := millis(q.Since), millis(q.Until)
+	hidden := q.HiddenStates()
 	if origin == "" && len(q.Types) == 0 && !q.PinnedOnly && since == 0 && until == 0 && q.AuthorID == "" && q.ImportanceMin <= 0 &&
-		len(q.Tags) == 0 && q.Audience == nil {
+		len(q.Tags) == 0 && q.Audience == nil && len(hidden) == 0 {
 		return nil
 	}
 	f := &vecindex.Filter{OriginGuild: origin, PinnedOnly: q.PinnedOnly, Since: since, Until: until, AuthorID: q.AuthorID,
 		ImportanceMin: q.ImportanceMin}
+	for _, st := range hidden {
+		f.HiddenStates = append(f.HiddenStates, string(st))
+	}
 	for _, t := range q.Types {
 		f.Types = append(f.Types, string(t))
 	}
@@ -116,8 +120,8 @@ func (s vectorStore) loadScopeVectors(ctx context.Context, key string, put func(
 	// million vectors that is about 3× faster than probing it in row order. A memory
 	// without a stored vector may have one waiting to be stored (vectorwrite.go).
 	rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.content_hash, m.guild_id, m.channel_id, m.created_at, m.type,
-		m.pinned, m.importance, m.tags, m.author_id, e.vector
-		FROM (SELECT id, content_hash, guild_id, channel_id, created_at, type, pinned, importance, tags, author_id
+		m.pinned, m.importance, m.tags, m.author_id, m.state, e.vector
+		FROM (SELECT id, content_hash, guild_id, channel_id, created_at, type, pinned, importance, tags, author_id, state
 			FROM memories WHERE scope_key = ? AND deleted_at IS NULL ORDER BY content_hash) m
 		LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?`, key, e.model)
 	if err != nil {
@@ -146,7 +150,7 @@ func putVectorRows(ctx context.Context, s *db, model, key string, rows *sql.Rows
 			tags   string
 		)
 		if err := rows.Scan(&id, &hash, &meta.OriginGuild, &meta.Channel, &meta.CreatedAt, &meta.Type, &pinned,
-			&meta.Importance, &tags, &meta.AuthorID, &blob); err != nil {
+			&meta.Importance, &tags, &meta.AuthorID, &meta.State, &blob); err != nil {
 			return fmt.Errorf("couldn't load a vector of %s: %w", key, err)
 		}
 		meta.Pinned = pinned != 0

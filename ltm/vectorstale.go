@@ -85,7 +85,7 @@ func (t *staleVectors) refresh(ctx context.Context, s *db, key string) error {
 	var got []found
 	err := func() error {
 		rows, err := s.read.QueryContext(ctx, `SELECT m.id, m.content_hash, m.guild_id, m.channel_id, m.created_at, m.type,
-			m.pinned, m.importance, m.tags, m.author_id, e.vector FROM memories m
+			m.pinned, m.importance, m.tags, m.author_id, m.state, e.vector FROM memories m
 			LEFT JOIN embeddings e ON e.content_hash = m.content_hash AND e.model = ?
 			WHERE `+s.dialect.IDsIn("m.id")+` AND m.scope_key = ? AND m.deleted_at IS NULL`, e.model, idArray(ids), key)
 		if err != nil {

@@ -181,6 +181,12 @@ type Memory struct {
 	AccessCount int       `json:"access_count,omitempty"`
 	Version     int       `json:"version"`
 	DeletedAt   time.Time `json:"deleted_at,omitzero"`
+	// State is the lifecycle state people or the pipeline gave the memory; "" leaves it
+	// active (or past, which is derived from RefersToEnd).
+	State State `json:"state,omitempty"`
+	// StateRef is the memory the state names: the one that superseded this one, or the one
+	// it disputes. 0 when the state names none. Show it only to someone who may see it.
+	StateRef int64 `json:"state_ref,omitempty"`
 }
 
 // Owner returns the scope the memory belongs to.
@@ -194,21 +200,80 @@ func (m *Memory) Owner() Owner {
 // Deleted reports whether the memory is a tombstone.
 func (m *Memory) Deleted() bool { return !m.DeletedAt.IsZero() }
 
-// Lifecycle is where a live memory stands: active, or past once the span of time its words
-// name has ended (a plan that happened, a deadline gone by).
+// Lifecycle is where a live memory stands: active; past once the span of time its words
+// name has ended (a plan that happened, a deadline gone by); or the state it was given
+// (superseded by a newer memory, disputed by another, archived).
 type Lifecycle string
 
 const (
-	LifecycleActive Lifecycle = "active"
-	LifecyclePast   Lifecycle = "past"
+	LifecycleActive     Lifecycle = "active"
+	LifecyclePast       Lifecycle = "past"
+	LifecycleSuperseded Lifecycle = Lifecycle(StateSuperseded)
+	LifecycleDisputed   Lifecycle = Lifecycle(StateDisputed)
+	LifecycleArchived   Lifecycle = Lifecycle(StateArchived)
 )
 
-// LifecycleAt is m's lifecycle at now.
+// Lifecycles lists every lifecycle in a stable order (for command choices and docs).
+var Lifecycles = []Lifecycle{LifecycleActive, LifecyclePast, LifecycleSuperseded, LifecycleDisputed, LifecycleArchived}
+
+// Valid reports whether l is a known lifecycle.
+func (l Lifecycle) Valid() bool { return slices.Contains(Lifecycles, l) }
+
+// LifecycleAt is m's lifecycle at now: its stored state when it has one, else past or
+// active by the span its words name.
 func (m *Memory) LifecycleAt(now time.Time) Lifecycle {
+	if m.State != StateActive {
+		return Lifecycle(m.State)
+	}
 	if m.TimingAt(now) == TimingPast {
 		return LifecyclePast
 	}
 	return LifecycleActive
+}
+
+// State is a lifecycle state that is stored, because no clock can derive it: a person or
+// the pipeline decided it. The zero value is active.
+type State string
+
+const (
+	StateActive State = ""
+	// StateSuperseded: a newer memory (StateRef) replaced it. Kept for history and for
+	// questions about what used to be true, out of chat context and default search.
+	StateSuperseded State = "superseded"
+	// StateDisputed: it and another memory (StateRef) conflict and no one has decided
+	// which holds; both wait in the review queue and both are still used, marked.
+	StateDisputed State = "disputed"
+	// StateArchived: kept until someone forgets it, out of chat context and default
+	// search. Not a tombstone: forget-me and guild purge remove it like any memory.
+	StateArchived State = "archived"
+)
+
+// States lists the stored states in a stable order.
+var States = []State{StateActive, StateSuperseded, StateDisputed, StateArchived}
+
+// Valid reports whether s is a known state.
+func (s State) Valid() bool { return slices.Contains(States, s) }
+
+// Shelved reports whether the state keeps a memory out of chat context and default search
+// (SearchQuery.Include brings it back).
+func (s State) Shelved() bool { return s == StateSuperseded || s == StateArchived }
+
+// Shelved reports whether m is kept out of chat context and default search.
+func (m *Memory) Shelved() bool { return m.State.Shelved() }
+
+// ShelvedStates are the states default search leaves out.
+var ShelvedStates = []State{StateSuperseded, StateArchived}
+
+// SeenByAllWhoSee reports whether everyone who may see m may also see other (SPEC §2): the
+// same scope, the same origin guild, and other learned in no channel or in m's channel.
+// A memory supersedes or disputes another only then, so the state it gives never tells
+// anyone about a memory they could not see. It is deliberately narrower than the audience
+// rules: two channels open to the same people still count as different.
+func (m *Memory) SeenByAllWhoSee(other *Memory) bool {
+	if m.Owner().Key() != other.Owner().Key() || m.GuildID != other.GuildID {
+		return false
+	}
+	return other.Provenance.ChannelID == "" || other.Provenance.ChannelID == m.Provenance.ChannelID
 }
 
 // Timing is where the span of time a memory names falls against now: a time-bound memory

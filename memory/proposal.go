@@ -14,7 +14,19 @@ const (
 	ProposeUpdate ProposalAction = "UPDATE"
 	ProposeDelete ProposalAction = "DELETE"
 	ProposeNone   ProposalAction = "NONE"
+	// ProposeSupersede keeps the fact as a new memory and marks TargetID superseded by
+	// it: the old statement was true and no longer is (a move, a changed plan).
+	ProposeSupersede ProposalAction = "SUPERSEDE"
+	// ProposeDispute keeps the fact as a new memory and marks it and TargetID disputed
+	// with each other: they conflict and it is unclear which holds.
+	ProposeDispute ProposalAction = "DISPUTE"
 )
+
+// Replaces reports whether a names a target it keeps as history beside a new memory.
+func (a ProposalAction) Replaces() bool { return a == ProposeSupersede || a == ProposeDispute }
+
+// Writes reports whether a writes new content (ADD, UPDATE and the replacing actions).
+func (a ProposalAction) Writes() bool { return a == ProposeAdd || a == ProposeUpdate || a.Replaces() }
 
 // Proposal is one decided fact, ready to apply or to record.
 type Proposal struct {
@@ -24,7 +36,8 @@ type Proposal struct {
 	// Memory is the memory to create for ADD (Source is forced to pipeline). For UPDATE
 	// only its Content is used.
 	Memory Memory
-	// TargetID is the existing memory an UPDATE, DELETE or NONE refers to.
+	// TargetID is the existing memory an UPDATE, DELETE, SUPERSEDE, DISPUTE or NONE
+	// refers to.
 	TargetID int64
 	// Record, when set, records the proposal in history under this action (shadow,
 	// skipped, blocked) instead of applying it.
@@ -62,6 +75,9 @@ type ProposalOutcome struct {
 	MemoryID int64
 	// Memory is the memory after an applied change.
 	Memory *Memory
+	// Others are the memories an applied SUPERSEDE or DISPUTE changed besides Memory:
+	// the target, now superseded or disputed.
+	Others []*Memory
 	// Note says why an applied-looking proposal was not applied ("pinned", "target gone").
 	Note string
 }

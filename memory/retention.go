@@ -10,6 +10,9 @@ type RetentionPolicy struct {
 	DoneJobs    time.Duration
 	DeadJobs    time.Duration
 	Transcripts time.Duration
+	// ArchivePast archives a memory this long after the span its words name has ended
+	// (a raid night, a deadline gone by); 0 never archives. Pinned memories stay.
+	ArchivePast time.Duration
 	Batch       int
 	MaxBatches  int
 }
@@ -30,6 +33,8 @@ type RetentionResult struct {
 	// Changes counts rows of the memory change log (ids only) older than the newest
 	// entries the keyword indexes read.
 	Changes int `json:"changes"`
+	// Archived counts past memories archived (RetentionPolicy.ArchivePast).
+	Archived int `json:"archived,omitempty"`
 }
 
 // GuildPurge counts the rows one guild's purge deleted.

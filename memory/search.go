@@ -53,6 +53,9 @@ type SearchQuery struct {
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
 	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
 	Audience *Audience
+	// Include brings back memories in shelved states (superseded, archived), which chat
+	// context and default search leave out.
+	Include []State
 	// Explain fills each result's Why with the stages that placed it.
 	Explain bool
 	// CountAccess records the returned memories as accessed (access count + 1, last access

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,11 @@ func (q *SearchQuery) ValidateFilters() error {
 	}
 	if q.AuthorID != "" && !isSnowflake(q.AuthorID) {
 		return Errorf(EINVALID, "author must be a user id (digits only), not %q.", q.AuthorID)
+	}
+	for _, st := range q.Include {
+		if !st.Shelved() {
+			return Errorf(EINVALID, "include takes superseded or archived, not %q.", string(st))
+		}
 	}
 	if !q.Since.IsZero() && !q.Until.IsZero() && q.Since.After(q.Until) {
 		return Errorf(EINVALID, "since (%s) is after until (%s): nothing can match.",
@@ -81,4 +87,15 @@ func ParseSearchDate(field, value string, now time.Time, endOfDay bool) (time.Ti
 		}
 	}
 	return time.Time{}, Errorf(EINVALID, "%s %q is not a date: give %s.", field, value, DateFormats)
+}
+
+// HiddenStates are the shelved states q leaves out: those it does not Include.
+func (q *SearchQuery) HiddenStates() []State {
+	out := make([]State, 0, len(ShelvedStates))
+	for _, st := range ShelvedStates {
+		if !slices.Contains(q.Include, st) {
+			out = append(out, st)
+		}
+	}
+	return out
 }

@@ -80,7 +80,10 @@ type ListOptions struct {
 	// Timing lists only time-bound memories whose span is still to come (soonest first)
 	// or has passed (latest first), at Now; "" lists all, newest first.
 	Timing Timing
-	// Now is the time Timing is read at; zero is the store's clock.
+	// Lifecycle lists only memories in that lifecycle at Now. "" lists every memory except
+	// the shelved ones (superseded and archived), as default search does.
+	Lifecycle Lifecycle
+	// Now is the time Timing and Lifecycle are read at; zero is the store's clock.
 	Now time.Time
 }
 
@@ -98,6 +101,12 @@ type Change struct {
 	// channel: new content said in a DM may only be used where that DM's words may. Server
 	// memory belongs to its guild and cannot move.
 	GuildID *string
+	// State, when set, moves the memory to that lifecycle state, naming StateRef (0 when
+	// the state names no memory; a superseded or disputed memory must name a live memory
+	// of its scope). A memory is superseded only by one whose every reader may see it
+	// (Memory.SeenByAllWhoSee), and disputed only with one of which that holds either way.
+	State    *State
+	StateRef int64
 	// IfVersion, when non-zero, makes the change apply only if the memory is still at that
 	// version (optimistic concurrency for edits made from a stale view).
 	IfVersion int

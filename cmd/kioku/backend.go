@@ -34,6 +34,7 @@ type backend struct {
 	where string
 
 	Memories      storeMemories
+	Review        *ltm.Review
 	Recall        storeRecall
 	Facts         storeFacts
 	Jobs          storeJobs
@@ -101,7 +102,7 @@ func (b *backend) sqliteOnly(command, instead string) (*ltm.Store, error) {
 func sqliteBackend(s *ltm.Store, where string) *backend {
 	return &backend{
 		kind: kindSQLite, where: where,
-		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+		Memories: s.Memories, Review: s.Review, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
 		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,
@@ -219,4 +220,5 @@ type storeGraph interface {
 	TopEntities(ctx context.Context, owner memory.Owner, limit int) ([]graph.Node, error)
 	Neighbourhood(ctx context.Context, owner memory.Owner, name string) (graph.Neighbourhood, error)
 	MentionedWith(ctx context.Context, vis memory.Visible, entityID int64, aud *memory.Audience, limit int) ([]graph.CoMention, error)
+	AboutSameEntities(ctx context.Context, q memory.SearchQuery) ([]*memory.Memory, error)
 }

@@ -45,6 +45,9 @@ type Config struct {
 	PipelineMemberTriggers int
 	// GuildPurgeAfter is how long a server's data is kept after the bot was removed from it.
 	GuildPurgeAfter time.Duration
+	// ArchivePastAfter archives a memory this long after the day its words name has
+	// passed; 0 never does.
+	ArchivePastAfter time.Duration
 	// BackupDir, when not empty, is where `kioku run` writes a daily backup; BackupKeep is
 	// how many of them it keeps.
 	BackupDir  string
@@ -169,6 +172,18 @@ var settings = []setting{
 			return fmt.Errorf("want a positive duration like 30d or 72h, got %q", v)
 		}
 		c.GuildPurgeAfter = d
+		return nil
+	}},
+	{"KIOKU_ARCHIVE_PAST_AFTER", "0", "Archive a plan, event or deadline this long after the day it names has passed (e.g. 90d); archived memories leave chat context and default search, are kept until forgotten and can be brought back (0 = never).", func(c *Config, v string) error {
+		if v == "0" {
+			c.ArchivePastAfter = 0
+			return nil
+		}
+		d, err := parseDays(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want 0 or a positive duration like 90d or 720h, got %q", v)
+		}
+		c.ArchivePastAfter = d
 		return nil
 	}},
 	{"KIOKU_BACKUP_DIR", "", "Directory for a daily backup of the database while `kioku run` runs, kioku-YYYYMMDDTHHMMSSZ.db (empty = off).", str(func(c *Config) *string { return &c.BackupDir })},

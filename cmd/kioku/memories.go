@@ -41,9 +41,10 @@ func (sf *scopeFlags) owner() (memory.Owner, error) {
 
 const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) [flags]
   list     [--type T] [--limit N] [--offset N] [--deleted] [--when upcoming|past]
+           [--lifecycle active|past|superseded|disputed|archived]
   show     ID                   one memory in full, with its lifecycle and the day it is about
   search   QUERY [--limit N] [--type T] [--tag a,b] [--since D] [--until D] [--pinned]
-           [--author ID] [--min-score X] [--explain]
+           [--author ID] [--min-score X] [--include superseded,archived] [--explain]
                                 D: 2025-06-01, RFC 3339, or an age (7d, 2w, 12h)
   add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned]
   forget   ID... | --query Q [--confirm TOKEN]
@@ -96,6 +97,7 @@ func memList(ctx context.Context, app *App, store *backend, args []string) error
 	offset := fs.Int("offset", 0, "skip this many")
 	deleted := fs.Bool("deleted", false, "list forgotten (recoverable) memories")
 	when := fs.String("when", "", "only plans and events still to come (upcoming, soonest first) or gone by (past)")
+	lifecycle := fs.String("lifecycle", "", "only memories in this lifecycle: "+lifecycleNames()+" (default: all but superseded and archived)")
 	if _, err := parseInterspersed(fs, args); err != nil {
 		return err
 	}
@@ -106,8 +108,11 @@ func memList(ctx context.Context, app *App, store *backend, args []string) error
 	if t := memory.Timing(*when); t != "" && !t.Valid() {
 		return usagef("--when takes upcoming or past, not %q", *when)
 	}
+	if l := memory.Lifecycle(*lifecycle); l != "" && !l.Valid() {
+		return usagef("--lifecycle takes %s, not %q", lifecycleNames(), *lifecycle)
+	}
 	mems, total, err := store.Memories.List(ctx, owner, memory.ListOptions{Limit: *limit, Offset: *offset, Type: memory.Type(*typ),
-		Deleted: *deleted, Timing: memory.Timing(*when), Now: store.Now()})
+		Deleted: *deleted, Timing: memory.Timing(*when), Lifecycle: memory.Lifecycle(*lifecycle), Now: store.Now()})
 	if err != nil {
 		return err
 	}
@@ -147,19 +152,24 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	if err != nil {
 		return err
 	}
+	now := store.Now()
 	if sf.asJSON {
 		type hit struct {
 			Score   float64         `json:"score"`
 			Keyword *float64        `json:"keyword,omitempty"`
 			Vector  *float64        `json:"vector,omitempty"`
 			Why     []memory.Factor `json:"why,omitempty"`
-			Memory  *memory.Memory  `json:"memory"`
+			// Lifecycle is explained too: past ranks lower for questions about now, and a
+			// superseded or archived memory is here only because --include asked for it.
+			Lifecycle memory.Lifecycle `json:"lifecycle,omitempty"`
+			Memory    *memory.Memory   `json:"memory"`
 		}
 		out := make([]hit, len(results))
 		for i, r := range results {
 			out[i] = hit{Score: r.Score, Memory: r.Memory}
 			if *explain {
 				out[i].Keyword, out[i].Vector, out[i].Why = &r.Keyword, &r.Vector, nonNil(r.Why)
+				out[i].Lifecycle = r.Memory.LifecycleAt(now)
 			}
 		}
 		return writeJSON(app.Stdout, out)
@@ -169,24 +179,10 @@ func memSearch(ctx context.Context, app *App, store *backend, args []string) err
 	for _, r := range results {
 		fmt.Fprintf(tw, "%d\t%.3f\t%s\t%s\n", r.Memory.ID, r.Score, r.Memory.Type, oneLine(r.Memory.Content))
 		if *explain {
-			fmt.Fprintf(tw, "\t\t\t%s\n", explainLine(r))
+			fmt.Fprintf(tw, "\t\t\t%s\n", explainLine(r, now))
 		}
 	}
 	return tw.Flush()
-}
-
-// explainLine says what placed a search result: "keyword 0.412 · vector 0.000 · date ×1.85
-// · conversation ×1.20 (lent by #12)".
-func explainLine(r memory.SearchResult) string {
-	parts := []string{fmt.Sprintf("keyword %.3f", r.Keyword), fmt.Sprintf("vector %.3f", r.Vector)}
-	for _, f := range r.Why {
-		p := fmt.Sprintf("%s ×%.2f", f.Stage, f.Times)
-		if f.By != 0 {
-			p += fmt.Sprintf(" (lent by #%d)", f.By)
-		}
-		parts = append(parts, p)
-	}
-	return "↳ " + strings.Join(parts, " · ")
 }
 
 func memAdd(ctx context.Context, app *App, store *backend, args []string) error {
@@ -299,64 +295,6 @@ func memRecover(ctx context.Context, app *App, store *backend, args []string) er
 	}
 	fmt.Fprintf(app.Stdout, "recovered #%d: %s\n", m.ID, oneLine(m.Content))
 	return nil
-}
-
-// memShow is `kioku memories show ID`: one live memory in full. Its JSON is the memory's
-// with "lifecycle" (memory.Lifecycle) beside it; a time-bound memory's "refers_to" and
-// "refers_to_end" are RFC 3339.
-func memShow(ctx context.Context, app *App, store *backend, args []string) error {
-	fs := newFlagSet(app, "memories show")
-	var sf scopeFlags
-	sf.register(fs)
-	owner, id, err := oneMemory(fs, &sf, args, "kioku memories show ID")
-	if err != nil {
-		return err
-	}
-	m, err := store.Memories.Get(ctx, owner, id)
-	if err != nil {
-		return err
-	}
-	now := store.Now()
-	if sf.asJSON {
-		return writeJSON(app.Stdout, struct {
-			*memory.Memory
-			Lifecycle memory.Lifecycle `json:"lifecycle"`
-		}{m, m.LifecycleAt(now)})
-	}
-	w := app.Stdout
-	head := fmt.Sprintf("#%d %s", m.ID, m.Type)
-	if m.Pinned {
-		head += " · pinned"
-	}
-	fmt.Fprintln(w, head+" · "+string(m.LifecycleAt(now)))
-	fmt.Fprintln(w, m.Content)
-	fmt.Fprintf(w, "saved %s", m.CreatedAt.Local().Format("2006-01-02 15:04"))
-	if !m.UpdatedAt.IsZero() && !m.UpdatedAt.Equal(m.CreatedAt) {
-		fmt.Fprintf(w, " · updated %s (version %d)", m.UpdatedAt.Local().Format("2006-01-02 15:04"), m.Version)
-	}
-	fmt.Fprintln(w)
-	if !m.RefersTo.IsZero() {
-		fmt.Fprintf(w, "about %s (%s)\n", m.RefersTo.Local().Format("Mon 2006-01-02"), m.TimingAt(now))
-	}
-	if len(m.Tags) > 0 {
-		fmt.Fprintln(w, "tags: "+strings.Join(m.Tags, ", "))
-	}
-	if m.Provenance.Author != "" || m.Provenance.ChannelID != "" {
-		fmt.Fprintf(w, "from %s", orDash(m.Provenance.Author))
-		if m.Provenance.ChannelID != "" {
-			fmt.Fprintf(w, " in channel %s", m.Provenance.ChannelID)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "importance %.2f (now %.2f) · recalled %d times\n", m.Importance, m.EffectiveImportance(now), m.AccessCount)
-	return nil
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // oneMemory parses the arguments of a command that names one memory by ID in a scope, after

@@ -11,9 +11,9 @@ import (
 // searchFilterFlags are the filter flags of `kioku memories search`, the same filters as
 // /memory search and the model's search_memories.
 type searchFilterFlags struct {
-	typ, tags, since, until, author string
-	pinned                          bool
-	minScore                        float64
+	typ, tags, since, until, author, include string
+	pinned                                   bool
+	minScore                                 float64
 }
 
 func (ff *searchFilterFlags) register(fs *flag.FlagSet) {
@@ -24,6 +24,7 @@ func (ff *searchFilterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&ff.pinned, "pinned", false, "only pinned memories")
 	fs.StringVar(&ff.author, "author", "", "only memories said or saved by this user id")
 	fs.Float64Var(&ff.minScore, "min-score", 0, "leave out matches scoring under this (0 to 1)")
+	fs.StringVar(&ff.include, "include", "", "also search memories in these states, left out by default: superseded, archived (comma-separated)")
 }
 
 // apply puts the flags into q and checks them; ages count back from now.
@@ -34,6 +35,11 @@ func (ff *searchFilterFlags) apply(q *memory.SearchQuery, now time.Time) error {
 	for t := range strings.SplitSeq(ff.tags, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			q.Tags = append(q.Tags, t)
+		}
+	}
+	for st := range strings.SplitSeq(ff.include, ",") {
+		if st = strings.ToLower(strings.TrimSpace(st)); st != "" {
+			q.Include = append(q.Include, memory.State(st))
 		}
 	}
 	var err error

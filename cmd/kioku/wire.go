@@ -92,9 +92,22 @@ func (app *App) newPipeline(store *backend, model *llm.Client, audience func(ctx
 		GuildShare:        app.config.PipelineGuildShare,
 		HighSignalPerHour: app.config.PipelineMemberTriggers,
 		MaintenanceMode:   app.config.MaintenanceMode,
+		Retention:         memory.RetentionPolicy{ArchivePast: app.config.ArchivePastAfter},
 		Logger:            app.logger.With("component", "pipeline"),
 		OnJobOutcome:      app.hooks().jobOutcomeHook(),
 	}, app.hooks().observePipeline(deps))
+}
+
+// decisionCandidates are what the pipeline compares a fact with: the memories recall finds
+// for its words and those the knowledge graph says are about the same entities.
+type decisionCandidates struct {
+	searcher
+	graph storeGraph
+}
+
+// AboutSameEntities asks the knowledge graph.
+func (c decisionCandidates) AboutSameEntities(ctx context.Context, q memory.SearchQuery) ([]*memory.Memory, error) {
+	return c.graph.AboutSameEntities(ctx, q)
 }
 
 // pipelineDeps hands the store's aggregates to the seams of the pipeline; the store's clock
@@ -105,7 +118,7 @@ func pipelineDeps(store *backend, model pipeline.Model) pipeline.Deps {
 		Ledger:       store.Jobs,
 		Transcript:   store.Transcripts,
 		Facts:        store.Facts,
-		Candidates:   store.Recall,
+		Candidates:   decisionCandidates{store.Recall, store.Graph},
 		Settings:     store.Settings,
 		Housekeeping: housekeeping{store.Maintenance, store.Guilds},
 		Embeddings:   store.Recall,

@@ -90,7 +90,7 @@ func (h metricHooks) jobOutcomeHook() func(pipeline.JobOutcome) {
 // observePipeline times the pipeline's candidate searches.
 func (h metricHooks) observePipeline(d pipeline.Deps) pipeline.Deps {
 	if h.m != nil {
-		d.Candidates = timedRecall{d.Candidates, h.m, metrics.RecallPipeline}
+		d.Candidates = timedCandidates{d.Candidates, timedRecall{d.Candidates, h.m, metrics.RecallPipeline}}
 	}
 	return d
 }
@@ -122,6 +122,17 @@ func (h metricHooks) observeTurns(t bot.Turner) bot.Turner {
 // searcher is recall as chat, the pipeline and the bot each declare it.
 type searcher interface {
 	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+}
+
+// timedCandidates are the pipeline's candidates with their searches timed.
+type timedCandidates struct {
+	pipeline.Candidates
+	timed timedRecall
+}
+
+// Search runs the timed search.
+func (c timedCandidates) Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error) {
+	return c.timed.Search(ctx, q)
 }
 
 // timedRecall records how long each search of next takes, labelled with its caller.

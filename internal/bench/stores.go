@@ -34,6 +34,8 @@ type StoresReport struct {
 	Dims    int           `json:"dims"`
 	Queries int           `json:"queries"`
 	Stores  []StoreTiming `json:"stores"`
+	// Schema is the PostgreSQL schema the run wrote in, dropped at its end.
+	Schema string `json:"schema"`
 }
 
 // StoreTiming is one store's measurements.
@@ -125,6 +127,7 @@ func CompareStores(ctx context.Context, opt Options, pg *pgxpool.Config) (Stores
 		return rep, err
 	}
 	defer drop()
+	rep.Schema = schema
 	cfg := pg.Copy()
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema + ",public"
 	post, err := postgres.OpenConfig(ctx, cfg)

@@ -13,18 +13,18 @@ import (
 
 // profile is vecindex.Meta without CreatedAt.
 type profile struct {
-	guild, channel, typ, authorID string
-	pinned                        bool
-	importance                    float64
-	tags                          []string
+	guild, channel, typ, authorID, state string
+	pinned                               bool
+	importance                           float64
+	tags                                 []string
 }
 
 // profileKey identifies a profile; tags are joined by NUL, which no tag holds.
 type profileKey struct {
-	guild, channel, typ, authorID string
-	pinned                        bool
-	importance                    float64
-	tags                          string
+	guild, channel, typ, authorID, state string
+	pinned                               bool
+	importance                           float64
+	tags                                 string
 }
 
 // profiles interns a scope's profiles. A profile no live memory uses is dropped at once
@@ -37,8 +37,8 @@ type profiles struct {
 }
 
 func keyOf(m *vecindex.Meta) profileKey {
-	return profileKey{guild: m.OriginGuild, channel: m.Channel, typ: m.Type, authorID: m.AuthorID, pinned: m.Pinned,
-		importance: m.Importance, tags: strings.Join(m.Tags, "\x00")}
+	return profileKey{guild: m.OriginGuild, channel: m.Channel, typ: m.Type, authorID: m.AuthorID, state: m.State,
+		pinned: m.Pinned, importance: m.Importance, tags: strings.Join(m.Tags, "\x00")}
 }
 
 func (p *profiles) intern(m *vecindex.Meta) uint32 {
@@ -50,7 +50,7 @@ func (p *profiles) intern(m *vecindex.Meta) uint32 {
 	if p.ids == nil {
 		p.ids = map[profileKey]uint32{}
 	}
-	pr := profile{guild: k.guild, channel: k.channel, typ: k.typ, authorID: k.authorID, pinned: k.pinned,
+	pr := profile{guild: k.guild, channel: k.channel, typ: k.typ, authorID: k.authorID, state: k.state, pinned: k.pinned,
 		importance: k.importance, tags: append([]string(nil), m.Tags...)}
 	var id uint32
 	if n := len(p.free); n > 0 {
@@ -72,8 +72,8 @@ func (p *profiles) release(id uint32) {
 		return
 	}
 	pr := &p.list[id]
-	delete(p.ids, profileKey{guild: pr.guild, channel: pr.channel, typ: pr.typ, authorID: pr.authorID, pinned: pr.pinned,
-		importance: pr.importance, tags: strings.Join(pr.tags, "\x00")})
+	delete(p.ids, profileKey{guild: pr.guild, channel: pr.channel, typ: pr.typ, authorID: pr.authorID, state: pr.state,
+		pinned: pr.pinned, importance: pr.importance, tags: strings.Join(pr.tags, "\x00")})
 	*pr = profile{}
 	p.free = append(p.free, id)
 }
@@ -83,5 +83,5 @@ func (p *profiles) release(id uint32) {
 func (p *profiles) meta(id uint32, createdAt int64) vecindex.Meta {
 	pr := &p.list[id]
 	return vecindex.Meta{OriginGuild: pr.guild, Channel: pr.channel, CreatedAt: createdAt, Type: pr.typ,
-		Pinned: pr.pinned, Importance: pr.importance, Tags: pr.tags, AuthorID: pr.authorID}
+		Pinned: pr.pinned, Importance: pr.importance, Tags: pr.tags, AuthorID: pr.authorID, State: pr.state}
 }

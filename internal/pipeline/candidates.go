@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
@@ -17,6 +18,11 @@ const maxQueryBytes = 600
 // visibility filter, so that memories the conversation may not see do not crowd out those
 // it may.
 const candidateOverfetch = 4
+
+// entitySlots is how many candidate slots the memories about the fact's entities may take
+// from the lowest-ranked recall results: "Kate relocated to Tokyo" must meet "Katherine's
+// home is Osaka" even when memories sharing its words fill the list.
+const entitySlots = 2
 
 // candidates returns the memories fact f is compared with: the best MaxCandidates of
 // owner's scope that are visible where the conversation happened. That is, memories that
@@ -48,7 +54,41 @@ func (p *worker) candidates(ctx context.Context, ch memory.Channel, aud *memory.
 			break
 		}
 	}
-	return cands, nil
+	q.Limit = entitySlots * candidateOverfetch
+	related, err := p.finder.AboutSameEntities(ctx, q)
+	if err != nil {
+		// The recall candidates stand on their own; the graph only adds to them.
+		slog.Debug("decision candidates without the graph", slog.Any("err", err))
+		return cands, nil
+	}
+	recalled := make(map[int64]bool, len(results))
+	for _, r := range results {
+		recalled[r.Memory.ID] = true
+	}
+	return withRelated(cands, related, recalled, ch, aud), nil
+}
+
+// withRelated puts up to entitySlots memories of related into cands, in place of its
+// lowest-ranked entries when it is full: those the conversation may see that recall did not
+// return at all (a memory recall ranked is there for its words already; one it did not is
+// what only the shared entity finds).
+func withRelated(cands, related []*memory.Memory, recalled map[int64]bool, ch memory.Channel, aud *memory.Audience) []*memory.Memory {
+	added := 0
+	for _, m := range related {
+		if added == entitySlots {
+			break
+		}
+		if m.GuildID != ch.GuildID || !aud.Allows(m) || recalled[m.ID] {
+			continue
+		}
+		if len(cands) < MaxCandidates {
+			cands = append(cands, m)
+		} else {
+			cands[MaxCandidates-1-added] = m
+		}
+		added++
+	}
+	return cands
 }
 
 // audience is the channel rule of the conversation's channel, nil when there is none (a DM,

@@ -65,6 +65,9 @@ type GraphWriter interface {
 // Candidates finds the existing memories a new fact is compared with.
 type Candidates interface {
 	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
+	// AboutSameEntities returns memories naming an entity the query's text names (by
+	// names and aliases), inside the query's scopes.
+	AboutSameEntities(ctx context.Context, q memory.SearchQuery) ([]*memory.Memory, error)
 }
 
 // Settings are members' and guilds' choices that bound what the pipeline may do.

@@ -304,6 +304,10 @@ func storeDeps(store *ltm.Store, model pipeline.Model) pipeline.Deps {
 		*ltm.Maintenance
 		*ltm.Guilds
 	}{store.Maintenance, store.Guilds}
-	return pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts, Candidates: store.Recall,
+	candidates := struct {
+		*ltm.Recall
+		*ltm.Graph
+	}{store.Recall, store.Graph}
+	return pipeline.Deps{Jobs: store.Jobs, Ledger: store.Jobs, Transcript: store.Transcripts, Facts: store.Facts, Candidates: candidates,
 		Settings: store.Settings, Housekeeping: housekeeping, Model: model, Quote: contextbuild.Quote, Now: func() time.Time { return store.Now() }}
 }

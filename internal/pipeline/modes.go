@@ -81,7 +81,7 @@ func gate(m memory.PipelineMode, a memory.ProposalAction) (memory.Action, string
 	case memory.PipelineShadow:
 		return memory.ActionShadow, "shadow mode: recorded, not applied"
 	case memory.PipelineControlled:
-		if a == memory.ProposeUpdate || a == memory.ProposeDelete {
+		if a == memory.ProposeUpdate || a == memory.ProposeDelete || a.Replaces() {
 			return memory.ActionBlock, "controlled mode: updates and deletes are not applied"
 		}
 	}

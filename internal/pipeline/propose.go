@@ -71,7 +71,7 @@ func (p *worker) propose(ctx context.Context, in factToPropose) (memory.Proposal
 	}
 	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
 	prop.Memory.Content = d.Content
-	if d.Action == memory.ProposeAdd || d.Action == memory.ProposeUpdate {
+	if d.Action.Writes() {
 		for _, c := range cands {
 			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
 				prop.Contradicts = append(prop.Contradicts, c.ID)

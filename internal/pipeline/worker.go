@@ -300,7 +300,7 @@ func (p *worker) extractFacts(ctx context.Context, run *jobRun, ch memory.Channe
 func (p *worker) prefetchEmbeddings(ctx context.Context, run *jobRun, props []memory.Proposal) {
 	var texts []string
 	for _, pr := range props {
-		if pr.Record == "" && (pr.Action == memory.ProposeAdd || pr.Action == memory.ProposeUpdate) {
+		if pr.Record == "" && pr.Action.Writes() {
 			texts = append(texts, pr.Memory.Content)
 		}
 	}

@@ -15,6 +15,7 @@ type cfilter struct {
 	types    []uint32
 	tags     []uint32
 	channels map[uint32]bool
+	hidden   []uint32
 }
 
 // compile is f over interned strings; a string never interned matches no row.
@@ -49,6 +50,11 @@ func (t *strtab) compile(f *Filter) *cfilter {
 		}
 		c.tags = append(c.tags, id)
 	}
+	for _, st := range f.HiddenStates {
+		if id, ok := t.lookup(st); ok {
+			c.hidden = append(c.hidden, id)
+		}
+	}
 	if f.RestrictChannels {
 		c.channels = make(map[uint32]bool, len(f.Channels))
 		for ch, on := range f.Channels {
@@ -69,7 +75,8 @@ func (c *cfilter) keep(sv *scope, i int) bool {
 		(f.PinnedOnly && !m.pinned) || m.createdAt < f.Since || (f.Until > 0 && m.createdAt > f.Until) ||
 		(f.AuthorID != "" && m.author != c.author) ||
 		(f.ImportanceMin > 0 && float64(m.importance) < f.ImportanceMin-1e-6) ||
-		(f.RestrictChannels && m.channel != 0 && m.origin != 0 && !c.channels[m.channel]) {
+		(f.RestrictChannels && m.channel != 0 && m.origin != 0 && !c.channels[m.channel]) ||
+		(len(c.hidden) > 0 && slices.Contains(c.hidden, m.state)) {
 		return false
 	}
 	if len(c.tags) > 0 {

@@ -56,6 +56,8 @@ type Meta struct {
 	Tags []string
 	// AuthorID is the user id of the memory's author; empty when unknown.
 	AuthorID string
+	// State is the memory's stored lifecycle state ("" when active).
+	State string
 }
 
 // Filter says which rows a search may return. It is checked before the top k is taken: a
@@ -83,6 +85,8 @@ type Filter struct {
 	// rows without a channel or made in DMs always pass.
 	RestrictChannels bool
 	Channels         map[string]bool
+	// HiddenStates drops rows in these states.
+	HiddenStates []string
 }
 
 // Keep reports whether a row with meta m passes the filter.
@@ -92,7 +96,8 @@ func (f *Filter) Keep(m *Meta) bool {
 		(f.PinnedOnly && !m.Pinned) || m.CreatedAt < f.Since || (f.Until > 0 && m.CreatedAt > f.Until) ||
 		(f.AuthorID != "" && m.AuthorID != f.AuthorID) ||
 		(f.ImportanceMin > 0 && m.Importance < f.ImportanceMin) ||
-		(f.RestrictChannels && m.Channel != "" && m.OriginGuild != "" && !f.Channels[m.Channel]) {
+		(f.RestrictChannels && m.Channel != "" && m.OriginGuild != "" && !f.Channels[m.Channel]) ||
+		(m.State != "" && slices.Contains(f.HiddenStates, m.State)) {
 		return false
 	}
 	for _, t := range f.Tags {
@@ -159,6 +164,7 @@ type rowMeta struct {
 	channel    uint32
 	author     uint32
 	typ        uint32
+	state      uint32
 	pinned     bool
 }
 
@@ -465,7 +471,8 @@ func (sv *scope) shrink() {
 // compact is m with its strings interned.
 func (t *strtab) compact(m *Meta) rowMeta {
 	return rowMeta{createdAt: m.CreatedAt, importance: float32(m.Importance), origin: t.intern(m.OriginGuild),
-		channel: t.intern(m.Channel), author: t.intern(m.AuthorID), typ: t.intern(m.Type), pinned: m.Pinned}
+		channel: t.intern(m.Channel), author: t.intern(m.AuthorID), typ: t.intern(m.Type), state: t.intern(m.State),
+		pinned: m.Pinned}
 }
 
 // SetMeta updates the filterable fields of an indexed id (its type or pin changed).

@@ -153,7 +153,7 @@ func TestUpsertRefuses(t *testing.T) {
 func TestFilterBeforeTopK(t *testing.T) {
 	const dims = 64
 	target := vecindex.Meta{OriginGuild: "gA", Channel: "c1", CreatedAt: 2000, Type: "decision", Pinned: true, Importance: 0.9, Tags: []string{"garden"}}
-	crowd := vecindex.Meta{OriginGuild: "gB", Channel: "c2", CreatedAt: 1000, Type: "fact", Importance: 0.5}
+	crowd := vecindex.Meta{OriginGuild: "gB", Channel: "c2", CreatedAt: 1000, Type: "fact", Importance: 0.5, State: "archived"}
 	cases := []struct {
 		name   string
 		filter vecindex.Filter
@@ -165,6 +165,7 @@ func TestFilterBeforeTopK(t *testing.T) {
 		{"ImportanceMin", vecindex.Filter{ImportanceMin: 0.8}},
 		{"Tags", vecindex.Filter{Tags: []string{"garden"}}},
 		{"Channels", vecindex.Filter{RestrictChannels: true, Channels: map[string]bool{"c1": true}}},
+		{"HiddenStates", vecindex.Filter{HiddenStates: []string{"superseded", "archived"}}},
 	}
 	for _, size := range []int{100, 6000} {
 		rng := rand.New(rand.NewPCG(1, 2))

@@ -36,6 +36,8 @@ type Store struct {
 
 	// Memories are the memories with their history.
 	Memories *ltm.Memories
+	// Review keeps memory current: lifecycle states and the review queue.
+	Review *ltm.Review
 	// Recall finds memories for a query: the service's, whose keyword leg falls back on
 	// the database's own indexes (keywordfallback.go).
 	Recall *ltm.Recall
@@ -180,6 +182,7 @@ func newStore(p *pgxpool.Pool) *Store {
 	return &Store{
 		db:            d,
 		Memories:      d.core.Memories,
+		Review:        d.core.Review,
 		Recall:        d.core.Recall,
 		Jobs:          d.core.Jobs,
 		Transcripts:   d.core.Transcripts,

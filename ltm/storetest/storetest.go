@@ -106,6 +106,7 @@ type RawAccess interface {
 // reaches jobs).
 type Stores struct {
 	Memories      MemoryStore
+	Review        LifecycleStore
 	Recall        Recaller
 	Jobs          JobQueue
 	Transcripts   TranscriptStore
@@ -247,6 +248,9 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("RefersToRecall", func(t *testing.T) { testRefersToRecall(t, opener) })
 	t.Run("RefersToBackfill", func(t *testing.T) { testRefersToBackfill(t, opener) })
 	t.Run("TimingList", func(t *testing.T) { testTimingList(t, opener) })
+	t.Run("Lifecycle", func(t *testing.T) { testLifecycle(t, opener) })
+	t.Run("LifecycleVisibility", func(t *testing.T) { testLifecycleVisibility(t, opener) })
+	t.Run("PipelineReplace", func(t *testing.T) { testPipelineReplace(t, opener) })
 	t.Run("WordCompany", func(t *testing.T) { testWordCompany(t, opener) })
 	t.Run("WordCompanyBackfill", func(t *testing.T) { testWordCompanyBackfill(t, opener) })
 	t.Run("NoEmbeddingInWrite", func(t *testing.T) { testNoEmbeddingInWrite(t, opener) })
