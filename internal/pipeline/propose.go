@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/similar"
 )
 
 // factBatch is what every fact of one extraction batch is proposed in: the job's run,
@@ -73,7 +74,7 @@ func (p *worker) propose(ctx context.Context, in factToPropose) (memory.Proposal
 	prop.Memory.Content = d.Content
 	if d.Action.Writes() {
 		for _, c := range cands {
-			if c.ID != d.TargetID && Contradicts(d.Content, c.Content) {
+			if c.ID != d.TargetID && similar.Contradicts(d.Content, c.Content) {
 				prop.Contradicts = append(prop.Contradicts, c.ID)
 			}
 		}

@@ -1,4 +1,4 @@
-package pipeline
+package similar
 
 import (
 	"slices"
@@ -6,11 +6,12 @@ import (
 	"unicode"
 )
 
-// Contradiction detection is a cheap, deliberately simple screen (SPEC §4): two statements
-// that share at least two content words and differ by a negation ("Alice likes jazz" /
-// "Alice doesn't like jazz") or by an antonym pair ("the raid is on Friday mornings" / "the
-// raid is on Friday evenings") are flagged for a person to review. It never blocks a write;
-// the cost of a false flag is one history row.
+// Contradiction detection is a cheap, deliberately simple screen that the pipeline runs
+// (SPEC §4): two statements that share at least two content words and differ by a negation
+// ("Alice likes jazz" / "Alice doesn't like jazz") or by an antonym pair ("the raid is on
+// Friday mornings" / "the raid is on Friday evenings") are flagged for a person to review.
+// It never blocks a write; the cost of a false flag is one history row. Its negations and
+// antonym pairs are also the near-duplicate check's guards (Compare): the one list of them.
 
 // minSharedTokens is how many content words two statements must share before a negation or
 // antonym between them counts as a contradiction rather than two unrelated statements.
@@ -97,20 +98,24 @@ func Contradicts(a, b string) bool {
 			shared++
 		}
 	}
-	if shared < minSharedTokens {
-		return false
-	}
+	return shared >= minSharedTokens && opposed(ta, tb) != ""
+}
+
+// opposed says how statements read as ta and tb flip each other, "" when they do not: a
+// negation in one but not the other (ApartNegation), or a word in one whose antonym is in
+// the other (ApartAntonym).
+func opposed(ta, tb tokenSet) Apart {
 	if ta.negated != tb.negated {
-		return true
+		return ApartNegation
 	}
 	for w := range ta.all {
 		for _, opp := range antonymOf[w] {
 			if tb.all[opp] && !ta.all[opp] && !tb.all[w] {
-				return true
+				return ApartAntonym
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 type tokenSet struct {
