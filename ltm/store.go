@@ -117,7 +117,11 @@ type db struct {
 }
 
 // Memories are the memories with their history. See Store.Memories.
-type Memories struct{ db *db }
+type Memories struct {
+	db *db
+	// recall finds the candidates of the near-duplicate check (Similar).
+	recall *Recall
+}
 
 // Review keeps memory current. See Store.Review.
 type Review struct{ db *db }
@@ -193,7 +197,7 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	d.recall.init(d, recall.FlushAccess)
 	return &Store{
 		db:            d,
-		Memories:      &Memories{d},
+		Memories:      &Memories{db: d, recall: recall},
 		Review:        &Review{d},
 		Recall:        recall,
 		Facts:         &Facts{d},

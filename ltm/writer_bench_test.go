@@ -53,3 +53,40 @@ func reportWriteRates(b *testing.B, memories int, cpu time.Duration) {
 	b.ReportMetric(float64(memories)/b.Elapsed().Seconds(), "memories/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(memories), "cpu-µs/memory")
 }
+
+// BenchmarkSimilarWrite times what the near-duplicate check adds to a write a member makes
+// (a tool's or a command's save) over the same 10k-memory guild as BenchmarkWrite: the plain
+// Remember, Similar alone (recall's keyword and vector legs with matches only, then the
+// word comparison of its candidates), and Similar followed by Remember as the write paths
+// run them.
+//
+//	go test -run XXX -bench 'SimilarWrite' -benchtime 3s ./ltm
+func BenchmarkSimilarWrite(b *testing.B) {
+	c, s := benchStore(b, 10_000)
+	s.MaxServerMemories = -1
+	b.Run("remember", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Memories.Remember(ctx, c.newMemory(), "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("similar", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := s.Memories.Similar(ctx, benchOwner, c.newMemory().Content); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("similar+remember", func(b *testing.B) {
+		for b.Loop() {
+			m := c.newMemory()
+			if _, err := s.Memories.Similar(ctx, benchOwner, m.Content); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Memories.Remember(ctx, m, "bench"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

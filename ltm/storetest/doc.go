@@ -10,6 +10,8 @@
 //     forget, recover and history, and absent from list, search and scope history;
 //   - per-scope dedup, and the writer-visibility rule of RememberAs, ModifyAs and RecoverAs
 //     (a duplicate the writer cannot see neither absorbs the write nor blocks it);
+//   - near-duplicates (Similar, SimilarAs): a paraphrase finds the memory it repeats, a
+//     near miss finds none, and a writer in a place finds only what they may see there;
 //   - versions and if_version conflicts (ECONFLICT);
 //   - soft delete and recover within the recover window, EEXPIRED after it;
 //   - history rows for every mutation, with actor, reason, version and the store's time;

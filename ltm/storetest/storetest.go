@@ -12,7 +12,8 @@ import (
 )
 
 // MemoryStore is the memories aggregate with its history: writes deduplicated per scope,
-// versioned edits, soft delete and recover, and the audit trail of every mutation.
+// versioned edits, soft delete and recover, the audit trail of every mutation, and the
+// near-duplicates of a content among what a writer may see.
 type MemoryStore interface {
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
@@ -27,6 +28,8 @@ type MemoryStore interface {
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
 	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+	Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error)
+	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 }
 
 // Recaller finds memories by their words inside the scopes a query names. The suite only
@@ -210,6 +213,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("ScopeIsolation", func(t *testing.T) { testScopeIsolation(t, opener) })
 	t.Run("Dedup", func(t *testing.T) { testDedup(t, opener) })
 	t.Run("WriterVisibility", func(t *testing.T) { testWriterVisibility(t, opener) })
+	t.Run("Similar", func(t *testing.T) { testSimilar(t, opener) })
 	t.Run("Versions", func(t *testing.T) { testVersions(t, opener) })
 	t.Run("SoftDeleteAndRecover", func(t *testing.T) { testSoftDelete(t, opener) })
 	t.Run("History", func(t *testing.T) { testHistory(t, opener) })
