@@ -119,6 +119,7 @@ type storeMemories interface {
 	bot.Memories
 	chat.Memories
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
+	Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error)
 	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
 }

@@ -46,7 +46,9 @@ const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) 
   search   QUERY [--limit N] [--type T] [--tag a,b] [--since D] [--until D] [--pinned]
            [--author ID] [--min-score X] [--include superseded,archived] [--explain]
                                 D: 2025-06-01, RFC 3339, or an age (7d, 2w, 12h)
-  add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned]
+  add      TEXT [--type T] [--tags a,b] [--importance X] [--pinned] [--force]
+                                saves nothing and prints "similar to #N" when a memory of the
+                                scope says the same in other words; --force saves it anyway
   forget   ID... | --query Q [--confirm TOKEN]
   recover  ID
   history  ID
@@ -193,6 +195,7 @@ func memAdd(ctx context.Context, app *App, store *backend, args []string) error 
 	tags := fs.String("tags", "", "comma-separated tags")
 	importance := fs.Float64("importance", memory.DefaultImportance, "0 to 1")
 	pinned := fs.Bool("pinned", false, "pin (always in context, never decays)")
+	force := fs.Bool("force", false, "save it even when it says again what a memory of the scope says")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -209,6 +212,19 @@ func memAdd(ctx context.Context, app *App, store *backend, args []string) error 
 	if *tags != "" {
 		m.Tags = strings.Split(*tags, ",")
 	}
+	if !*force {
+		near, err := nearDuplicate(ctx, store, owner, m.Content)
+		if err != nil {
+			return err
+		}
+		if near != nil {
+			if sf.asJSON {
+				return writeJSON(app.Stdout, map[string]any{"created": false, "similar_to": near.ID, "memory": near})
+			}
+			fmt.Fprintf(app.Stdout, "similar to #%d: %s\nnothing saved; --force saves it anyway\n", near.ID, oneLine(near.Content))
+			return nil
+		}
+	}
 	res, err := store.Memories.Remember(ctx, m, memory.ActorCLI)
 	if err != nil {
 		return err
@@ -222,6 +238,17 @@ func memAdd(ctx context.Context, app *App, store *backend, args []string) error 
 		fmt.Fprintf(app.Stdout, "already remembered as #%d\n", res.Memory.ID)
 	}
 	return nil
+}
+
+// nearDuplicate returns the memory of owner's scope that content says again in other words,
+// nil when there is none or when it is the same content (the write itself answers that one:
+// "already remembered").
+func nearDuplicate(ctx context.Context, store *backend, owner memory.Owner, content string) (*memory.Memory, error) {
+	near, err := store.Memories.Similar(ctx, owner, content)
+	if err != nil || near == nil || near.Hash == memory.Hash(content) {
+		return nil, err
+	}
+	return near, nil
 }
 
 func memForget(ctx context.Context, app *App, store *backend, args []string) error {
