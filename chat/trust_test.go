@@ -49,6 +49,11 @@ func (c *countingStore) RememberAs(ctx context.Context, w memory.WriteContext, m
 	return c.Store.Memories.RememberAs(ctx, w, m, actor, ev...)
 }
 
+func (c *countingStore) SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
+	c.count("SimilarAs")
+	return c.Store.Memories.SimilarAs(ctx, w, owner, content)
+}
+
 func (c *countingStore) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
 	c.count("Get")
 	return c.Store.Memories.Get(ctx, owner, id)

@@ -43,7 +43,9 @@
 //
 // create_long_term_memory deduplicates only against memories the speaker can see here
 // (memory.WriteContext): content that only someone else holds is saved as a new memory with
-// the same result and notice as any fresh save, so a write reveals nothing hidden.
+// the same result and notice as any fresh save, so a write reveals nothing hidden. Content
+// that a memory the speaker can see says in other words (memory/similar) is not saved: the
+// result names that memory ("similar_to") so the model can say so or update it.
 //
 // search_memories reads what the turn's context may show: the guild's server memory and
 // the privacy-filtered personal memories of the participants.
@@ -58,6 +60,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -72,6 +75,7 @@ import (
 // of the speaker in their place; the store's Memories satisfy it.
 type MemoryWriter interface {
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
+	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
@@ -302,8 +306,11 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 	if m.Scope == memory.ScopePersonal && m.UserID != tb.conv.Speaker.UserID {
 		evidence = append(evidence, memory.MessageRef{MessageID: tb.conv.MessageID, AuthorID: tb.conv.Speaker.UserID})
 	}
-	// Deduplicated only against what the speaker can see here: whether someone else holds
-	// the same fact must not change the result (SPEC §2).
+	// Deduplicated only against what the speaker can see here, exact or in other words:
+	// whether someone else holds the same fact must not change the result (SPEC §2).
+	if near, err := tb.nearDuplicate(ctx, m); near != nil || err != nil {
+		return near, err
+	}
 	res, err := tb.memories.RememberAs(ctx, tb.conv.writeContext(), m, memory.ModelActor(tb.conv.Speaker.UserID), evidence...)
 	if err != nil {
 		return nil, err
@@ -323,6 +330,23 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 		Content: saved.Content, UserID: saved.UserID, Version: saved.Version})
 	tb.log.InfoContext(ctx, "memory saved by model", slog.Int64("memory_id", saved.ID), slog.String("scope", string(saved.Scope)))
 	return out, nil
+}
+
+// nearDuplicate is the result of a create_long_term_memory whose content a memory the
+// speaker can see here already says in other words (memory/similar): nothing is saved and
+// the model is told which memory holds it. nil when there is none, or when it holds the very
+// same content, which the write itself answers as already known.
+func (tb *Toolbox) nearDuplicate(ctx context.Context, m memory.Memory) (map[string]any, error) {
+	near, err := tb.memories.SimilarAs(ctx, tb.conv.writeContext(), m.Owner(), m.Content)
+	if err != nil || near == nil || near.Hash == memory.Hash(m.Content) {
+		return nil, err
+	}
+	tb.conv.QuoteMemories(near) // the next round's prompt quotes it
+	tb.log.InfoContext(ctx, "memory similar to one known", slog.Int64("memory_id", near.ID), slog.String("scope", string(near.Scope)))
+	return map[string]any{"ok": true, "saved": false, "similar_to": near.ID, "scope": string(near.Scope),
+		"similar_content": near.Content,
+		"note": fmt.Sprintf("Nothing was saved: memory #%d already says this in other words. Tell the user it is already remembered as #%d. "+
+			"If the new wording adds or corrects something, change #%d with update_long_term_memory instead.", near.ID, near.ID, near.ID)}, nil
 }
 
 // privacyRefusal is the error for a personal write the target's privacy level forbids.
