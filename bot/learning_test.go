@@ -29,7 +29,7 @@ func TestLearningControls(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		engine, err := chat.New(chat.Config{}, chat.Deps{Memories: store.Memories, Recall: store.Recall, Transcript: store.Transcripts,
+		engine, err := chat.New(chat.Config{}, chat.Deps{Memories: store.Memories, Duplicates: store.Duplicates, Recall: store.Recall, Transcript: store.Transcripts,
 			Settings: store.Settings, ShortTerm: cfg.STM, Model: model})
 		if err != nil {
 			t.Fatal(err)

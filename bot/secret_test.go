@@ -53,7 +53,7 @@ func TestDebugLogHoldsNoMessageContent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Memories: store.Memories, Recall: store.Recall, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: cfg.STM, Model: model})
+		engine, err := chat.New(chat.Config{Logger: log}, chat.Deps{Memories: store.Memories, Duplicates: store.Duplicates, Recall: store.Recall, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: cfg.STM, Model: model})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func benchmarkTurn(b *testing.B, memories int) {
 	}
 	model := &timedModel{ChatModel: client}
 	timed := &timedStore{Store: store}
-	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Memories: store.Memories, Recall: timed, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: short, Model: model})
+	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Memories: store.Memories, Duplicates: store.Duplicates, Recall: timed, Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: short, Model: model})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func withLimits(t *testing.T, e *env, cfg chat.Config, dailyCalls int) {
 	if dailyCalls > 0 {
 		cfg.DailyBudget = chat.NewDailyBudget(dailyCalls, e.store.Budgets, e.clock.Now)
 	}
-	engine, err := chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts,
+	engine, err := chat.New(cfg, chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts,
 		Settings: e.store.Settings, ShortTerm: e.short, Model: e.model})
 	if err != nil {
 		t.Fatal(err)

@@ -63,7 +63,7 @@ func newEnv(t testing.TB, cfg chat.Config) *env {
 		}
 	})
 	cfg.Now = e.clock.Now
-	if e.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}); err != nil {
+	if e.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -748,7 +748,7 @@ func TestIgnoredEmptyMessage(t *testing.T) {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	e := newEnv(t, chat.Config{})
-	deps := chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}
+	deps := chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model}
 	for name, cfg := range map[string]chat.Config{
 		"ErrNoRoomForPrompt": {ContextWindow: 1000, MaxOutputTokens: 1000},
 		"ErrNegative":        {TurnsPerMinute: -1},
@@ -759,7 +759,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := chat.New(chat.Config{}, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short}); err == nil {
+	if _, err := chat.New(chat.Config{}, chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short}); err == nil {
 		t.Fatal("New succeeded without a model")
 	}
 }

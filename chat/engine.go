@@ -101,46 +101,6 @@ const (
 	doneText       = "Done."
 )
 
-// ChatModel completes chat requests with tools; *llm.Client satisfies it.
-type ChatModel interface {
-	Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
-}
-
-// Memories is the part of long-term memory a turn reads and changes: what the tools write
-// and the pinned memories every prompt carries. The store's Memories satisfy it.
-type Memories interface {
-	tools.MemoryWriter
-	List(ctx context.Context, owner memory.Owner, opt memory.ListOptions) ([]*memory.Memory, int, error)
-	PinnedVersion(ctx context.Context, owner memory.Owner) (int64, error)
-}
-
-// Recaller finds the memories relevant to a turn; the store's Recall satisfies it.
-type Recaller interface {
-	Search(ctx context.Context, q memory.SearchQuery) ([]memory.SearchResult, error)
-}
-
-// Transcript is the stored conversation: a turn appends its words and reads the recent
-// past of its channel. The store's Transcripts satisfy it.
-type Transcript interface {
-	AppendTurn(ctx context.Context, t memory.Turn) (int64, error)
-	RecentTurns(ctx context.Context, guildID, channelID, userID string, limit int) ([]memory.Turn, error)
-}
-
-// Settings are the members' and guild's choices a turn honours; the store's Settings
-// satisfy it.
-type Settings interface {
-	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
-	UsersSettings(ctx context.Context, ids []string) (map[string]memory.UserSettings, error)
-	GuildSettings(ctx context.Context, guildID string) (memory.GuildSettings, error)
-}
-
-// ShortTerm is the part of the short-term store a turn uses; *stm.Store satisfies it.
-type ShortTerm interface {
-	tools.ShortTerm
-	Append(key stm.Key, msg stm.Message) error
-	Context(key stm.Key) stm.View
-}
-
 // Config tunes an Engine. Zero values mean the documented defaults.
 type Config struct {
 	// ContextWindow and MaxOutputTokens give the prompt budget,
@@ -186,28 +146,6 @@ type Config struct {
 	// Logger receives one line per turn with ids and counts, never message content at
 	// info level. Nil discards.
 	Logger *slog.Logger
-}
-
-// TurnHook is told about each user turn once it is durably in the transcript, so
-// background work (the memory pipeline's extraction, SPEC §4) can be scheduled from it.
-// highSignal is true when the intent gate fired or the message carries decision or
-// preference language (intent.HighSignal). (*pipeline.Pipeline).OnTurn has this shape;
-// a func type keeps chat from depending on the pipeline.
-type TurnHook func(ctx context.Context, t memory.Turn, highSignal bool) error
-
-// Deps are the parts an Engine works with.
-type Deps struct {
-	Memories   Memories
-	Recall     Recaller
-	Transcript Transcript
-	Settings   Settings
-	ShortTerm  ShortTerm
-	Model      ChatModel
-	// OnTurn, when set, is called after each user turn is stored and before the model is
-	// asked anything. Its failure is logged and never fails the turn: the words are
-	// already saved, and the pipeline's sweep schedules channels whose hook was missed.
-	// Turns that are not stored (privacy full, rate limited, empty) do not call it.
-	OnTurn TurnHook
 }
 
 // Request is one incoming message.
@@ -314,6 +252,7 @@ type Usage struct {
 type Engine struct {
 	cfg        Config
 	memories   Memories
+	duplicates tools.Duplicates
 	recaller   Recaller
 	transcript Transcript
 	settings   Settings
@@ -330,7 +269,7 @@ type Engine struct {
 // New validates cfg, fills in defaults and returns an engine.
 func New(cfg Config, deps Deps) (*Engine, error) {
 	switch {
-	case deps.Memories == nil || deps.Recall == nil || deps.Transcript == nil || deps.Settings == nil:
+	case deps.Memories == nil || deps.Duplicates == nil || deps.Recall == nil || deps.Transcript == nil || deps.Settings == nil:
 		return nil, errors.New("couldn't create chat engine: no store")
 	case deps.ShortTerm == nil:
 		return nil, errors.New("couldn't create chat engine: no short-term memory")
@@ -375,6 +314,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 	return &Engine{
 		cfg:        cfg,
 		memories:   deps.Memories,
+		duplicates: deps.Duplicates,
 		recaller:   deps.Recall,
 		transcript: deps.Transcript,
 		settings:   deps.Settings,
@@ -448,7 +388,7 @@ func (e *Engine) Turn(ctx context.Context, req Request) (Reply, error) {
 		DroppedMemories: tc.built.DroppedMemories, MemoryIDs: tc.built.MemoryIDs}}
 
 	// 5. Tool loop.
-	tb := tools.New(tc.conv, e.memories, e.recaller, e.short, log)
+	tb := tools.New(tc.conv, e.memories, e.duplicates, e.recaller, e.short, log)
 	res, runErr := tools.Run(ctx, e.model, openai.ChatCompletionRequest{Messages: tc.built.Messages, MaxTokens: e.cfg.MaxOutputTokens}, tb, e.cfg.MaxToolRounds)
 	reply.Notices = tb.Notices()
 	e.invalidateAfter(reply.Notices, req.GuildID)

@@ -74,7 +74,7 @@ func TestTurnRedactsCredentials(t *testing.T) {
 	logs := &syncBuffer{}
 	var hooked []memory.Turn
 	engine, err := chat.New(chat.Config{Now: e.clock.Now, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn memory.Turn, _ bool) error {
+		chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: func(_ context.Context, turn memory.Turn, _ bool) error {
 			hooked = append(hooked, turn)
 			return nil
 		}})

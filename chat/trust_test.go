@@ -51,7 +51,7 @@ func (c *countingStore) RememberAs(ctx context.Context, w memory.WriteContext, m
 
 func (c *countingStore) SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
 	c.count("SimilarAs")
-	return c.Store.Memories.SimilarAs(ctx, w, owner, content)
+	return c.Store.Duplicates.SimilarAs(ctx, w, owner, content)
 }
 
 func (c *countingStore) Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error) {
@@ -118,7 +118,7 @@ func (c *countingStore) GuildSettings(ctx context.Context, guildID string) (memo
 func countingEnv(t *testing.T) (*env, *countingStore) {
 	e := newEnv(t, chat.Config{})
 	cs := &countingStore{Store: e.store, calls: map[string]int{}}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: cs, Recall: cs, Transcript: cs, Settings: cs, ShortTerm: e.short, Model: e.model})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: cs, Duplicates: cs, Recall: cs, Transcript: cs, Settings: cs, ShortTerm: e.short, Model: e.model})
 	if err != nil {
 		t.Fatal(err)
 	}

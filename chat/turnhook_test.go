@@ -57,7 +57,7 @@ func newHooked(t *testing.T, e *env, cfg chat.Config) *hooked {
 	cfg.Now = e.clock.Now
 	cfg.Logger = slog.New(slog.NewTextHandler(h.logs, nil))
 	var err error
-	if h.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
+	if h.engine, err = chat.New(cfg, chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: hook}); err != nil {
 		t.Fatal(err)
 	}
 	return h
@@ -205,7 +205,7 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: e.store.Memories, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
+	engine, err := chat.New(chat.Config{Now: e.clock.Now}, chat.Deps{Memories: e.store.Memories, Duplicates: e.store.Duplicates, Recall: e.store.Recall, Transcript: e.store.Transcripts, Settings: e.store.Settings, ShortTerm: e.short, Model: e.model, OnTurn: p.OnTurn})
 	if err != nil {
 		t.Fatal(err)
 	}

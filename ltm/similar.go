@@ -18,7 +18,7 @@ const similarCandidates = 10
 // identical memory is a near-duplicate too, the closest one; the write path's hash dedup
 // answers for it. Content is checked as a write checks it (empty, too long, a secret), so
 // what a write would refuse is never searched for.
-func (s *Memories) Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error) {
+func (s *Duplicates) Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error) {
 	return s.similar(ctx, nil, owner, content)
 }
 
@@ -26,11 +26,11 @@ func (s *Memories) Similar(ctx context.Context, owner memory.Owner, content stri
 // (WriteContext.CanSee) are candidates, and the search itself is limited to them (the
 // scope, the origin guild, the author and the channels in its SQL), so that the answer
 // never depends on a memory the writer may not see (SPEC §2).
-func (s *Memories) SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
+func (s *Duplicates) SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
 	return s.similar(ctx, &w, owner, content)
 }
 
-func (s *Memories) similar(ctx context.Context, w *memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
+func (s *Duplicates) similar(ctx context.Context, w *memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}

@@ -36,6 +36,9 @@ type Store struct {
 	// Memories are the memories themselves with their history: write, read, forget,
 	// recover and revert, for a person or on someone's behalf.
 	Memories *Memories
+	// Duplicates find the memory a content says again in other words (near-duplicates),
+	// among what a writer may see.
+	Duplicates *Duplicates
 	// Recall finds memories for a query and keeps their embeddings and access counts.
 	Recall *Recall
 	// Facts applies the background pipeline's decisions.
@@ -117,9 +120,12 @@ type db struct {
 }
 
 // Memories are the memories with their history. See Store.Memories.
-type Memories struct {
+type Memories struct{ db *db }
+
+// Duplicates find the memory a content says again in other words. See Store.Duplicates.
+type Duplicates struct {
 	db *db
-	// recall finds the candidates of the near-duplicate check (Similar).
+	// recall finds the candidates the near-duplicate check judges.
 	recall *Recall
 }
 
@@ -197,8 +203,9 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	d.recall.init(d, recall.FlushAccess)
 	return &Store{
 		db:            d,
-		Memories:      &Memories{db: d, recall: recall},
+		Memories:      &Memories{d},
 		Review:        &Review{d},
+		Duplicates:    &Duplicates{db: d, recall: recall},
 		Recall:        recall,
 		Facts:         &Facts{d},
 		Jobs:          &Jobs{d},

@@ -73,7 +73,7 @@ func BenchmarkSimilarWrite(b *testing.B) {
 	})
 	b.Run("similar", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.Memories.Similar(ctx, benchOwner, c.newMemory().Content); err != nil {
+			if _, err := s.Duplicates.Similar(ctx, benchOwner, c.newMemory().Content); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -81,7 +81,7 @@ func BenchmarkSimilarWrite(b *testing.B) {
 	b.Run("similar+remember", func(b *testing.B) {
 		for b.Loop() {
 			m := c.newMemory()
-			if _, err := s.Memories.Similar(ctx, benchOwner, m.Content); err != nil {
+			if _, err := s.Duplicates.Similar(ctx, benchOwner, m.Content); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := s.Memories.Remember(ctx, m, "bench"); err != nil {

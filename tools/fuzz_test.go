@@ -55,7 +55,7 @@ func FuzzToolArguments(f *testing.F) {
 		if which&0x80 != 0 {
 			conv = dmConv()
 		}
-		tb := tools.New(conv, store.Memories, store.Recall, short, nil)
+		tb := tools.New(conv, store.Memories, store.Duplicates, store.Recall, short, nil)
 		r, err := call(t, tb, name, args)
 		if code := memory.ErrorCode(err); err != nil && code == memory.EINTERNAL {
 			t.Fatalf("%s(%q) failed inside: %v", name, args, err)

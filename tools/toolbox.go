@@ -75,10 +75,15 @@ import (
 // of the speaker in their place; the store's Memories satisfy it.
 type MemoryWriter interface {
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
-	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 	Get(ctx context.Context, owner memory.Owner, id int64) (*memory.Memory, error)
 	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
+}
+
+// Duplicates find the memory a content says again in other words among those a writer may
+// see; the store's Duplicates satisfy it.
+type Duplicates interface {
+	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 }
 
 // Recaller finds the memories that match a query; the store's Recall satisfies it.
@@ -107,6 +112,7 @@ const (
 type Toolbox struct {
 	conv     Conversation
 	memories MemoryWriter
+	dups     Duplicates
 	recall   Recaller
 	short    ShortTerm
 	log      *slog.Logger
@@ -118,11 +124,11 @@ type Toolbox struct {
 // New returns the toolbox for one turn of conv. short may be nil, in which case the
 // short-term memory tool is never offered. log is the turn's logger, which already carries
 // the turn's ids (guild_id, channel_id, user_id, message_id); a nil log discards.
-func New(conv Conversation, memories MemoryWriter, recall Recaller, short ShortTerm, log *slog.Logger) *Toolbox {
+func New(conv Conversation, memories MemoryWriter, dups Duplicates, recall Recaller, short ShortTerm, log *slog.Logger) *Toolbox {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Toolbox{conv: conv, memories: memories, recall: recall, short: short, log: log}
+	return &Toolbox{conv: conv, memories: memories, dups: dups, recall: recall, short: short, log: log}
 }
 
 // Names lists the tools offered in this turn, in the order they are offered.
@@ -337,7 +343,7 @@ func (tb *Toolbox) create(ctx context.Context, raw string) (any, error) {
 // the model is told which memory holds it. nil when there is none, or when it holds the very
 // same content, which the write itself answers as already known.
 func (tb *Toolbox) nearDuplicate(ctx context.Context, m memory.Memory) (map[string]any, error) {
-	near, err := tb.memories.SimilarAs(ctx, tb.conv.writeContext(), m.Owner(), m.Content)
+	near, err := tb.dups.SimilarAs(ctx, tb.conv.writeContext(), m.Owner(), m.Content)
 	if err != nil || near == nil || near.Hash == memory.Hash(m.Content) {
 		return nil, err
 	}

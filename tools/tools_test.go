@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) box(conv tools.Conversation) *tools.Toolbox {
-	return tools.New(conv, f.store.Memories, f.store.Recall, f.short, nil)
+	return tools.New(conv, f.store.Memories, f.store.Duplicates, f.store.Recall, f.short, nil)
 }
 
 // result decodes a tool result.

@@ -18,6 +18,7 @@ import (
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/graph"
 	"github.com/kioku-bot/kioku/memory/maintenance"
+	"github.com/kioku-bot/kioku/tools"
 )
 
 // The kinds of store a backend can be.
@@ -35,6 +36,7 @@ type backend struct {
 
 	Memories      storeMemories
 	Review        *ltm.Review
+	Duplicates    storeDuplicates
 	Recall        storeRecall
 	Facts         storeFacts
 	Jobs          storeJobs
@@ -102,7 +104,7 @@ func (b *backend) sqliteOnly(command, instead string) (*ltm.Store, error) {
 func sqliteBackend(s *ltm.Store, where string) *backend {
 	return &backend{
 		kind: kindSQLite, where: where,
-		Memories: s.Memories, Review: s.Review, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
 		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,
@@ -119,9 +121,15 @@ type storeMemories interface {
 	bot.Memories
 	chat.Memories
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
-	Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error)
 	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+}
+
+// storeDuplicates find the memory a content says again in other words: the chat engine's
+// and the CLI's calls.
+type storeDuplicates interface {
+	tools.Duplicates
+	Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error)
 }
 
 // storeRecall finds memories and keeps their vectors.

@@ -29,7 +29,7 @@ func (app *App) openPostgres(ctx context.Context) (*backend, error) {
 func postgresBackend(s *postgres.Store, where string) *backend {
 	return &backend{
 		kind: kindPostgres, where: where,
-		Memories: s.Memories, Review: s.Review, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
 		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,

@@ -150,6 +150,7 @@ type departures interface {
 func chatDeps(store *backend, model chat.ChatModel, short *stm.Store, onTurn chat.TurnHook) chat.Deps {
 	return chat.Deps{
 		Memories:   store.Memories,
+		Duplicates: store.Duplicates,
 		Recall:     store.Recall,
 		Transcript: store.Transcripts,
 		Settings:   store.Settings,

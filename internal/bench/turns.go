@@ -47,7 +47,7 @@ func (r *run) turns(ctx context.Context, store *ltm.Store, rep *Report) error {
 		return err
 	}
 	recall := &timedRecall{Recall: store.Recall}
-	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Memories: store.Memories, Recall: recall,
+	engine, err := chat.New(chat.Config{TurnsPerMinute: 1 << 30}, chat.Deps{Memories: store.Memories, Duplicates: store.Duplicates, Recall: recall,
 		Transcript: store.Transcripts, Settings: store.Settings, ShortTerm: short, Model: instantModel{}})
 	if err != nil {
 		return err

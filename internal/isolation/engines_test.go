@@ -65,7 +65,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 					*ltm.Maintenance
 					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
-			chat: chat.Deps{Memories: s.Memories, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},
+			chat: chat.Deps{Memories: s.Memories, Duplicates: s.Duplicates, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},
 			db:   &oracle{DB: db},
 		}
 	case enginePostgres:
@@ -89,7 +89,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 					*ltm.Maintenance
 					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
-			chat: chat.Deps{Memories: s.Memories, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},
+			chat: chat.Deps{Memories: s.Memories, Duplicates: s.Duplicates, Recall: s.Recall, Transcript: s.Transcripts, Settings: s.Settings},
 			db:   &oracle{DB: db, pg: true},
 		}
 	}

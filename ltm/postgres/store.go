@@ -38,6 +38,8 @@ type Store struct {
 	Memories *ltm.Memories
 	// Review keeps memory current: lifecycle states and the review queue.
 	Review *ltm.Review
+	// Duplicates find the memory a content says again in other words.
+	Duplicates *ltm.Duplicates
 	// Recall finds memories for a query: the service's, whose keyword leg falls back on
 	// the database's own indexes (keywordfallback.go).
 	Recall *ltm.Recall
@@ -183,6 +185,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		db:            d,
 		Memories:      d.core.Memories,
 		Review:        d.core.Review,
+		Duplicates:    d.core.Duplicates,
 		Recall:        d.core.Recall,
 		Jobs:          d.core.Jobs,
 		Transcripts:   d.core.Transcripts,

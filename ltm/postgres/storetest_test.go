@@ -29,7 +29,7 @@ func TestPostgresStore(t *testing.T) {
 		// covers the embeddings table too.
 		s.Recall.SetEmbedder(spellingEmbed, "spelling")
 		return storetest.Stores{
-			Memories: s.Memories, Review: s.Review, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
+			Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Stages: &s.Stages,
 			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,

@@ -43,7 +43,7 @@ func TestPostgresNoModelCallInWriteTx(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := chat.New(chat.Config{}, chat.Deps{Memories: s.Memories, Recall: s.Recall, Transcript: s.Transcripts,
+	engine, err := chat.New(chat.Config{}, chat.Deps{Memories: s.Memories, Duplicates: s.Duplicates, Recall: s.Recall, Transcript: s.Transcripts,
 		Settings: s.Settings, ShortTerm: short, Model: model})
 	if err != nil {
 		t.Fatal(err)

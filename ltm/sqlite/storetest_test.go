@@ -32,7 +32,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 	clock := storetest.NewClock(storetest.Epoch)
 	s.Now = clock.Now
 	return storetest.Stores{
-		Memories: s.Memories, Review: s.Review, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
+		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Stages: &s.Stages,
 		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,

@@ -66,7 +66,7 @@
 //			clock := storetest.NewClock(storetest.Epoch)
 //			db.Now = clock.Now
 //			return storetest.Stores{
-//				Memories: db.Memories, Recall: db.Recall, Jobs: db.Jobs,
+//				Memories: db.Memories, Duplicates: db.Duplicates, Recall: db.Recall, Jobs: db.Jobs,
 //				Transcripts: db.Transcripts, Settings: db.Settings,
 //				Confirmations: db.Confirmations, ForgetMe: db.ForgetMe, Graph: db.Graph,
 //				Clock: clock, RecoverWindow: db.RecoverWindow, ConfirmTTL: db.ConfirmTTL,

@@ -44,67 +44,67 @@ func testSimilar(t *testing.T, open func(*testing.T) Stores) {
 		}
 	}
 	t.Run("VisibleParaphraseFound", func(t *testing.T) {
-		got, err := s.Memories.SimilarAs(ctx, bobInGeneral, g1, "Kenji has a peanut allergy")
+		got, err := s.Duplicates.SimilarAs(ctx, bobInGeneral, g1, "Kenji has a peanut allergy")
 		want(t, "Bob in #general", got, err, peanuts.ID)
-		got, err = s.Memories.Similar(ctx, g1, "Kenji has a peanut allergy")
+		got, err = s.Duplicates.Similar(ctx, g1, "Kenji has a peanut allergy")
 		want(t, "the whole scope", got, err, peanuts.ID)
 	})
 	t.Run("NearMissesAreNotSimilar", func(t *testing.T) {
 		for _, content := range []string{"Kenji is not allergic to peanuts", "Bob is allergic to peanuts",
 			"The raid starts at 9pm on Saturday", "The raid starts at 8pm on Friday"} {
-			got, err := s.Memories.Similar(ctx, g1, content)
+			got, err := s.Duplicates.Similar(ctx, g1, content)
 			want(t, content, got, err, 0)
 		}
 	})
 	t.Run("HiddenChannelIsNeverReturned", func(t *testing.T) {
-		got, err := s.Memories.SimilarAs(ctx, bobInGeneral, g1, "Friday's raid begins at 9pm")
+		got, err := s.Duplicates.SimilarAs(ctx, bobInGeneral, g1, "Friday's raid begins at 9pm")
 		want(t, "Bob in #general, the memory in #mods", got, err, 0)
 		inMods := memory.WriteContext{WriterID: bob, GuildID: "g1", ChannelID: "mods",
 			Audience: &memory.Audience{Channels: map[string]bool{"general": true, "mods": true}}}
-		got, err = s.Memories.SimilarAs(ctx, inMods, g1, "Friday's raid begins at 9pm")
+		got, err = s.Duplicates.SimilarAs(ctx, inMods, g1, "Friday's raid begins at 9pm")
 		want(t, "Bob in #mods", got, err, raid.ID)
 	})
 	t.Run("OtherServerIsNeverReturned", func(t *testing.T) {
-		got, err := s.Memories.SimilarAs(ctx, bobInGeneral, g1, "Movie night: Saturday, 8pm")
+		got, err := s.Duplicates.SimilarAs(ctx, bobInGeneral, g1, "Movie night: Saturday, 8pm")
 		want(t, "g1's scope", got, err, 0)
-		got, err = s.Memories.SimilarAs(ctx, bobInGeneral, g2, "Movie night: Saturday, 8pm")
+		got, err = s.Duplicates.SimilarAs(ctx, bobInGeneral, g2, "Movie night: Saturday, 8pm")
 		want(t, "g2's scope from a place in g1", got, err, 0)
 		inLobby := memory.WriteContext{WriterID: carol, GuildID: "g2", ChannelID: "lobby"}
-		got, err = s.Memories.SimilarAs(ctx, inLobby, g2, "Movie night: Saturday, 8pm")
+		got, err = s.Duplicates.SimilarAs(ctx, inLobby, g2, "Movie night: Saturday, 8pm")
 		want(t, "a writer in g2", got, err, movie.ID)
 	})
 	t.Run("OtherMembersPersonalIsNeverReturned", func(t *testing.T) {
 		const paraphrase = "Alice really prefers green tea in the morning"
-		got, err := s.Memories.SimilarAs(ctx, bobInGeneral, aliceOwner, paraphrase)
+		got, err := s.Duplicates.SimilarAs(ctx, bobInGeneral, aliceOwner, paraphrase)
 		want(t, "Bob about Alice", got, err, 0)
 		aliceInDM := memory.WriteContext{WriterID: alice, ChannelID: "dm-alice"}
-		got, err = s.Memories.SimilarAs(ctx, aliceInDM, aliceOwner, paraphrase)
+		got, err = s.Duplicates.SimilarAs(ctx, aliceInDM, aliceOwner, paraphrase)
 		want(t, "Alice in her DM", got, err, tea.ID)
 		aliceInGuild := memory.WriteContext{WriterID: alice, GuildID: "g1", ChannelID: "general", Audience: inGeneral}
-		got, err = s.Memories.SimilarAs(ctx, aliceInGuild, aliceOwner, paraphrase)
+		got, err = s.Duplicates.SimilarAs(ctx, aliceInGuild, aliceOwner, paraphrase)
 		want(t, "Alice in g1, her DM memory without cross-server use", got, err, 0)
 		if err := s.Settings.SetCrossServer(ctx, alice, true); err != nil {
 			t.Fatal(err)
 		}
-		got, err = s.Memories.SimilarAs(ctx, aliceInGuild, aliceOwner, paraphrase)
+		got, err = s.Duplicates.SimilarAs(ctx, aliceInGuild, aliceOwner, paraphrase)
 		want(t, "Alice in g1 with cross-server use", got, err, tea.ID)
 	})
 	t.Run("WhatTheWriterAuthoredIsReturned", func(t *testing.T) {
-		got, err := s.Memories.SimilarAs(ctx, bobInGeneral, aliceOwner, "Alice plays violin")
+		got, err := s.Duplicates.SimilarAs(ctx, bobInGeneral, aliceOwner, "Alice plays violin")
 		want(t, "Bob, who saved it", got, err, violin.ID)
 		carolInGeneral := memory.WriteContext{WriterID: carol, GuildID: "g1", ChannelID: "general", Audience: inGeneral}
-		got, err = s.Memories.SimilarAs(ctx, carolInGeneral, aliceOwner, "Alice plays violin")
+		got, err = s.Duplicates.SimilarAs(ctx, carolInGeneral, aliceOwner, "Alice plays violin")
 		want(t, "Carol, who did not", got, err, 0)
 	})
 	t.Run("ForgottenIsNeverReturned", func(t *testing.T) {
 		mustForget(t, s, g1, peanuts.ID)
-		got, err := s.Memories.Similar(ctx, g1, "Kenji has a peanut allergy")
+		got, err := s.Duplicates.Similar(ctx, g1, "Kenji has a peanut allergy")
 		want(t, "after forgetting it", got, err, 0)
 	})
 	t.Run("BadContentIsRefused", func(t *testing.T) {
-		_, err := s.Memories.Similar(ctx, g1, "   ")
+		_, err := s.Duplicates.Similar(ctx, g1, "   ")
 		wantCode(t, err, memory.EINVALID)
-		_, err = s.Memories.SimilarAs(ctx, bobInGeneral, g1, "the bot token is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")
+		_, err = s.Duplicates.SimilarAs(ctx, bobInGeneral, g1, "the bot token is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD")
 		if err == nil {
 			t.Error("a secret was searched for, want it refused as a write refuses it")
 		}

@@ -12,8 +12,7 @@ import (
 )
 
 // MemoryStore is the memories aggregate with its history: writes deduplicated per scope,
-// versioned edits, soft delete and recover, the audit trail of every mutation, and the
-// near-duplicates of a content among what a writer may see.
+// versioned edits, soft delete and recover, and the audit trail of every mutation.
 type MemoryStore interface {
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
@@ -28,6 +27,11 @@ type MemoryStore interface {
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
 	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+}
+
+// DuplicateFinder finds the live memory a content says again in other words: in the whole
+// scope, or among what a writer may see where they are.
+type DuplicateFinder interface {
 	Similar(ctx context.Context, owner memory.Owner, content string) (*memory.Memory, error)
 	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 }
@@ -110,6 +114,7 @@ type RawAccess interface {
 type Stores struct {
 	Memories      MemoryStore
 	Review        LifecycleStore
+	Duplicates    DuplicateFinder
 	Recall        Recaller
 	Jobs          JobQueue
 	Transcripts   TranscriptStore
@@ -264,7 +269,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 func checkComplete(t *testing.T, s Stores) {
 	t.Helper()
 	missing := map[string]bool{
-		"Memories": s.Memories == nil, "Recall": s.Recall == nil, "Jobs": s.Jobs == nil,
+		"Memories": s.Memories == nil, "Duplicates": s.Duplicates == nil, "Recall": s.Recall == nil, "Jobs": s.Jobs == nil,
 		"Transcripts": s.Transcripts == nil, "Settings": s.Settings == nil,
 		"Confirmations": s.Confirmations == nil, "ForgetMe": s.ForgetMe == nil, "Clock": s.Clock == nil,
 		"RecoverWindow": s.RecoverWindow <= 0, "ConfirmTTL": s.ConfirmTTL <= 0,
