@@ -127,10 +127,16 @@ func countingEnv(t *testing.T) (*env, *countingStore) {
 }
 
 // Item 1 (dedup oracle): Ben asks the bot in a guild to remember a fact about Aiko that
-// Aiko already holds as a DM-origin personal memory, which Ben cannot see. His tool result
-// and notice are those of a fresh save (a new id), and the turn makes the same store and
-// model calls as a fresh save does.
+// Aiko already holds as a DM-origin personal memory, which Ben cannot see, word for word or
+// in other words. His tool result and notice are those of a fresh save (a new id), and the
+// turn makes the same store and model calls as a fresh save does.
 func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
+	for name, hiddenContent := range map[string]string{"Exact": "Aiko is allergic to peanuts", "Paraphrase": "Aiko has a peanut allergy"} {
+		t.Run(name, func(t *testing.T) { testHiddenDuplicate(t, hiddenContent) })
+	}
+}
+
+func testHiddenDuplicate(t *testing.T, hiddenContent string) {
 	const fact = "Aiko is allergic to peanuts"
 	type outcome struct {
 		result  map[string]any
@@ -145,7 +151,7 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 		e.selfTeaching("g1", true)
 		var hiddenID int64
 		if hidden {
-			hiddenID = e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", Content: fact,
+			hiddenID = e.remember(memory.Memory{Scope: memory.ScopePersonal, UserID: "111", Content: hiddenContent,
 				Provenance: memory.Provenance{AuthorID: "111"}}).ID
 		}
 		// Aiko spoke just now, so she takes part and Ben may save about her.
@@ -205,6 +211,9 @@ func TestHiddenDuplicateLooksLikeFreshSave(t *testing.T) {
 	}
 	if _, known := over.result["already_known"]; known {
 		t.Errorf("tool result says already known: %v", over.result)
+	}
+	if _, similar := over.result["similar_to"]; similar {
+		t.Errorf("tool result names a similar memory: %v", over.result)
 	}
 }
 
