@@ -198,7 +198,10 @@ func TestTurnHookSchedulesPipeline(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, chat.Config{})
 	p, err := pipeline.New(pipeline.Config{}, pipeline.Deps{Jobs: e.store.Jobs, Ledger: e.store.Jobs, Transcript: e.store.Transcripts, Facts: e.store.Facts,
-		Candidates: e.store.Recall, Settings: e.store.Settings, Housekeeping: struct {
+		Candidates: struct {
+			*ltm.Recall
+			*ltm.Graph
+		}{e.store.Recall, e.store.Graph}, Settings: e.store.Settings, Housekeeping: struct {
 			*ltm.Maintenance
 			*ltm.Guilds
 		}{e.store.Maintenance, e.store.Guilds}, Model: e.model, Quote: contextbuild.Quote, Now: func() time.Time { return e.store.Now() }})

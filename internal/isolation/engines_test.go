@@ -61,7 +61,10 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
-				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
+				Candidates: struct {
+					*ltm.Recall
+					*ltm.Graph
+				}{s.Recall, s.Graph}, Settings: s.Settings, Housekeeping: struct {
 					*ltm.Maintenance
 					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
@@ -85,7 +88,10 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
 			pipe: pipeline.Deps{Jobs: s.Jobs, Ledger: s.Jobs, Transcript: s.Transcripts, Facts: s.Facts,
-				Candidates: s.Recall, Settings: s.Settings, Housekeeping: struct {
+				Candidates: struct {
+					*ltm.Recall
+					*ltm.Graph
+				}{s.Recall, s.Graph}, Settings: s.Settings, Housekeeping: struct {
 					*ltm.Maintenance
 					*ltm.Guilds
 				}{s.Maintenance, s.Guilds}},
