@@ -40,3 +40,8 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+
+-- The review queue, as on SQLite: a review_needed row waits until someone settles it, which
+-- stamps reviewed_at.
+ALTER TABLE memory_history ADD COLUMN reviewed_at BIGINT;
+CREATE INDEX memory_history_review ON memory_history (scope_key, id) WHERE action = 'review_needed' AND reviewed_at IS NULL;

@@ -14,3 +14,9 @@ CREATE TRIGGER memory_changes_au AFTER UPDATE OF content, author_name, deleted_a
     type, pinned, importance, tags, author_id, created_at, state ON memories BEGIN
     INSERT INTO memory_changes (memory_id) VALUES (new.id);
 END;
+
+-- The review queue: a review_needed history row waits until someone settles it (keeps,
+-- replaces, merges or forgets), which stamps reviewed_at. Rows written before were never
+-- settled and wait too.
+ALTER TABLE memory_history ADD COLUMN reviewed_at INTEGER;
+CREATE INDEX memory_history_review ON memory_history (scope_key, id) WHERE action = 'review_needed' AND reviewed_at IS NULL;
