@@ -88,6 +88,9 @@ func (b memoryTransfer) memoryImport(ctx context.Context, c *call) (*response, e
 	c.log.Info("memories imported", "scope", owner.Scope, "created", res.Created, "duplicates", res.Duplicates)
 	l := c.locale()
 	msg := i18n.N(l, "transfer.imported", res.Created, describeIn(l, owner))
+	if res.Similar > 0 {
+		msg += " " + i18n.N(l, "transfer.similar", res.Similar)
+	}
 	if res.Duplicates > 0 {
 		msg += " " + i18n.N(l, "transfer.duplicates", res.Duplicates)
 	}

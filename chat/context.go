@@ -188,7 +188,7 @@ func (e *Engine) participants(ctx context.Context, log *slog.Logger, req Request
 func (e *Engine) recall(ctx context.Context, log *slog.Logger, conv *tools.Conversation, text string) (server, personal []*memory.Memory) {
 	// The reply uses what is recalled here, so it counts as access and resets the decay.
 	q := memory.SearchQuery{Text: text, Limit: 2 * e.cfg.RecallLimit, Visible: conv.PersonalVisible(), Audience: conv.Audience,
-		CountAccess: true}
+		CountAccess: true, NowOnly: true}
 	if owner, ok := conv.ServerOwner(); ok {
 		q.Owners = []memory.Owner{owner}
 		pinned, err := e.pinned.get(ctx, e.memories, conv.GuildID)

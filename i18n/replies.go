@@ -97,6 +97,8 @@ func init() {
 		"transfer.imported.other":   {EN: "📥 Imported %[1]d memories into %[2]s.", JA: "📥 %[2]sに記憶 %[1]d件を取り込みました。"},
 		"transfer.duplicates.one":   {EN: "%d was already there and was skipped.", JA: "%d件は既にあったため飛ばしました。"},
 		"transfer.duplicates.other": {EN: "%d were already there and were skipped.", JA: "%d件は既にあったため飛ばしました。"},
+		"transfer.similar.one":      {EN: "%d says again in other words what a memory already said; it waits in /memory review.", JA: "%d件は既存の記憶と同じ内容を別の言葉で述べています。/memory review で確認できます。"},
+		"transfer.similar.other":    {EN: "%d say again in other words what memories already said; they wait in /memory review.", JA: "%d件は既存の記憶と同じ内容を別の言葉で述べています。/memory review で確認できます。"},
 		"transfer.error.no_file":    {EN: "Attach the export file with file:.", JA: "file: でエクスポートファイルを添付してください。"},
 		"transfer.error.too_big":    {EN: "That file is %s; an import can be at most %s.", JA: "そのファイルは %s です。取り込めるのは最大 %s までです。"},
 		"transfer.error.empty":      {EN: "That export file holds no memories; nothing to import.", JA: "そのエクスポートファイルには記憶がありません。取り込むものはありません。"},

@@ -79,11 +79,22 @@ func (s *Transfer) ImportAs(ctx context.Context, owner memory.Owner, f memory.Ex
 	if err != nil {
 		return memory.ImportResult{}, err
 	}
+	var before int
+	if err := s.db.read.QueryRowContext(ctx, `SELECT coalesce((SELECT live FROM memory_counts WHERE scope_key = ?), 0)`,
+		owner.Key()).Scan(&before); err != nil {
+		return memory.ImportResult{}, fmt.Errorf("couldn't count the scope's memories: %w", err)
+	}
 	// One transaction for the whole file (at most MaxImportMemories rows): an import either
 	// lands completely or not at all.
 	res, err := s.importPrepared(ctx, by.WriteContext(), prepared, by.Actor, len(prepared))
 	if err != nil {
 		return res, ImportLimitError(err)
+	}
+	if before == 0 {
+		return res, nil // nothing was there to say again
+	}
+	if res.Similar, err = s.flagSimilar(ctx, by.WriteContext(), owner, res.IDs, by.Actor); err != nil {
+		return res, fmt.Errorf("imported %d memories, but couldn't look for near-duplicates: %w", res.Created, err)
 	}
 	return res, nil
 }

@@ -244,6 +244,10 @@ func (s *Recall) Search(ctx context.Context, q memory.SearchQuery) ([]memory.Sea
 			return nil, err
 		}
 	}
+	if q.NowOnly && plan.Current && plan.Window.IsZero() {
+		// A question about now: what has already happened is not its answer.
+		mems = slices.DeleteFunc(mems, func(m *memory.Memory) bool { return m.TimingAt(asked) == memory.TimingPast })
+	}
 	s.db.vectors.exactCosines(ctx, vec.model, &vec, mems)
 	out, err := s.searcher.complete(ctx, s.searcher.rank(mems, kw, &vec, g, &plan, &q, now, asked))
 	if err != nil {

@@ -174,3 +174,41 @@ func (s *Review) Waiting(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// flagSimilar puts in the review queue each memory of created (an import's, just committed)
+// that says again in other words what an older memory the importer may see already said:
+// a review_needed row on the older memory, pairing it with the new one (similar_to). An
+// import is not refused for a near-duplicate, and none is saved silently. It returns how
+// many it flagged.
+func (s *Transfer) flagSimilar(ctx context.Context, w *memory.WriteContext, owner memory.Owner, created []int64, actor memory.Actor) (int, error) {
+	own := make(map[int64]bool, len(created))
+	for _, id := range created {
+		own[id] = true
+	}
+	flagged := 0
+	for _, id := range created {
+		m, err := findMemory(ctx, s.db.read, owner, id, false)
+		if memory.ErrorCode(err) == memory.ENOTFOUND {
+			continue // forgotten meanwhile
+		}
+		if err != nil {
+			return flagged, err
+		}
+		near, err := s.dups.similarExcept(ctx, w, owner, m.Content, own, true)
+		if err != nil || near == nil {
+			if err != nil {
+				return flagged, err
+			}
+			continue
+		}
+		ev := memory.HistoryEvent{MemoryID: near.ID, ScopeKey: owner.Key(), Action: memory.ActionReview,
+			OldContent: near.Content, NewContent: m.Content, OldOrigin: memory.OriginOf(near), NewOrigin: memory.OriginOf(m),
+			Version: near.Version, Actor: actor, Reason: fmt.Sprintf("imported #%d says this again in other words", m.ID),
+			Metadata: mustJSON(map[string]any{"similar_to": m.ID})}
+		if err := s.db.withWriteTx(ctx, func(tx *txn) error { return s.db.writes.addHistory(ctx, tx, ev) }); err != nil {
+			return flagged, err
+		}
+		flagged++
+	}
+	return flagged, nil
+}

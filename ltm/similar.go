@@ -31,6 +31,14 @@ func (s *Duplicates) SimilarAs(ctx context.Context, w memory.WriteContext, owner
 }
 
 func (s *Duplicates) similar(ctx context.Context, w *memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error) {
+	return s.similarExcept(ctx, w, owner, content, nil, false)
+}
+
+// similarExcept is similar among the memories skip does not hold (an import's own); by
+// words alone when keywordOnly (an import checks each of thousands of memories: a query
+// embedding each would cost a model call apiece).
+func (s *Duplicates) similarExcept(ctx context.Context, w *memory.WriteContext, owner memory.Owner, content string, skip map[int64]bool,
+	keywordOnly bool) (*memory.Memory, error) {
 	if err := owner.Validate(); err != nil {
 		return nil, err
 	}
@@ -49,20 +57,22 @@ func (s *Duplicates) similar(ctx context.Context, w *memory.WriteContext, owner 
 	if !ok {
 		return nil, nil
 	}
+	q.KeywordOnly = keywordOnly
 	results, err := s.recall.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
+	now := s.db.Now()
 	var (
 		best      *memory.Memory
 		bestScore float64
 	)
 	for _, r := range results {
 		m := r.Memory
-		if w != nil && !w.CanSee(m, cross) {
+		if (w != nil && !w.CanSee(m, cross)) || skip[m.ID] {
 			continue
 		}
-		v := similar.CompareCosine(content, m.Content, r.Vector)
+		v := similar.Against(content, now, m, r.Vector)
 		if !v.Similar {
 			continue
 		}

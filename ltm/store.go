@@ -167,7 +167,11 @@ type Confirmations struct {
 }
 
 // Transfer exports and imports memories. See Store.Transfer.
-type Transfer struct{ db *db }
+type Transfer struct {
+	db *db
+	// dups finds the memories an import says again in other words, for the review queue.
+	dups *Duplicates
+}
 
 // Channels is the remembered shape of guild channels. See Store.Channels.
 type Channels struct{ db *db }
@@ -201,18 +205,19 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 	d.writes = memoryWriter{d}
 	recall := newRecall(d)
 	d.recall.init(d, recall.FlushAccess)
+	dups := &Duplicates{db: d, recall: recall}
 	return &Store{
 		db:            d,
 		Memories:      &Memories{d},
 		Review:        &Review{d},
-		Duplicates:    &Duplicates{db: d, recall: recall},
+		Duplicates:    dups,
 		Recall:        recall,
 		Facts:         &Facts{d},
 		Jobs:          &Jobs{d},
 		Transcripts:   &Transcripts{d},
 		Settings:      &Settings{d},
 		Confirmations: &Confirmations{db: d, recaller: recall},
-		Transfer:      &Transfer{d},
+		Transfer:      &Transfer{db: d, dups: dups},
 		Channels:      &Channels{d},
 		Guilds:        &Guilds{d},
 		Budgets:       &Budgets{d},

@@ -53,6 +53,11 @@ type SearchQuery struct {
 	// Audience, when set, keeps only memories whose origin channel it allows (SPEC §2
 	// "Channel-aware memory"); it is applied inside every candidate query, before any top k.
 	Audience *Audience
+	// NowOnly leaves out, for a question about the current state that names no date
+	// ("when is the next meetup?", "who leads the raids now?"), the memories whose day has
+	// passed: the chat context sets it, so last week's plan is not offered as what happens.
+	// Other questions still find past memories, below current ones.
+	NowOnly bool
 	// Include brings back memories in shelved states (superseded, archived), which chat
 	// context and default search leave out.
 	Include []State

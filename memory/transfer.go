@@ -48,6 +48,9 @@ type ImportResult struct {
 	Created    int
 	Duplicates int // already present in the scope (or twice in the file)
 	IDs        []int64
+	// Similar counts the imported memories that say again in other words what a memory the
+	// importer may see already said: saved, and waiting in the review queue beside it.
+	Similar int
 }
 
 // ParseExport decodes and checks an export document without touching the database.

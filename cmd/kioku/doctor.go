@@ -157,6 +157,7 @@ func (app *App) checkPostgres(ctx context.Context) ([]check, *maintenance.Diagno
 func (app *App) checkContents(ctx context.Context, store *backend, out []check) ([]check, *maintenance.Diagnostics) {
 	out = append(out, embeddingsCheck(ctx, store, app.config.EmbedModel)...)
 	out = append(out, pipelineChecks(ctx, store, app.config.PipelineMode)...)
+	out = append(out, reviewCheck(ctx, store))
 	diag, err := store.Health.DiagnoseModel(ctx, app.config.EmbedModel)
 	if err != nil {
 		return append(out, check{"health", "fail", err.Error()}), nil
@@ -185,6 +186,20 @@ func pipelineChecks(ctx context.Context, store *backend, mode memory.PipelineMod
 		out = append(out, check{"pipeline", "warn", p})
 	}
 	return out
+}
+
+// reviewCheck counts what waits for a person in every scope (`kioku memories review` lists
+// one scope's). Waiting is no fault: the line is ok, and says how to look. A database behind
+// its migrations may not have the queue yet, which the database line reports.
+func reviewCheck(ctx context.Context, store *backend) check {
+	n, err := store.Review.Waiting(ctx)
+	if err != nil {
+		return check{"review", "warn", "couldn't count what waits for review: " + err.Error()}
+	}
+	if n == 0 {
+		return check{"review", "ok", "nothing waits for review"}
+	}
+	return check{"review", "ok", fmt.Sprintf("%d waiting for review (disputed memories, flagged pairs, proposals): kioku memories review --guild ID, or /memory review", n)}
 }
 
 // checkLLM lists the endpoint's models: cheap, supported by every OpenAI-compatible server

@@ -68,8 +68,16 @@ func TestDoctorHealthyJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := store.Review.Dispute(context.Background(), memory.ServerOwner("g1"), 1, 2, memory.ActorCLI, "which hour?"); err != nil {
+		t.Fatal(err)
+	}
 	store.Close()
 	code, rep, keys := doctorJSON(t, env)
+	// What waits for review is counted, and is no fault.
+	if i := slices.IndexFunc(rep.Checks, func(c check) bool { return c.Name == "review" }); i < 0 ||
+		rep.Checks[i].Status != "ok" || !strings.HasPrefix(rep.Checks[i].Detail, "2 waiting for review") {
+		t.Errorf("review check: %+v", rep.Checks)
+	}
 	for _, k := range []string{"healthy", "status", "score", "domains", "findings", "checks"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("doctor --json lacks %q", k)

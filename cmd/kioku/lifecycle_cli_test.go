@@ -89,3 +89,51 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestReviewCLI: `memories review --json` lists what waits in one scope, and --settle with
+// --choice settles an item through the versioned write path.
+func TestReviewCLI(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "k.db")
+	env := map[string]string{"KIOKU_DB": db}
+	mustRun := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := runApp(t, env, "", args...)
+		if code != 0 {
+			t.Fatalf("kioku %v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	mustRun("memories", "add", "--guild", "g1", "The raid leader is Mika")
+	mustRun("memories", "add", "--guild", "g1", "Ren leads every raid now")
+	s, err := sqlite.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Review.Dispute(t.Context(), memory.ServerOwner("g1"), 1, 2, memory.ActorCLI, "two leaders"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	var queue struct {
+		Total int                 `json:"total"`
+		Items []memory.ReviewItem `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(mustRun("memories", "review", "--guild", "g1", "--json")), &queue); err != nil {
+		t.Fatal(err)
+	}
+	if queue.Total != 1 || queue.Items[0].Ref != "d1" || queue.Items[0].Kind != memory.ReviewDisputed || queue.Items[0].Other.ID != 2 {
+		t.Fatalf("review --json: %+v", queue)
+	}
+	if out := mustRun("memories", "review", "--guild", "g2"); !strings.Contains(out, "0 of 0 waiting") {
+		t.Errorf("another server's queue: %q", out)
+	}
+	if code, _, errOut := runApp(t, env, "", "memories", "review", "--guild", "g1", "--settle", "d1", "--choice", "maybe"); code == 0 || !strings.Contains(errOut, "Unknown choice") {
+		t.Errorf("a bad choice: exit %d, %q", code, errOut)
+	}
+	mustRun("memories", "review", "--guild", "g1", "--settle", "d1", "--choice", "replace")
+	if out := mustRun("memories", "show", "1", "--guild", "g1"); !strings.Contains(out, "superseded by #2") {
+		t.Errorf("after replace: %q", out)
+	}
+	if out := mustRun("memories", "review", "--guild", "g1"); !strings.Contains(out, "0 of 0 waiting") {
+		t.Errorf("the settled item still waits: %q", out)
+	}
+}

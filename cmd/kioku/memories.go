@@ -56,13 +56,15 @@ const memoriesUsage = `usage: kioku memories <command> (--guild ID | --user ID) 
   export   [--out FILE]
   import   FILE
   graph    [--entity NAME] [--limit N]   the scope's top entities, or one entity's neighbourhood
+  review   [--limit N] | --settle REF --choice keep|replace|merge|forget [--text T]
+                                what waits for review (disputed and similar pairs, proposals)
 every command takes --json`
 
 func runMemories(ctx context.Context, app *App, args []string) error {
 	return runStoreCommand(ctx, app, "memories", memoriesUsage, args, map[string]storeCommand{
 		"list": memList, "show": memShow, "search": memSearch, "add": memAdd, "forget": memForget,
 		"recover": memRecover, "history": memHistory, "undo": memUndo, "export": memExport, "import": memImport,
-		"graph": memGraph,
+		"graph": memGraph, "review": memReview,
 	})
 }
 
@@ -400,9 +402,12 @@ func memImport(ctx context.Context, app *App, store *backend, args []string) err
 		return err
 	}
 	if sf.asJSON {
-		return writeJSON(app.Stdout, map[string]any{"created": res.Created, "duplicates": res.Duplicates})
+		return writeJSON(app.Stdout, map[string]any{"created": res.Created, "duplicates": res.Duplicates, "similar": res.Similar})
 	}
 	fmt.Fprintf(app.Stdout, "imported %d memories (%d already present)\n", res.Created, res.Duplicates)
+	if res.Similar > 0 {
+		fmt.Fprintf(app.Stdout, "%d say again in other words what a memory already said: kioku memories review lists them\n", res.Similar)
+	}
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/similar"
@@ -72,6 +73,14 @@ func (p *worker) propose(ctx context.Context, in factToPropose) (memory.Proposal
 	}
 	prop.Action, prop.TargetID, prop.Reason = d.Action, d.TargetID, d.Reason
 	prop.Memory.Content = d.Content
+	if d.Action == memory.ProposeAdd {
+		if c := nearDuplicate(d.Content, p.now(), cands); c != nil {
+			// The model added what a memory the conversation may see already says in other
+			// words: nothing to write (SPEC: near-duplicates on every write path).
+			prop.Action, prop.TargetID, prop.Reason = memory.ProposeNone, c.ID, fmt.Sprintf("says again what #%d says", c.ID)
+			meta["decision_overruled"] = "near-duplicate"
+		}
+	}
 	if d.Action.Writes() {
 		for _, c := range cands {
 			if c.ID != d.TargetID && similar.Contradicts(d.Content, c.Content) {
@@ -197,4 +206,17 @@ func candidateIDs(cands []*memory.Memory) []int64 {
 		ids[i] = c.ID
 	}
 	return ids
+}
+
+// nearDuplicate is the candidate content, said at now, says again in other words, nil when
+// none does. Candidates are memories the conversation may see, so the answer depends on
+// nothing else.
+func nearDuplicate(content string, now time.Time, cands []*memory.Memory) *memory.Memory {
+	hash := memory.Hash(content)
+	for _, c := range cands {
+		if c.Hash != hash && similar.Against(content, now, c, 0).Similar { // the same words: the write dedups
+			return c
+		}
+	}
+	return nil
 }

@@ -129,3 +129,40 @@ func TestDisputeAndItsLimits(t *testing.T) {
 	}
 	_ = other
 }
+
+// TestNearDuplicateAddIsNone: a fact the model would ADD though a memory the conversation
+// may see already says it in other words is recorded as NONE against that memory, and
+// nothing is written; a near miss ("prefers coffee") is added.
+func TestNearDuplicateAddIsNone(t *testing.T) {
+	e := newEnv(t, pipeline.Config{})
+	ctx := t.Context()
+	g1 := memory.ServerOwner("g1")
+	kenji, err := e.store.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopeServer, GuildID: "g1", Content: "Kenji is allergic to peanuts"}, "user:admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.fake.Script(
+		extraction(fact{Content: "Kenji has a peanut allergy", Type: "fact", Confidence: 0.9, Scope: "server"}),
+		decision("ADD", 0, "", 0.9, "new"),
+	)
+	e.sayAsEditor("g1", "c1", "u1", "Alice", "We decided to note that Kenji has a peanut allergy")
+	if r := e.tick(); r.Done != 1 {
+		t.Fatalf("tick %+v\n%s", r, e.logs)
+	}
+	if got := e.contents(g1); len(got) != 1 {
+		t.Fatalf("a paraphrase was saved: %q", got)
+	}
+	evs := e.history(g1)
+	if last := evs[len(evs)-1]; last.Action != memory.ActionSkip || last.MemoryID != kenji.Memory.ID {
+		t.Fatalf("last history row %+v, want NONE against #%d", last, kenji.Memory.ID)
+	}
+	e.fake.Script(
+		extraction(fact{Content: "Kenji is allergic to cats", Type: "fact", Confidence: 0.9, Scope: "server"}),
+		decision("ADD", 0, "", 0.9, "new"),
+	)
+	e.sayAsEditor("g1", "c1", "u1", "Alice", "We decided to note Kenji is allergic to cats too")
+	e.tick()
+	if got := e.contents(g1); len(got) != 2 {
+		t.Fatalf("a near miss was not saved: %q", got)
+	}
+}

@@ -295,11 +295,13 @@ var weekdayNames = map[string]bool{
 var currentWords = map[string]bool{
 	"now": true, "currently": true, "current": true, "nowadays": true, "anymore": true,
 	"still": true, "latest": true, "today": true, "updated": true,
+	// What comes next is asked about from now: a plan whose day has passed is not it.
+	"next": true, "upcoming": true,
 }
 
 var whenWords = map[string]bool{"when": true, "date": true}
 
-var cjkCurrentCues = []string{"今は", "今の", "現在", "最新", "いまは", "今って", "今何", "今いくら"}
+var cjkCurrentCues = []string{"今は", "今の", "現在", "最新", "いまは", "今って", "今何", "今いくら", "次の", "次回", "今度の"}
 
 var cjkWhenCues = []string{"いつ", "何時", "何日", "何曜", "日程", "日付"}
 

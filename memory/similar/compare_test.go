@@ -3,7 +3,10 @@ package similar_test
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/recall"
 	"github.com/kioku-bot/kioku/memory/similar"
 )
 
@@ -90,5 +93,25 @@ func TestCompareLongText(t *testing.T) {
 	long := strings.Repeat("The guild keeps raid notes for every dungeon boss. ", 40)[:2000]
 	if v := similar.Compare(long, long); !v.Similar || v.Score != 1 {
 		t.Errorf("a long memory against itself: %+v", v)
+	}
+}
+
+// TestAgainstReadsRelativeDays: the same words naming a relative day said on different
+// days are two statements; said on the same day, one.
+func TestAgainstReadsRelativeDays(t *testing.T) {
+	june := time.Date(2025, 6, 2, 12, 0, 0, 0, time.UTC)
+	w, ok := recall.ReferredDate("The guild meetup is tomorrow evening", june)
+	if !ok {
+		t.Fatal("the date reader does not read tomorrow")
+	}
+	stored := &memory.Memory{Content: "The guild meetup is tomorrow evening", RefersTo: w.From, RefersToEnd: w.To}
+	if v := similar.Against("The guild meetup is tomorrow evening", june.AddDate(0, 3, 0), stored, 0); v.Similar || v.Apart != similar.ApartDay {
+		t.Errorf("said three months later: %+v, want apart by day", v)
+	}
+	if v := similar.Against("The guild meetup is tomorrow in the evening", june, stored, 0); !v.Similar {
+		t.Errorf("said the same day: %+v, want similar", v)
+	}
+	if v := similar.Against("Kenji has a peanut allergy", june, &memory.Memory{Content: "Kenji is allergic to peanuts"}, 0); !v.Similar {
+		t.Errorf("a pair naming no day: %+v", v)
 	}
 }
