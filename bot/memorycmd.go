@@ -57,7 +57,7 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 		sb.WriteString(memoryLineIn(l, r.Memory, owner, c.guildID()))
 		sb.WriteString("\n")
 		if q.Explain {
-			sb.WriteString(explainLine(l, r))
+			sb.WriteString(explainLine(l, r, b.store.Now()))
 			sb.WriteString("\n")
 		}
 	}
@@ -72,8 +72,9 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 // explainLine says, as a small line under a search result, what placed it: its keyword and
 // vector scores and each ranking stage that moved it. The search read only memories the
 // member may see, so a memory that lent its score (the conversation stage) is one they may
-// see too.
-func explainLine(l i18n.Locale, r memory.SearchResult) string {
+// see too. A lifecycle other than active is said last: past ranks lower for questions about
+// now, and a superseded or archived memory is there only because include: asked for it.
+func explainLine(l i18n.Locale, r memory.SearchResult, now time.Time) string {
 	parts := []string{i18n.T(l, "explain.scores", r.Keyword, r.Vector)}
 	for _, f := range r.Why {
 		name := i18n.T(l, i18n.Key("explain.stage."+f.Stage))
@@ -85,6 +86,9 @@ func explainLine(l i18n.Locale, r memory.SearchResult) string {
 			part += " " + i18n.T(l, "explain.lent", f.By)
 		}
 		parts = append(parts, part)
+	}
+	if lc := r.Memory.LifecycleAt(now); lc != memory.LifecycleActive {
+		parts = append(parts, i18n.T(l, i18n.Key("choice.lifecycle."+string(lc))))
 	}
 	return "-# ↳ " + strings.Join(parts, " · ")
 }
@@ -250,6 +254,11 @@ func (b memoryCommands) memoryHistory(ctx context.Context, c *call) (*response, 
 			}
 		case ev.OldContent != "" && ev.NewContent != "" && ev.OldContent != ev.NewContent:
 			fmt.Fprintf(&sb, "> ~~%s~~\n> %s\n", oneLine(ev.OldContent, 150), oneLine(ev.NewContent, 150))
+			writeStateChange(&sb, l, ev)
+		case isStateChange(ev):
+			// Only the lifecycle moved; the memory it names is not said here, as it may be
+			// one this reader cannot see (/memory show names it to those who may).
+			writeStateChange(&sb, l, ev)
 		case ev.NewContent != "":
 			fmt.Fprintf(&sb, "> %s\n", oneLine(ev.NewContent, 150))
 		case ev.OldContent != "":
@@ -389,4 +398,19 @@ func truncate(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+func isStateChange(ev memory.HistoryEvent) bool {
+	_, _, _, ok := ev.StateChange()
+	return ok
+}
+
+// writeStateChange writes the lifecycle an update row moved its memory through, if any.
+func writeStateChange(sb *strings.Builder, l i18n.Locale, ev memory.HistoryEvent) {
+	from, to, _, ok := ev.StateChange()
+	if !ok {
+		return
+	}
+	word := func(s memory.State) string { return i18n.T(l, i18n.Key("choice.lifecycle."+string(s.Lifecycle()))) }
+	sb.WriteString("> " + i18n.T(l, "history.state", word(from), word(to)) + "\n")
 }

@@ -159,5 +159,6 @@ func init() {
 		"ux.show.lifecycle":  {EN: "Lifecycle", JA: "ライフサイクル"},
 		"ux.lifecycle.by":    {EN: "%s by #%d", JA: "%s(#%d による)"},
 		"ux.lifecycle.with":  {EN: "%s with #%d", JA: "%s(#%d と)"},
+		"history.state":      {EN: "lifecycle: %s → %s", JA: "ライフサイクル: %s → %s"},
 	})
 }

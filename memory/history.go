@@ -94,3 +94,30 @@ type Undone struct {
 // ErrChangedSince is in the chain of the error of an undo refused because the memory
 // changed after the change it would revert; the edges point people at the history.
 var ErrChangedSince = errors.New("memory changed since")
+
+// StateChange reads the lifecycle state an update row moved its memory from and to, and
+// the memory the new state names; ok is false for a row that changed no state.
+func (ev HistoryEvent) StateChange() (from, to State, ref int64, ok bool) {
+	if ev.Action != ActionUpdate || len(ev.Metadata) == 0 {
+		return "", "", 0, false
+	}
+	var meta struct {
+		State    []State `json:"state"`
+		StateRef []int64 `json:"state_ref"`
+	}
+	if json.Unmarshal(ev.Metadata, &meta) != nil || len(meta.State) != 2 {
+		return "", "", 0, false
+	}
+	if len(meta.StateRef) == 2 {
+		ref = meta.StateRef[1]
+	}
+	return meta.State[0], meta.State[1], ref, true
+}
+
+// Lifecycle is the lifecycle a stored state stands for, past aside: "" is active.
+func (s State) Lifecycle() Lifecycle {
+	if s == StateActive {
+		return LifecycleActive
+	}
+	return Lifecycle(s)
+}

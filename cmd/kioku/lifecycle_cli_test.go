@@ -83,6 +83,9 @@ func TestLifecycleCLI(t *testing.T) {
 	if out := mustRun("memories", "show", "1", "--guild", "g1"); !strings.Contains(out, "superseded by #2") {
 		t.Errorf("show: %q", out)
 	}
+	if out := mustRun("memories", "history", "1", "--guild", "g1"); !strings.Contains(out, "lifecycle active → superseded (#2)") {
+		t.Errorf("history: %q", out)
+	}
 }
 
 func jsonOf(v any) string {

@@ -302,6 +302,12 @@ func memHistory(ctx context.Context, app *App, store *backend, args []string) er
 		if content == "" {
 			content = e.OldContent
 		}
+		if from, to, ref, ok := e.StateChange(); ok && e.OldContent == e.NewContent {
+			content = fmt.Sprintf("lifecycle %s → %s", from.Lifecycle(), to.Lifecycle())
+			if ref != 0 {
+				content += fmt.Sprintf(" (#%d)", ref)
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", e.CreatedAt.Local().Format("2006-01-02 15:04"), e.Action, e.Version, e.Actor, oneLine(content))
 	}
 	return tw.Flush()

@@ -29,6 +29,11 @@ func CheckUpgraded901f6da(t *testing.T, st Stores) {
 		}
 		var out []string
 		for _, m := range mems {
+			if m.State != memory.StateActive {
+				// Every memory stored before lifecycle states existed was active, and the
+				// migration's defaults say so without a backfill.
+				t.Errorf("memory #%d is %q after the upgrade, want active", m.ID, m.State)
+			}
 			out = append(out, m.Content)
 		}
 		slices.Sort(out)
