@@ -113,7 +113,10 @@ func filterClause(q *memory.SearchQuery, now time.Time, d *Dialect) (string, []a
 	if q.PinnedOnly {
 		parts = append(parts, "m.pinned = 1")
 	}
-	if hidden := q.HiddenStates(); len(hidden) > 0 {
+	switch hidden := q.HiddenStates(); {
+	case len(q.Include) == 0:
+		parts = append(parts, hideShelvedSQL)
+	case len(hidden) > 0:
 		// Written out, not bound: the states are the store's own words, and a statement
 		// whose text depends only on the filters keeps its prepared plan.
 		parts = append(parts, "m.state NOT IN ('"+joinStates(hidden, "', '")+"')")
@@ -412,6 +415,18 @@ func prefixed(prefix, columns string) string {
 	}
 	return strings.Join(cols, ", ")
 }
+
+// hideShelvedSQL and shelvedStateNames are the default search's state filter, built once.
+var (
+	hideShelvedSQL    = "m.state NOT IN ('" + joinStates(memory.ShelvedStates, "', '") + "')"
+	shelvedStateNames = func() []string {
+		out := make([]string, len(memory.ShelvedStates))
+		for i, st := range memory.ShelvedStates {
+			out[i] = string(st)
+		}
+		return out
+	}()
+)
 
 func joinStates(states []memory.State, sep string) string {
 	parts := make([]string, len(states))

@@ -43,8 +43,12 @@ func vectorFilter(v memory.Visible, q *memory.SearchQuery) *vecindex.Filter {
 	}
 	f := &vecindex.Filter{OriginGuild: origin, PinnedOnly: q.PinnedOnly, Since: since, Until: until, AuthorID: q.AuthorID,
 		ImportanceMin: q.ImportanceMin}
-	for _, st := range hidden {
-		f.HiddenStates = append(f.HiddenStates, string(st))
+	if len(q.Include) == 0 {
+		f.HiddenStates = shelvedStateNames
+	} else {
+		for _, st := range hidden {
+			f.HiddenStates = append(f.HiddenStates, string(st))
+		}
 	}
 	for _, t := range q.Types {
 		f.Types = append(f.Types, string(t))

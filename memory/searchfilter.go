@@ -89,8 +89,12 @@ func ParseSearchDate(field, value string, now time.Time, endOfDay bool) (time.Ti
 	return time.Time{}, Errorf(EINVALID, "%s %q is not a date: give %s.", field, value, DateFormats)
 }
 
-// HiddenStates are the shelved states q leaves out: those it does not Include.
+// HiddenStates are the shelved states q leaves out: those it does not Include. The slice
+// may be shared (ShelvedStates itself, for a query that includes none): read it only.
 func (q *SearchQuery) HiddenStates() []State {
+	if len(q.Include) == 0 {
+		return ShelvedStates
+	}
 	out := make([]State, 0, len(ShelvedStates))
 	for _, st := range ShelvedStates {
 		if !slices.Contains(q.Include, st) {
