@@ -19,6 +19,10 @@ const (
 	confirmForgetMe = "forget_me"
 )
 
+// confirmPruneAfter is how long an expired confirmation stays, so that a late press reads
+// "expired" rather than "not valid".
+const confirmPruneAfter = time.Hour
+
 // PreviewForget finds the memories of owner's scope that match query and returns them with
 // a single-use token valid for ConfirmTTL. Nothing is deleted yet.
 func (s *Confirmations) PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (memory.ForgetPreview, error) {
@@ -101,7 +105,7 @@ func (s *db) createConfirmation(ctx context.Context, owner memory.Owner, kind st
 	}
 	err = s.withWriteTx(ctx, func(tx *txn) error {
 		// Expired confirmations are useless; clear them while we hold the lock anyway.
-		if _, err := tx.ExecContext(ctx, `DELETE FROM confirmations WHERE expires_at < ?`, s.nowMillis()-int64(time.Hour/time.Millisecond)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM confirmations WHERE expires_at < ?`, s.nowMillis()-confirmPruneAfter.Milliseconds()); err != nil {
 			return fmt.Errorf("couldn't prune confirmations: %w", err)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO confirmations (token, scope_key, kind, payload, actor, expires_at)

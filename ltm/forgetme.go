@@ -225,7 +225,11 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		{"actors", `UPDATE memory_history SET actor = ? WHERE actor IN (?, ?)`, append([]any{memory.ActorForgotten}, actors...), nil},
 		{"update sources", forgetMeUpdateSources(d), []any{userID}, nil},
 		{"transcripts", `DELETE FROM transcripts WHERE user_id = ?`, []any{userID}, &sum.Turns},
-		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ?`, []any{owner.Key(), actors[0]}, nil},
+		// Held writes keep the words they would save: those of a message of hers that
+		// someone's Remember-this holds go too.
+		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ? OR (kind = '` + confirmWrite + `' AND ` +
+			d.JSONMayHold("payload", "subject_id") + ` AND ` + d.JSONText("payload", "subject_id") + ` = ?)`,
+			[]any{owner.Key(), actors[0], userID}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
 		{"finished jobs", `UPDATE memory_jobs SET payload = ` + d.JobIDsPayload + `, last_error = CASE WHEN ` + d.Instr + `(last_error, '{') > 0
 			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND ` + d.JobBeyondIDs, nil, &sum.Jobs},

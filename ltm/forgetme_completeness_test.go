@@ -90,6 +90,9 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"done-job":         "wolverineaxolotl5150",
 		"dead-job":         "yellowjacketbison2046",
 		"query":            "nightingaledingo7319",
+		// Saves a near-duplicate answer holds: hers, and Bob's Remember-this of her message.
+		"held-own":  "ibexmarmot5831",
+		"held-copy": "puffadderkiwi2947",
 		// The knowledge graph: her person entity and its aliases (her display name), a
 		// relation from her, a relation learned only from her words, and an entity only her
 		// personal memory mentions.
@@ -106,6 +109,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"shared-evidence":   "survivorcheetah7788",
 		"bob-server-author": "survivorbobname4321",
 		"bob-graph":         "survivorgraph9090",
+		"bob-held":          "survivorheldstork6161",
 	}
 	remember := func(m memory.Memory, actor memory.Actor) *memory.Memory {
 		t.Helper()
@@ -231,6 +235,21 @@ func TestForgetMeCompleteness(t *testing.T) {
 	if _, _, err := s.Jobs.Enqueue(ctx, "extract", "g/queued", checkpoint(secret["queued-job"]), memory.EnqueueOptions{
 		RunAfter: time.Now().Add(time.Hour)}); err != nil {
 		t.Fatal(err)
+	}
+	// Saves waiting for a near-duplicate answer's choice: Alice's own, and Bob's copy of
+	// her message; Bob's own held save stays.
+	for _, held := range []struct {
+		m     memory.Memory
+		actor memory.Actor
+	}{
+		{memory.Memory{Scope: memory.ScopePersonal, UserID: alice, GuildID: guild, Content: "I like " + secret["held-own"]}, memory.UserActor(alice)},
+		{memory.Memory{Scope: memory.ScopeServer, GuildID: guild, SubjectID: alice, Content: "Alice said " + secret["held-copy"],
+			Provenance: aliceSays}, memory.UserActor(bob)},
+		{memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob holds " + survivor["bob-held"]}, memory.UserActor(bob)},
+	} {
+		if _, _, err := s.Confirmations.HoldWrite(ctx, memory.HeldWrite{Memory: held.m}, held.actor); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// Bob's data, which must survive untouched.
 	bobOwn := remember(memory.Memory{Scope: memory.ScopePersonal, UserID: bob, Content: "Bob's word is " + survivor["bob-personal"]},

@@ -166,9 +166,12 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 			return execCount(ctx, tx, `DELETE FROM guild_roles WHERE guild_id = ?`, guildID)
 		}},
 		{"confirmations", &res.Settings, func(tx *txn) (int, error) {
-			// A pending forget preview of server memory lists the memories it would forget.
+			// A pending forget preview of server memory lists the memories it would forget; a
+			// held write made in the guild, server or personal, holds words said there.
 			return execCount(ctx, tx, `DELETE FROM confirmations WHERE token IN (
-				SELECT token FROM confirmations WHERE scope_key = ? LIMIT ?)`, serverKey, purgeBatch)
+				SELECT token FROM confirmations WHERE scope_key = ? OR (kind = '`+confirmWrite+`' AND `+
+				d.JSONMayHold("payload", "guild_id")+` AND `+d.JSONText("payload", "guild_id")+` = ?) LIMIT ?)`,
+				serverKey, guildID, purgeBatch)
 		}},
 		{"settings", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)

@@ -134,6 +134,14 @@ func (s *Maintenance) Retention(ctx context.Context, pol memory.RetentionPolicy)
 			pending, err = s.archivePastTx(ctx, tx, now, pol.ArchivePast, limit)
 			return len(pending), err
 		}},
+		{"expired confirmations", &res.Confirmations, func(tx *txn, limit int) (int, error) {
+			// Held saves keep words; once expired (an hour, so a late press still reads
+			// "expired") nothing can use them, and a quiet server makes no new confirmation
+			// that would prune them.
+			return execCount(ctx, tx, `DELETE FROM confirmations WHERE token IN (
+				SELECT token FROM confirmations WHERE expires_at < ? LIMIT ?`+skipLocked+`)`,
+				millis(now.Add(-confirmPruneAfter)), limit)
+		}},
 		{"forget fences", &res.Fences, func(tx *txn, limit int) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM forget_fences WHERE user_id IN (
 				SELECT user_id FROM forget_fences WHERE forgotten_at < ? LIMIT ?`+skipLocked+`)`,

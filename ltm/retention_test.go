@@ -65,6 +65,17 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("retention on young data: %+v %v", res, err)
 		}
 	})
+	// A save a near-duplicate answer held, never chosen: it expires within minutes.
+	hold := func(content string) string {
+		t.Helper()
+		token, _, err := s.Confirmations.HoldWrite(ctx, memory.HeldWrite{Memory: memory.Memory{Scope: memory.ScopeServer, GuildID: "g1",
+			Content: content}}, "user:u1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return token
+	}
+	stale := hold("A save nobody chose for")
 	clock.Advance(29 * 24 * time.Hour) // day 31: past the recover window and the transcript, done and dead job limits
 	mustEnqueue(t, s, "k", "done-new", memory.EnqueueOptions{})
 	j = mustLease(t, s, "w")
@@ -78,9 +89,19 @@ func TestRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := memory.RetentionResult{Embeddings: 1, Tombstones: 2, DoneJobs: 1, DeadJobs: 1, Transcripts: 5}
+	want := memory.RetentionResult{Embeddings: 1, Tombstones: 2, DoneJobs: 1, DeadJobs: 1, Transcripts: 5, Confirmations: 1}
 	if res != want {
 		t.Fatalf("retention %+v, want %+v", res, want)
+	}
+	if _, err := s.Confirmations.HeldWrite(ctx, g, stale, "user:u1"); memory.ErrorCode(err) != memory.ENOTFOUND {
+		t.Errorf("the expired held save after retention: %v, want it gone", err)
+	}
+	fresh := hold("A save waiting for its choice")
+	if res, err := s.Maintenance.Retention(ctx, memory.RetentionPolicy{}); err != nil || res.Confirmations != 0 {
+		t.Errorf("retention with a save waiting: %+v %v", res, err)
+	}
+	if _, err := s.Confirmations.HeldWrite(ctx, g, fresh, "user:u1"); err != nil {
+		t.Errorf("the waiting held save after retention: %v", err)
 	}
 	if _, err := s.Memories.Recover(ctx, g, forgotten.ID, 0, "user:u1"); memory.ErrorCode(err) != memory.ENOTFOUND {
 		t.Fatalf("recover after purge: %v, want not found", err)

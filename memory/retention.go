@@ -35,6 +35,8 @@ type RetentionResult struct {
 	Changes int `json:"changes"`
 	// Archived counts past memories archived (RetentionPolicy.ArchivePast).
 	Archived int `json:"archived,omitempty"`
+	// Confirmations counts expired previews and held saves deleted.
+	Confirmations int `json:"confirmations,omitempty"`
 }
 
 // GuildPurge counts the rows one guild's purge deleted.

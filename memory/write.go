@@ -112,3 +112,11 @@ type Change struct {
 	IfVersion int
 	Reason    string
 }
+
+// HeldWrite is a save that waits for its writer's decision: a near-duplicate answer holds
+// it until they keep both memories, let it replace the one it repeats, or merge the two.
+type HeldWrite struct {
+	Memory Memory
+	// Evidence are the messages the memory was saved from ("Remember this").
+	Evidence []MessageRef
+}

@@ -261,6 +261,7 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("LifecycleVisibility", func(t *testing.T) { testLifecycleVisibility(t, opener) })
 	t.Run("PipelineReplace", func(t *testing.T) { testPipelineReplace(t, opener) })
 	t.Run("ReviewQueue", func(t *testing.T) { testReviewQueue(t, opener) })
+	t.Run("HeldWrites", func(t *testing.T) { testHeldWrites(t, opener) })
 	t.Run("WordCompany", func(t *testing.T) { testWordCompany(t, opener) })
 	t.Run("WordCompanyBackfill", func(t *testing.T) { testWordCompanyBackfill(t, opener) })
 	t.Run("NoEmbeddingInWrite", func(t *testing.T) { testNoEmbeddingInWrite(t, opener) })
