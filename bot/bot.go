@@ -118,6 +118,7 @@ type Bot struct {
 	forms      *memoryForms
 	transfer   *memoryTransfer
 	settings   *settingsCommands
+	review     *memoryReview
 	visibility *channelVisibility
 	channelEvs *channelEvents
 	router     *router
@@ -170,10 +171,11 @@ type core struct {
 	connected atomic.Bool
 	stats     counters
 
-	// perms checks who may do what; visibility computes audiences. Other
-	// parts reach them through these pointers.
+	// perms checks who may do what; visibility computes audiences; dups answers a save
+	// that repeats a memory in other words. Other parts reach them through these pointers.
 	perms      *permissions
 	visibility *channelVisibility
+	dups       *nearDuplicates
 }
 
 // messageEvents handles gateway message events: answering messages (messages.go)
@@ -196,6 +198,13 @@ type memoryForms struct{ *core }
 
 // memoryTransfer is /memory export and /memory import (transfer.go).
 type memoryTransfer struct{ *core }
+
+// memoryReview is /memory review with its buttons and merge form (review.go).
+type memoryReview struct{ *core }
+
+// nearDuplicates is the answer to a save that a memory already says in other words, with
+// its buttons and merge form (dupanswer.go).
+type nearDuplicates struct{ *core }
 
 // settingsCommands are /privacy, /stm and /kioku: settings and status
 // (settingscmd.go).
@@ -291,6 +300,7 @@ func New(cfg Config) (*Bot, error) {
 	c.admission = newAdmission(cmp.Or(cfg.MaxConcurrentTurns, DefaultMaxConcurrentTurns), cmp.Or(cfg.TurnQueue, DefaultTurnQueue))
 	c.perms = &permissions{c}
 	c.visibility = &channelVisibility{c}
+	c.dups = &nearDuplicates{c}
 	b := &Bot{
 		core:       c,
 		events:     &messageEvents{c},
@@ -299,6 +309,7 @@ func New(cfg Config) (*Bot, error) {
 		forms:      &memoryForms{c},
 		transfer:   &memoryTransfer{c},
 		settings:   &settingsCommands{c},
+		review:     &memoryReview{c},
 		visibility: c.visibility,
 		channelEvs: &channelEvents{c},
 		router:     &router{c},
@@ -306,6 +317,8 @@ func New(cfg Config) (*Bot, error) {
 	c.base, c.cancelBase = context.WithCancel(context.Background())
 	c.commands = commandHandlers(b.memory, b.browser, b.forms, b.transfer, b.settings)
 	maps.Copy(c.commands, interactiveHandlers(b.forms, b.browser))
+	maps.Copy(c.commands, reviewHandlers(b.review))
+	maps.Copy(c.commands, dupHandlers(c.dups))
 	return b, nil
 }
 

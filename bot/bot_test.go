@@ -86,7 +86,7 @@ func newTestBotOn(t *testing.T, store *ltm.Store, edit ...func(*bot.Config)) *te
 // botStore is the bot's view of an opened store, as cmd/kioku builds it.
 func botStore(s *ltm.Store) bot.Store {
 	return bot.Store{
-		Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 		Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow,
@@ -107,7 +107,9 @@ func (tb *testBot) interact(t *testing.T, i *discordgo.Interaction) (*fakediscor
 		// A modal is shown to its caller alone, as an ephemeral message is.
 		ephemeral := r.Data != nil && r.Data.Flags&discordgo.MessageFlagsEphemeral != 0 ||
 			r.Type == discordgo.InteractionResponseModal
-		if r.Type != discordgo.InteractionResponseDeferredChannelMessageWithSource {
+		deferred := r.Type == discordgo.InteractionResponseDeferredChannelMessageWithSource ||
+			r.Type == discordgo.InteractionResponseDeferredMessageUpdate
+		if !deferred {
 			if r.Data == nil {
 				t.Fatalf("interaction %s answered without data", i.ID)
 			}

@@ -194,6 +194,8 @@ func commandList() []*discordgo.ApplicationCommand {
 					&discordgo.ApplicationCommandOption{Type: discordgo.ApplicationCommandOptionAttachment, Name: "file",
 						Description: "A .json file made by /memory export", Required: true},
 					scopeOption()),
+				subcommand("review", "What waits for a decision: memories that conflict or repeat, changes kioku proposed",
+					scopeOption()),
 				subcommand("forget-me", "Erase everything kioku holds about you (asks first)"),
 			},
 		},

@@ -134,6 +134,9 @@ func (b memoryCommands) memoryAdd(ctx context.Context, c *call) (*response, erro
 			MessageID: c.i.ID},
 	}
 	m.Pinned, _ = c.options.boolean("pinned")
+	if r, similar, err := b.dups.answer(ctx, c, memory.HeldWrite{Memory: m}); err != nil || similar {
+		return r, err
+	}
 	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err

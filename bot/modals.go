@@ -193,6 +193,9 @@ func (b memoryForms) addSubmit(ctx context.Context, c *call) (*response, error) 
 		// A modal is not a message: there is nothing to jump to.
 		Provenance: memory.Provenance{AuthorID: c.userID(), Author: c.userName(), ChannelID: c.i.ChannelID},
 	}
+	if r, similar, err := b.dups.answer(ctx, c, memory.HeldWrite{Memory: m}); err != nil || similar {
+		return r, err
+	}
 	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()))
 	if err != nil {
 		return nil, err

@@ -73,6 +73,9 @@ func (b memoryCommands) rememberThis(ctx context.Context, c *call) (*response, e
 	if human {
 		m.SubjectID = author.ID
 	}
+	if r, similar, err := b.dups.answer(ctx, c, memory.HeldWrite{Memory: m, Evidence: evidence}); err != nil || similar {
+		return r, err
+	}
 	res, err := b.store.Memories.RememberAs(ctx, c.writeContext(ctx), m, memory.UserActor(c.userID()), evidence...)
 	if err != nil {
 		return nil, err

@@ -83,7 +83,7 @@ func rolesBot(t *testing.T, store *ltm.Store, fake *fakediscord.Fake, clock *tes
 	}
 	b, err := New(Config{Session: s, STM: short, Now: clock.Now,
 		Turner: turnerOK{},
-		Store: Store{Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
+		Store: Store{Memories: store.Memories, Review: store.Review, Duplicates: store.Duplicates, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
 			Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
 			Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds, Maintenance: store.Health,
 			Now: store.Now, RecoverWindow: store.RecoverWindow, Graph: store.Graph}})

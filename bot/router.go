@@ -37,6 +37,9 @@ type call struct {
 	// ownReply makes a button press answer with a new ephemeral message instead of
 	// updating the message the button is on (actions.go).
 	ownReply bool
+	// modalUpdates makes a modal submitted from a button answer by updating the message the
+	// button was on, as the button itself would (the review queue, the near-duplicate answer).
+	modalUpdates bool
 	// notice are the Undo/Edit buttons of the change a command just made, shown under its
 	// reply (notices.go).
 	notice []discordgo.MessageComponent
@@ -73,8 +76,14 @@ func (c *call) userName() string {
 func (c *call) isComponent() bool { return c.i.Type == discordgo.InteractionMessageComponent }
 
 // updatesMessage reports whether the call answers by updating the message its button is
-// on: every button press but those that reply on their own (see ownReply).
-func (c *call) updatesMessage() bool { return c.isComponent() && !c.ownReply }
+// on: every button press but those that reply on their own (see ownReply), and the forms
+// that ask to (see modalUpdates) when Discord says which message they came from.
+func (c *call) updatesMessage() bool {
+	if c.ownReply {
+		return false
+	}
+	return c.isComponent() || (c.modalUpdates && c.i.Type == discordgo.InteractionModalSubmit && c.i.Message != nil)
+}
 
 // deferReply acknowledges the interaction before slow work, so Discord's
 // three-second window cannot expire: commands show "thinking…" (ephemeral),

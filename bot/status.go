@@ -65,6 +65,9 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 			{Name: i18n.T(l, "status.queue"), Value: i18n.T(l, "status.queue.value", ps.Jobs.Queued, ps.Jobs.Ready, ps.Jobs.Leased, ps.Jobs.Dead), Inline: true},
 		},
 	}
+	if f := b.reviewField(ctx, c); f != nil {
+		embed.Fields = append(embed.Fields, f)
+	}
 	embed.Fields = append(embed.Fields, b.budgetFields(ctx, c, ps)...)
 	embed.Fields = append(embed.Fields, &discordgo.MessageEmbedField{Name: i18n.T(l, "status.learning"), Value: b.learningHere(ctx, c)})
 	uptime := i18n.T(l, "status.none")
@@ -82,6 +85,22 @@ func (b settingsCommands) kiokuStatus(ctx context.Context, c *call) (*response, 
 		embed.Fields = append(embed.Fields, b.healthFields(ctx, c, owner)...)
 	}
 	return &response{embeds: []*discordgo.MessageEmbed{fitEmbed(embed)}}, nil
+}
+
+// reviewField counts what waits for review in the server's memory, as /memory review would
+// list it to the member asking (only items whose memories they may see); nil when nothing
+// waits, or when the count cannot be read (logged: the rest of the status still helps).
+func (b settingsCommands) reviewField(ctx context.Context, c *call) *discordgo.MessageEmbedField {
+	_, n, err := b.store.Review.Queue(ctx, memory.ServerOwner(c.guildID()), c.audience(ctx), 1, 0)
+	if err != nil {
+		c.log.Error("couldn't count the review queue for status", "err", err)
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	l := c.locale()
+	return &discordgo.MessageEmbedField{Name: i18n.T(l, "status.review"), Value: i18n.T(l, "status.review.value", n), Inline: true}
 }
 
 // healthText is the one line of health the status shows: the worst of a failed integrity

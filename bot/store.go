@@ -15,6 +15,8 @@ import (
 // store and the bot never depends on the whole of it.
 type Store struct {
 	Memories      Memories
+	Review        Review
+	Duplicates    Duplicates
 	Recall        Recall
 	Facts         Facts
 	Jobs          Jobs
@@ -41,7 +43,8 @@ func (s Store) missing() string {
 		name string
 		nil  bool
 	}{
-		{"Memories", s.Memories == nil}, {"Recall", s.Recall == nil}, {"Facts", s.Facts == nil},
+		{"Memories", s.Memories == nil}, {"Review", s.Review == nil}, {"Duplicates", s.Duplicates == nil},
+		{"Recall", s.Recall == nil}, {"Facts", s.Facts == nil},
 		{"Jobs", s.Jobs == nil}, {"Transcripts", s.Transcripts == nil}, {"Settings", s.Settings == nil},
 		{"Confirmations", s.Confirmations == nil}, {"Transfer", s.Transfer == nil},
 		{"Channels", s.Channels == nil}, {"Guilds", s.Guilds == nil}, {"Maintenance", s.Maintenance == nil},
@@ -66,6 +69,21 @@ type Memories interface {
 	RecoverAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	RememberAs(ctx context.Context, w memory.WriteContext, m memory.Memory, actor memory.Actor, evidence ...memory.MessageRef) (memory.WriteResult, error)
 	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
+}
+
+// Review is what waits for a person to decide: /memory review lists and settles it,
+// /kioku status counts it, and the Replace of a near-duplicate answer supersedes the memory
+// a save repeats. *ltm.Review satisfies it.
+type Review interface {
+	Queue(ctx context.Context, owner memory.Owner, aud *memory.Audience, limit, offset int) ([]memory.ReviewItem, int, error)
+	Resolve(ctx context.Context, owner memory.Owner, ref string, choice memory.ReviewChoice, text string, actor memory.Actor, aud *memory.Audience) ([]*memory.Memory, error)
+	Supersede(ctx context.Context, owner memory.Owner, old, newer int64, actor memory.Actor, reason string) (*memory.Memory, error)
+}
+
+// Duplicates finds the memory a save says again in other words, among those the member
+// saving may see where they are. *ltm.Duplicates satisfies it.
+type Duplicates interface {
+	SimilarAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, content string) (*memory.Memory, error)
 }
 
 // Jobs is the record of background work: the pipeline's ledger for /kioku status, and one
@@ -105,11 +123,15 @@ type Settings interface {
 	UserSettings(ctx context.Context, userID string) (memory.UserSettings, error)
 }
 
-// Confirmations are the destructive actions behind a preview and a token:
-// forget by query and forget-me. *ltm.Confirmations satisfies it.
+// Confirmations are what waits behind a token for a member's choice: the destructive
+// actions of forget by query and forget-me, and the saves a near-duplicate answer holds.
+// *ltm.Confirmations satisfies it.
 type Confirmations interface {
 	ConfirmForget(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) ([]*memory.Memory, error)
 	ConfirmForgetMe(ctx context.Context, userID, token string) (memory.ForgetMeSummary, error)
+	DropWrite(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) error
+	HeldWrite(ctx context.Context, owner memory.Owner, token string, actor memory.Actor) (memory.HeldWrite, error)
+	HoldWrite(ctx context.Context, w memory.HeldWrite, actor memory.Actor) (string, time.Time, error)
 	PreviewForgetMe(ctx context.Context, userID string) (memory.ForgetMeSummary, error)
 	PreviewForgetWithin(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int, aud *memory.Audience) (memory.ForgetPreview, error)
 }

@@ -103,7 +103,7 @@ func TestRunGatewayAndRegistration(t *testing.T) {
 	}
 
 	want := map[string][]string{
-		"memory":        {"list", "search", "show", "add", "edit", "forget", "recover", "history", "undo", "export", "import", "forget-me"},
+		"memory":        {"list", "search", "show", "add", "edit", "forget", "recover", "history", "undo", "export", "import", "review", "forget-me"},
 		"privacy":       nil,
 		"stm":           {"show", "clear"},
 		"kioku":         {"config", "status", "jobs"},

@@ -468,13 +468,14 @@ func TestLimitSettings(t *testing.T) {
 }
 
 // TestRunSearchEmbeddingsCountAgainstTheBudget: the embedding calls of /memory search (and of
-// /memory add) are charged to the server's daily model budget; a repeated query reuses its
+// /memory add: its words as the near-duplicate check's query, then as the new memory) are
+// charged to the server's daily model budget; a repeated query reuses its
 // cached vector and costs nothing; once the budget is spent, a search still answers, from
 // keywords alone, says so, and asks the provider nothing more. Another server's searches go on.
 func TestRunSearchEmbeddingsCountAgainstTheBudget(t *testing.T) {
 	t.Parallel()
 	h := startBotWith(t, map[string]string{"KIOKU_PIPELINE_MODE": "off", "KIOKU_EMBED_MODEL": "embed-model",
-		"KIOKU_GUILD_DAILY_LLM_CALLS": "4"})
+		"KIOKU_GUILD_DAILY_LLM_CALLS": "5"})
 	store := openStore(t, h)
 	ctx := context.Background()
 	used := func() int {
@@ -487,8 +488,8 @@ func TestRunSearchEmbeddingsCountAgainstTheBudget(t *testing.T) {
 	}
 	admin, alice := h.fake.NewUser("admin"), h.fake.NewUser("alice")
 	h.command(guildA, channelA, admin, permAdmin, slash("memory", "add", strOpt("content", "Raid night is Friday at 20:00")))
-	if n, u := h.ai.EmbeddingCount(), used(); n != 1 || u != 1 {
-		t.Fatalf("after /memory add: %d embedding requests, %d calls counted; want 1 and 1", n, u)
+	if n, u := h.ai.EmbeddingCount(), used(); n != 2 || u != 2 {
+		t.Fatalf("after /memory add: %d embedding requests, %d calls counted; want 2 and 2", n, u)
 	}
 	search := func(guildID, channelID, query string) string {
 		t.Helper()
@@ -498,7 +499,7 @@ func TestRunSearchEmbeddingsCountAgainstTheBudget(t *testing.T) {
 	for i, query := range []string{"raid", "raid", "schedule", "friday"} {
 		text := search(guildA, channelA, query)
 		mustNotContain(t, "search within the budget", text, note)
-		want := map[int]int{0: 2, 1: 2, 2: 3, 3: 4}[i] // the repeated "raid" is answered from the cache
+		want := map[int]int{0: 3, 1: 3, 2: 4, 3: 5}[i] // the repeated "raid" is answered from the cache
 		if n, u := h.ai.EmbeddingCount(), used(); n != want || u != want {
 			t.Fatalf("after search %d (%q): %d embedding requests, %d calls counted; want %d", i+1, query, n, u, want)
 		}
@@ -506,11 +507,11 @@ func TestRunSearchEmbeddingsCountAgainstTheBudget(t *testing.T) {
 	text := search(guildA, channelA, "night")
 	mustContain(t, "search over the budget", text, "Raid night")
 	mustContain(t, "search over the budget", text, note)
-	if n, u := h.ai.EmbeddingCount(), used(); n != 4 || u != 4 {
-		t.Fatalf("over the budget: %d embedding requests, %d calls counted; want 4 and 4", n, u)
+	if n, u := h.ai.EmbeddingCount(), used(); n != 5 || u != 5 {
+		t.Fatalf("over the budget: %d embedding requests, %d calls counted; want 5 and 5", n, u)
 	}
 	mustNotContain(t, "another server's search", search(guildB, channelB, "night"), note)
-	if n := h.ai.EmbeddingCount(); n != 5 {
-		t.Fatalf("another server's search made %d embedding requests in all, want 5", n)
+	if n := h.ai.EmbeddingCount(); n != 6 {
+		t.Fatalf("another server's search made %d embedding requests in all, want 6", n)
 	}
 }

@@ -211,7 +211,7 @@ func (app *App) newBot(session *discordgo.Session, store *backend, short *stm.St
 // botStore gives the bot the aggregates of store it uses, each behind the bot's own seam.
 func botStore(store *backend) bot.Store {
 	return bot.Store{
-		Memories: store.Memories, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
+		Memories: store.Memories, Review: store.Review, Duplicates: store.Duplicates, Recall: store.Recall, Facts: store.Facts, Jobs: store.Jobs,
 		Transcripts: store.Transcripts, Settings: store.Settings, Confirmations: store.Confirmations,
 		Transfer: store.Transfer, Channels: store.Channels, Guilds: store.Guilds,
 		Maintenance: store.Health, Now: store.Now, RecoverWindow: store.RecoverWindow,

@@ -56,7 +56,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 		db.SetMaxOpenConns(1)
 		t.Cleanup(func() { db.Close() })
 		return engineParts{
-			bot: bot.Store{Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+			bot: bot.Store{Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 				Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
@@ -83,7 +83,7 @@ func openEngine(t *testing.T, ctx context.Context, engine string, now func() tim
 		db.SetMaxOpenConns(1)
 		t.Cleanup(func() { db.Close() })
 		return engineParts{
-			bot: bot.Store{Memories: s.Memories, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
+			bot: bot.Store{Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 				Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 				Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds,
 				Maintenance: s.Health, Now: s.Now, RecoverWindow: s.RecoverWindow},
