@@ -134,8 +134,9 @@ func forgetMeList(ctx context.Context, q querier, d *Dialect, owner memory.Owner
 // their personal memories (live and forgotten), every memory whose subject they are, every
 // memory learned only from their messages (other members' Remember-this copies included),
 // the history of all those memories and of their scope, their transcript turns, their
-// evidence rows, embeddings no memory uses any more, and the checkpoints of pipeline jobs
-// (which take back running jobs' leases, so nothing in flight writes their words back).
+// evidence rows, embeddings no memory uses any more, their web dashboard sessions (signing
+// out every browser of theirs), and the checkpoints of pipeline jobs (which take back
+// running jobs' leases, so nothing in flight writes their words back).
 // Memories they authored that stay (server knowledge) lose their id and name, and history
 // rows of their edits name ActorForgotten instead. A forget fence stops pipeline work that
 // started earlier from writing about them afterwards, and the full-text search drops their
@@ -230,6 +231,8 @@ func (s *Confirmations) forgetMeTx(ctx context.Context, tx *txn, owner memory.Ow
 		{"confirmations", `DELETE FROM confirmations WHERE scope_key = ? OR actor = ? OR (kind = '` + confirmWrite + `' AND ` +
 			d.JSONMayHold("payload", "subject_id") + ` AND ` + d.JSONText("payload", "subject_id") + ` = ?)`,
 			[]any{owner.Key(), actors[0], userID}, nil},
+		// Signed in to the web dashboard nowhere any more: every browser of theirs is out.
+		{"web sessions", `DELETE FROM web_sessions WHERE user_id = ?`, []any{userID}, nil},
 		{"embeddings", `DELETE FROM embeddings WHERE content_hash NOT IN (` + anyMemoryHashes + `)`, nil, nil},
 		{"finished jobs", `UPDATE memory_jobs SET payload = ` + d.JobIDsPayload + `, last_error = CASE WHEN ` + d.Instr + `(last_error, '{') > 0
 			THEN 'job failed' ELSE last_error END WHERE state IN ('done', 'dead') AND ` + d.JobBeyondIDs, nil, &sum.Jobs},

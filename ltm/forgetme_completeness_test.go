@@ -100,6 +100,9 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"graph-relation": "brambleowlet3390",
 		"graph-said":     "cinnabarlynx4471",
 		"graph-personal": "dandelionfox2208",
+		// The hash of her web dashboard session's token, and its CSRF secret.
+		"web-session": "5e55a1ce7a0be6a11ce0f0a11ce5e55",
+		"web-csrf":    "c5rfa1ce7a0be6a11ce0f0a11cec5rf",
 	}
 	survivor := map[string]string{
 		"bob-personal":      "wombatcapybara1234",
@@ -110,6 +113,7 @@ func TestForgetMeCompleteness(t *testing.T) {
 		"bob-server-author": "survivorbobname4321",
 		"bob-graph":         "survivorgraph9090",
 		"bob-held":          "survivorheldstork6161",
+		"bob-web-session":   "b0bb5e55b0bb5e55b0bb5e55b0bb5e55",
 	}
 	remember := func(m memory.Memory, actor memory.Actor) *memory.Memory {
 		t.Helper()
@@ -256,6 +260,17 @@ func TestForgetMeCompleteness(t *testing.T) {
 		memory.UserActor(bob))
 	bobServer := remember(memory.Memory{Scope: memory.ScopeServer, GuildID: guild, Content: "Bob set up " + survivor["bob-server"],
 		Provenance: memory.Provenance{AuthorID: bob, Author: "Bob " + survivor["bob-server-author"]}}, memory.UserActor(bob))
+	// Signed in to the web dashboard: Alice in two browsers, Bob in one.
+	for token, user := range map[string]string{secret["web-session"]: alice, "a11ce5ec0d5e55": alice, survivor["bob-web-session"]: bob} {
+		csrf := secret["web-csrf"]
+		if user == bob {
+			csrf = "b0bc5rf"
+		}
+		if _, err := s.Sessions.Create(ctx, memory.WebSession{TokenHash: token, UserID: user, GuildIDs: []string{guild},
+			CSRF: csrf}, 7*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The knowledge graph: Alice's personal memory links an entity of her personal graph;
 	// the guild's graph has her person entity (by her display name and a mention in Bob's
 	// memory, which stays), a relation from her, one learned only from her, and Bob's own.
@@ -535,6 +550,14 @@ func TestForgetMeCompleteness(t *testing.T) {
 		}
 		if _, err := s.Memories.Get(ctx, bobMe, copyOfAlice.ID); memory.ErrorCode(err) != memory.ENOTFOUND {
 			t.Errorf("Bob's copy of Alice's message survived: %v", err)
+		}
+		for _, token := range []string{secret["web-session"], "a11ce5ec0d5e55"} {
+			if _, err := s.Sessions.Lookup(ctx, token); memory.ErrorCode(err) != memory.ENOTFOUND {
+				t.Errorf("Alice's web session %s after forget-me: %v, want not found", token, err)
+			}
+		}
+		if ws, err := s.Sessions.Lookup(ctx, survivor["bob-web-session"]); err != nil || ws.UserID != bob {
+			t.Errorf("Bob's web session: %+v %v", ws, err)
 		}
 		if ns, err := s.Graph.MemoryEntities(ctx, server, mentionsAlice.ID); err != nil || len(ns) != 0 {
 			t.Errorf("Bob's memory that mentions Alice still links her entity: %+v %v", ns, err)

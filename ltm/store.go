@@ -71,6 +71,8 @@ type Store struct {
 	// Review keeps memory current: the lifecycle states people and the pipeline give
 	// memories (superseded, disputed, archived) and the queue of what waits for a person.
 	Review *Review
+	// Sessions are the web dashboard's sign-ins and signed-in browsers.
+	Sessions *Sessions
 }
 
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
@@ -224,6 +226,7 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 		Maintenance:   &Maintenance{d},
 		Health:        &Health{d},
 		Graph:         &Graph{d},
+		Sessions:      &Sessions{d},
 	}
 }
 

@@ -69,6 +69,8 @@ type Store struct {
 	Maintenance *ltm.Maintenance
 	// Health is stats, diagnostics and the repair audit, the service's.
 	Health *ltm.Health
+	// Sessions are the web dashboard's sign-ins and signed-in browsers.
+	Sessions *ltm.Sessions
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -199,6 +201,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Facts:         d.core.Facts,
 		Maintenance:   d.core.Maintenance,
 		Health:        d.core.Health,
+		Sessions:      d.core.Sessions,
 	}
 }
 

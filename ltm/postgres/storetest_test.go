@@ -32,7 +32,7 @@ func TestPostgresStore(t *testing.T) {
 			Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Stages: &s.Stages,
-			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
+			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
 			Keywords: s.Recall,
 			Raw:      tableDump{s: s, dir: t.TempDir()},
 			Repairs:  s.Maintenance,

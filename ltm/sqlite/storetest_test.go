@@ -35,7 +35,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Jobs: s.Jobs, Transcripts: s.Transcripts, Settings: s.Settings,
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Stages: &s.Stages,
-		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health,
+		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
 		Keywords: s.Recall,
 		Raw:      sqliteFiles{path: path},
 		Repairs:  s.Maintenance,

@@ -46,7 +46,12 @@
 //     Stores.Channels, Guilds and Budgets are set): channel rules kept past a delete, a
 //     departure cancelled only by a re-add before it is due, a purge that leaves nothing
 //     of the server to any read and nothing of another server touched, a welcome claimed
-//     once, model calls counted per key and day within a limit.
+//     once, model calls counted per key and day within a limit;
+//   - the web dashboard's sign-ins and sessions (when Stores.Sessions is set): a sign-in
+//     taken once, by the browser that started it, before it expires; a session read back
+//     until it expires or is revoked, one member's revoked without touching another's,
+//     and forget-me signing the member out everywhere (with nothing of her session left in
+//     a file-backed store's bytes).
 //
 // Behaviours that belong to one
 // engine stay with its own tests: for SQLite, ltm's TestForgetMeCompleteness (full-text

@@ -124,6 +124,16 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 	}
 	// Bob's own data.
 	bobOwn := mustRemember(t, s, personal(bob, "", "Bob's word is "+survivor["bob-personal"]))
+	// Web dashboard sessions: hers must go with the rest (the byte scan finds her token's
+	// hash nowhere), Bob's stays.
+	if s.Sessions != nil {
+		secret["web-session"], survivor["bob-web-session"] = "5e55a1ce7a0be6a11ce0f0a11ce5e55", "b0bb5e55b0bb5e55b0bb5e55b0bb5e55"
+		for token, user := range map[string]string{secret["web-session"]: alice, survivor["bob-web-session"]: bob} {
+			if _, err := s.Sessions.Create(ctx, memory.WebSession{TokenHash: token, UserID: user, CSRF: "csrf"}, 7*24*time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 
 	removed := []struct {
 		owner memory.Owner
@@ -296,6 +306,14 @@ func testForgetMe(t *testing.T, open func(*testing.T) Stores) {
 		turns, err := s.Transcripts.RecentTurns(ctx, guild, "c1", bob, 100)
 		if err != nil || len(turns) != 1 || turns[0].UserID != bob {
 			t.Errorf("Bob's turns: %+v %v", turns, err)
+		}
+		if s.Sessions != nil {
+			if _, err := s.Sessions.Lookup(ctx, secret["web-session"]); memory.ErrorCode(err) != memory.ENOTFOUND {
+				t.Errorf("her web session after forget-me: %v, want not found", err)
+			}
+			if ws, err := s.Sessions.Lookup(ctx, survivor["bob-web-session"]); err != nil || ws.UserID != bob {
+				t.Errorf("Bob's web session: %+v %v", ws, err)
+			}
 		}
 	})
 	if s.Keywords != nil {

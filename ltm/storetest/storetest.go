@@ -133,6 +133,9 @@ type Stores struct {
 	Budgets  BudgetStore
 	// Counts, when set, adds the case of /kioku status's counts; nil skips it.
 	Counts CountStore
+	// Sessions, when set, adds the cases of the web dashboard's sign-ins and sessions (and
+	// their end at forget-me); nil skips them.
+	Sessions SessionStore
 	// Repairs and Exec, when set, add the upgrade re-scan's case: Exec runs one statement
 	// (no arguments) on the store's database, to write rows as an older version did.
 	Repairs Repairer
@@ -248,6 +251,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("GuildDepartures", func(t *testing.T) { testGuildDepartures(t, opener) })
 	t.Run("Welcome", func(t *testing.T) { testWelcome(t, opener) })
 	t.Run("ModelCallBudget", func(t *testing.T) { testModelCallBudget(t, opener) })
+	t.Run("WebLogins", func(t *testing.T) { testWebLogins(t, opener) })
+	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, opener) })
 	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
 	t.Run("GuildCountsWithin", func(t *testing.T) { testGuildCountsWithin(t, opener) })
 	t.Run("IDsNeverReused", func(t *testing.T) { testIDsNeverReused(t, opener) })
