@@ -20,6 +20,10 @@
 // answer 404 and are reported by Unhandled (and, unless AllowUnhandled is
 // given, fail the test at cleanup) so a missing route is noticed.
 //
+// It also serves Discord's OAuth2 for "Sign in with Discord" (oauth.go): the authorize
+// page at /oauth2/authorize, granting for the member a test chose with AuthorizeAs, the
+// token exchange with PKCE, and /users/@me and /users/@me/guilds for a bearer token.
+//
 // Sharded clients (IDENTIFY with shard [id, count], count > 1) each get READY and
 // GUILD_CREATE for their shard's guilds only, and every dispatch goes to the shard of
 // its guild, (guild_id >> 22) % count, DMs to shard 0 (shards.go); GET /gateway/bot
@@ -147,6 +151,7 @@ type Fake struct {
 	stored       map[string]*discordgo.Message           // message ID → current state
 	interactions map[string]*interactionState            // token → state
 	attachments  map[string]attachment                   // URL path → content
+	oauth        oauthState                              // OAuth2 for "Sign in with Discord" (oauth.go)
 
 	conns   map[*gatewayConn]struct{}
 	current *gatewayConn // identified or resumed connection events go to

@@ -42,7 +42,8 @@ type Request struct {
 	JSON json.RawMessage
 	// Files are the file parts of a multipart body, in order.
 	Files []File
-	// Form holds multipart fields that are neither payload_json nor files.
+	// Form holds multipart fields that are neither payload_json nor files, or the fields
+	// of a URL-encoded form (the first value of each).
 	Form map[string]string
 	// Message is the decoded message for routes that create or edit one
 	// (channel messages, interaction callbacks with data, webhooks).

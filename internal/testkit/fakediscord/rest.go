@@ -11,6 +11,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -82,6 +83,8 @@ func (f *Fake) routes() {
 	f.route("PATCH", "/webhooks/{app}/{token}/messages/{message}", f.editWebhookMessage)
 	f.route("DELETE", "/webhooks/{app}/{token}/messages/{message}", f.deleteWebhookMessage)
 
+	f.oauthRoutes()
+
 	f.mux.HandleFunc("GET /attachments/", f.getAttachment)
 	f.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		f.notFound(w, r.Context().Value(exchangeKey{}).(*exchange))
@@ -145,12 +148,23 @@ func (f *Fake) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
-// parseBody fills in JSON, Files and Form from a JSON or multipart body.
+// parseBody fills in JSON, Files and Form from a JSON, multipart or URL-encoded body.
 func parseBody(contentType string, req *Request) error {
 	if len(req.Body) == 0 {
 		return nil
 	}
 	mediaType, params, err := mime.ParseMediaType(contentType)
+	if err == nil && mediaType == "application/x-www-form-urlencoded" {
+		values, err := url.ParseQuery(string(req.Body))
+		if err != nil {
+			return err
+		}
+		req.Form = map[string]string{}
+		for k := range values {
+			req.Form[k] = values.Get(k)
+		}
+		return nil
+	}
 	if err != nil || mediaType != "multipart/form-data" {
 		if !json.Valid(req.Body) {
 			return errors.New("body is not valid JSON")
@@ -249,7 +263,15 @@ func (f *Fake) getGatewayBot(w http.ResponseWriter, _ *http.Request, _ *exchange
 	})
 }
 
-func (f *Fake) getCurrentUser(w http.ResponseWriter, _ *http.Request, _ *exchange) {
+// getCurrentUser answers the bot user for the bot's token, and the member a bearer token
+// was issued to (OAuth2, oauth.go).
+func (f *Fake) getCurrentUser(w http.ResponseWriter, r *http.Request, _ *exchange) {
+	if g, ok := f.bearerGrant(w, r); ok {
+		if g != nil {
+			writeJSON(w, g.user)
+		}
+		return
+	}
 	writeJSON(w, f.BotUser())
 }
 
