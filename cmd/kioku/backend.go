@@ -19,6 +19,7 @@ import (
 	"github.com/kioku-bot/kioku/memory/graph"
 	"github.com/kioku-bot/kioku/memory/maintenance"
 	"github.com/kioku-bot/kioku/tools"
+	"github.com/kioku-bot/kioku/web"
 )
 
 // The kinds of store a backend can be.
@@ -50,6 +51,7 @@ type backend struct {
 	Maintenance   storeMaintenance
 	Health        storeHealth
 	Graph         storeGraph
+	Sessions      web.Sessions
 
 	// now is the store's clock, read at each call so a test that moves it moves every user.
 	now func() time.Time
@@ -107,7 +109,7 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
-		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph,
+		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph, Sessions: s.Sessions,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
 		fences:        s.Memories.ForgottenSince,
@@ -120,6 +122,7 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 type storeMemories interface {
 	bot.Memories
 	chat.Memories
+	web.Memories
 	Remember(ctx context.Context, m memory.Memory, actor memory.Actor) (memory.WriteResult, error)
 	Recover(ctx context.Context, owner memory.Owner, id int64, ifVersion int, actor memory.Actor) (*memory.Memory, error)
 	Undo(ctx context.Context, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -31,6 +32,16 @@ type Config struct {
 	PipelineModel string
 	EmbedModel    string
 	HTTPAddr      string
+
+	// The web dashboard (README "Web dashboard"): served on WebAddr when it is set, at the
+	// public address WebURL, signing members in with the Discord application's OAuth2 client
+	// DiscordClientID and DiscordClientSecret. The secret is never logged, printed or put
+	// in an error message. WebTrustedProxies are the peers whose X-Forwarded-For is believed.
+	WebAddr             string
+	WebURL              string
+	DiscordClientID     string
+	DiscordClientSecret string
+	WebTrustedProxies   []netip.Prefix
 
 	// PipelineMode is the operator's mode for the background pipeline (SPEC §4): full,
 	// controlled, shadow, frozen or off. Each guild's /kioku config mode can only narrow it.
@@ -146,6 +157,46 @@ var settings = []setting{
 			}
 		}
 		c.HTTPAddr = v
+		return nil
+	}},
+	{"KIOKU_WEB_ADDR", "", "Address for the web dashboard, to put behind a TLS reverse proxy (empty disables; README \"Web dashboard\").", func(c *Config, v string) error {
+		if v != "" {
+			if _, _, err := net.SplitHostPort(v); err != nil {
+				return fmt.Errorf("want host:port, got %q", v)
+			}
+		}
+		c.WebAddr = v
+		return nil
+	}},
+	{"KIOKU_WEB_URL", "", "The web dashboard's public address, https://HOST (no path); Discord sends members back to it + /auth/callback.", func(c *Config, v string) error {
+		if v == "" {
+			c.WebURL = ""
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("want an absolute https URL with a host and no path, such as https://kioku.example.org, got %q", v)
+		}
+		c.WebURL = u.Scheme + "://" + u.Host
+		return nil
+	}},
+	{"KIOKU_DISCORD_CLIENT_ID", "", "The Discord application's OAuth2 client id (Developer Portal → your application → OAuth2), for the web dashboard's sign-in; required with KIOKU_WEB_ADDR.", func(c *Config, v string) error {
+		if v != "" && strings.Trim(v, "0123456789") != "" {
+			return fmt.Errorf("want the application's numeric id, got %q", v)
+		}
+		c.DiscordClientID = v
+		return nil
+	}},
+	{"KIOKU_DISCORD_CLIENT_SECRET", "", "The Discord application's OAuth2 client secret, for the web dashboard's sign-in; required with KIOKU_WEB_ADDR; never logged or shown.", func(c *Config, v string) error {
+		c.DiscordClientSecret = v // never echoed: no error here may quote it
+		return nil
+	}},
+	{"KIOKU_WEB_TRUSTED_PROXIES", "", "Addresses or CIDRs, comma-separated, of the reverse proxies whose X-Forwarded-For names the web dashboard's clients (empty: none; the connection's peer is the client).", func(c *Config, v string) error {
+		proxies, err := parseProxies(v)
+		if err != nil {
+			return err
+		}
+		c.WebTrustedProxies = proxies
 		return nil
 	}},
 	{"KIOKU_PIPELINE_MODE", "full", "Background memory pipeline for the whole bot: full, controlled, shadow, frozen or off (a server's /kioku config can only narrow it).", func(c *Config, v string) error {
@@ -326,7 +377,53 @@ func LoadConfig(lookupEnv func(string) (string, bool)) (Config, error) {
 	if err := c.checkShards(); err != nil {
 		return Config{}, err
 	}
+	if err := c.checkWeb(); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// checkWeb checks the web dashboard's settings together: with KIOKU_WEB_ADDR set, the
+// public URL and the OAuth2 credentials are required. The application's id is not known
+// without asking Discord (the bot token names the bot user, which older applications do
+// not share their id with), so it is asked for rather than guessed. No message names the
+// secret's value.
+func (c *Config) checkWeb() error {
+	if c.WebAddr == "" {
+		return nil
+	}
+	switch {
+	case c.WebURL == "":
+		return errors.New("invalid KIOKU_WEB_URL: required with KIOKU_WEB_ADDR: the dashboard's public https address, such as https://kioku.example.org (Discord sends members back to it + /auth/callback)")
+	case c.DiscordClientID == "":
+		return errors.New("invalid KIOKU_DISCORD_CLIENT_ID: required with KIOKU_WEB_ADDR: the application's id (Discord Developer Portal → your application → OAuth2 → Client ID)")
+	case c.DiscordClientSecret == "":
+		return errors.New("invalid KIOKU_DISCORD_CLIENT_SECRET: required with KIOKU_WEB_ADDR: the application's client secret (Discord Developer Portal → your application → OAuth2 → Reset Secret)")
+	case c.WebAddr == c.HTTPAddr && !strings.HasSuffix(c.WebAddr, ":0"): // port 0: each gets a free port
+		return fmt.Errorf("invalid KIOKU_WEB_ADDR: %s is KIOKU_HTTP_ADDR too; the dashboard and /metrics need addresses of their own", c.WebAddr)
+	}
+	return nil
+}
+
+// parseProxies reads KIOKU_WEB_TRUSTED_PROXIES: addresses and CIDRs separated by commas.
+func parseProxies(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for part := range strings.SplitSeq(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(part); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(part)
+		if err != nil {
+			return nil, fmt.Errorf("want addresses or CIDRs separated by commas, such as 127.0.0.1,10.0.0.0/8, got %q", part)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
 
 // checkShards checks the sharding settings together and fills in the single shard (0 of 1)

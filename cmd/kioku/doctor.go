@@ -44,6 +44,9 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 	} else {
 		checks = append(checks, check{"discord", "ok", "token set, API " + app.config.DiscordAPIURL})
 	}
+	if app.config.WebAddr != "" {
+		checks = append(checks, webCheck(app.config))
+	}
 	storeChecks, diag := app.checkStore(ctx)
 	checks = append(checks, storeChecks...)
 	if *offline {
@@ -92,6 +95,14 @@ func runDoctor(ctx context.Context, app *App, args []string) error {
 		return errUnhealthy
 	}
 	return nil
+}
+
+// webCheck reports the web dashboard's settings (LoadConfig checked them together): where
+// it listens, its public address and the redirect URI to register with Discord. The client
+// secret is said to be set, never shown.
+func webCheck(cfg Config) check {
+	return check{"web", "ok", fmt.Sprintf("dashboard on %s at %s; register %s/auth/callback as a redirect URI of OAuth2 client %s (client secret set)",
+		cfg.WebAddr, cfg.WebURL, cfg.WebURL, cfg.DiscordClientID)}
 }
 
 // checkStore opens the database read-only and reports it, the pipeline as the database

@@ -62,6 +62,9 @@ type App struct {
 	// httpListener, when set, serves health and metrics in place of a listener on
 	// KIOKU_HTTP_ADDR: end-to-end tests open it on a free port, so they know the address.
 	httpListener net.Listener
+	// webListener, when set, serves the web dashboard in place of a listener on
+	// KIOKU_WEB_ADDR, for the same reason.
+	webListener net.Listener
 	// metrics, set by `kioku run` (newMetrics), is the registry the parts wire.go builds
 	// report to; nil in every other subcommand, which serves no metrics.
 	metrics *metrics.Metrics

@@ -30,7 +30,8 @@ const healthTimeout = 3 * time.Second
 
 // runBot is `kioku run`: it wires the store, the model client, short-term
 // memory, the background memory pipeline, the chat engine and the Discord
-// bot, serves /healthz, /readyz and /metrics, and runs until ctx is cancelled
+// bot, serves /healthz, /readyz and /metrics (and the web dashboard when
+// KIOKU_WEB_ADDR is set), and runs until ctx is cancelled
 // (SIGINT/SIGTERM). Then it stops accepting turns, lets in-flight ones finish
 // within shutdownTimeout, closes the gateway session, stops the pipeline and
 // closes the database cleanly.
@@ -70,6 +71,10 @@ func runBot(ctx context.Context, app *App, args []string) error {
 	if err := run.serveOps(app); err != nil {
 		return err
 	}
+	if err := run.serveWeb(app); err != nil {
+		run.closeServers()
+		return err
+	}
 	if err := run.start(ctx, cfg); err != nil {
 		return err
 	}
@@ -89,6 +94,7 @@ type botRun struct {
 	core    *botCore
 	bot     *shardedBot
 	srv     *http.Server // nil when health and metrics are not served
+	web     *http.Server // nil when the web dashboard is not served
 	life    lifecycle
 	// background holds the goroutines the run started besides the core's; the store
 	// closes after them.
@@ -164,20 +170,55 @@ func (r *botRun) serveOps(app *App) error {
 	return nil
 }
 
+// serveWeb serves the web dashboard on the app's web listener, or on KIOKU_WEB_ADDR; it
+// is off unless KIOKU_WEB_ADDR is set. Its listener serves the dashboard alone: health and
+// metrics stay on KIOKU_HTTP_ADDR.
+func (r *botRun) serveWeb(app *App) error {
+	cfg := app.config
+	if cfg.WebAddr == "" {
+		return nil
+	}
+	dash, err := app.newDashboard(r.store)
+	if err != nil {
+		return err
+	}
+	ln := app.webListener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.WebAddr); err != nil {
+			return fmt.Errorf("invalid KIOKU_WEB_ADDR: couldn't listen on %s: %w", cfg.WebAddr, err)
+		}
+	}
+	srv := &http.Server{Handler: dash.Handler(), ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	r.web = srv
+	r.log.Info("serving the web dashboard", "addr", ln.Addr().String(), "url", cfg.WebURL, "redirect_uri", dash.RedirectURI())
+	r.background.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.log.Error("web dashboard server stopped", "err", err)
+		}
+	})
+	return nil
+}
+
+// closeServers closes the health and web servers at once, for a start that failed.
+func (r *botRun) closeServers() {
+	for _, srv := range []*http.Server{r.srv, r.web} {
+		if srv != nil {
+			_ = srv.Close()
+		}
+	}
+}
+
 // start connects the bots, then starts the core (the pipeline and its background work)
 // and the daily backups.
 func (r *botRun) start(ctx context.Context, cfg Config) error {
 	if err := r.bot.Open(); err != nil {
-		if r.srv != nil {
-			_ = r.srv.Close()
-		}
+		r.closeServers()
 		return explainGatewayError(err, cfg.DiscordAPIURL)
 	}
 	if err := r.core.start(ctx, cfg); err != nil {
 		_ = r.bot.Shutdown(context.WithoutCancel(ctx))
-		if r.srv != nil {
-			_ = r.srv.Close()
-		}
+		r.closeServers()
 		return err
 	}
 	r.life.set(phaseRunning)
@@ -188,7 +229,7 @@ func (r *botRun) start(ctx context.Context, cfg Config) error {
 }
 
 // stop stops accepting turns, lets in-flight ones finish within shutdownTimeout, closes
-// the gateway sessions, stops the pipeline and the health server.
+// the gateway sessions, stops the pipeline, the health server and the web dashboard.
 func (r *botRun) stop(ctx context.Context) error {
 	r.life.set(phaseStopping)
 	r.log.Info("shutting down")
@@ -206,6 +247,11 @@ func (r *botRun) stop(ctx context.Context) error {
 	if r.srv != nil {
 		if err := r.srv.Shutdown(shutCtx); err != nil {
 			errs = append(errs, fmt.Errorf("couldn't stop the health server: %w", err))
+		}
+	}
+	if r.web != nil {
+		if err := r.web.Shutdown(shutCtx); err != nil {
+			errs = append(errs, fmt.Errorf("couldn't stop the web dashboard: %w", err))
 		}
 	}
 	if len(errs) > 0 {

@@ -72,9 +72,11 @@ type e2e struct {
 	stderr *syncBuffer
 	// httpAddr serves /healthz and /metrics.
 	httpAddr string
-	cancel   context.CancelFunc
-	done     chan int
-	appID    string
+	// webAddr serves the web dashboard, when KIOKU_WEB_ADDR is set.
+	webAddr string
+	cancel  context.CancelFunc
+	done    chan int
+	appID   string
 }
 
 // startBot runs `kioku run` against new fakes and waits until it is
@@ -163,6 +165,15 @@ func launchBotHooked(t *testing.T, overrides map[string]string, storeOpened func
 		},
 		httpListener: ln,
 		storeOpened:  storeOpened,
+	}
+	if env["KIOKU_WEB_ADDR"] != "" {
+		// And the dashboard's, likewise.
+		wl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { wl.Close() })
+		h.webAddr, app.webListener = wl.Addr().String(), wl
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel

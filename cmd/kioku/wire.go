@@ -19,6 +19,7 @@ import (
 	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
+	"github.com/kioku-bot/kioku/web"
 )
 
 // openStore opens the configured database, applying migrations.
@@ -217,4 +218,26 @@ func botStore(store *backend) bot.Store {
 		Maintenance: store.Health, Now: store.Now, RecoverWindow: store.RecoverWindow,
 		Graph: store.Graph,
 	}
+}
+
+// newDashboard builds the web dashboard over store: sign-in with the application's OAuth2
+// client at Discord's (or the configured Discord-compatible) address, sessions in the
+// store, and each member's audience from the servers Discord lists for them and the stored
+// channel rules, as the bot decides for a member whose roles it has not seen.
+func (app *App) newDashboard(store *backend) (*web.Server, error) {
+	cfg := app.config
+	return web.New(web.Config{
+		PublicURL:      cfg.WebURL,
+		DiscordURL:     cfg.DiscordAPIURL,
+		ClientID:       cfg.DiscordClientID,
+		ClientSecret:   cfg.DiscordClientSecret,
+		TrustedProxies: cfg.WebTrustedProxies,
+		Logger:         app.logger.With("component", "web"),
+	}, web.Deps{
+		Sessions: store.Sessions, Memories: store.Memories, Finder: store.Channels, Recall: store.Recall,
+		Transfer: store.Transfer,
+		Audience: func(ctx context.Context, guildIDs []string) (*memory.Audience, error) {
+			return bot.PublicAudience(ctx, store.Channels, guildIDs)
+		},
+	})
 }
