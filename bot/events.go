@@ -67,7 +67,11 @@ func (b messageEvents) messagesDeleted(guildID, channelID string, ids []string) 
 	defer cancel()
 	// Short-term memory first: it is injected into the very next prompt.
 	short := b.stm.RemoveMessages(guildID, channelID, ids...)
-	res, err := b.store.Transcripts.DeleteMessages(ctx, guildID, channelID, ids)
+	var res memory.MessageChange
+	err := b.retryUnavailable(ctx, log, "message deletion", func(ctx context.Context) (err error) {
+		res, err = b.store.Transcripts.DeleteMessages(ctx, guildID, channelID, ids)
+		return err
+	})
 	if err != nil {
 		log.Error("couldn't remove deleted messages", "messages", len(ids), "err", err)
 		return
@@ -97,7 +101,11 @@ func (b messageEvents) messageEdited(guildID, channelID, messageID, content stri
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
 	short := b.stm.ReplaceMessage(guildID, channelID, messageID, content)
-	res, err := b.store.Transcripts.EditMessage(ctx, guildID, channelID, messageID, content)
+	var res memory.MessageChange
+	err := b.retryUnavailable(ctx, log, "message edit", func(ctx context.Context) (err error) {
+		res, err = b.store.Transcripts.EditMessage(ctx, guildID, channelID, messageID, content)
+		return err
+	})
 	if err != nil {
 		log.Error("couldn't apply message edit", "err", err)
 		return
@@ -134,7 +142,11 @@ func (b messageEvents) OnGuildDelete(_ *discordgo.Session, e *discordgo.GuildDel
 	defer b.inflight.Done()
 	ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 	defer cancel()
-	d, err := b.store.Guilds.RecordDeparture(ctx, e.ID, b.guildPurgeAfter)
+	var d memory.Departure
+	err := b.retryUnavailable(ctx, log, "removal from guild", func(ctx context.Context) (err error) {
+		d, err = b.store.Guilds.RecordDeparture(ctx, e.ID, b.guildPurgeAfter)
+		return err
+	})
 	if err != nil {
 		log.Error("couldn't record removal from guild", "err", err)
 		return
@@ -161,13 +173,44 @@ func (b messageEvents) OnGuildCreate(_ *discordgo.Session, e *discordgo.GuildCre
 	log := b.log.With("guild_id", e.ID)
 	// A server seen for the first time gets kioku's introduction (onboarding.go).
 	defer b.welcome(ctx, log, e.Guild)
-	cancelled, err := b.store.Guilds.CancelDeparture(ctx, e.ID, e.JoinedAt)
+	var cancelled bool
+	err := b.retryUnavailable(ctx, log, "return to guild", func(ctx context.Context) (err error) {
+		cancelled, err = b.store.Guilds.CancelDeparture(ctx, e.ID, e.JoinedAt)
+		return err
+	})
 	if err != nil {
 		log.Error("couldn't cancel removal from guild", "err", err)
 		return
 	}
 	if cancelled {
 		log.Info("added back to guild; its data is kept")
+	}
+}
+
+// Waits between the tries of an event's store update while the database is unavailable.
+const (
+	eventRetryMin = 100 * time.Millisecond
+	eventRetryMax = 5 * time.Second
+)
+
+// retryUnavailable runs apply, the store update of a Discord event, again while the
+// database is unavailable (restarting, its connections cut, full or read-only), until it
+// succeeds, fails otherwise, or ctx ends. Discord sends each event once: a deletion lost
+// to a moment without the database would leave the member's deleted words stored.
+func (b messageEvents) retryUnavailable(ctx context.Context, log *slog.Logger, what string, apply func(context.Context) error) error {
+	wait := eventRetryMin
+	for {
+		err := apply(ctx)
+		if err == nil || memory.ErrorCode(err) != memory.EUNAVAILABLE || ctx.Err() != nil {
+			return err
+		}
+		log.Warn("database unavailable; trying again", "update", what, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, eventRetryMax)
 	}
 }
 
@@ -271,14 +314,20 @@ func (b messageEvents) settle(m *discordgo.Message, log *slog.Logger) {
 		b.stm.RemoveMessages(m.GuildID, m.ChannelID, m.ID)
 		ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 		defer cancel()
-		if _, err := b.store.Transcripts.DeleteMessages(ctx, m.GuildID, m.ChannelID, []string{m.ID}); err != nil {
+		if err := b.retryUnavailable(ctx, log, "message deletion", func(ctx context.Context) error {
+			_, err := b.store.Transcripts.DeleteMessages(ctx, m.GuildID, m.ChannelID, []string{m.ID})
+			return err
+		}); err != nil {
 			log.Error("couldn't remove message deleted during its turn", "err", err)
 		}
 	case f.edited != nil:
 		b.stm.ReplaceMessage(m.GuildID, m.ChannelID, m.ID, *f.edited)
 		ctx, cancel := context.WithTimeout(b.base, b.commandTimeout)
 		defer cancel()
-		if _, err := b.store.Transcripts.EditMessage(ctx, m.GuildID, m.ChannelID, m.ID, *f.edited); err != nil {
+		if err := b.retryUnavailable(ctx, log, "message edit", func(ctx context.Context) error {
+			_, err := b.store.Transcripts.EditMessage(ctx, m.GuildID, m.ChannelID, m.ID, *f.edited)
+			return err
+		}); err != nil {
 			log.Error("couldn't apply edit made during its turn", "err", err)
 		}
 	}

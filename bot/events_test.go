@@ -2,12 +2,19 @@ package bot_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/bot"
 	"github.com/kioku-bot/kioku/chat"
+	"github.com/kioku-bot/kioku/internal/testkit"
+	"github.com/kioku-bot/kioku/ltm/sqlite"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 )
@@ -127,4 +134,81 @@ func TestMessageDeletedAroundItsTurn(t *testing.T) {
 			t.Error("a message nobody deleted was not stored")
 		}
 	})
+}
+
+// retrySignal is a log handler that calls onRetry at the first record saying an event's
+// store update is tried again.
+type retrySignal struct{ onRetry func() }
+
+func (h retrySignal) Enabled(context.Context, slog.Level) bool { return true }
+func (h retrySignal) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "database unavailable; trying again" {
+		h.onRetry()
+	}
+	return nil
+}
+func (h retrySignal) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h retrySignal) WithGroup(string) slog.Handler      { return h }
+
+// TestMessageEventsWaitForTheDatabase: a message deleted or edited while the database
+// refuses writes (read-only here; a PostgreSQL restart or a full disk does the same) is
+// applied once it takes them again: Discord sends each event once, and a lost deletion
+// would leave the member's deleted words stored.
+func TestMessageEventsWaitForTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	store := testkit.MustOpenStore(t)
+	setReadOnly := func(on bool) {
+		if _, err := sqlite.WriterPragma(ctx, store, fmt.Sprintf("query_only = %t", on)); err != nil {
+			t.Error(err)
+		}
+	}
+	var retried atomic.Int32
+	tb := newTestBotOn(t, store, func(c *bot.Config) {
+		c.Logger = slog.New(retrySignal{onRetry: func() {
+			if retried.Add(1) == 1 {
+				setReadOnly(false) // the database is back
+			}
+		}})
+	})
+	const guild, channel = "600", "601"
+	turn := func(id, content string) {
+		if _, err := store.Transcripts.AppendTurn(ctx, memory.Turn{GuildID: guild, ChannelID: channel, UserID: "7",
+			Role: memory.RoleUser, Content: content, MessageID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func() []string {
+		turns, err := store.Transcripts.RecentTurns(ctx, guild, channel, "", 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tr := range turns {
+			out = append(out, tr.MessageID+":"+tr.Content)
+		}
+		return out
+	}
+	turn("1001", "my locker code is 4412")
+	turn("1002", "see you at 7")
+
+	retried.Store(0)
+	setReadOnly(true)
+	tb.bot.OnMessageDelete(tb.session, &discordgo.MessageDelete{Message: &discordgo.Message{ID: "1001", ChannelID: channel, GuildID: guild}})
+	if retried.Load() == 0 {
+		t.Fatal("the deletion never met the read-only database")
+	}
+	if got := stored(); slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, "1001:") }) {
+		t.Errorf("transcript after the deletion = %q: the deleted message is still stored", got)
+	}
+
+	retried.Store(0)
+	setReadOnly(true)
+	tb.bot.OnMessageUpdate(tb.session, &discordgo.MessageUpdate{Message: &discordgo.Message{ID: "1002", ChannelID: channel,
+		GuildID: guild, Content: "see you at 8"}})
+	if retried.Load() == 0 {
+		t.Fatal("the edit never met the read-only database")
+	}
+	if got := stored(); !slices.Contains(got, "1002:see you at 8") {
+		t.Errorf("transcript after the edit = %q, want the new text", got)
+	}
 }

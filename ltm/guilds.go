@@ -52,7 +52,7 @@ func (s *Guilds) CancelDeparture(ctx context.Context, guildID string, joinedAt t
 	var pending bool
 	if err := s.db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM guild_departures WHERE guild_id = ?)`,
 		guildID).Scan(&pending); err != nil {
-		return false, fmt.Errorf("couldn't read departure of guild %s: %w", guildID, err)
+		return false, s.db.eng.StorageError(fmt.Errorf("couldn't read departure of guild %s: %w", guildID, err))
 	}
 	if !pending {
 		return false, nil

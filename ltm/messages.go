@@ -44,7 +44,8 @@ func (s *Transcripts) DeleteMessages(ctx context.Context, guildID, channelID str
 		OR EXISTS (SELECT 1 FROM memory_evidence WHERE message_id IN `+in+`)`,
 		append(append(list, guildID, channelID), list...)...).Scan(&referenced)
 	if err != nil {
-		return res, fmt.Errorf("couldn't look up deleted messages: %w", err)
+		// Classified as the writes are: a database that can't be reached is worth a retry.
+		return res, s.db.eng.StorageError(fmt.Errorf("couldn't look up deleted messages: %w", err))
 	}
 	if !referenced {
 		return res, nil
@@ -95,7 +96,7 @@ func (s *Transcripts) EditMessage(ctx context.Context, guildID, channelID, messa
 		WHERE message_id = ? AND guild_id = ? AND channel_id = ? AND role = ?)`,
 		messageID, guildID, channelID, memory.RoleUser).Scan(&stored)
 	if err != nil {
-		return res, fmt.Errorf("couldn't look up edited message: %w", err)
+		return res, s.db.eng.StorageError(fmt.Errorf("couldn't look up edited message: %w", err))
 	}
 	if !stored {
 		return res, nil
