@@ -73,7 +73,9 @@ type Settings struct {
 }
 
 type indexedScope struct {
-	idx      *Scope
+	// idx is set before ready turns true; a query that finds the scope ready reads it
+	// while a Warm may be storing a fresh build.
+	idx      atomic.Pointer[Scope]
 	ready    atomic.Bool
 	building atomic.Bool
 	lastUsed atomic.Int64
@@ -116,7 +118,7 @@ func (k *Indexes) Settle(ctx context.Context) error {
 func (k *Indexes) Ready(ctx context.Context, key string) (*Scope, error) {
 	sc := k.scope(key)
 	if sc.ready.Load() {
-		return sc.idx, nil
+		return sc.idx.Load(), nil
 	}
 	size, err := k.src.Size(ctx, key)
 	if err != nil {
@@ -127,14 +129,22 @@ func (k *Indexes) Ready(ctx context.Context, key string) (*Scope, error) {
 			return nil, nil // another query is building it
 		}
 		defer sc.building.Store(false)
+		if sc.ready.Load() {
+			// Another query built it after this one looked: one build is enough.
+			return sc.idx.Load(), nil
+		}
 		if err := k.build(ctx, key, sc); errors.Is(err, ErrLogTrimmed) {
 			return nil, nil // the next query builds it again
 		} else if err != nil {
 			return nil, err
 		}
-		return sc.idx, nil
+		return sc.idx.Load(), nil
 	}
 	if sc.building.CompareAndSwap(false, true) {
+		if sc.ready.Load() {
+			sc.building.Store(false)
+			return sc.idx.Load(), nil
+		}
 		k.mu.Lock()
 		if k.closed {
 			k.mu.Unlock()
@@ -221,7 +231,7 @@ func (k *Indexes) build(ctx context.Context, key string, sc *indexedScope) error
 		return err
 	}
 	k.mu.Lock()
-	sc.idx = idx
+	sc.idx.Store(idx)
 	sc.ready.Store(true)
 	k.scopes[key] = sc // an eviction or a drop may have removed it meanwhile
 	k.mu.Unlock()
@@ -305,7 +315,7 @@ func (k *Indexes) readyScopes() map[string]*Scope {
 	out := make(map[string]*Scope, len(k.scopes))
 	for key, sc := range k.scopes {
 		if sc.ready.Load() {
-			out[key] = sc.idx
+			out[key] = sc.idx.Load()
 		}
 	}
 	return out
@@ -350,7 +360,7 @@ func (k *Indexes) evict(max int) {
 		if !sc.ready.Load() {
 			continue
 		}
-		n := sc.idx.Len()
+		n := sc.idx.Load().Len()
 		total += n
 		all = append(all, entry{key, sc.lastUsed.Load(), n})
 	}

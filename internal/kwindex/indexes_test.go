@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kioku-bot/kioku/internal/kwindex"
@@ -18,8 +19,10 @@ type memSource struct {
 	log   [][]int64 // position first+i names log[i]
 	first int64
 	// beforeLoad runs when a build has read the log's position and not yet the rows,
-	// afterLoad when it has read the rows.
-	beforeLoad, afterLoad func()
+	// afterLoad when it has read the rows; onSize when a query asks a scope's size.
+	beforeLoad, afterLoad, onSize func()
+	// loads counts the scopes' loads: one per build.
+	loads atomic.Int32
 }
 
 func newMemSource() *memSource { return &memSource{rows: map[int64]kwindex.Row{}, first: 1} }
@@ -39,6 +42,9 @@ func (m *memSource) trim() {
 }
 
 func (m *memSource) Size(_ context.Context, key string) (int, error) {
+	if m.onSize != nil {
+		m.onSize()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0
@@ -51,6 +57,7 @@ func (m *memSource) Size(_ context.Context, key string) (int, error) {
 }
 
 func (m *memSource) Load(_ context.Context, key string) ([]kwindex.Doc, error) {
+	m.loads.Add(1)
 	if m.beforeLoad != nil {
 		m.beforeLoad()
 		m.beforeLoad = nil
@@ -201,5 +208,45 @@ func TestIndexesEvict(t *testing.T) {
 	if k.Holds("worda") || k.Holds("wordb") || !k.Holds("wordc") {
 		t.Errorf("after warming a, b and c with room for 3 documents: a %v b %v c %v",
 			k.Holds("worda"), k.Holds("wordb"), k.Holds("wordc"))
+	}
+}
+
+// TestIndexesBuildAScopeOnce: two queries find a small scope not ready; the one that
+// reaches the build after the other built it uses that index instead of building (and
+// swapping in) another, which queries already searching the first would race with.
+func TestIndexesBuildAScopeOnce(t *testing.T) {
+	src := newMemSource()
+	for id := range int64(3) {
+		src.write("s", id+1, fmt.Sprintf("raid night %d", id), true)
+	}
+	k := kwindex.NewIndexes(src, func() kwindex.Settings { return kwindex.Settings{Params: kwindex.DefaultParams, SyncBuild: 100} })
+	// The first query to ask the scope's size waits there until the second has built it.
+	var sized atomic.Int32
+	waiting, built := make(chan struct{}), make(chan struct{})
+	src.onSize = func() {
+		if sized.Add(1) == 1 {
+			close(waiting)
+			<-built
+		}
+	}
+	late := make(chan *kwindex.Scope, 1)
+	go func() {
+		idx, err := k.Ready(t.Context(), "s")
+		if err != nil {
+			t.Error(err)
+		}
+		late <- idx
+	}()
+	<-waiting
+	first, err := k.Ready(t.Context(), "s")
+	if err != nil || first == nil {
+		t.Fatalf("the scope was not built: %v", err)
+	}
+	close(built)
+	if second := <-late; second != first {
+		t.Errorf("the later query got index %p, want the one built (%p)", second, first)
+	}
+	if n := src.loads.Load(); n != 1 {
+		t.Errorf("the scope was loaded %d times, want once", n)
 	}
 }
