@@ -188,7 +188,33 @@ func mustSchema(v any) *jsonschema.Definition {
 	// An empty $defs map carries no information; leaving it out keeps the request small
 	// and avoids confusing strict OpenAI-compatible servers.
 	def.Defs = nil
+	settle(def)
 	return def
+}
+
+// settle gives every definition in d that has no Properties map an empty one. go-openai's
+// Definition.MarshalJSON fills it in as it marshals otherwise, and these definitions are
+// shared by every turn: concurrent requests wrote it at once. An empty map is left out of
+// the JSON (omitempty), so the requests are the same.
+func settle(d *jsonschema.Definition) {
+	if d == nil {
+		return
+	}
+	if d.Properties == nil {
+		d.Properties = map[string]jsonschema.Definition{}
+	}
+	for k, p := range d.Properties {
+		settle(&p)
+		d.Properties[k] = p
+	}
+	for k, p := range d.Defs {
+		settle(&p)
+		d.Defs[k] = p
+	}
+	for i := range d.AnyOf {
+		settle(&d.AnyOf[i])
+	}
+	settle(d.Items)
 }
 
 // dmCreateSchema is createSchema for direct messages, where only the personal scope
