@@ -367,7 +367,7 @@ func (f *Fake) Dispatch(eventType string, data any) error {
 		return errClosed
 	}
 	if c == nil {
-		return errNoGateway
+		return ErrNoGateway
 	}
 	if err := c.dispatch(s, eventType, raw); err != nil {
 		return fmt.Errorf("fakediscord: couldn't send %s: %w", eventType, err)
@@ -420,7 +420,7 @@ func (f *Fake) RequestHeartbeat() error {
 	c := f.current
 	f.mu.Unlock()
 	if c == nil {
-		return errNoGateway
+		return ErrNoGateway
 	}
 	return c.write(payload{Op: opHeartbeat, Data: json.RawMessage("null")})
 }
@@ -440,7 +440,7 @@ func (f *Fake) DropGateway(code int) error {
 	f.notifyLocked()
 	f.mu.Unlock()
 	if c == nil {
-		return errNoGateway
+		return ErrNoGateway
 	}
 	c.close(code)
 	return nil

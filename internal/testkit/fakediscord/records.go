@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -237,9 +238,9 @@ func (f *Fake) Mark() int {
 // deleted messages, interaction responses and follow-ups, gateway frames
 // clients sent, and messages kept for fetches and replies (fetching one
 // afterwards answers Unknown Message). Guilds, channels, members, commands,
-// interactions and the gateway session stay. A long-running test calls it
-// now and then, with the mark up to which it has looked at the requests, so
-// that the fake's memory stays bounded.
+// interactions with their original responses and the gateway sessions stay.
+// A long-running test calls it now and then, with the mark up to which it has
+// looked at the requests, so that the fake's memory stays bounded.
 func (f *Fake) Forget(before int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -254,12 +255,28 @@ func (f *Fake) Forget(before int) {
 	clear(f.messages)
 	clear(f.edits)
 	clear(f.deleted)
+	// An interaction's original response stays with the interaction: the bot may still
+	// edit it (a deferred answer) or press its buttons.
+	originals := map[string]*discordgo.Message{}
+	for _, st := range f.interactions {
+		if m, ok := f.stored[st.originalID]; ok {
+			originals[st.originalID] = m
+		}
+	}
 	clear(f.stored)
+	maps.Copy(f.stored, originals)
 	f.responses, f.followups, f.originalEdits, f.received = nil, nil, nil, nil
 	if f.session != nil && !f.session.dropped {
 		// A connected client has every event dispatched so far; a dropped one keeps its
 		// missed events for the RESUME.
 		f.session.log.dropThrough(f.session.seq.Load())
+	}
+	for _, l := range f.shards {
+		// So does each connected shard's; a shard whose client is gone gets no events
+		// (its dispatches fail) and starts a new session when it comes back.
+		if l.conn != nil {
+			l.session.log.dropThrough(l.session.seq.Load())
+		}
 	}
 	f.notifyLocked()
 }
@@ -592,5 +609,6 @@ func marshalInteraction(i *discordgo.Interaction) (json.RawMessage, error) {
 	return json.Marshal(obj)
 }
 
-// errNoGateway is returned by dispatches before a client is ready.
-var errNoGateway = errors.New("fakediscord: no client is identified on the gateway; call WaitReady first")
+// ErrNoGateway is returned by dispatches before a client is ready, and by a dispatch to a
+// shard whose client is not connected (its process stopped or was killed).
+var ErrNoGateway = errors.New("fakediscord: no client is identified on the gateway; call WaitReady first")

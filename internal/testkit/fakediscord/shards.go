@@ -121,7 +121,7 @@ func (f *Fake) dispatchSharded(eventType string, raw json.RawMessage) error {
 		return errClosed
 	}
 	if c == nil {
-		return errNoGateway
+		return ErrNoGateway
 	}
 	if err := c.dispatch(s, eventType, raw); err != nil {
 		return fmt.Errorf("fakediscord: couldn't send %s: %w", eventType, err)
