@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/kioku-bot/kioku/internal/keyrate"
 	"github.com/kioku-bot/kioku/memory"
 )
 
@@ -129,14 +130,14 @@ func budgetKey(guildID, channelID string) string {
 // turnGate is what a message meets beyond its author's rate: the guild's rate (nil: none)
 // and the daily model budget (nil: none).
 type turnGate struct {
-	guild *limiter
+	guild *keyrate.Limiter
 	daily ModelBudget
 }
 
 func newTurnGate(guildPerMinute int, daily ModelBudget) turnGate {
 	g := turnGate{daily: daily}
 	if guildPerMinute > 0 {
-		g.guild = newLimiter(guildPerMinute)
+		g.guild = keyrate.New(guildPerMinute)
 	}
 	return g
 }
@@ -154,14 +155,14 @@ func (e *Engine) admit(ctx context.Context, log *slog.Logger, req Request) (Repl
 			u()
 		}
 	}
-	u, wait, ok := e.limits.take(req.UserID, now)
+	u, wait, ok := e.limits.Take(req.UserID, now)
 	if !ok {
 		log.InfoContext(ctx, "rate limited", slog.Duration("retry_in", wait))
 		return Reply{RateLimited: true, Text: rateLimitText(wait), Canned: CannedRateLimited, RetryAfter: wait}, false, nil
 	}
 	undo = append(undo, u)
 	if e.gate.guild != nil && req.GuildID != "" {
-		u, wait, ok := e.gate.guild.take(req.GuildID, now)
+		u, wait, ok := e.gate.guild.Take(req.GuildID, now)
 		if !ok {
 			refuse()
 			log.InfoContext(ctx, "rate limited", slog.String("limit", "guild"), slog.Duration("retry_in", wait))

@@ -52,6 +52,7 @@ import (
 
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/intent"
+	"github.com/kioku-bot/kioku/internal/keyrate"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"
@@ -260,7 +261,7 @@ type Engine struct {
 	model      ChatModel
 	log        *slog.Logger
 	budget     int
-	limits     *limiter
+	limits     *keyrate.Limiter
 	gate       turnGate
 	pinned     *pinnedCache
 	onTurn     TurnHook
@@ -322,7 +323,7 @@ func New(cfg Config, deps Deps) (*Engine, error) {
 		model:      deps.Model,
 		log:        log,
 		budget:     contextbuild.Budget(cfg.ContextWindow, cfg.MaxOutputTokens),
-		limits:     newLimiter(cfg.TurnsPerMinute),
+		limits:     keyrate.New(cfg.TurnsPerMinute),
 		gate:       newTurnGate(cfg.GuildTurnsPerMinute, cfg.DailyBudget),
 		pinned:     newPinnedCache(cfg.PinnedLimit, cfg.PinnedTTL, cfg.Now),
 		onTurn:     deps.OnTurn,

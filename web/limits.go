@@ -6,54 +6,28 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/kioku-bot/kioku/internal/keyrate"
 )
 
-// limiterSweepSize is how many buckets may pile up before full ones are dropped: a full
-// bucket is the same as a new one, so dropping it loses nothing.
-const limiterSweepSize = 10_000
-
-// limiter is a request rate limit per key (a client address, a session): a token bucket
-// refilling at perMinute a minute, in bursts of as many. Each process keeps its own; with
-// several processes behind one proxy the limit is per process.
+// limiter is a request rate limit per key (a client address, a session), read at the
+// dashboard's clock. Each process keeps its own; with several processes behind one proxy the
+// limit is per process.
 type limiter struct {
-	mu    sync.Mutex
-	every rate.Limit
-	burst int
-	now   func() time.Time
-	keys  map[string]*rate.Limiter
+	keys *keyrate.Limiter
+	now  func() time.Time
 }
 
 func newLimiter(perMinute int, now func() time.Time) *limiter {
-	return &limiter{every: rate.Limit(float64(perMinute) / 60), burst: perMinute, now: now, keys: map[string]*rate.Limiter{}}
+	return &limiter{keys: keyrate.New(perMinute), now: now}
 }
 
 // allow takes one request from key's bucket; when it is empty it reports false and about
 // how long until the next request is allowed.
 func (l *limiter) allow(key string) (time.Duration, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	lim, ok := l.keys[key]
-	if !ok {
-		if len(l.keys) >= limiterSweepSize {
-			for k, other := range l.keys {
-				if other.TokensAt(now) >= float64(l.burst) {
-					delete(l.keys, k)
-				}
-			}
-		}
-		lim = rate.NewLimiter(l.every, l.burst)
-		l.keys[key] = lim
-	}
-	if tokens := lim.TokensAt(now); tokens < 1 {
-		return time.Duration((1 - tokens) / float64(l.every) * float64(time.Second)), false
-	}
-	lim.AllowN(now, 1)
-	return 0, true
+	_, wait, ok := l.keys.Take(key, l.now())
+	return wait, ok
 }
 
 // gate is what every request passes first: the rate limits, per client address (here) and
