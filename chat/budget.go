@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/keyrate"
+	"github.com/kioku-bot/kioku/keyrate"
 	"github.com/kioku-bot/kioku/memory"
 )
 

@@ -52,7 +52,7 @@ import (
 
 	"github.com/kioku-bot/kioku/contextbuild"
 	"github.com/kioku-bot/kioku/intent"
-	"github.com/kioku-bot/kioku/internal/keyrate"
+	"github.com/kioku-bot/kioku/keyrate"
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/stm"
 	"github.com/kioku-bot/kioku/tools"

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/keyrate"
+	"github.com/kioku-bot/kioku/keyrate"
 )
 
 // limiter is a request rate limit per key (a client address, a session), read at the

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kioku-bot/kioku/internal/keyrate"
+	"github.com/kioku-bot/kioku/keyrate"
 )
 
 // TestTakeRefillAndUndo: a key gets its burst, then waits about a refill; another key has
