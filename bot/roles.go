@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -209,4 +210,20 @@ func nonNil(roles []string) []string {
 		return []string{}
 	}
 	return roles
+}
+
+// LookupMember reads a member's roles in a guild through session's REST API (with the bot's
+// token): member is false when Discord answers 404 (they are not in it, or the guild is
+// gone); any other failure is an error, and their roles stay unknown.
+func LookupMember(ctx context.Context, session *discordgo.Session, guildID, userID string) (roles []string, member bool, err error) {
+	m, err := session.GuildMember(guildID, userID, discordgo.WithContext(ctx))
+	switch {
+	case isNotFound(err):
+		return nil, false, nil
+	case err != nil:
+		return nil, false, fmt.Errorf("couldn't read member %s of guild %s: %w", userID, guildID, err)
+	case m == nil:
+		return nil, false, fmt.Errorf("discord gave no member %s of guild %s", userID, guildID)
+	}
+	return append([]string{}, m.Roles...), true, nil
 }

@@ -2,8 +2,9 @@ package bot
 
 import (
 	"context"
-	"errors"
-	"maps"
+	"slices"
+
+	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/memory"
 )
@@ -13,28 +14,6 @@ import (
 type StoredRules interface {
 	GuildChannels(ctx context.Context, guildID string) ([]memory.GuildChannel, error)
 	GuildRoles(ctx context.Context, guildID string) (memory.GuildRoles, bool, error)
-}
-
-// PublicAudience is the audience of a view only one member reads (the web dashboard) when
-// all that is known of the member is which guilds they are in, not their roles there: the
-// channels of those guilds every member can read, by the guilds' stored channels and roles.
-// It is the rule the bot applies to a member whose roles it has not seen (memberAudience,
-// memberUnseen), computed by the same GuildRules. A guild without stored roles adds nothing
-// (unknown means not visible), nor does a guild the member is not in. A guild whose rules
-// could not be read adds nothing either; its error is returned beside the audience, which
-// stays sound without it.
-func PublicAudience(ctx context.Context, stored StoredRules, guildIDs []string) (*memory.Audience, error) {
-	out := map[string]bool{}
-	var errs []error
-	for _, gid := range guildIDs {
-		rules, err := storedGuildRules(ctx, stored, gid)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		maps.Copy(out, rules.PublicChannels())
-	}
-	return &memory.Audience{Channels: out}, errors.Join(errs...)
 }
 
 // storedGuildRules builds a guild's rules from what is stored alone: its roles and owner,
@@ -54,4 +33,32 @@ func storedGuildRules(ctx context.Context, stored StoredRules, guildID string) (
 		rules.Channels[c.ChannelID] = ruleFromStored(c)
 	}
 	return rules, nil
+}
+
+// MemberAccess is what one member may do in one guild, decided from the guild's stored
+// rules and the member's roles (the web dashboard reads them with the bot's token).
+type MemberAccess struct {
+	// Channels are the guild's channels the member can view.
+	Channels map[string]bool
+	// Manager may configure the bot (Manage Server or Administrator, or the owner); Editor
+	// may change server memory (a manager, or a holder of the editor role).
+	Manager, Editor bool
+}
+
+// StoredMemberAccess decides a member's access to a guild from what is stored alone: its
+// roles and channels, computed by the same GuildRules the bot decides with, and the editor
+// role of its settings (editorRoleID, "" for none). ok is false when the guild's roles were
+// never stored (kioku is not there, or has not seen it yet): unknown means no access.
+func StoredMemberAccess(ctx context.Context, stored StoredRules, guildID, userID string, roles []string, editorRoleID string) (MemberAccess, bool, error) {
+	rules, err := storedGuildRules(ctx, stored, guildID)
+	if err != nil || !rules.RolesKnown() {
+		return MemberAccess{}, false, err
+	}
+	perms := rules.Permissions(nil, roles, userID)
+	access := MemberAccess{
+		Channels: rules.MemberAudience(userID, roles, true, func(string) bool { return false }),
+		Manager:  perms&(discordgo.PermissionManageGuild|discordgo.PermissionAdministrator) != 0,
+	}
+	access.Editor = access.Manager || (editorRoleID != "" && slices.Contains(roles, editorRoleID))
+	return access, true, nil
 }

@@ -97,13 +97,22 @@ func (s *Sessions) Create(ctx context.Context, ws memory.WebSession, ttl time.Du
 	if err != nil {
 		return memory.WebSession{}, fmt.Errorf("couldn't encode the servers of a session: %w", err)
 	}
+	members, err := encodeMemberships(ws.Memberships)
+	if err != nil {
+		return memory.WebSession{}, err
+	}
 	now := s.db.nowMillis()
+	checked := int64(0)
+	if ws.Memberships != nil {
+		checked = now
+	}
 	err = s.db.withWriteTx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM web_sessions WHERE expires_at <= ?`, now); err != nil {
 			return fmt.Errorf("couldn't delete expired sessions: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (token_hash, user_id, guild_ids, csrf, created_at, last_seen_at, expires_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, ws.TokenHash, ws.UserID, string(guilds), ws.CSRF, now, now, now+ttl.Milliseconds()); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO web_sessions (token_hash, user_id, guild_ids, csrf, created_at, last_seen_at, expires_at,
+			memberships, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ws.TokenHash, ws.UserID, string(guilds), ws.CSRF, now, now,
+			now+ttl.Milliseconds(), members, checked); err != nil {
 			return fmt.Errorf("couldn't create a session for user %s: %w", ws.UserID, err)
 		}
 		return nil
@@ -112,6 +121,9 @@ func (s *Sessions) Create(ctx context.Context, ws memory.WebSession, ttl time.Du
 		return memory.WebSession{}, err
 	}
 	ws.CreatedAt, ws.LastSeenAt, ws.ExpiresAt = fromMillis(now), fromMillis(now), fromMillis(now+ttl.Milliseconds())
+	if checked != 0 {
+		ws.CheckedAt = fromMillis(checked)
+	}
 	return ws, nil
 }
 
@@ -120,11 +132,11 @@ func (s *Sessions) Create(ctx context.Context, ws memory.WebSession, ttl time.Du
 func (s *Sessions) Lookup(ctx context.Context, tokenHash string) (memory.WebSession, error) {
 	ws := memory.WebSession{TokenHash: tokenHash}
 	var (
-		guilds                   string
-		created, seen, expiresAt int64
+		guilds, members                   string
+		created, seen, expiresAt, checked int64
 	)
-	err := s.db.read.QueryRowContext(ctx, `SELECT user_id, guild_ids, csrf, created_at, last_seen_at, expires_at
-		FROM web_sessions WHERE token_hash = ?`, tokenHash).Scan(&ws.UserID, &guilds, &ws.CSRF, &created, &seen, &expiresAt)
+	err := s.db.read.QueryRowContext(ctx, `SELECT user_id, guild_ids, csrf, created_at, last_seen_at, expires_at, memberships, checked_at
+		FROM web_sessions WHERE token_hash = ?`, tokenHash).Scan(&ws.UserID, &guilds, &ws.CSRF, &created, &seen, &expiresAt, &members, &checked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return memory.WebSession{}, errNoSession()
 	}
@@ -137,8 +149,43 @@ func (s *Sessions) Lookup(ctx context.Context, tokenHash string) (memory.WebSess
 	if err := json.Unmarshal([]byte(guilds), &ws.GuildIDs); err != nil {
 		return memory.WebSession{}, fmt.Errorf("couldn't read the servers of a session of user %s: %w", ws.UserID, err)
 	}
+	if err := json.Unmarshal([]byte(members), &ws.Memberships); err != nil {
+		return memory.WebSession{}, fmt.Errorf("couldn't read the memberships of a session of user %s: %w", ws.UserID, err)
+	}
 	ws.CreatedAt, ws.LastSeenAt, ws.ExpiresAt = fromMillis(created), fromMillis(seen), fromMillis(expiresAt)
+	if checked != 0 {
+		ws.CheckedAt = fromMillis(checked)
+	}
 	return ws, nil
+}
+
+// SetMemberships records the member's standing in their servers, as read now, on the
+// session whose token hashes to tokenHash; a session that is gone is left gone.
+func (s *Sessions) SetMemberships(ctx context.Context, tokenHash string, ms []memory.WebMembership) error {
+	members, err := encodeMemberships(ms)
+	if err != nil {
+		return err
+	}
+	now := s.db.nowMillis()
+	return s.db.withWriteTx(ctx, func(tx *txn) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE web_sessions SET memberships = ?, checked_at = ? WHERE token_hash = ?`,
+			members, now, tokenHash); err != nil {
+			return fmt.Errorf("couldn't record a session's memberships: %w", err)
+		}
+		return nil
+	})
+}
+
+// encodeMemberships is the JSON the memberships column holds.
+func encodeMemberships(ms []memory.WebMembership) (string, error) {
+	if ms == nil {
+		ms = []memory.WebMembership{}
+	}
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return "", fmt.Errorf("couldn't encode the memberships of a session: %w", err)
+	}
+	return string(b), nil
 }
 
 // Touch records that the session served a request now.

@@ -24,6 +24,33 @@ type WebSession struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	ExpiresAt  time.Time
+	// Memberships are the member's standing in each server of GuildIDs kioku is in, read
+	// with the bot's token (the OAuth2 scopes give no roles), and CheckedAt when they were
+	// last read. A server missing here, or not a Member, shows the session nothing.
+	Memberships []WebMembership
+	CheckedAt   time.Time
+}
+
+// WebMembership is a member's standing in one server, as Discord's member lookup (with the
+// bot's token) last answered it for a web session.
+type WebMembership struct {
+	GuildID string `json:"guild_id"`
+	// Name is the server's name as Discord listed it at sign-in, for the pages' headings.
+	Name string `json:"name,omitempty"`
+	// Member is set when Discord confirmed the membership; Roles are then the member's
+	// roles. Unset means not a member, or that the lookup failed: no access either way.
+	Member bool     `json:"member"`
+	Roles  []string `json:"roles,omitempty"`
+}
+
+// Membership returns the session's standing in guildID, when it is a confirmed member.
+func (ws WebSession) Membership(guildID string) (WebMembership, bool) {
+	for _, m := range ws.Memberships {
+		if m.GuildID == guildID && m.Member {
+			return m, true
+		}
+	}
+	return WebMembership{}, false
 }
 
 // WebLogin is a sign-in under way: the browser went to Discord and has not come back yet.

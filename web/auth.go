@@ -67,6 +67,7 @@ type signIn struct {
 	loginTTL   time.Duration
 	sessionTTL time.Duration
 	now        func() time.Time
+	members    *membership
 }
 
 // login starts a sign-in: a fresh state and PKCE verifier recorded in the store, bound to
@@ -113,7 +114,7 @@ func (a *signIn) callback(w http.ResponseWriter, r *http.Request) {
 		a.view.internal(w, r, nil, "couldn't complete a sign-in", err)
 		return
 	}
-	userID, guilds, err := a.askDiscord(r, q.Get("code"), l.Verifier)
+	userID, listed, err := a.askDiscord(r, q.Get("code"), l.Verifier)
 	if err != nil {
 		a.log.WarnContext(r.Context(), "web sign-in failed at discord", "err", err)
 		a.view.message(w, r, nil, http.StatusBadGateway, "web.login.discord", "")
@@ -125,9 +126,13 @@ func (a *signIn) callback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	guilds := make([]string, len(listed))
+	for i, g := range listed {
+		guilds[i] = g.GuildID
+	}
 	token := randomToken()
 	ws, err := a.sessions.Create(r.Context(), memory.WebSession{TokenHash: hashOf(token), UserID: userID,
-		GuildIDs: guilds, CSRF: randomToken()}, a.sessionTTL)
+		GuildIDs: guilds, CSRF: randomToken(), Memberships: a.members.read(r.Context(), userID, listed)}, a.sessionTTL)
 	if err != nil {
 		a.view.internal(w, r, nil, "couldn't create a session", err)
 		return
@@ -138,7 +143,7 @@ func (a *signIn) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 // askDiscord exchanges the code and reads the member and their servers.
-func (a *signIn) askDiscord(r *http.Request, code, verifier string) (string, []string, error) {
+func (a *signIn) askDiscord(r *http.Request, code, verifier string) (string, []memory.WebMembership, error) {
 	token, err := a.discord.exchange(r.Context(), code, verifier)
 	if err != nil {
 		return "", nil, err
@@ -174,8 +179,11 @@ func (a *signIn) signedOut(w http.ResponseWriter, r *http.Request) {
 type visit struct {
 	sess memory.WebSession
 	lang i18n.Locale
-	// aud is the member's audience, read once per request when a handler needs it.
-	aud *memory.Audience
+	// rules decide what the member may see; known and aud are what they decided, read
+	// once per request when a handler needs them (servers, audience).
+	rules *membership
+	known []server
+	aud   *memory.Audience
 }
 
 // visitHandler serves a request of a signed-in browser.
@@ -206,10 +214,13 @@ func (a *signIn) signedIn(h visitHandler) http.Handler {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
 		}
-		v := &visit{sess: ws, lang: a.view.locale(w, r)}
+		v := &visit{sess: ws, lang: a.view.locale(w, r), rules: a.members}
 		if wait, ok := a.gate.bySession.allow(ws.TokenHash); !ok {
 			a.view.tooMany(w, r, wait)
 			return
+		}
+		if a.members.stale(ws) {
+			a.recheck(r, v)
 		}
 		if a.now().Sub(ws.LastSeenAt) >= touchEvery {
 			if err := a.sessions.Touch(r.Context(), ws.TokenHash); err != nil {
@@ -218,6 +229,17 @@ func (a *signIn) signedIn(h visitHandler) http.Handler {
 		}
 		h(w, r, v)
 	})
+}
+
+// recheck reads the member's standing in their servers again: a member who left a server, or
+// lost the roles of a channel, sees nothing more of it from this request on. When the new
+// standing cannot be recorded the request is still served by it.
+func (a *signIn) recheck(r *http.Request, v *visit) {
+	v.sess.Memberships = a.members.read(r.Context(), v.sess.UserID, listed(v.sess))
+	v.sess.CheckedAt = a.now()
+	if err := a.sessions.SetMemberships(r.Context(), v.sess.TokenHash, v.sess.Memberships); err != nil {
+		a.log.WarnContext(r.Context(), "couldn't record a web session's memberships", "user_id", v.sess.UserID, "err", err)
+	}
 }
 
 // errBadCSRF is a change whose form lacks the session's token.

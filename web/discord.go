@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/kioku-bot/kioku/memory"
 )
 
 // oauthScopes are what the dashboard asks Discord for: who the member is (identify) and
@@ -121,21 +123,26 @@ func (d discordClient) user(ctx context.Context, token string) (discordUser, err
 	return u, nil
 }
 
-// guilds reads the ids of the servers the token's member is in.
-func (d discordClient) guilds(ctx context.Context, token string) ([]string, error) {
+// maxGuildName bounds a server's name as the pages show it (Discord's own limit is 100).
+const maxGuildName = 100
+
+// guilds reads the servers the token's member is in: their ids and names.
+func (d discordClient) guilds(ctx context.Context, token string) ([]memory.WebMembership, error) {
 	var gs []struct {
-		ID string `json:"id"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
 	}
 	if err := d.get(ctx, token, "users/@me/guilds", "server list", &gs); err != nil {
 		return nil, err
 	}
-	ids := make([]string, 0, len(gs))
+	out := make([]memory.WebMembership, 0, len(gs))
 	for _, g := range gs {
 		if g.ID != "" {
-			ids = append(ids, g.ID)
+			name := []rune(g.Name)
+			out = append(out, memory.WebMembership{GuildID: g.ID, Name: string(name[:min(len(name), maxGuildName)])})
 		}
 	}
-	return ids, nil
+	return out, nil
 }
 
 func (d discordClient) get(ctx context.Context, token, path, step string, v any) error {

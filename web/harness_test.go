@@ -51,6 +51,7 @@ type stores struct {
 	Recall   *ltm.Recall
 	Transfer *ltm.Transfer
 	ForgetMe *ltm.Confirmations
+	Settings *ltm.Settings
 }
 
 // engine opens one process's store over a database shared by every call: SQLite (a file
@@ -69,7 +70,7 @@ func sqliteEngine(t testing.TB) (engine, string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations}
+		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Settings}
 	}}, path
 }
 
@@ -81,7 +82,7 @@ func engines(t testing.TB) []engine {
 		cfg := pgtest.Schema(t)
 		out = append(out, engine{name: "PostgreSQL", open: func(t testing.TB) stores {
 			s := pgtest.OpenConfig(t, cfg.Copy())
-			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations}
+			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Settings}
 		}})
 	}
 	return out
@@ -149,10 +150,7 @@ func newDashboard(t testing.TB, w *world, s stores, opts ...options) *dashboard 
 	for _, o := range opts {
 		o(&cfg)
 	}
-	server, err := web.New(cfg, web.Deps{Sessions: s.Sessions, Memories: s.Memories, Finder: s.Channels, Recall: s.Recall,
-		Transfer: s.Transfer, Audience: func(ctx context.Context, guilds []string) (*memory.Audience, error) {
-			return bot.PublicAudience(ctx, s.Channels, guilds)
-		}})
+	server, err := web.New(cfg, dashboardDeps(t, w, s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +160,27 @@ func newDashboard(t testing.TB, w *world, s stores, opts ...options) *dashboard 
 	w.redirects = append(w.redirects, server.RedirectURI())
 	w.fake.SetOAuthApp(clientID, clientSecret, w.redirects...)
 	return &dashboard{t: t, w: w, s: s, srv: srv, server: server, log: log}
+}
+
+// dashboardDeps are the store's parts and, as in kioku run, the member lookup with the bot's
+// token (a REST session against the fake Discord) and the stored rules' decision.
+func dashboardDeps(t testing.TB, w *world, s stores) web.Deps {
+	rest, err := bot.NewSession("fake-bot-token", w.fake.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return web.Deps{Sessions: s.Sessions, Memories: s.Memories, Finder: s.Channels, Recall: s.Recall, Transfer: s.Transfer,
+		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {
+			return bot.LookupMember(ctx, rest, guildID, userID)
+		},
+		Access: func(ctx context.Context, guildID, userID string, roles []string) (web.GuildAccess, bool, error) {
+			gs, err := s.Settings.GuildSettings(ctx, guildID)
+			if err != nil {
+				return web.GuildAccess{}, false, err
+			}
+			a, ok, err := bot.StoredMemberAccess(ctx, s.Channels, guildID, userID, roles, gs.EditorRoleID)
+			return web.GuildAccess{Channels: a.Channels, Manager: a.Manager, Editor: a.Editor}, ok, err
+		}}
 }
 
 // browser is one browser: a client with its own cookie jar that trusts the dashboard's
@@ -303,6 +322,13 @@ func (c *fixedClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
+}
+
+// advance moves the clock on by d.
+func (c *fixedClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
 }
 
 // syncBuffer is a log destination tests read while servers write.

@@ -38,23 +38,9 @@ func (v *visit) owner() memory.Owner { return memory.PersonalOwner(v.sess.UserID
 // actor is the member, as history records the changes they make.
 func (v *visit) actor() memory.Actor { return memory.UserActor(v.sess.UserID) }
 
-// audience returns the channels the member may see memories of here, read once per
-// request. Like a DM, the page has one reader; unlike the bot, the dashboard does not know
-// their roles, so it shows what the member may see whatever their roles (AudienceFunc).
-func (mm *myMemory) audience(r *http.Request, v *visit) *memory.Audience {
-	if v.aud != nil {
-		return v.aud
-	}
-	aud, err := mm.deps.Audience(r.Context(), v.sess.GuildIDs)
-	if err != nil {
-		mm.log.WarnContext(r.Context(), "couldn't read some servers' channel rules; their memories stay hidden", "user_id", v.sess.UserID, "err", err)
-	}
-	if aud == nil {
-		aud = &memory.Audience{Channels: map[string]bool{}}
-	}
-	v.aud = aud
-	return aud
-}
+// audience returns the channels the member may see memories of here, read once per request:
+// every channel they can view in the servers they are in, by their roles (access.go).
+func (mm *myMemory) audience(r *http.Request, v *visit) *memory.Audience { return v.audience(r) }
 
 // memoryView is one memory as the pages show it.
 type memoryView struct {

@@ -63,6 +63,9 @@ type Config struct {
 	SessionTTL, LoginTTL               time.Duration
 	AddressPerMinute, SessionPerMinute int
 	PageSize                           int
+	// MembershipMaxAge is how old a session's roles may get before they are read again
+	// (DefaultMembershipMaxAge).
+	MembershipMaxAge time.Duration
 	// HTTPClient calls Discord; default one with a 10 s timeout.
 	HTTPClient *http.Client
 	// Logger gets ids and outcomes, never content, tokens or secrets.
@@ -80,6 +83,7 @@ type Sessions interface {
 	Lookup(ctx context.Context, tokenHash string) (memory.WebSession, error)
 	Touch(ctx context.Context, tokenHash string) error
 	Revoke(ctx context.Context, tokenHash string) error
+	SetMemberships(ctx context.Context, tokenHash string, ms []memory.WebMembership) error
 }
 
 // Memories are the member's memories and the writes the dashboard makes to them.
@@ -107,12 +111,6 @@ type Exporter interface {
 	ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.ExportFile, error)
 }
 
-// AudienceFunc returns the channels whose memories a member may see on the dashboard, from
-// the servers Discord listed for them at sign-in (bot.PublicAudience over the stored
-// rules). An error beside an audience says some server's rules could not be read; the
-// audience is still sound without them.
-type AudienceFunc func(ctx context.Context, guildIDs []string) (*memory.Audience, error)
-
 // Deps are the store's parts the dashboard uses.
 type Deps struct {
 	Sessions Sessions
@@ -120,7 +118,10 @@ type Deps struct {
 	Finder   Finder
 	Recall   Searcher
 	Transfer Exporter
-	Audience AudienceFunc
+	// Members reads a member's roles with the bot's token; Access decides from the stored
+	// rules what those roles may see and do (access.go).
+	Members MemberLookup
+	Access  AccessFunc
 }
 
 // Server serves the dashboard. Create it with New; it is safe for concurrent use.
@@ -137,7 +138,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	if deps.Sessions == nil || deps.Memories == nil || deps.Finder == nil || deps.Recall == nil || deps.Transfer == nil || deps.Audience == nil {
+	if deps.Sessions == nil || deps.Memories == nil || deps.Finder == nil || deps.Recall == nil || deps.Transfer == nil || deps.Members == nil || deps.Access == nil {
 		return nil, errors.New("web: every dependency is required")
 	}
 	view, err := parseViews(cfg.Logger)
@@ -148,12 +149,13 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	members := &membership{lookup: deps.Members, access: deps.Access, log: cfg.Logger, maxAge: cfg.MembershipMaxAge, now: cfg.Now}
 	g := &gate{byAddress: newLimiter(cfg.AddressPerMinute, cfg.Now), bySession: newLimiter(cfg.SessionPerMinute, cfg.Now),
 		proxies: cfg.TrustedProxies, view: view}
 	return &Server{
 		cfg: cfg, view: view, gate: g,
 		auth: &signIn{sessions: deps.Sessions, discord: dc, view: view, gate: g, log: cfg.Logger,
-			loginTTL: cfg.LoginTTL, sessionTTL: cfg.SessionTTL, now: cfg.Now},
+			loginTTL: cfg.LoginTTL, sessionTTL: cfg.SessionTTL, now: cfg.Now, members: members},
 		me: &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize},
 	}, nil
 }
@@ -179,6 +181,9 @@ func (c *Config) fill() error {
 	}
 	if c.SessionPerMinute <= 0 {
 		c.SessionPerMinute = DefaultSessionPerMinute
+	}
+	if c.MembershipMaxAge <= 0 {
+		c.MembershipMaxAge = DefaultMembershipMaxAge
 	}
 	if c.PageSize <= 0 {
 		c.PageSize = DefaultPageSize

@@ -222,10 +222,16 @@ func botStore(store *backend) bot.Store {
 
 // newDashboard builds the web dashboard over store: sign-in with the application's OAuth2
 // client at Discord's (or the configured Discord-compatible) address, sessions in the
-// store, and each member's audience from the servers Discord lists for them and the stored
-// channel rules, as the bot decides for a member whose roles it has not seen.
+// store, and what each member may see and do from their roles (read with the bot's token)
+// and the stored channel rules, decided by the bot's own code.
 func (app *App) newDashboard(store *backend) (*web.Server, error) {
 	cfg := app.config
+	// A session of its own, never opened: the dashboard only calls Discord's REST API with
+	// the bot's token, to read a signed-in member's roles.
+	rest, err := bot.NewSession(cfg.DiscordToken, cfg.DiscordAPIURL)
+	if err != nil {
+		return nil, err
+	}
 	return web.New(web.Config{
 		PublicURL:      cfg.WebURL,
 		DiscordURL:     cfg.DiscordAPIURL,
@@ -236,8 +242,16 @@ func (app *App) newDashboard(store *backend) (*web.Server, error) {
 	}, web.Deps{
 		Sessions: store.Sessions, Memories: store.Memories, Finder: store.Channels, Recall: store.Recall,
 		Transfer: store.Transfer,
-		Audience: func(ctx context.Context, guildIDs []string) (*memory.Audience, error) {
-			return bot.PublicAudience(ctx, store.Channels, guildIDs)
+		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {
+			return bot.LookupMember(ctx, rest, guildID, userID)
+		},
+		Access: func(ctx context.Context, guildID, userID string, roles []string) (web.GuildAccess, bool, error) {
+			gs, err := store.Settings.GuildSettings(ctx, guildID)
+			if err != nil {
+				return web.GuildAccess{}, false, err
+			}
+			a, ok, err := bot.StoredMemberAccess(ctx, store.Channels, guildID, userID, roles, gs.EditorRoleID)
+			return web.GuildAccess{Channels: a.Channels, Manager: a.Manager, Editor: a.Editor}, ok, err
 		},
 	})
 }

@@ -18,6 +18,7 @@ type SessionStore interface {
 	Touch(ctx context.Context, tokenHash string) error
 	Revoke(ctx context.Context, tokenHash string) error
 	RevokeUser(ctx context.Context, userID string) (int, error)
+	SetMemberships(ctx context.Context, tokenHash string, ms []memory.WebMembership) error
 }
 
 // sessionsOf returns the store's sessions, or skips the case for a store without them.
@@ -107,6 +108,29 @@ func testWebSessions(t *testing.T, open func(*testing.T) Stores) {
 		got, err := ss.Lookup(ctx, "a1")
 		if err != nil || !got.LastSeenAt.Equal(s.Clock.Now()) || got.CreatedAt.Equal(got.LastSeenAt) {
 			t.Fatalf("after touch: %+v %v", got, err)
+		}
+	})
+	t.Run("Memberships", func(t *testing.T) {
+		if !got.CheckedAt.IsZero() || len(got.Memberships) != 0 {
+			t.Fatalf("a session made without memberships: %+v", got)
+		}
+		s.Clock.Advance(time.Minute)
+		ms := []memory.WebMembership{{GuildID: "g1", Name: "Home", Member: true, Roles: []string{"r1"}}, {GuildID: "g2"}}
+		if err := ss.SetMemberships(ctx, "a1", ms); err != nil {
+			t.Fatal(err)
+		}
+		back, err := ss.Lookup(ctx, "a1")
+		if err != nil || !back.CheckedAt.Equal(s.Clock.Now()) || len(back.Memberships) != 2 {
+			t.Fatalf("after setting memberships: %+v %v", back, err)
+		}
+		if m, ok := back.Membership("g1"); !ok || m.Name != "Home" || !slices.Equal(m.Roles, []string{"r1"}) {
+			t.Errorf("membership of g1: %+v %v", m, ok)
+		}
+		if _, ok := back.Membership("g2"); ok {
+			t.Error("g2 reads as a membership though Discord did not confirm it")
+		}
+		if err := ss.SetMemberships(ctx, "never-issued", ms); err != nil {
+			t.Errorf("setting the memberships of a session that is gone: %v", err)
 		}
 	})
 	t.Run("ErrUnknownToken", func(t *testing.T) {

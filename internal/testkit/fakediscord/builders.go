@@ -74,6 +74,15 @@ func (f *Fake) SetMember(guildID string, m *discordgo.Member) {
 	f.notifyLocked()
 }
 
+// RemoveMember makes a member unknown to the guild: GET /guilds/{id}/members/{user} then
+// answers 404 Unknown Member, as Discord does once they left or were removed.
+func (f *Fake) RemoveMember(guildID, userID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.members[guildID], userID)
+	f.notifyLocked()
+}
+
 // ensureChannelLocked registers a channel the test did not set explicitly:
 // a guild text channel when guildID is set, else a DM with recipient.
 func (f *Fake) ensureChannelLocked(channelID, guildID string, recipient *discordgo.User) {
