@@ -279,7 +279,9 @@ func (s memoryWriter) modifyTx(ctx context.Context, tx *txn, w *memory.WriteCont
 		return nil, err
 	}
 	if ch.IfVersion != 0 && ch.IfVersion != cur.Version {
-		return nil, memory.Errorf(memory.ECONFLICT, "Memory #%d changed since you looked (now version %d, you had %d); look again and retry.", id, cur.Version, ch.IfVersion)
+		// ErrChangedSince in the chain lets a caller tell a stale view from a duplicate.
+		return nil, fmt.Errorf("%w: %w", memory.ErrChangedSince, memory.Errorf(memory.ECONFLICT,
+			"Memory #%d changed since you looked (now version %d, you had %d); look again and retry.", id, cur.Version, ch.IfVersion))
 	}
 	next := *cur
 	if ch.Content != nil {

@@ -122,6 +122,17 @@ func (s *Transcripts) CountTurns(ctx context.Context, userID string) (int, error
 	return n, nil
 }
 
+// UserTurns returns up to limit of userID's newest transcript turns (theirs and the bot's
+// replies to them) across every channel and DM, newest first, redacted like every read.
+// The caller decides which channels' turns the member may see.
+func (s *Transcripts) UserTurns(ctx context.Context, userID string, limit int) ([]memory.Turn, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	return s.queryTurns(ctx, `SELECT `+turnColumns+` FROM transcripts WHERE user_id = ? ORDER BY id DESC LIMIT ?`,
+		userID, min(limit, 500))
+}
+
 // ExtractionCursor returns the id of the last transcript turn of a channel that extraction
 // has read, 0 when it never ran there.
 func (s *Transcripts) ExtractionCursor(ctx context.Context, guildID, channelID string) (int64, error) {

@@ -92,7 +92,8 @@ type Undone struct {
 }
 
 // ErrChangedSince is in the chain of the error of an undo refused because the memory
-// changed after the change it would revert; the edges point people at the history.
+// changed after the change it would revert, and of a change made with Change.IfVersion
+// from a view older than the memory; the edges point people at the history.
 var ErrChangedSince = errors.New("memory changed since")
 
 // StateChange reads the lifecycle state an update row moved its memory from and to, and
