@@ -27,8 +27,9 @@ const (
 // a write per minute at most, not one per page.
 const touchEvery = time.Minute
 
-// maxFormBytes bounds a form's body; the dashboard's forms carry an id and two tokens.
-const maxFormBytes = 16 << 10
+// maxFormBytes bounds a form's body: the largest, the edit form, carries a memory's words
+// (2,000 characters, up to 12 bytes each once encoded) besides its tokens.
+const maxFormBytes = 64 << 10
 
 // randomToken returns 32 random bytes, base64url without padding (43 characters: also a
 // valid PKCE verifier).

@@ -51,6 +51,7 @@ type stores struct {
 	Recall   *ltm.Recall
 	Transfer *ltm.Transfer
 	ForgetMe *ltm.Confirmations
+	Turns    *ltm.Transcripts
 	Settings *ltm.Settings
 }
 
@@ -70,7 +71,7 @@ func sqliteEngine(t testing.TB) (engine, string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Settings}
+		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings}
 	}}, path
 }
 
@@ -82,7 +83,7 @@ func engines(t testing.TB) []engine {
 		cfg := pgtest.Schema(t)
 		out = append(out, engine{name: "PostgreSQL", open: func(t testing.TB) stores {
 			s := pgtest.OpenConfig(t, cfg.Copy())
-			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Settings}
+			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings}
 		}})
 	}
 	return out
@@ -170,6 +171,7 @@ func dashboardDeps(t testing.TB, w *world, s stores) web.Deps {
 		t.Fatal(err)
 	}
 	return web.Deps{Sessions: s.Sessions, Memories: s.Memories, Finder: s.Channels, Recall: s.Recall, Transfer: s.Transfer,
+		ForgetMe: s.ForgetMe, Turns: s.Turns, Privacy: s.Settings,
 		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {
 			return bot.LookupMember(ctx, rest, guildID, userID)
 		},

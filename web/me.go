@@ -81,6 +81,10 @@ type changeView struct {
 }
 
 func (mm *myMemory) mePage(w http.ResponseWriter, r *http.Request, v *visit) {
+	if r.URL.Query().Get("view") == "server" {
+		mm.elsewherePage(w, r, v)
+		return
+	}
 	body := meBody{Query: strings.TrimSpace(r.URL.Query().Get("q"))}
 	if utf8.RuneCountInString(body.Query) > maxQueryRunes {
 		body.Query = string([]rune(body.Query)[:maxQueryRunes])

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/text/language"
@@ -32,7 +33,7 @@ type views struct {
 }
 
 // pageNames are the files of templates/ other than the layout.
-var pageNames = []string{"me", "memory", "message"}
+var pageNames = []string{"me", "memory", "message", "edit", "history", "forgetme", "elsewhere"}
 
 func parseViews(log *slog.Logger) (*views, error) {
 	funcs := template.FuncMap{
@@ -118,6 +119,12 @@ func (vw *views) message(w http.ResponseWriter, r *http.Request, v *visit, statu
 		body.LinkText = i18n.T(lang, "web.link.sign_in")
 	case "/me":
 		body.LinkText = i18n.T(lang, "web.link.my_memory")
+	case "/me/forget-me":
+		body.LinkText = i18n.T(lang, "web.link.forget_me_again")
+	default:
+		if strings.HasPrefix(link, "/me/memories/") {
+			body.LinkText = i18n.T(lang, "web.link.memory")
+		}
 	}
 	vw.renderIn(w, r, v, lang, status, "message", key+".title", body)
 }

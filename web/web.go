@@ -93,6 +93,9 @@ type Memories interface {
 	Forget(ctx context.Context, owner memory.Owner, ids []int64, actor memory.Actor, reason string) ([]*memory.Memory, error)
 	UndoAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, version int, actor memory.Actor) (memory.Undone, error)
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
+	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
+	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
+	AboutMember(ctx context.Context, userID string, limit int) ([]*memory.Memory, int, error)
 }
 
 // Finder finds a memory of a scope whether or not it was forgotten, for the checks made
@@ -122,6 +125,11 @@ type Deps struct {
 	// rules what those roles may see and do (access.go).
 	Members MemberLookup
 	Access  AccessFunc
+	// ForgetMe, Turns and Privacy serve "My memory"'s forget-me, transcript and edit
+	// (me_deps.go).
+	ForgetMe ForgetMe
+	Turns    Turns
+	Privacy  Privacy
 }
 
 // Server serves the dashboard. Create it with New; it is safe for concurrent use.
@@ -138,7 +146,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	if deps.Sessions == nil || deps.Memories == nil || deps.Finder == nil || deps.Recall == nil || deps.Transfer == nil || deps.Members == nil || deps.Access == nil {
+	if deps.Sessions == nil || deps.Memories == nil || deps.Finder == nil || deps.Recall == nil || deps.Transfer == nil ||
+		deps.Members == nil || deps.Access == nil || deps.ForgetMe == nil || deps.Turns == nil || deps.Privacy == nil {
 		return nil, errors.New("web: every dependency is required")
 	}
 	view, err := parseViews(cfg.Logger)
@@ -218,6 +227,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /logout", a.signedIn(a.changes(a.logout)))
 	mux.Handle("GET /me", a.signedIn(me.mePage))
 	mux.Handle("GET /me/memories/{id}", a.signedIn(me.memoryPage))
+	mux.Handle("GET /me/memories/{id}/edit", a.signedIn(me.editPage))
+	mux.Handle("POST /me/memories/{id}/edit", a.signedIn(a.changes(me.editSubmit)))
+	mux.Handle("GET /me/memories/{id}/history", a.signedIn(me.historyPage))
+	mux.Handle("GET /me/forget-me", a.signedIn(me.forgetMePage))
+	mux.Handle("POST /me/forget-me", a.signedIn(a.changes(me.forgetMe)))
+	mux.HandleFunc("GET /forgotten", a.forgotten)
 	mux.Handle("POST /me/forget", a.signedIn(a.changes(me.forget)))
 	mux.Handle("POST /me/undo", a.signedIn(a.changes(me.undo)))
 	mux.Handle("GET /me/export.json", a.signedIn(me.exportJSON))

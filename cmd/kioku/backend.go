@@ -167,6 +167,7 @@ type storeJobs interface {
 type storeTranscripts interface {
 	bot.Transcripts
 	pipeline.Transcript
+	web.Turns
 }
 
 // storeSettings are members' and guilds' choices.
@@ -178,6 +179,7 @@ type storeSettings interface {
 // storeConfirmations are previewed destructive actions, from Discord and the CLI.
 type storeConfirmations interface {
 	bot.Confirmations
+	web.ForgetMe
 	PreviewForget(ctx context.Context, owner memory.Owner, query string, actor memory.Actor, limit int) (memory.ForgetPreview, error)
 }
 
