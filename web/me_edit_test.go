@@ -72,7 +72,7 @@ func TestEditMemory(t *testing.T) {
 					"TooLong":  editForm(csrf, 2, strings.Repeat("あ", memory.MaxContentRunes+1), "fact", ""),
 					"BadType":  editForm(csrf, 2, "I take my tea black", "gossip", ""),
 					"Secret":   editForm(csrf, 2, "my password=hunter2hunter2 for the wiki", "fact", ""),
-					"Markup":   editForm(csrf, 2, "", "<script>x</script>", ""),
+					"Markup":   editForm(csrf, 2, "I take my tea black", "<script>x</script>", ""),
 					"TagsLong": editForm(csrf, 2, "I take my tea black", "fact", strings.Repeat("t,", 101)),
 				} {
 					resp := b.post(path, f)
