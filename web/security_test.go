@@ -114,6 +114,10 @@ func TestHeadersOnEveryPage(t *testing.T) {
 	if resp := b.getNoFollow("/static/style.css"); resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/css") {
 		t.Errorf("stylesheet: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
+	// Browsers ask every site for an icon; "none" must not be a 404 in every page's console.
+	if resp := b.getNoFollow("/favicon.ico"); resp.StatusCode != http.StatusNoContent || resp.body != "" {
+		t.Errorf("GET /favicon.ico: %d, want 204 and nothing", resp.StatusCode)
+	}
 	for _, path := range []string{"/metrics", "/healthz", "/readyz"} {
 		if resp := b.getNoFollow(path); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s on the dashboard: %d, want 404 (the operator's endpoints stay on KIOKU_HTTP_ADDR)", path, resp.StatusCode)

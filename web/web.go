@@ -224,6 +224,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /auth/callback", a.callback)
 	mux.HandleFunc("GET /signed-out", a.signedOut)
 	mux.HandleFunc("GET /static/style.css", serveStyle)
+	mux.HandleFunc("GET /favicon.ico", noIcon)
 	mux.Handle("POST /logout", a.signedIn(a.changes(a.logout)))
 	mux.Handle("GET /me", a.signedIn(me.mePage))
 	mux.Handle("GET /me/memories/{id}", a.signedIn(me.memoryPage))
