@@ -18,6 +18,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/kioku-bot/kioku/bot"
+	"github.com/kioku-bot/kioku/chat"
 	"github.com/kioku-bot/kioku/internal/testkit/fakediscord"
 	"github.com/kioku-bot/kioku/ltm"
 	"github.com/kioku-bot/kioku/ltm/postgres/pgtest"
@@ -53,7 +54,18 @@ type stores struct {
 	ForgetMe *ltm.Confirmations
 	Turns    *ltm.Transcripts
 	Settings *ltm.Settings
+	// Review, Graph, Health, Jobs, Maintenance and Budgets serve the review, graph and
+	// health pages.
+	Review      *ltm.Review
+	Graph       *ltm.Graph
+	Health      *ltm.Health
+	Jobs        *ltm.Jobs
+	Maintenance *ltm.Maintenance
+	Budgets     *ltm.Budgets
 }
+
+// testDailyLimit is the daily model budget of each server in the tests.
+const testDailyLimit = 500
 
 // engine opens one process's store over a database shared by every call: SQLite (a file
 // of the test's) or PostgreSQL (a schema of the test's, when KIOKU_TEST_POSTGRES is set).
@@ -71,7 +83,8 @@ func sqliteEngine(t testing.TB) (engine, string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings}
+		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings,
+			s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets}
 	}}, path
 }
 
@@ -83,7 +96,8 @@ func engines(t testing.TB) []engine {
 		cfg := pgtest.Schema(t)
 		out = append(out, engine{name: "PostgreSQL", open: func(t testing.TB) stores {
 			s := pgtest.OpenConfig(t, cfg.Copy())
-			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings}
+			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings,
+				s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets}
 		}})
 	}
 	return out
@@ -172,6 +186,8 @@ func dashboardDeps(t testing.TB, w *world, s stores) web.Deps {
 	}
 	return web.Deps{Sessions: s.Sessions, Memories: s.Memories, Finder: s.Channels, Recall: s.Recall, Transfer: s.Transfer,
 		ForgetMe: s.ForgetMe, Turns: s.Turns, Privacy: s.Settings,
+		Review: s.Review, Graph: s.Graph, Doctor: s.Health, Jobs: s.Jobs, Repairs: s.Maintenance,
+		Budget: chat.NewDailyBudget(testDailyLimit, s.Budgets, nil).UsedToday,
 		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {
 			return bot.LookupMember(ctx, rest, guildID, userID)
 		},

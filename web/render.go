@@ -33,7 +33,7 @@ type views struct {
 }
 
 // pageNames are the files of templates/ other than the layout.
-var pageNames = []string{"me", "memory", "message", "edit", "history", "forgetme", "elsewhere"}
+var pageNames = []string{"me", "memory", "message", "edit", "history", "forgetme", "elsewhere", "review", "graph", "health"}
 
 func parseViews(log *slog.Logger) (*views, error) {
 	funcs := template.FuncMap{

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/kioku-bot/kioku/memory"
+	"github.com/kioku-bot/kioku/memory/graph"
+	"github.com/kioku-bot/kioku/memory/maintenance"
 )
 
 // Defaults copied into a Config by New where it leaves a field zero.
@@ -114,6 +116,44 @@ type Exporter interface {
 	ExportWithin(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.ExportFile, error)
 }
 
+// Reviewer is the review queue, as /memory review lists and settles it. *ltm.Review
+// satisfies it.
+type Reviewer interface {
+	Queue(ctx context.Context, owner memory.Owner, aud *memory.Audience, limit, offset int) ([]memory.ReviewItem, int, error)
+	Resolve(ctx context.Context, owner memory.Owner, ref string, choice memory.ReviewChoice, text string, actor memory.Actor, aud *memory.Audience) ([]*memory.Memory, error)
+}
+
+// GraphReader is the knowledge graph around one entity. *ltm.Graph satisfies it.
+type GraphReader interface {
+	Neighbourhood(ctx context.Context, owner memory.Owner, name string) (graph.Neighbourhood, error)
+	MentionedWith(ctx context.Context, vis memory.Visible, entityID int64, aud *memory.Audience, limit int) ([]graph.CoMention, error)
+}
+
+// Doctor diagnoses the store and keeps the audit of its repairs. *ltm.Health satisfies it.
+type Doctor interface {
+	Diagnose(ctx context.Context) (maintenance.Diagnostics, error)
+	RecordRepairs(ctx context.Context, repairs []maintenance.Repair) error
+	RepairLog(ctx context.Context, since time.Time) ([]maintenance.Repair, error)
+}
+
+// JobBoard is the background jobs: one server's, requeued one by one, and the scheduled
+// tasks' last runs. *ltm.Jobs satisfies it.
+type JobBoard interface {
+	FindJobs(ctx context.Context, f memory.JobFilter) ([]*memory.Job, error)
+	Requeue(ctx context.Context, id int64) error
+	TaskRuns(ctx context.Context) ([]memory.TaskRun, error)
+}
+
+// IndexRepairer mends the full-text search indexes (`kioku reindex`). *ltm.Maintenance
+// satisfies it.
+type IndexRepairer interface {
+	RepairIndexes(ctx context.Context) (int, error)
+}
+
+// BudgetFunc reports the model calls a server used today and its daily limit (<= 0: none);
+// (*chat.DailyBudget).UsedToday is one.
+type BudgetFunc func(ctx context.Context, guildID string) (used, limit int, err error)
+
 // Deps are the store's parts the dashboard uses.
 type Deps struct {
 	Sessions Sessions
@@ -130,6 +170,15 @@ type Deps struct {
 	ForgetMe ForgetMe
 	Turns    Turns
 	Privacy  Privacy
+	// Review serves the review pages; Graph the graph page; Doctor, Jobs, Repairs and
+	// Budget the health page. Each page is served only when its parts are given (otherwise
+	// its URL reads as missing).
+	Review  Reviewer
+	Graph   GraphReader
+	Doctor  Doctor
+	Jobs    JobBoard
+	Repairs IndexRepairer
+	Budget  BudgetFunc
 }
 
 // Server serves the dashboard. Create it with New; it is safe for concurrent use.
@@ -139,6 +188,10 @@ type Server struct {
 	gate *gate
 	auth *signIn
 	me   *myMemory
+	// review, graph and health are the server pages; nil when Deps lacks their parts.
+	review *reviewPages
+	graph  *graphPage
+	health *healthPage
 }
 
 // New returns a dashboard server for cfg over deps, or an error naming what is missing.
@@ -161,12 +214,14 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	members := &membership{lookup: deps.Members, access: deps.Access, log: cfg.Logger, maxAge: cfg.MembershipMaxAge, now: cfg.Now}
 	g := &gate{byAddress: newLimiter(cfg.AddressPerMinute, cfg.Now), bySession: newLimiter(cfg.SessionPerMinute, cfg.Now),
 		proxies: cfg.TrustedProxies, view: view}
-	return &Server{
+	s := &Server{
 		cfg: cfg, view: view, gate: g,
 		auth: &signIn{sessions: deps.Sessions, discord: dc, view: view, gate: g, log: cfg.Logger,
 			loginTTL: cfg.LoginTTL, sessionTTL: cfg.SessionTTL, now: cfg.Now, members: members},
 		me: &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize},
-	}, nil
+	}
+	s.review, s.graph, s.health = newReviewPages(deps, view, cfg), newGraphPage(deps, view, cfg), newHealthPage(deps, view, cfg)
+	return s, nil
 }
 
 // fill checks c and sets the defaults of the fields it leaves zero.
@@ -238,6 +293,9 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /me/undo", a.signedIn(a.changes(me.undo)))
 	mux.Handle("GET /me/export.json", a.signedIn(me.exportJSON))
 	mux.Handle("GET /me/export.md", a.signedIn(me.exportMarkdown))
+	s.review.routes(mux, a)
+	s.graph.routes(mux, a)
+	s.health.routes(mux, a)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.view.notFound(w, r, nil) })
 	cop := http.NewCrossOriginProtection()
 	// Behind a proxy that does not pass the Host header on, the public origin still counts
