@@ -281,6 +281,13 @@ func (c *chrome) fill(t *testing.T, sel, value string) {
 	c.must(t, "fill "+sel, chromedp.Do(c.ctx, chromedp.SendKeys(chromedp.CSS(sel), value)))
 }
 
+// replace empties the field sel finds and types value into it, as a member rewriting it would.
+func (c *chrome) replace(t *testing.T, sel, value string) {
+	t.Helper()
+	c.must(t, "clear "+sel, chromedp.Do(c.ctx, chromedp.Clear(chromedp.CSS(sel))))
+	c.fill(t, sel, value)
+}
+
 // text returns the visible text of the first element sel finds.
 func (c *chrome) text(t *testing.T, sel string) string {
 	t.Helper()

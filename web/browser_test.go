@@ -17,8 +17,10 @@ import (
 // TestBrowser walks the dashboard in headless Chromium as Alice, on each engine: she signs
 // in through the fake Discord's authorize page, sees and searches her memories, opens one,
 // forgets it with its Forget button and undoes that, downloads her memories, reads the
-// page in Japanese, signs out, and the cookie she had no longer signs anyone in. Every
-// step fails on any console error, exception or Content-Security-Policy violation.
+// page in Japanese, edits the memory and reads the edit in its history, opens the server
+// tab, signs out, and the cookie she had no longer signs anyone in; last, signed in again,
+// she previews and confirms forget-me, and the cookie from before opens nothing either.
+// Every step fails on any console error, exception or Content-Security-Policy violation.
 //
 // Run it with `go test -tags browser -run TestBrowser ./web/` (add `-browser.shots
 // docs/images/web` to save the docs' screenshots).
@@ -35,8 +37,10 @@ func walkMyMemory(t *testing.T, eng engine, shots bool) {
 	w := newWorld(t)
 	s := eng.open(t)
 	m := saveAlices(t, w, s)
+	saveAlicesElsewhere(t, w, s)
 	d := newDashboard(t, w, s)
 	c := startChrome(t, d, shots)
+	wk := &walk{w: w, s: s, m: m, d: d, c: c}
 	memoryLink := fmt.Sprintf(`ol.memories a[href="/me/memories/%d"]`, m.general.ID)
 	var session *network.Cookie
 
@@ -161,6 +165,8 @@ func walkMyMemory(t *testing.T, eng engine, shots bool) {
 			t.Errorf("after English the page is titled %q", got)
 		}
 	})
+	wk.editAndHistory()
+	wk.serverTab()
 	c.step("SignOut", func(t *testing.T) {
 		c.click(t, `form[action="/logout"] button`)
 		if got := c.location(t).Path; got != "/signed-out" {
@@ -196,6 +202,7 @@ func walkMyMemory(t *testing.T, eng engine, shots bool) {
 			t.Errorf("the old cookie shows her memories:\n%s", page)
 		}
 	})
+	wk.forgetMe()
 }
 
 // assertWentThrough fails t unless the browser loaded each of want, in that order (other
