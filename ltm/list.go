@@ -58,6 +58,18 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 		where = append(where, "author_id = ?")
 		args = append(args, opt.AuthorID)
 	}
+	if opt.ChannelID != "" {
+		where = append(where, "channel_id = ?")
+		args = append(args, opt.ChannelID)
+	}
+	if !opt.Since.IsZero() {
+		where = append(where, "created_at >= ?")
+		args = append(args, opt.Since.UnixMilli())
+	}
+	if !opt.Until.IsZero() {
+		where = append(where, "created_at <= ?")
+		args = append(args, opt.Until.UnixMilli())
+	}
 	if opt.Contains != "" {
 		where = append(where, s.db.dialect.Instr+"(lower(content), lower(?)) > 0")
 		args = append(args, opt.Contains)

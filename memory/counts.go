@@ -17,3 +17,17 @@ type GuildMemoryCounts struct {
 	Forgotten    int // server memories forgotten and still recoverable
 	Personal     int
 }
+
+// Contributions are a scope's live memories counted by where they were learned and by who
+// said or saved them, most first: "a channel's or a member's contributions at a glance".
+type Contributions struct {
+	Channels []ContributionCount
+	Authors  []ContributionCount
+}
+
+// ContributionCount is how many memories one channel or one author holds. Name is a display
+// name the author's memories recorded ("" for a channel).
+type ContributionCount struct {
+	ID, Name string
+	Count    int
+}

@@ -72,6 +72,11 @@ type ListOptions struct {
 	GuildID string
 	// AuthorID narrows the listing to memories whose provenance names this author.
 	AuthorID string
+	// ChannelID narrows the listing to memories learned in this channel.
+	ChannelID string
+	// Since and Until keep memories created at or after Since and at or before Until, as
+	// SearchQuery's do; zero leaves that end open.
+	Since, Until time.Time
 	// Contains narrows the listing to memories whose content contains these words
 	// (case-insensitive for ASCII), for completing a memory id as a member types.
 	Contains string

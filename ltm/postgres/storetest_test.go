@@ -33,9 +33,10 @@ func TestPostgresStore(t *testing.T) {
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Stages: &s.Stages,
 			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
-			Keywords: s.Recall,
-			Raw:      tableDump{s: s, dir: t.TempDir()},
-			Repairs:  s.Maintenance,
+			Contributions: s.Memories,
+			Keywords:      s.Recall,
+			Raw:           tableDump{s: s, dir: t.TempDir()},
+			Repairs:       s.Maintenance,
 			Exec: func(ctx context.Context, stmt string) error {
 				_, err := s.Pool().Exec(ctx, stmt)
 				return err

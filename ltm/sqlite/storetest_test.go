@@ -36,12 +36,13 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Stages: &s.Stages,
 		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
-		Keywords: s.Recall,
-		Raw:      sqliteFiles{path: path},
-		Repairs:  s.Maintenance,
-		Exec:     sqliteExec(path),
-		Writes:   s,
-		Embedder: s.Recall,
+		Contributions: s.Memories,
+		Keywords:      s.Recall,
+		Raw:           sqliteFiles{path: path},
+		Repairs:       s.Maintenance,
+		Exec:          sqliteExec(path),
+		Writes:        s,
+		Embedder:      s.Recall,
 		ReadOnly: func(ctx context.Context, on bool) error {
 			_, err := sqlite.WriterPragma(ctx, s, fmt.Sprintf("query_only = %t", on))
 			return err

@@ -133,6 +133,9 @@ type Stores struct {
 	Budgets  BudgetStore
 	// Counts, when set, adds the case of /kioku status's counts; nil skips it.
 	Counts CountStore
+	// Contributions, when set, adds the case of the dashboard's counts by channel and by
+	// author; nil skips it.
+	Contributions ContributionStore
 	// Sessions, when set, adds the cases of the web dashboard's sign-ins and sessions (and
 	// their end at forget-me); nil skips them.
 	Sessions SessionStore
@@ -255,6 +258,8 @@ func Run(t *testing.T, open func(t *testing.T) Stores) {
 	t.Run("WebSessions", func(t *testing.T) { testWebSessions(t, opener) })
 	t.Run("EmbeddingPayers", func(t *testing.T) { testEmbeddingPayers(t, opener) })
 	t.Run("GuildCountsWithin", func(t *testing.T) { testGuildCountsWithin(t, opener) })
+	t.Run("ListChannelAndDates", func(t *testing.T) { testListChannelAndDates(t, opener) })
+	t.Run("Contributions", func(t *testing.T) { testContributions(t, opener) })
 	t.Run("IDsNeverReused", func(t *testing.T) { testIDsNeverReused(t, opener) })
 	t.Run("SecretTags", func(t *testing.T) { testSecretTags(t, opener) })
 	t.Run("SecretRescan", func(t *testing.T) { testSecretRescan(t, opener) })
