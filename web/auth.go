@@ -250,8 +250,13 @@ var errBadCSRF = errors.New("missing or wrong CSRF token")
 // constant time). Changes are POSTs (the routes say so); the cross-origin protection in
 // front of them refuses other sites' posts before they get here.
 func (a *signIn) changes(h visitHandler) visitHandler {
+	return a.changesWithin(maxFormBytes, h)
+}
+
+// changesWithin is changes for a form of up to limit bytes (a bulk action's thousands of ids).
+func (a *signIn) changesWithin(limit int64, h visitHandler) visitHandler {
 	return func(w http.ResponseWriter, r *http.Request, v *visit) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		if err := r.ParseForm(); err != nil {
 			a.view.message(w, r, v, http.StatusBadRequest, "web.error.bad_form", "")
 			return

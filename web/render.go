@@ -33,7 +33,8 @@ type views struct {
 }
 
 // pageNames are the files of templates/ other than the layout.
-var pageNames = []string{"me", "memory", "message", "edit", "history", "forgetme", "elsewhere", "review", "graph", "health"}
+var pageNames = []string{"me", "memory", "message", "edit", "history", "forgetme", "elsewhere", "review", "graph", "health",
+	"servers", "server", "servermemory", "bulkpreview", "bulkresult"}
 
 func parseViews(log *slog.Logger) (*views, error) {
 	funcs := template.FuncMap{
@@ -124,6 +125,8 @@ func (vw *views) message(w http.ResponseWriter, r *http.Request, v *visit, statu
 	default:
 		if strings.HasPrefix(link, "/me/memories/") {
 			body.LinkText = i18n.T(lang, "web.link.memory")
+		} else if link != "" {
+			body.LinkText = i18n.T(lang, "web.link.back")
 		}
 	}
 	vw.renderIn(w, r, v, lang, status, "message", key+".title", body)

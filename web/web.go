@@ -98,6 +98,7 @@ type Memories interface {
 	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
 	AboutMember(ctx context.Context, userID string, limit int) ([]*memory.Memory, int, error)
+	Contributions(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.Contributions, error)
 }
 
 // Finder finds a memory of a scope whether or not it was forgotten, for the checks made
@@ -192,6 +193,7 @@ type Server struct {
 	review *reviewPages
 	graph  *graphPage
 	health *healthPage
+	srv    *serverMemory
 }
 
 // New returns a dashboard server for cfg over deps, or an error naming what is missing.
@@ -218,7 +220,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg: cfg, view: view, gate: g,
 		auth: &signIn{sessions: deps.Sessions, discord: dc, view: view, gate: g, log: cfg.Logger,
 			loginTTL: cfg.LoginTTL, sessionTTL: cfg.SessionTTL, now: cfg.Now, members: members},
-		me: &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize},
+		me:  &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize},
+		srv: &serverMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize, now: cfg.Now},
 	}
 	s.review, s.graph, s.health = newReviewPages(deps, view, cfg), newGraphPage(deps, view, cfg), newHealthPage(deps, view, cfg)
 	return s, nil
@@ -272,7 +275,7 @@ func (s *Server) RedirectURI() string { return s.cfg.PublicURL + "/auth/callback
 // address and the standard library's cross-origin protection. It serves no /metrics, no
 // /healthz: those stay on the operator's listener.
 func (s *Server) Handler() http.Handler {
-	a, me := s.auth, s.me
+	a, me, sm := s.auth, s.me, s.srv
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.home)
 	mux.HandleFunc("GET /login", a.login)
@@ -293,6 +296,12 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /me/undo", a.signedIn(a.changes(me.undo)))
 	mux.Handle("GET /me/export.json", a.signedIn(me.exportJSON))
 	mux.Handle("GET /me/export.md", a.signedIn(me.exportMarkdown))
+	mux.Handle("GET /servers", a.signedIn(sm.serversPage))
+	mux.Handle("GET /servers/{guild}", a.signedIn(sm.serverPage))
+	mux.Handle("GET /servers/{guild}/memories/{id}", a.signedIn(sm.memoryPage))
+	mux.Handle("POST /servers/{guild}/bulk/preview", a.signedIn(a.changesWithin(maxBulkFormBytes, sm.bulkPreview)))
+	mux.Handle("POST /servers/{guild}/bulk/apply", a.signedIn(a.changesWithin(maxBulkFormBytes, sm.bulkApply)))
+	mux.Handle("POST /servers/{guild}/bulk/undo", a.signedIn(a.changesWithin(maxBulkFormBytes, sm.bulkUndo)))
 	s.review.routes(mux, a)
 	s.graph.routes(mux, a)
 	s.health.routes(mux, a)
