@@ -85,7 +85,16 @@ func (sm *serverMemory) bulkPreview(w http.ResponseWriter, r *http.Request, v *v
 	if len(b.Items) > 0 {
 		body.Batch = b.seal(v.sess.CSRF)
 	}
-	sm.view.render(w, r, v, http.StatusOK, "bulkpreview", "web.bulk.preview_title", body, len(body.Rows))
+	sm.view.render(w, r, v, http.StatusOK, "bulkpreview", countedKey("web.bulk.preview_title", len(body.Rows)), body, len(body.Rows))
+}
+
+// countedKey is the plural form of a catalogue key for a page title counting n (render
+// takes a key, not a count).
+func countedKey(key string, n int) string {
+	if n == 1 {
+		return key + ".one"
+	}
+	return key + ".other"
 }
 
 // row is m as a preview or result line: its id, link and the start of its words.

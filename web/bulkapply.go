@@ -98,7 +98,7 @@ func (sm *serverMemory) bulkApply(w http.ResponseWriter, r *http.Request, v *vis
 	}
 	sm.log.InfoContext(r.Context(), "web bulk action applied", "user_id", v.sess.UserID, "guild_id", p.srv.GuildID,
 		"action", act.Name, "done", len(body.Done), "skipped", len(body.Skipped), "refused", len(body.Refused))
-	sm.view.render(w, r, v, http.StatusOK, "bulkresult", "web.bulk.result_title", body, len(body.Done))
+	sm.view.render(w, r, v, http.StatusOK, "bulkresult", countedKey("web.bulk.result_title", len(body.Done)), body, len(body.Done))
 }
 
 // forgetAll forgets ms, checked at their batch's versions already, in one audited write;
@@ -169,5 +169,5 @@ func (sm *serverMemory) bulkUndo(w http.ResponseWriter, r *http.Request, v *visi
 	}
 	sm.log.InfoContext(r.Context(), "web bulk action undone", "user_id", v.sess.UserID, "guild_id", p.srv.GuildID,
 		"action", act.Name, "done", len(body.Done), "skipped", len(body.Skipped), "refused", len(body.Refused))
-	sm.view.render(w, r, v, http.StatusOK, "bulkresult", "web.bulk.undo_title", body, len(body.Done))
+	sm.view.render(w, r, v, http.StatusOK, "bulkresult", countedKey("web.bulk.undo_title", len(body.Done)), body, len(body.Done))
 }

@@ -19,7 +19,7 @@ func TestServerBulkForgetAndUndo(t *testing.T) {
 			sw := newServerWorld(t, eng)
 			ids := []int64{sw.general.ID, sw.mods.ID, sw.pin.ID}
 			resp := preview(sw.alice, sw.aliceCSRF, "forget", "", ids, nil)
-			if resp.StatusCode != http.StatusOK {
+			if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, "<h1>Preview: 3 memories change</h1>") {
 				t.Fatalf("preview: %d\n%s", resp.StatusCode, resp.body)
 			}
 			for _, m := range []*memory.Memory{sw.general, sw.mods, sw.pin} {
@@ -34,7 +34,8 @@ func TestServerBulkForgetAndUndo(t *testing.T) {
 				t.Fatal("the preview forgot a memory")
 			}
 			result := postBatch(sw.alice, sw.aliceCSRF, "apply", batchOf(resp.body))
-			if result.StatusCode != http.StatusOK || !strings.Contains(result.body, "3 memories were changed") {
+			if result.StatusCode != http.StatusOK || !strings.Contains(result.body, "3 memories were changed") ||
+				!strings.Contains(result.body, "<h1>3 memories changed</h1>") {
 				t.Fatalf("apply: %d\n%s", result.StatusCode, result.body)
 			}
 			owner := memory.ServerOwner(guildHome)
