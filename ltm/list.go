@@ -21,7 +21,7 @@ func (s *Memories) List(ctx context.Context, owner memory.Owner, opt memory.List
 	if opt.Limit <= 0 {
 		opt.Limit = 20
 	}
-	opt.Limit = min(opt.Limit, 500)
+	opt.Limit = min(opt.Limit, memory.MaxListLimit)
 	from := "memories"
 	where := []string{"scope_key = ?"}
 	args := []any{owner.Key()}

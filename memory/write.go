@@ -60,8 +60,12 @@ type WriteResult struct {
 }
 
 // ListOptions filters and pages a listing of memories.
+// MaxListLimit is the most memories one List call returns: a bulk action's batch (the web
+// dashboard's) in one read, rather than a count and a scan per page of it.
+const MaxListLimit = 5000
+
 type ListOptions struct {
-	Limit  int // default 20, at most 500
+	Limit  int // default 20, at most MaxListLimit
 	Offset int
 	Type   Type
 	Tag    string
