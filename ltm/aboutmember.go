@@ -15,7 +15,7 @@ import (
 // their own personal scope (server facts about them, other members' Remember-this copies of
 // their messages), newest first, and how many there are. The caller decides which of them
 // the member may see; the others it may only count.
-func (s *Memories) AboutMember(ctx context.Context, userID string, limit int) ([]*memory.Memory, int, error) {
+func (s *Overview) AboutMember(ctx context.Context, userID string, limit int) ([]*memory.Memory, int, error) {
 	own := memory.PersonalOwner(userID)
 	if err := own.Validate(); err != nil {
 		return nil, 0, err

@@ -26,7 +26,7 @@ func TestAboutMember(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, total, err := s.Memories.AboutMember(ctx, "u1", 10)
+	got, total, err := s.Overview.AboutMember(ctx, "u1", 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestAboutMember(t *testing.T) {
 	if total != 2 || !slices.Equal(ids, []int64{copyOf.ID, first.ID}) {
 		t.Errorf("AboutMember(u1) = %v (total %d), want [%d %d] (2)", ids, total, copyOf.ID, first.ID)
 	}
-	if got, total, err := s.Memories.AboutMember(ctx, "u1", 1); err != nil || len(got) != 1 || total != 2 {
+	if got, total, err := s.Overview.AboutMember(ctx, "u1", 1); err != nil || len(got) != 1 || total != 2 {
 		t.Errorf("AboutMember(u1, 1) = %d memories, total %d, %v", len(got), total, err)
 	}
 }

@@ -15,7 +15,7 @@ const maxContributions = 50
 // the forgotten and the shelved) by origin channel and by author, most first, under aud:
 // a channel aud does not allow is neither listed nor counted, and neither is any author's
 // memory learned there. Memories learned in no channel count under the channel "".
-func (s *Memories) Contributions(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.Contributions, error) {
+func (s *Overview) Contributions(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.Contributions, error) {
 	var out memory.Contributions
 	if err := owner.Validate(); err != nil {
 		return out, err
@@ -40,7 +40,7 @@ func (s *Memories) Contributions(ctx context.Context, owner memory.Owner, aud *m
 }
 
 // countBy runs one of Contributions' GROUP BY reads.
-func (s *Memories) countBy(ctx context.Context, query string, args []any) ([]memory.ContributionCount, error) {
+func (s *Overview) countBy(ctx context.Context, query string, args []any) ([]memory.ContributionCount, error) {
 	rows, err := s.db.read.QueryContext(ctx, query, append(args, maxContributions)...)
 	if err != nil {
 		return nil, err

@@ -73,6 +73,9 @@ type Store struct {
 	Review *Review
 	// Sessions are the web dashboard's sign-ins and signed-in browsers.
 	Sessions *Sessions
+	// Overview adds up what a scope or a member holds, for the dashboard's pages: a
+	// server's memories by channel and author, the memories about a member.
+	Overview *Overview
 }
 
 // db is the handle every aggregate shares: the single writer connection, the reader pool,
@@ -157,6 +160,9 @@ type Jobs struct{ db *db }
 // Transcripts are the stored conversation. See Store.Transcripts.
 type Transcripts struct{ db *db }
 
+// Overview adds up what a scope or a member holds, for the dashboard. See Store.Overview.
+type Overview struct{ db *db }
+
 // Settings are members' and guilds' choices. See Store.Settings.
 type Settings struct{ db *db }
 
@@ -227,6 +233,7 @@ func newStore(eng Engine, c Conns, t *Tunables) *Store {
 		Health:        &Health{d},
 		Graph:         &Graph{d},
 		Sessions:      &Sessions{d},
+		Overview:      &Overview{d},
 	}
 }
 

@@ -62,6 +62,7 @@ type stores struct {
 	Jobs        *ltm.Jobs
 	Maintenance *ltm.Maintenance
 	Budgets     *ltm.Budgets
+	Overview    *ltm.Overview
 }
 
 // testDailyLimit is the daily model budget of each server in the tests.
@@ -84,7 +85,7 @@ func sqliteEngine(t testing.TB) (engine, string) {
 		}
 		t.Cleanup(func() { _ = s.Close() })
 		return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings,
-			s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets}
+			s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets, s.Overview}
 	}}, path
 }
 
@@ -97,7 +98,7 @@ func engines(t testing.TB) []engine {
 		out = append(out, engine{name: "PostgreSQL", open: func(t testing.TB) stores {
 			s := pgtest.OpenConfig(t, cfg.Copy())
 			return stores{s.Sessions, s.Memories, s.Channels, s.Recall, s.Transfer, s.Confirmations, s.Transcripts, s.Settings,
-				s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets}
+				s.Review, s.Graph, s.Health, s.Jobs, s.Maintenance, s.Budgets, s.Overview}
 		}})
 	}
 	return out
@@ -185,7 +186,7 @@ func dashboardDeps(t testing.TB, w *world, s stores) web.Deps {
 		t.Fatal(err)
 	}
 	return web.Deps{Sessions: s.Sessions, Memories: s.Memories, Finder: s.Channels, Recall: s.Recall, Transfer: s.Transfer,
-		ForgetMe: s.ForgetMe, Turns: s.Turns, Privacy: s.Settings,
+		ForgetMe: s.ForgetMe, Turns: s.Turns, Privacy: s.Settings, Overview: s.Overview,
 		Review: s.Review, Graph: s.Graph, Doctor: s.Health, Jobs: s.Jobs, Repairs: s.Maintenance,
 		Budget: chat.NewDailyBudget(testDailyLimit, s.Budgets, nil).UsedToday,
 		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {

@@ -82,7 +82,7 @@ func (mm *myMemory) authored(r *http.Request, v *visit, body *elsewhereBody) err
 // memories of a server of the session, learned where their audience allows. Another
 // member's personal memory about them, or a server memory of a hidden channel, is counted.
 func (mm *myMemory) aboutMe(r *http.Request, v *visit, body *elsewhereBody) error {
-	mems, total, err := mm.deps.Memories.AboutMember(r.Context(), v.sess.UserID, elsewhereLimit)
+	mems, total, err := mm.deps.Overview.AboutMember(r.Context(), v.sess.UserID, elsewhereLimit)
 	if err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func (sm *serverMemory) searchResults(r *http.Request, v *visit, p place, f serv
 
 // contributions fills the counts by channel and by author, each a link setting that filter.
 func (sm *serverMemory) contributions(r *http.Request, v *visit, p place, body *serverBody) error {
-	c, err := sm.deps.Memories.Contributions(r.Context(), p.owner, p.aud)
+	c, err := sm.deps.Overview.Contributions(r.Context(), p.owner, p.aud)
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,10 @@ type Memories interface {
 	ScopeHistory(ctx context.Context, owner memory.Owner, limit int) ([]memory.HistoryEvent, error)
 	ModifyAs(ctx context.Context, w memory.WriteContext, owner memory.Owner, id int64, ch memory.Change, actor memory.Actor) (*memory.Memory, error)
 	History(ctx context.Context, owner memory.Owner, id int64) ([]memory.HistoryEvent, error)
+}
+
+// Overview adds up what a server or a member holds. *ltm.Overview satisfies it.
+type Overview interface {
 	AboutMember(ctx context.Context, userID string, limit int) ([]*memory.Memory, int, error)
 	Contributions(ctx context.Context, owner memory.Owner, aud *memory.Audience) (memory.Contributions, error)
 }
@@ -171,6 +175,9 @@ type Deps struct {
 	ForgetMe ForgetMe
 	Turns    Turns
 	Privacy  Privacy
+	// Overview counts a server's memories by channel and author and finds those about a
+	// member.
+	Overview Overview
 	// Review serves the review pages; Graph the graph page; Doctor, Jobs, Repairs and
 	// Budget the health page. Each page is served only when its parts are given (otherwise
 	// its URL reads as missing).
@@ -202,7 +209,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		return nil, err
 	}
 	if deps.Sessions == nil || deps.Memories == nil || deps.Finder == nil || deps.Recall == nil || deps.Transfer == nil ||
-		deps.Members == nil || deps.Access == nil || deps.ForgetMe == nil || deps.Turns == nil || deps.Privacy == nil {
+		deps.Members == nil || deps.Access == nil || deps.ForgetMe == nil || deps.Turns == nil || deps.Privacy == nil ||
+		deps.Overview == nil {
 		return nil, errors.New("web: every dependency is required")
 	}
 	view, err := parseViews(cfg.Logger)

@@ -52,6 +52,7 @@ type backend struct {
 	Health        storeHealth
 	Graph         storeGraph
 	Sessions      web.Sessions
+	Overview      web.Overview
 
 	// now is the store's clock, read at each call so a test that moves it moves every user.
 	now func() time.Time
@@ -109,7 +110,7 @@ func sqliteBackend(s *ltm.Store, where string) *backend {
 		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
-		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph, Sessions: s.Sessions,
+		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph, Sessions: s.Sessions, Overview: s.Overview,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
 		fences:        s.Memories.ForgottenSince,

@@ -32,7 +32,7 @@ func postgresBackend(s *postgres.Store, where string) *backend {
 		Memories: s.Memories, Review: s.Review, Duplicates: s.Duplicates, Recall: s.Recall, Facts: s.Facts, Jobs: s.Jobs,
 		Transcripts: s.Transcripts, Settings: s.Settings, Confirmations: s.Confirmations,
 		Transfer: s.Transfer, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets,
-		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph, Sessions: s.Sessions,
+		Maintenance: s.Maintenance, Health: s.Health, Graph: s.Graph, Sessions: s.Sessions, Overview: s.Overview,
 		now:           func() time.Time { return s.Now() },
 		RecoverWindow: s.RecoverWindow,
 		changes:       pgChanges{s},

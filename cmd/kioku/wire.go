@@ -241,7 +241,7 @@ func (app *App) newDashboard(store *backend) (*web.Server, error) {
 		Logger:         app.logger.With("component", "web"),
 	}, web.Deps{
 		Sessions: store.Sessions, Memories: store.Memories, Finder: store.Channels, Recall: store.Recall,
-		Transfer: store.Transfer, ForgetMe: store.Confirmations, Turns: store.Transcripts, Privacy: store.Settings,
+		Transfer: store.Transfer, ForgetMe: store.Confirmations, Turns: store.Transcripts, Privacy: store.Settings, Overview: store.Overview,
 		Review: store.Review, Graph: store.Graph,
 		Doctor: store.Health, Jobs: store.Jobs, Repairs: store.Maintenance, Budget: app.dailyBudget(store).UsedToday,
 		Members: func(ctx context.Context, guildID, userID string) ([]string, bool, error) {

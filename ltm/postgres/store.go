@@ -71,6 +71,8 @@ type Store struct {
 	Health *ltm.Health
 	// Sessions are the web dashboard's sign-ins and signed-in browsers.
 	Sessions *ltm.Sessions
+	// Overview adds up what a scope or a member holds, for the dashboard.
+	Overview *ltm.Overview
 }
 
 // db is the handle every aggregate shares: the pool, the clock and the tunables.
@@ -202,6 +204,7 @@ func newStore(p *pgxpool.Pool) *Store {
 		Maintenance:   d.core.Maintenance,
 		Health:        d.core.Health,
 		Sessions:      d.core.Sessions,
+		Overview:      d.core.Overview,
 	}
 }
 

@@ -33,7 +33,7 @@ func TestPostgresStore(t *testing.T) {
 			Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 			Stages: &s.Stages,
 			Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
-			Contributions: s.Memories,
+			Contributions: s.Overview,
 			Keywords:      s.Recall,
 			Raw:           tableDump{s: s, dir: t.TempDir()},
 			Repairs:       s.Maintenance,

@@ -36,7 +36,7 @@ func openSQLite(t *testing.T) storetest.Stores {
 		Confirmations: s.Confirmations, ForgetMe: s.Confirmations, Graph: s.Graph,
 		Stages: &s.Stages,
 		Facts:  s.Facts, Channels: s.Channels, Guilds: s.Guilds, Budgets: s.Budgets, Counts: s.Health, Sessions: s.Sessions,
-		Contributions: s.Memories,
+		Contributions: s.Overview,
 		Keywords:      s.Recall,
 		Raw:           sqliteFiles{path: path},
 		Repairs:       s.Maintenance,
