@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -395,6 +396,45 @@ func (s *Memories) Forget(ctx context.Context, owner memory.Owner, ids []int64, 
 	}
 	var forgotten []*memory.Memory
 	err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		var err error
+		forgotten, err = s.db.writes.forgetTx(ctx, tx, owner, ids, actor, reason)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.db.written(ctx, nil, forgotten)
+	return forgotten, nil
+}
+
+// ForgetAt is Forget of memories each still at the version a person saw (versions maps id
+// to version): all or nothing, and when any changed since it forgets none and its error
+// (ECONFLICT) holds memory.ErrChangedSince.
+func (s *Memories) ForgetAt(ctx context.Context, owner memory.Owner, versions map[int64]int, actor memory.Actor, reason string) ([]*memory.Memory, error) {
+	if err := owner.Validate(); err != nil {
+		return nil, err
+	}
+	if len(versions) == 0 {
+		return nil, memory.Errorf(memory.EINVALID, "Name at least one memory to forget.")
+	}
+	ids := slices.Sorted(maps.Keys(versions))
+	var forgotten []*memory.Memory
+	err := s.db.withWriteTx(ctx, func(tx *txn) error {
+		// Edits of the scope take the same lock (modifyTx), so no version moves between
+		// this check and the forget.
+		if err := s.db.eng.LockKey(ctx, tx, owner.Key()); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			cur, err := findMemory(ctx, tx, owner, id, false)
+			if err != nil {
+				return err
+			}
+			if cur.Version != versions[id] {
+				return fmt.Errorf("%w: %w", memory.ErrChangedSince, memory.Errorf(memory.ECONFLICT,
+					"Memory #%d changed since you looked (now version %d, you had %d).", id, cur.Version, versions[id]))
+			}
+		}
 		var err error
 		forgotten, err = s.db.writes.forgetTx(ctx, tx, owner, ids, actor, reason)
 		return err

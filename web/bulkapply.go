@@ -101,24 +101,25 @@ func (sm *serverMemory) bulkApply(w http.ResponseWriter, r *http.Request, v *vis
 	sm.view.render(w, r, v, http.StatusOK, "bulkresult", countedKey("web.bulk.result_title", len(body.Done)), body, len(body.Done))
 }
 
-// forgetAll forgets ms, checked at their batch's versions already, in one audited write;
-// when one of them went meanwhile (the write is all or nothing) each is forgotten on its
-// own and the ones gone are skipped.
+// forgetAll forgets ms, each only at the version the batch previewed (ForgetAt checks it
+// in the forget's own transaction), in one audited write; when one of them changed or went
+// meanwhile (the write is all or nothing) each is forgotten on its own and those are
+// skipped.
 func (sm *serverMemory) forgetAll(r *http.Request, v *visit, p place, ms []*memory.Memory, body *bulkResultBody) []*memory.Memory {
 	if len(ms) == 0 {
 		return nil
 	}
-	ids := make([]int64, len(ms))
-	for i, m := range ms {
-		ids[i] = m.ID
+	at := make(map[int64]int, len(ms))
+	for _, m := range ms {
+		at[m.ID] = m.Version
 	}
-	done, err := sm.deps.Memories.Forget(r.Context(), p.owner, ids, v.actor(), bulkForgetReason)
+	done, err := sm.deps.Memories.ForgetAt(r.Context(), p.owner, at, v.actor(), bulkForgetReason)
 	if err == nil {
 		return done
 	}
 	done = done[:0]
 	for _, m := range ms {
-		gone, err := sm.deps.Memories.Forget(r.Context(), p.owner, []int64{m.ID}, v.actor(), bulkForgetReason)
+		gone, err := sm.deps.Memories.ForgetAt(r.Context(), p.owner, map[int64]int{m.ID: m.Version}, v.actor(), bulkForgetReason)
 		if sm.sortOut(r, v, err, m, body) {
 			done = append(done, gone[0])
 		}
