@@ -173,6 +173,12 @@ func (s *Guilds) PurgeGuild(ctx context.Context, guildID string) (memory.GuildPu
 				d.JSONMayHold("payload", "guild_id")+` AND `+d.JSONText("payload", "guild_id")+` = ?) LIMIT ?)`,
 				serverKey, guildID, purgeBatch)
 		}},
+		{"web sessions", &res.Sessions, func(tx *txn) (int, error) {
+			// A session keeps the member's standing in the guild (roles read with the bot's
+			// token): it is revoked, and a new sign-in finds no rules for the guild.
+			return execCount(ctx, tx, `DELETE FROM web_sessions WHERE token_hash IN (
+				SELECT token_hash FROM web_sessions WHERE guild_ids LIKE ? LIMIT ?)`, `%"`+guildID+`"%`, purgeBatch)
+		}},
 		{"settings", &res.Settings, func(tx *txn) (int, error) {
 			return execCount(ctx, tx, `DELETE FROM guild_settings WHERE guild_id = ?`, guildID)
 		}},

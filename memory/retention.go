@@ -53,4 +53,7 @@ type GuildPurge struct {
 	// Settings counts the guild's settings, channel records, extraction cursors and
 	// pending confirmations.
 	Settings int `json:"settings"`
+	// Sessions counts the web dashboard sessions revoked: every member who signed in listing
+	// the guild signs in again, and sees nothing of it.
+	Sessions int `json:"sessions"`
 }

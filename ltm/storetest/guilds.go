@@ -274,12 +274,29 @@ func testGuildPurge(t *testing.T, open func(*testing.T) Stores) {
 			t.Fatalf("seeding left no %s: %v", what, before)
 		}
 	}
+	// Web sessions: one listing g1 (revoked with it), one listing g12 and g2 (kept).
+	if s.Sessions != nil {
+		for token, guilds := range map[string][]string{"in-g1": {"g2", "g1"}, "in-g12": {"g12", "g2"}} {
+			if _, err := s.Sessions.Create(ctx, memory.WebSession{TokenHash: token, UserID: "u-" + token, GuildIDs: guilds,
+				CSRF: "c"}, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	res, err := g.PurgeGuild(ctx, "g1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Memories != 3 || res.Transcripts != 1 || res.Jobs != 1 || res.History < 4 {
 		t.Errorf("purge counted %+v", res)
+	}
+	if s.Sessions != nil {
+		if _, err := s.Sessions.Lookup(ctx, "in-g1"); memory.ErrorCode(err) != memory.ENOTFOUND || res.Sessions != 1 {
+			t.Errorf("the web session listing g1 after its purge: %v (purge counted %d sessions)", err, res.Sessions)
+		}
+		if _, err := s.Sessions.Lookup(ctx, "in-g12"); err != nil {
+			t.Errorf("a web session listing g12, not g1, was revoked: %v", err)
+		}
 	}
 	for what, n := range guildHolds(t, s, "g1", gone) {
 		if n != 0 {
