@@ -69,28 +69,9 @@ func (b memoryCommands) memorySearch(ctx context.Context, c *call) (*response, e
 	}}}, nil
 }
 
-// explainLine says, as a small line under a search result, what placed it: its keyword and
-// vector scores and each ranking stage that moved it. The search read only memories the
-// member may see, so a memory that lent its score (the conversation stage) is one they may
-// see too. A lifecycle other than active is said last: past ranks lower for questions about
-// now, and a superseded or archived memory is there only because include: asked for it.
+// explainLine says, as a small line under a search result, what placed it (i18n.Explain).
 func explainLine(l i18n.Locale, r memory.SearchResult, now time.Time) string {
-	parts := []string{i18n.T(l, "explain.scores", r.Keyword, r.Vector)}
-	for _, f := range r.Why {
-		name := i18n.T(l, i18n.Key("explain.stage."+f.Stage))
-		if strings.HasPrefix(name, "explain.stage.") {
-			name = f.Stage
-		}
-		part := fmt.Sprintf("%s ×%.2f", name, f.Times)
-		if f.By != 0 {
-			part += " " + i18n.T(l, "explain.lent", f.By)
-		}
-		parts = append(parts, part)
-	}
-	if lc := r.Memory.LifecycleAt(now); lc != memory.LifecycleActive {
-		parts = append(parts, i18n.T(l, i18n.Key("choice.lifecycle."+string(lc))))
-	}
-	return "-# ↳ " + strings.Join(parts, " · ")
+	return "-# ↳ " + i18n.Explain(l, r, now)
 }
 
 // joinNote appends note to text after sep, when there is a note.

@@ -206,7 +206,7 @@ func (sm *serverMemory) search(r *http.Request, v *visit, p place, body *serverB
 	for _, res := range results {
 		sv := sm.viewOf(v.lang, p.srv.GuildID, body.Filter, res.Memory)
 		if body.Filter.Explain {
-			sv.Why = explainText(v.lang, res, sm.now())
+			sv.Why = i18n.Explain(v.lang, res, sm.now())
 		}
 		body.Memories = append(body.Memories, sv)
 	}
