@@ -76,6 +76,7 @@ func init() {
 		"web.link.forget_me_again": {EN: "See the preview again", JA: "プレビューをもう一度見る"},
 		"web.me.tab.personal":      {EN: "Personal memories", JA: "個人の記憶"},
 		"web.me.tab.server":        {EN: "In servers and transcripts", JA: "サーバーと会話記録"},
+		"web.me.tab.review":        {EN: "Waiting for review", JA: "見直し待ち"},
 
 		"web.edit.title":              {EN: "Edit memory #%d", JA: "記憶 #%d を編集"},
 		"web.edit.button":             {EN: "Edit", JA: "編集"},

@@ -5,6 +5,11 @@ func init() {
 	Register(map[Key]Text{
 		"web.link.back":                       {EN: "Back", JA: "戻る"},
 		"web.nav.servers":                     {EN: "Servers", JA: "サーバー"},
+		"web.tabs.label":                      {EN: "This server's pages", JA: "このサーバーのページ"},
+		"web.tabs.memory":                     {EN: "Memory", JA: "記憶"},
+		"web.tabs.review":                     {EN: "Review", JA: "見直し"},
+		"web.tabs.graph":                      {EN: "Graph", JA: "グラフ"},
+		"web.tabs.health":                     {EN: "Health", JA: "健全性"},
 		"web.servers.title":                   {EN: "Servers", JA: "サーバー"},
 		"web.servers.none":                    {EN: "There is no server here whose memory you may see: kioku must be in it, and know its roles and channels.", JA: "記憶を表示できるサーバーがありません。kiokuがそのサーバーに参加していて、ロールとチャンネルを把握している必要があります。"},
 		"web.servers.editor":                  {EN: "editor", JA: "編集者"},

@@ -26,6 +26,7 @@ const maxPreviewWords = 200
 
 // bulkPreviewBody is the preview page's.
 type bulkPreviewBody struct {
+	serverTabs
 	ServerName, ServerURL, ApplyURL string
 	Action                          string
 	Rows                            []bulkRow
@@ -70,7 +71,7 @@ func (sm *serverMemory) bulkPreview(w http.ResponseWriter, r *http.Request, v *v
 		return
 	}
 	body := bulkPreviewBody{ServerName: p.srv.Name, ServerURL: serverFilter{Page: 1}.url(p.srv.GuildID),
-		ApplyURL: "/servers/" + p.srv.GuildID + "/bulk/apply", Action: act.describe(v.lang)}
+		ApplyURL: "/servers/" + p.srv.GuildID + "/bulk/apply", Action: act.describe(v.lang), serverTabs: sm.tabs.tabs(p.srv, tabMemory)}
 	b := batch{Kind: batchApply, Guild: p.srv.GuildID, Action: act.Name, Value: act.Value}
 	for _, m := range mems {
 		if _, changes := act.change(m); !changes {

@@ -13,6 +13,7 @@ import (
 
 // bulkResultBody is the page after an apply or an undo.
 type bulkResultBody struct {
+	serverTabs
 	ServerName, ServerURL, UndoURL string
 	Action                         string
 	Done                           []bulkRow
@@ -64,7 +65,7 @@ func (sm *serverMemory) bulkApply(w http.ResponseWriter, r *http.Request, v *vis
 		return
 	}
 	body := bulkResultBody{ServerName: p.srv.Name, ServerURL: serverFilter{Page: 1}.url(p.srv.GuildID),
-		UndoURL: "/servers/" + p.srv.GuildID + "/bulk/undo", Action: act.describe(v.lang)}
+		UndoURL: "/servers/" + p.srv.GuildID + "/bulk/undo", Action: act.describe(v.lang), serverTabs: sm.tabs.tabs(p.srv, tabMemory)}
 	undo := batch{Kind: batchUndo, Guild: b.Guild, Action: b.Action, Value: b.Value}
 	var forget []*memory.Memory
 	for _, it := range b.Items {
@@ -153,7 +154,7 @@ func (sm *serverMemory) bulkUndo(w http.ResponseWriter, r *http.Request, v *visi
 		return
 	}
 	body := bulkResultBody{ServerName: p.srv.Name, ServerURL: serverFilter{Page: 1}.url(p.srv.GuildID),
-		Action: act.describe(v.lang), Undone: true}
+		Action: act.describe(v.lang), Undone: true, serverTabs: sm.tabs.tabs(p.srv, tabMemory)}
 	for _, it := range b.Items {
 		m, ok, err := sm.visibleIn(r, p, it[0])
 		if err != nil {

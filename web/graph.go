@@ -27,6 +27,7 @@ type graphPage struct {
 	finder   Finder
 	memories Memories
 	log      *slog.Logger
+	tabs     tabBar
 }
 
 // Bounds of one drawing: enough to see what an entity goes with, few enough to read.
@@ -55,6 +56,7 @@ func (gp *graphPage) routes(mux *http.ServeMux, a *signIn) {
 
 // graphBody is the graph page's.
 type graphBody struct {
+	serverTabs
 	Base, Query string
 	// Found is set when the entity is shown; NotFound when the query named none the member
 	// may see (the same words for an entity that is not there and one only hidden memories
@@ -97,7 +99,7 @@ func (gp *graphPage) page(w http.ResponseWriter, r *http.Request, v *visit) {
 		return
 	}
 	base := "/servers/" + srv.GuildID
-	body := graphBody{Base: base + "/graph", Query: strings.TrimSpace(r.URL.Query().Get("entity"))}
+	body := graphBody{Base: base + "/graph", Query: strings.TrimSpace(r.URL.Query().Get("entity")), serverTabs: gp.tabs.tabs(srv, tabGraph)}
 	if utf8.RuneCountInString(body.Query) > maxEntityRunes {
 		body.Query = string([]rune(body.Query)[:maxEntityRunes])
 	}

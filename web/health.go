@@ -28,6 +28,7 @@ type healthPage struct {
 	budget  BudgetFunc
 	log     *slog.Logger
 	now     func() time.Time
+	tabs    tabBar
 }
 
 // Bounds of the page: the jobs of each state it lists, and how far back it reads repairs.
@@ -94,7 +95,7 @@ func (hp *healthPage) note(v *visit, r *http.Request) string {
 // read gathers srv's health.
 func (hp *healthPage) read(r *http.Request, v *visit, srv server) (healthBody, error) {
 	ctx := r.Context()
-	body := healthBody{Base: "/servers/" + srv.GuildID + "/health"}
+	body := healthBody{Base: "/servers/" + srv.GuildID + "/health", serverTabs: hp.tabs.tabs(srv, tabHealth)}
 	d, err := hp.doctor.Diagnose(ctx)
 	if err != nil {
 		return body, err

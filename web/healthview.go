@@ -12,6 +12,7 @@ import (
 
 // healthBody is the health page's.
 type healthBody struct {
+	serverTabs
 	// Base is the page, under which its actions post.
 	Base, Note string
 	// Score is "score/100: verdict"; Domains each area's score.

@@ -24,6 +24,8 @@ type myMemory struct {
 	view     *views
 	log      *slog.Logger
 	pageSize int
+	// reviewing is set when the dashboard serves the review queue: the page links to it.
+	reviewing bool
 }
 
 // maxQueryRunes bounds a search's text.
@@ -71,6 +73,8 @@ type meBody struct {
 	KeywordOnly      bool
 	PrevURL, NextURL string
 	LastChange       *changeView
+	// Review links the member's own review queue.
+	Review bool
 }
 
 // changeView is the member's last change, offered for undo.
@@ -85,7 +89,7 @@ func (mm *myMemory) mePage(w http.ResponseWriter, r *http.Request, v *visit) {
 		mm.elsewherePage(w, r, v)
 		return
 	}
-	body := meBody{Query: strings.TrimSpace(r.URL.Query().Get("q"))}
+	body := meBody{Query: strings.TrimSpace(r.URL.Query().Get("q")), Review: mm.reviewing}
 	if utf8.RuneCountInString(body.Query) > maxQueryRunes {
 		body.Query = string([]rune(body.Query)[:maxQueryRunes])
 	}

@@ -28,6 +28,8 @@ type elsewhereBody struct {
 	// TurnsTotal counts all their turns held; TurnsHidden those of the newest that are
 	// from channels they may not see here.
 	TurnsTotal, TurnsHidden int
+	// Review links the member's own review queue.
+	Review bool
 }
 
 // turnView is one transcript turn as the tab shows it.
@@ -38,7 +40,7 @@ type turnView struct {
 
 // elsewherePage fills and shows the tab.
 func (mm *myMemory) elsewherePage(w http.ResponseWriter, r *http.Request, v *visit) {
-	var body elsewhereBody
+	body := elsewhereBody{Review: mm.reviewing}
 	err := mm.authored(r, v, &body)
 	if err == nil {
 		err = mm.aboutMe(r, v, &body)

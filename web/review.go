@@ -26,6 +26,7 @@ type reviewPages struct {
 	privacy  Privacy
 	log      *slog.Logger
 	pageSize int
+	tabs     tabBar
 }
 
 // newReviewPages returns the review pages, or nil when deps lack the review queue.
@@ -68,6 +69,8 @@ type reviewPlace struct {
 	base, memoryBase string
 	// name is the place as the page's title says it.
 	name string
+	// tabs are a server's tabs; the personal queue has none.
+	tabs serverTabs
 }
 
 // serverPlace is srv's server memory under the channels the member can view there.
@@ -89,7 +92,9 @@ func (rp *reviewPages) serverQueue(w http.ResponseWriter, r *http.Request, v *vi
 	if !ok {
 		return
 	}
-	rp.show(w, r, v, serverPlace(srv))
+	place := serverPlace(srv)
+	place.tabs = rp.tabs.tabs(srv, tabReview)
+	rp.show(w, r, v, place)
 }
 
 // personalQueue is the member's own queue.
@@ -100,7 +105,7 @@ func (rp *reviewPages) personalQueue(w http.ResponseWriter, r *http.Request, v *
 // show renders one page of place's queue, or the one item ?item= names.
 func (rp *reviewPages) show(w http.ResponseWriter, r *http.Request, v *visit, place reviewPlace) {
 	q := r.URL.Query()
-	body := reviewBody{Base: place.base, Place: place.name, Note: rp.note(v, q)}
+	body := reviewBody{Base: place.base, Place: place.name, Note: rp.note(v, q), serverTabs: place.tabs}
 	if ref := q.Get("item"); ref != "" {
 		item, found, err := rp.find(r, place, ref)
 		if err != nil {

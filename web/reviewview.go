@@ -11,6 +11,8 @@ import (
 // reviewBody is the review page's: the items shown, where the queue lives, and what the
 // previous press did.
 type reviewBody struct {
+	// serverTabs are a server queue's tabs; the personal queue has none.
+	serverTabs
 	// Base is the queue's page, where its forms post; Place names whose queue it is.
 	Base, Place string
 	Note        string

@@ -23,6 +23,8 @@ type serverMemory struct {
 	log      *slog.Logger
 	pageSize int
 	now      func() time.Time
+	// tabs draws the tab bar of the server's pages.
+	tabs tabBar
 }
 
 // serversBody is the servers page's.
@@ -105,6 +107,7 @@ func authorName(p memory.Provenance) string {
 
 // serverBody is a server page's.
 type serverBody struct {
+	serverTabs
 	GuildID, Name, URL string
 	Editor             bool
 	Filter             serverFilter
@@ -144,7 +147,8 @@ func (sm *serverMemory) serverPage(w http.ResponseWriter, r *http.Request, v *vi
 		return
 	}
 	body := serverBody{GuildID: p.srv.GuildID, Name: p.srv.Name, URL: serverFilter{Page: 1}.url(p.srv.GuildID),
-		Editor: p.srv.Editor, Filter: f, Types: typeNames(), Lifecycles: lifecycleNames(), Actions: bulkActionNames}
+		Editor: p.srv.Editor, Filter: f, Types: typeNames(), Lifecycles: lifecycleNames(), Actions: bulkActionNames,
+		serverTabs: sm.tabs.tabs(p.srv, tabMemory)}
 	body.ClearURL, body.Filtered = body.URL, f.filtered()
 	for k, vals := range f.values() {
 		if k != "p" {

@@ -13,6 +13,7 @@ import (
 // serverMemoryBody is a server memory page's.
 type serverMemoryBody struct {
 	serverMemoryView
+	serverTabs
 	ServerName, ServerURL string
 	History               []historyRow
 }
@@ -59,7 +60,7 @@ func (sm *serverMemory) memoryPage(w http.ResponseWriter, r *http.Request, v *vi
 		return
 	}
 	body := serverMemoryBody{serverMemoryView: sm.viewOf(v.lang, p.srv.GuildID, serverFilter{Page: 1}, m),
-		ServerName: p.srv.Name, ServerURL: serverFilter{Page: 1}.url(p.srv.GuildID)}
+		ServerName: p.srv.Name, ServerURL: serverFilter{Page: 1}.url(p.srv.GuildID), serverTabs: sm.tabs.tabs(p.srv, tabMemory)}
 	if len(events) > maxHistoryRows {
 		events = events[len(events)-maxHistoryRows:]
 	}

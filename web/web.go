@@ -233,6 +233,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		srv: &serverMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize, now: cfg.Now},
 	}
 	s.review, s.graph, s.health = newReviewPages(deps, view, cfg), newGraphPage(deps, view, cfg), newHealthPage(deps, view, cfg)
+	s.wireTabs()
 	return s, nil
 }
 
