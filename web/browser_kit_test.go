@@ -275,6 +275,33 @@ func (c *chrome) click(t *testing.T, sel string) {
 	c.must(t, "click "+sel, err)
 }
 
+// tick clicks the checkbox (or any element that leads nowhere) sel finds, without waiting
+// for a page.
+func (c *chrome) tick(t *testing.T, sel string) {
+	t.Helper()
+	c.must(t, "tick "+sel, chromedp.Do(c.ctx, chromedp.Click(chromedp.CSS(sel))))
+}
+
+// choose selects the option of value in the select sel finds.
+func (c *chrome) choose(t *testing.T, sel, value string) {
+	t.Helper()
+	c.must(t, "choose "+value+" in "+sel, chromedp.Do(c.ctx, chromedp.SetValue(chromedp.CSS(sel), value)))
+}
+
+// peek opens path in a second tab of the same browser (so with the same cookies), returns
+// the visible text of sel there and closes the tab: what another window of the member
+// shows now, while this tab keeps its page and its forms. The second tab's console errors
+// count as this step's.
+func (c *chrome) peek(t *testing.T, path, sel string) string {
+	t.Helper()
+	tab, cancel := chromedp.NewContext(c.ctx, chromedp.WithListener(c.listen))
+	defer cancel()
+	c.must(t, "peek at "+path, chromedp.Do(tab, chromedp.Navigate(c.d.srv.URL+path)))
+	s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+	c.must(t, "read the text of "+sel+" at "+path, err)
+	return strings.TrimSpace(s)
+}
+
 // fill types value into the (empty) field sel finds.
 func (c *chrome) fill(t *testing.T, sel, value string) {
 	t.Helper()

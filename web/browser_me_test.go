@@ -134,7 +134,7 @@ func (wk *walk) serverTab() {
 		if got := c.location(t); got.Path != "/me" || got.Query().Get("view") != "server" {
 			t.Fatalf("the tab link went to %s", got)
 		}
-		if got := c.text(t, "nav.tabs strong"); got != "In servers and transcripts" {
+		if got := c.text(t, `nav.tabs a[aria-current="page"]`); got != "In servers and transcripts" {
 			t.Errorf("the current tab is %q", got)
 		}
 		main := c.text(t, "main")
@@ -155,7 +155,7 @@ func (wk *walk) serverTab() {
 		}
 		c.shot(t, "me-server")
 		c.click(t, `nav.tabs a[href="/me"]`)
-		if got := c.text(t, "nav.tabs strong"); got != "Personal memories" {
+		if got := c.text(t, `nav.tabs a[aria-current="page"]`); got != "Personal memories" {
 			t.Errorf("back on the first tab, the current tab is %q", got)
 		}
 	})

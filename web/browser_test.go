@@ -20,14 +20,19 @@ import (
 // page in Japanese, edits the memory and reads the edit in its history, opens the server
 // tab, signs out, and the cookie she had no longer signs anyone in; last, signed in again,
 // she previews and confirms forget-me, and the cookie from before opens nothing either.
+// A second walk (walkServer) goes through a server's pages as its editor and manager.
 // Every step fails on any console error, exception or Content-Security-Policy violation.
 //
 // Run it with `go test -tags browser -run TestBrowser ./web/` (add `-browser.shots
 // docs/images/web` to save the docs' screenshots).
 func TestBrowser(t *testing.T) {
 	browserPath(t) // one line, not one per engine, on a machine without a browser
+	// Each walk has a database of its own: forget-me at the end of the first leaves the
+	// server memories Alice wrote, which the second would find.
+	servers := engines(t)
 	for i, eng := range engines(t) {
 		t.Run(eng.name, func(t *testing.T) { walkMyMemory(t, eng, i == 0) })
+		t.Run(eng.name+"/Server", func(t *testing.T) { walkServer(t, servers[i], i == 0) })
 	}
 }
 
