@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/kioku-bot/kioku/i18n"
 	"github.com/kioku-bot/kioku/memory"
@@ -24,6 +23,7 @@ type myMemory struct {
 	view     *views
 	log      *slog.Logger
 	pageSize int
+	now      func() time.Time
 	// reviewing is set when the dashboard serves the review queue: the page links to it.
 	reviewing bool
 }
@@ -66,13 +66,18 @@ func viewOf(l i18n.Locale, m *memory.Memory) memoryView {
 
 // meBody is the "My memory" page's.
 type meBody struct {
-	Query            string
-	Summary          string
-	Memories         []memoryView
-	Hidden           int
-	KeywordOnly      bool
-	PrevURL, NextURL string
-	LastChange       *changeView
+	Query string
+	// Filter narrows the list or the search (type, tag, from, to, lifecycle), as on a
+	// server's page; Types and Lifecycles are its choices.
+	Filter            serverFilter
+	Types, Lifecycles []string
+	Filtered          bool
+	Summary           string
+	Memories          []memoryView
+	Hidden            int
+	KeywordOnly       bool
+	PrevURL, NextURL  string
+	LastChange        *changeView
 	// Review links the member's own review queue.
 	Review bool
 }
@@ -89,10 +94,14 @@ func (mm *myMemory) mePage(w http.ResponseWriter, r *http.Request, v *visit) {
 		mm.elsewherePage(w, r, v)
 		return
 	}
-	body := meBody{Query: strings.TrimSpace(r.URL.Query().Get("q")), Review: mm.reviewing}
-	if utf8.RuneCountInString(body.Query) > maxQueryRunes {
-		body.Query = string([]rune(body.Query)[:maxQueryRunes])
+	f := readFilter(r.URL.Query())
+	f.Author, f.Channel, f.Explain = "", "", false // a member's own memories: no author or channel to pick
+	if err := f.check(mm.now()); err != nil {
+		mm.view.message(w, r, v, http.StatusBadRequest, "web.server.bad_filter", "/me")
+		return
 	}
+	body := meBody{Query: f.Query, Filter: f, Types: typeNames(), Lifecycles: lifecycleNames(),
+		Filtered: f.filtered(), Review: mm.reviewing}
 	var err error
 	if body.Query != "" {
 		err = mm.search(r, v, &body)
@@ -112,15 +121,14 @@ func (mm *myMemory) mePage(w http.ResponseWriter, r *http.Request, v *visit) {
 // list fills body with one page of the member's memories, newest first, and counts those
 // the page may not show.
 func (mm *myMemory) list(r *http.Request, v *visit, body *meBody) error {
-	ctx, size := r.Context(), mm.pageSize
-	pageNo, _ := strconv.Atoi(r.URL.Query().Get("p"))
-	pageNo = max(pageNo, 1)
-	aud := mm.audience(r, v)
-	mems, total, err := mm.deps.Memories.List(ctx, v.owner(), memory.ListOptions{Limit: size, Offset: (pageNo - 1) * size, Audience: aud})
+	ctx, size, f := r.Context(), mm.pageSize, body.Filter
+	pageNo := f.Page
+	mems, total, err := mm.deps.Memories.List(ctx, v.owner(), f.listOptions(mm.audience(r, v), size, mm.now()))
 	if err != nil {
 		return err
 	}
-	_, all, err := mm.deps.Memories.List(ctx, v.owner(), memory.ListOptions{Limit: 1})
+	// The same filter without the audience: how many the page may not show.
+	_, all, err := mm.deps.Memories.List(ctx, v.owner(), f.listOptions(nil, 1, mm.now()))
 	if err != nil {
 		return err
 	}
@@ -131,10 +139,12 @@ func (mm *myMemory) list(r *http.Request, v *visit, body *meBody) error {
 	pages := max((total+size-1)/size, 1)
 	body.Summary = i18n.N(v.lang, "web.me.count", total, pageNo, pages)
 	if pageNo > 1 {
-		body.PrevURL = "/me?p=" + strconv.Itoa(pageNo-1)
+		f.Page = pageNo - 1
+		body.PrevURL = f.at("/me")
 	}
 	if pageNo < pages {
-		body.NextURL = "/me?p=" + strconv.Itoa(pageNo+1)
+		f.Page = pageNo + 1
+		body.NextURL = f.at("/me")
 	}
 	return nil
 }
@@ -144,16 +154,19 @@ func (mm *myMemory) list(r *http.Request, v *visit, body *meBody) error {
 // accessed, and paid from their own DMs' budget.
 func (mm *myMemory) search(r *http.Request, v *visit, body *meBody) error {
 	ctx := memory.WithPayer(r.Context(), memory.Payer{UserID: v.sess.UserID})
-	results, err := mm.deps.Recall.Search(ctx, memory.SearchQuery{Text: body.Query, Owners: []memory.Owner{v.owner()},
-		Limit: mm.pageSize, Audience: mm.audience(r, v), CountAccess: true, MatchesOnly: true})
+	q := body.Filter.searchQuery(v.owner(), mm.audience(r, v), mm.pageSize, mm.now())
+	q.CountAccess = true
+	results, err := mm.deps.Recall.Search(ctx, q)
 	if err != nil {
 		return err
 	}
 	body.KeywordOnly = memory.SpendLimited(ctx)
 	for _, res := range results {
-		body.Memories = append(body.Memories, viewOf(v.lang, res.Memory))
+		if body.Filter.keep(res.Memory, mm.now()) {
+			body.Memories = append(body.Memories, viewOf(v.lang, res.Memory))
+		}
 	}
-	body.Summary = i18n.N(v.lang, "web.me.results", len(results), body.Query)
+	body.Summary = i18n.N(v.lang, "web.me.results", len(body.Memories), body.Query)
 	return nil
 }
 

@@ -229,3 +229,59 @@ func TestOtherMembersMemory(t *testing.T) {
 		t.Errorf("Bob's memory after Alice's attempts: %+v %v", got, err)
 	}
 }
+
+// TestMyMemoryFilters: "My memory" narrows its list and its search by type, tag, day and
+// lifecycle, keeps the filter across pages, still counts what the page may not show under
+// the same filter, and answers a filter that means nothing with 400.
+func TestMyMemoryFilters(t *testing.T) {
+	eng, _ := sqliteEngine(t)
+	w := newWorld(t)
+	s := eng.open(t)
+	m := saveAlices(t, w, s)
+	ctx := t.Context()
+	pref, err := s.Memories.Remember(ctx, memory.Memory{Scope: memory.ScopePersonal, UserID: w.alice.ID, Type: memory.TypePreference,
+		Tags: []string{"food"}, Content: "I prefer green tea to coffee", Provenance: memory.Provenance{AuthorID: w.alice.ID, ChannelID: "dm-alice"}},
+		memory.UserActor(w.alice.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDashboard(t, w, s)
+	b := d.browser()
+	b.signIn(w.alice)
+
+	byType := b.get("/me?type=preference").body
+	if !strings.Contains(byType, pref.Memory.Content) || strings.Contains(byType, m.dm.Content) || !strings.Contains(byType, `value="preference" selected`) {
+		t.Errorf("type filter:\n%s", byType)
+	}
+	byTag := b.get("/me?tag=food").body
+	if !strings.Contains(byTag, pref.Memory.Content) || strings.Contains(byTag, m.general.Content) {
+		t.Errorf("tag filter:\n%s", byTag)
+	}
+	if got := b.get("/me?q=tea&type=fact").body; !strings.Contains(got, m.dm.Content) || strings.Contains(got, pref.Memory.Content) {
+		t.Errorf("search for tea among facts:\n%s", got)
+	}
+	if got := b.get("/me?to=2000-01-01").body; strings.Contains(got, m.dm.Content) || !strings.Contains(got, "0 memories") {
+		t.Errorf("memories saved before 2000:\n%s", got)
+	}
+	if got := b.get("/me?lifecycle=archived").body; strings.Contains(got, m.dm.Content) {
+		t.Errorf("archived memories list an active one:\n%s", got)
+	}
+	// The hidden count follows the filter: both hidden memories are facts, none a preference.
+	if got := b.get("/me?type=fact").body; !strings.Contains(got, "2 more memories") {
+		t.Errorf("the fact filter does not count the 2 hidden facts:\n%s", got)
+	}
+	if got := b.get("/me?type=preference").body; strings.Contains(got, "more memor") {
+		t.Errorf("the preference filter counts hidden facts:\n%s", got)
+	}
+	for i := range 21 {
+		remember(t, s, w.alice.ID, "", "dm-alice", fmt.Sprintf("Fact number %d of many", i))
+	}
+	if got := b.get("/me?type=fact").body; !strings.Contains(got, `href="/me?p=2&amp;type=fact"`) {
+		t.Errorf("the next page link drops the filter:\n%s", got)
+	}
+	for _, bad := range []string{"/me?type=nonsense", "/me?lifecycle=whenever", "/me?from=2026-02-01&to=2026-01-01", "/me?from=yesterdayish"} {
+		if got := b.get(bad); got.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", bad, got.StatusCode)
+		}
+	}
+}

@@ -62,12 +62,14 @@ func (f serverFilter) values() url.Values {
 }
 
 // url is the server page's address with this filter.
-func (f serverFilter) url(guildID string) string {
-	u := "/servers/" + url.PathEscape(guildID)
+func (f serverFilter) url(guildID string) string { return f.at("/servers/" + url.PathEscape(guildID)) }
+
+// at is the address of the page at path with this filter ("My memory" takes one too).
+func (f serverFilter) at(path string) string {
 	if q := f.values().Encode(); q != "" {
-		u += "?" + q
+		return path + "?" + q
 	}
-	return u
+	return path
 }
 
 // filtered reports whether anything but the page narrows the listing.

@@ -229,7 +229,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		cfg: cfg, view: view, gate: g,
 		auth: &signIn{sessions: deps.Sessions, discord: dc, view: view, gate: g, log: cfg.Logger,
 			loginTTL: cfg.LoginTTL, sessionTTL: cfg.SessionTTL, now: cfg.Now, members: members},
-		me:  &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize},
+		me:  &myMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize, now: cfg.Now},
 		srv: &serverMemory{deps: deps, view: view, log: cfg.Logger, pageSize: cfg.PageSize, now: cfg.Now},
 	}
 	s.review, s.graph, s.health = newReviewPages(deps, view, cfg), newGraphPage(deps, view, cfg), newHealthPage(deps, view, cfg)
