@@ -53,7 +53,8 @@ func BenchmarkMyMemory(b *testing.B) {
 // BenchmarkServerPages measures a server's memory page for a 100,000-memory server on SQLite,
 // served over TLS to a signed-in editor: the first page of the list, a search, and the bulk
 // preview of everything a filter matches, 5,000 memories (each looked up, compared and
-// rendered, the batch signed). Each reports its p50 and p99 in milliseconds.
+// rendered, the batch signed), beside the bare store reads of the list and the search in the
+// same run. Each reports its p50 and p99 in milliseconds.
 //
 //	go test ./web/ -run '^$' -bench ServerPages -benchtime 20x
 func BenchmarkServerPages(b *testing.B) {
@@ -102,21 +103,46 @@ func BenchmarkServerPages(b *testing.B) {
 	} {
 		b.Run(page.name, func(b *testing.B) {
 			br.t = b
-			var took []time.Duration
-			for b.Loop() {
-				start := time.Now()
-				resp := page.do()
-				took = append(took, time.Since(start))
-				if resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, page.want) {
+			timed(b, func() {
+				if resp := page.do(); resp.StatusCode != http.StatusOK || !strings.Contains(resp.body, page.want) {
 					b.Fatalf("%s: %d, without %q", page.name, resp.StatusCode, page.want)
 				}
-			}
-			slices.Sort(took)
-			at := func(q float64) float64 {
-				return float64(took[min(len(took)-1, int(q*float64(len(took))))].Microseconds()) / 1000
-			}
-			b.ReportMetric(at(0.50), "p50-ms")
-			b.ReportMetric(at(0.99), "p99-ms")
+			})
 		})
 	}
+	// Baselines in the same run: the store reads the list and search pages start from,
+	// without the session, the audience, the counts by channel and member, and the render.
+	aud := &memory.Audience{Channels: map[string]bool{chanGeneral: true, chanMods: true}}
+	b.Run("StoreList", func(b *testing.B) {
+		timed(b, func() {
+			if _, n, err := s.Memories.List(b.Context(), memory.ServerOwner(guildHome), memory.ListOptions{Limit: 20, Audience: aud}); err != nil || n != total {
+				b.Fatalf("list: %d, %v", n, err)
+			}
+		})
+	})
+	b.Run("StoreSearch", func(b *testing.B) {
+		timed(b, func() {
+			if _, err := s.Recall.Search(b.Context(), memory.SearchQuery{Text: "budget meeting room", Owners: []memory.Owner{memory.ServerOwner(guildHome)},
+				Limit: 20, Audience: aud, MatchesOnly: true}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// timed runs do once per benchmark iteration and reports the p50 and p99 of its time in
+// milliseconds.
+func timed(b *testing.B, do func()) {
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		do()
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	at := func(q float64) float64 {
+		return float64(took[min(len(took)-1, int(q*float64(len(took))))].Microseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-ms")
+	b.ReportMetric(at(0.99), "p99-ms")
 }
