@@ -144,3 +144,22 @@ func TestGraphLookupFillsEntityMentions(t *testing.T) {
 		}
 	}
 }
+
+// TestAboutSameEntitiesIgnoresRecallDeadline: the pipeline's search for memories about the
+// same entities is background work, not held to recall's interactive graph deadline: with
+// that deadline already past it still finds them (a busy machine once hid a contradiction).
+func TestAboutSameEntitiesIgnoresRecallDeadline(t *testing.T) {
+	s, ids := graphStore(t)
+	s.GraphDeadline = 0
+	got, err := s.Graph.AboutSameEntities(t.Context(), memory.SearchQuery{Text: "Did William leave?", Owners: []memory.Owner{memory.ServerOwner("g1")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []int64
+	for _, m := range got {
+		found = append(found, m.ID)
+	}
+	if !slices.Contains(found, ids["g1-william"]) || slices.Contains(found, ids["g2-william"]) {
+		t.Errorf("about William in g1 past recall's deadline: %v, want #%d and not g2's #%d", found, ids["g1-william"], ids["g2-william"])
+	}
+}

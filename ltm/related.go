@@ -3,10 +3,16 @@ package ltm
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/kioku-bot/kioku/memory"
 	"github.com/kioku-bot/kioku/memory/recall"
 )
+
+// relatedDeadline bounds AboutSameEntities. The pipeline asks it in the background, where a
+// memory it misses is a contradiction left unseen, so it is not held to recall's interactive
+// GraphDeadline (20 ms, which a busy machine overruns).
+const relatedDeadline = 5 * time.Second
 
 // AboutSameEntities returns up to q.Limit live memories that name one of the entities
 // q.Text names (by the linker's names and aliases, so "Kate" meets "Katherine"), newest
@@ -27,7 +33,7 @@ func (s *Graph) AboutSameEntities(ctx context.Context, q memory.SearchQuery) ([]
 	filter, filterArgs := filterClause(&q, s.db.Now(), s.db.dialect)
 	where := scope + filter
 	args = append(args, filterArgs...)
-	ctx, cancel := context.WithTimeout(ctx, s.db.GraphDeadline)
+	ctx, cancel := context.WithTimeout(ctx, relatedDeadline)
 	defer cancel()
 	g := &graphHits{link: map[int64]recall.GraphLink{}, mentions: map[int64][]int{}}
 	if err := s.db.graphLinks(ctx, g, q.Text, vis, nil, where, args); err != nil {
