@@ -158,10 +158,9 @@ func (sm *serverMemory) serverPage(w http.ResponseWriter, r *http.Request, v *vi
 	var err error
 	if f.Query != "" {
 		err = sm.search(r, v, p, &body)
-	} else {
-		err = sm.list(r, v, p, &body)
-	}
-	if err == nil {
+	} else if err = sm.list(r, v, p, &body); err == nil {
+		// The counts at a glance go with the listing, which they filter: they scan the whole
+		// server, many times the cost of a search's own reads.
 		err = sm.contributions(r, v, p, &body)
 	}
 	if err != nil {

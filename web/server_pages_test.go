@@ -148,6 +148,9 @@ func TestServerPages(t *testing.T) {
 				if !strings.Contains(got, link) || !strings.Contains(got, `href="`+home+"?author="+sw.w.alice.ID+`"`) {
 					t.Errorf("the contributions lack the filter links:\n%s", got)
 				}
+				if got := sw.bob.get(home + "?q=picnic").body; strings.Contains(got, `class="contributions"`) {
+					t.Errorf("a search shows the counts at a glance, which go with the listing:\n%s", got)
+				}
 			})
 		})
 	}
