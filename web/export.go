@@ -16,7 +16,7 @@ import (
 
 // exportFile is the member's export under their audience.
 func (mm *myMemory) exportFile(w http.ResponseWriter, r *http.Request, v *visit) (memory.ExportFile, bool) {
-	f, err := mm.deps.Transfer.ExportWithin(r.Context(), v.owner(), mm.audience(r, v))
+	f, err := mm.deps.Transfer.ExportWithin(r.Context(), v.owner(), v.audience(r))
 	if err != nil {
 		mm.view.internal(w, r, v, "couldn't export a member's memories", err)
 		return f, false

@@ -40,10 +40,6 @@ func (v *visit) owner() memory.Owner { return memory.PersonalOwner(v.sess.UserID
 // actor is the member, as history records the changes they make.
 func (v *visit) actor() memory.Actor { return memory.UserActor(v.sess.UserID) }
 
-// audience returns the channels the member may see memories of here, read once per request:
-// every channel they can view in the servers they are in, by their roles (access.go).
-func (mm *myMemory) audience(r *http.Request, v *visit) *memory.Audience { return v.audience(r) }
-
 // memoryView is one memory as the pages show it.
 type memoryView struct {
 	ID                    int64
@@ -123,7 +119,7 @@ func (mm *myMemory) mePage(w http.ResponseWriter, r *http.Request, v *visit) {
 func (mm *myMemory) list(r *http.Request, v *visit, body *meBody) error {
 	ctx, size, f := r.Context(), mm.pageSize, body.Filter
 	pageNo := f.Page
-	mems, total, err := mm.deps.Memories.List(ctx, v.owner(), f.listOptions(mm.audience(r, v), size, mm.now()))
+	mems, total, err := mm.deps.Memories.List(ctx, v.owner(), f.listOptions(v.audience(r), size, mm.now()))
 	if err != nil {
 		return err
 	}
@@ -154,7 +150,7 @@ func (mm *myMemory) list(r *http.Request, v *visit, body *meBody) error {
 // accessed, and paid from their own DMs' budget.
 func (mm *myMemory) search(r *http.Request, v *visit, body *meBody) error {
 	ctx := memory.WithPayer(r.Context(), memory.Payer{UserID: v.sess.UserID})
-	q := body.Filter.searchQuery(v.owner(), mm.audience(r, v), mm.pageSize, mm.now())
+	q := body.Filter.searchQuery(v.owner(), v.audience(r), mm.pageSize, mm.now())
 	q.CountAccess = true
 	results, err := mm.deps.Recall.Search(ctx, q)
 	if err != nil {
@@ -210,7 +206,7 @@ func (mm *myMemory) visible(r *http.Request, v *visit, id int64) (*memory.Memory
 	if err != nil {
 		return nil, false, err
 	}
-	if !mm.audience(r, v).Allows(m) {
+	if !v.audience(r).Allows(m) {
 		return nil, false, nil
 	}
 	return m, true, nil
@@ -224,18 +220,8 @@ func parseID(raw string) (int64, bool) {
 
 // memoryPage shows one live memory of the member.
 func (mm *myMemory) memoryPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	id, ok := parseID(r.PathValue("id"))
+	m, ok := mm.target(w, r, v, true)
 	if !ok {
-		mm.view.notFound(w, r, v)
-		return
-	}
-	m, ok, err := mm.visible(r, v, id)
-	if err != nil {
-		mm.view.internal(w, r, v, "couldn't read a memory", err)
-		return
-	}
-	if !ok || m.Deleted() {
-		mm.view.notFound(w, r, v)
 		return
 	}
 	mm.view.render(w, r, v, http.StatusOK, "memory", "web.memory.title", viewOf(v.lang, m), m.ID)
@@ -274,7 +260,7 @@ func (mm *myMemory) undo(w http.ResponseWriter, r *http.Request, v *visit) {
 		mm.refused(w, r, v, err)
 		return
 	}
-	wc := memory.WriteContext{WriterID: v.sess.UserID, Audience: mm.audience(r, v)}
+	wc := memory.WriteContext{WriterID: v.sess.UserID, Audience: v.audience(r)}
 	res, err := mm.deps.Memories.UndoAs(r.Context(), wc, v.owner(), id, version, v.actor())
 	if err != nil {
 		mm.refused(w, r, v, err)

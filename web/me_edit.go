@@ -49,9 +49,10 @@ func typeChoices(l i18n.Locale, selected memory.Type) []typeChoice {
 	return out
 }
 
-// liveTarget returns the live memory the path's id names when the member may see it;
-// otherwise it answers 404 (or 500) itself and returns false.
-func (mm *myMemory) liveTarget(w http.ResponseWriter, r *http.Request, v *visit) (*memory.Memory, bool) {
+// target returns the memory the path's id names when the member may see it (and, with
+// liveOnly, when it is not forgotten); otherwise it answers 404 (or 500) itself and returns
+// false.
+func (mm *myMemory) target(w http.ResponseWriter, r *http.Request, v *visit, liveOnly bool) (*memory.Memory, bool) {
 	id, ok := parseID(r.PathValue("id"))
 	if !ok {
 		mm.view.notFound(w, r, v)
@@ -62,7 +63,7 @@ func (mm *myMemory) liveTarget(w http.ResponseWriter, r *http.Request, v *visit)
 		mm.view.internal(w, r, v, "couldn't read a memory", err)
 		return nil, false
 	}
-	if !ok || m.Deleted() {
+	if !ok || (liveOnly && m.Deleted()) {
 		mm.view.notFound(w, r, v)
 		return nil, false
 	}
@@ -86,7 +87,7 @@ func (mm *myMemory) mayEdit(w http.ResponseWriter, r *http.Request, v *visit) bo
 
 // editPage shows the form to edit one memory, prefilled.
 func (mm *myMemory) editPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	m, ok := mm.liveTarget(w, r, v)
+	m, ok := mm.target(w, r, v, true)
 	if !ok || !mm.mayEdit(w, r, v) {
 		return
 	}
@@ -138,7 +139,7 @@ func splitTags(s string) []string {
 // editSubmit applies the edit form, only while the memory is still at the version the form
 // was opened at: an edit made meanwhile is reported, never overwritten.
 func (mm *myMemory) editSubmit(w http.ResponseWriter, r *http.Request, v *visit) {
-	cur, ok := mm.liveTarget(w, r, v)
+	cur, ok := mm.target(w, r, v, true)
 	if !ok || !mm.mayEdit(w, r, v) {
 		return
 	}
@@ -170,7 +171,7 @@ func (mm *myMemory) editSubmit(w http.ResponseWriter, r *http.Request, v *visit)
 		http.Redirect(w, r, memoryPath(cur.ID), http.StatusSeeOther)
 		return
 	}
-	wc := memory.WriteContext{WriterID: v.sess.UserID, Audience: mm.audience(r, v)}
+	wc := memory.WriteContext{WriterID: v.sess.UserID, Audience: v.audience(r)}
 	m, err := mm.deps.Memories.ModifyAs(r.Context(), wc, v.owner(), cur.ID, ch, v.actor())
 	switch {
 	case errors.Is(err, memory.ErrChangedSince):

@@ -37,20 +37,11 @@ type historyRow struct {
 
 // historyPage shows the history of one memory of the member, forgotten or not.
 func (mm *myMemory) historyPage(w http.ResponseWriter, r *http.Request, v *visit) {
-	id, ok := parseID(r.PathValue("id"))
+	m, ok := mm.target(w, r, v, false)
 	if !ok {
-		mm.view.notFound(w, r, v)
 		return
 	}
-	m, ok, err := mm.visible(r, v, id)
-	if err != nil {
-		mm.view.internal(w, r, v, "couldn't read a memory", err)
-		return
-	}
-	if !ok {
-		mm.view.notFound(w, r, v)
-		return
-	}
+	id := m.ID
 	events, err := mm.deps.Memories.History(r.Context(), v.owner(), id)
 	if err != nil {
 		mm.view.internal(w, r, v, "couldn't read a memory's history", err)
@@ -60,7 +51,7 @@ func (mm *myMemory) historyPage(w http.ResponseWriter, r *http.Request, v *visit
 		events = events[len(events)-maxHistoryRows:]
 	}
 	body := historyBody{ID: id, Live: !m.Deleted()}
-	aud := mm.audience(r, v)
+	aud := v.audience(r)
 	// Newest first: the change the member just made is at the top.
 	for i := len(events) - 1; i >= 0; i-- {
 		body.Rows = append(body.Rows, historyRowOf(v, events[i], aud))

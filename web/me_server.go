@@ -58,7 +58,7 @@ func (mm *myMemory) elsewherePage(w http.ResponseWriter, r *http.Request, v *vis
 // authored lists, per server of the session, the server memories the member authored that
 // their audience allows, and counts those it does not.
 func (mm *myMemory) authored(r *http.Request, v *visit, body *elsewhereBody) error {
-	ctx, aud := r.Context(), mm.audience(r, v)
+	ctx, aud := r.Context(), v.audience(r)
 	for _, g := range v.sess.GuildIDs {
 		owner := memory.ServerOwner(g)
 		mems, shown, err := mm.deps.Memories.List(ctx, owner, memory.ListOptions{AuthorID: v.sess.UserID, Audience: aud,
@@ -88,7 +88,7 @@ func (mm *myMemory) aboutMe(r *http.Request, v *visit, body *elsewhereBody) erro
 	if err != nil {
 		return err
 	}
-	aud := mm.audience(r, v)
+	aud := v.audience(r)
 	for _, m := range mems {
 		if m.Scope == memory.ScopeServer && slices.Contains(v.sess.GuildIDs, m.GuildID) && aud.Allows(m) {
 			body.About = append(body.About, viewOf(v.lang, m))
@@ -111,7 +111,7 @@ func (mm *myMemory) turns(r *http.Request, v *visit, body *elsewhereBody) error 
 	if err != nil {
 		return err
 	}
-	aud := mm.audience(r, v)
+	aud := v.audience(r)
 	for _, t := range turns {
 		if !turnVisible(v, aud, t) {
 			body.TurnsHidden++
